@@ -1,0 +1,39 @@
+# Quickstart on a fresh Debian 12 machine (as root):
+#   make run    install what is missing, build, run a local 4-rank tuning job (host backend)
+#   make test   same setup, then the whole ctest suite
+BUILD ?= build
+JOBS ?= $(shell nproc)
+RANKS ?= 4
+DEB_PACKAGES := build-essential cmake pkg-config libhiredis-dev redis-server libcpprest-dev \
+  libssl-dev prometheus prometheus-pushgateway python3-kubernetes nlohmann-json3-dev \
+  libyaml-cpp-dev libcli11-dev libspdlog-dev libfmt-dev libgtest-dev libgmock-dev
+
+.PHONY: deps configure build run test clean
+
+deps:
+	@missing=""; for p in $(DEB_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  if [ "$$(id -u)" -ne 0 ]; then echo "error: missing Debian packages:$$missing (run as root or install them)"; exit 1; fi; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+	@command -v kubectl >/dev/null || { [ "$$(id -u)" -eq 0 ] && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq kubernetes-client; } || true
+
+$(BUILD)/CMakeCache.txt:
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo
+
+configure: deps $(BUILD)/CMakeCache.txt
+
+build: configure
+	cmake --build $(BUILD) -j $(JOBS)
+
+run: build
+	$(BUILD)/worker/ccltune tune --ranks $(RANKS) --backend host
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 600
+
+clean:
+	rm -rf $(BUILD)

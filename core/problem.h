@@ -1,0 +1,28 @@
+// A problem is one (op, dtype, reduce-op, bytes) point of a plan; the unit the bench runner
+// measures and the result store keys by.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/plan.h"
+#include "core/types.h"
+
+namespace ccltune::core {
+
+struct Problem {
+  Op op = Op::kAllReduce;
+  Dtype dtype = Dtype::kFp32;
+  RedOp redop = RedOp::kSum;   // kNone for non-reducing ops
+  std::uint64_t bytes = 0;
+  std::vector<std::string> choices;  // requested choices; empty = all applicable
+
+  // "allReduce:fp32:sum:4096" — the suffix of the Redis result key.
+  std::string Key() const;
+};
+
+// Every problem of the plan, in plan order (collective, dtype, size ascending).
+std::vector<Problem> ExpandPlan(const Plan& plan);
+
+}  // namespace ccltune::core
