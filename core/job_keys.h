@@ -4,7 +4,7 @@
 
 #include <string>
 
-namespace ccltune::worker {
+namespace ccltune::core {
 
 class JobKeys {
  public:
@@ -33,4 +33,4 @@ class JobKeys {
   std::string prefix_;
 };
 
-}  // namespace ccltune::worker
+}  // namespace ccltune::core

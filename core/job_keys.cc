@@ -1,6 +1,6 @@
-#include "worker/job_keys.h"
+#include "core/job_keys.h"
 
-namespace ccltune::worker {
+namespace ccltune::core {
 
 JobKeys::JobKeys(std::string job_id, int attempt)
     : job_id_(std::move(job_id)),
@@ -22,4 +22,4 @@ std::string JobKeys::JobPattern(const std::string& job_id) {
   return "ccltune:v1:job:" + job_id + ":*";
 }
 
-}  // namespace ccltune::worker
+}  // namespace ccltune::core
