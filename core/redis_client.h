@@ -69,6 +69,10 @@ class RedisClient {
   RedisClient(RedisEndpoint endpoint, RedisOptions options);
   Status Reconnect();
   Result<RedisValue> CommandOnce(const std::vector<std::string>& argv, bool* connection_error);
+  // Reconnects with back-off until it works or `give_up` passes (Unavailable naming `what`).
+  Status ReconnectUntil(std::chrono::steady_clock::time_point give_up, const std::string& what);
+  Result<RedisValue> TransactionOnce(const std::vector<std::vector<std::string>>& commands,
+                                     bool* sent_nothing);
 
   struct ContextDeleter { void operator()(redisContext* c) const; };
   RedisEndpoint endpoint_;

@@ -119,7 +119,9 @@ Result<RedisEndpoint> ParseRedisUrl(const std::string& url) {
     return InvalidArgument("redis URL: query parameters are not supported");
   }
   CCLTUNE_RETURN_IF_ERROR(ParseHostPort(rest, ep));
-  if (!db.empty()) CCLTUNE_ASSIGN_OR_RETURN(ep.db, ParseIntField(db, 0, 15, "db"));
+  if (!db.empty()) {
+    CCLTUNE_ASSIGN_OR_RETURN(ep.db, ParseIntField(db, 0, 15, "db"));
+  }
   return ep;
 }
 

@@ -1,0 +1,31 @@
+// PlanToJson: the canonical plan (what the controller stores in the plan ConfigMap and what
+// workers read back with ParsePlan). Sizes are written as byte counts so nothing is lost.
+#include <nlohmann/json.hpp>
+
+#include "core/plan.h"
+
+namespace ccltune::core {
+
+std::string PlanToJson(const Plan& plan) {
+  nlohmann::json collectives = nlohmann::json::array();
+  for (const auto& c : plan.collectives) {
+    nlohmann::json dtypes = nlohmann::json::array();
+    for (Dtype d : c.dtypes) dtypes.push_back(DtypeName(d));
+    nlohmann::json j{{"op", OpName(c.op)}, {"dtypes", dtypes}, {"sizes", c.sizes},
+                     {"choices", c.choices}};
+    if (IsReducing(c.op)) j["reduceOp"] = RedOpName(c.reduce_op);
+    collectives.push_back(std::move(j));
+  }
+  const BenchmarkSpec& b = plan.benchmark;
+  nlohmann::json bench{{"warmupIters", b.warmup_iters},
+                       {"iters", b.iters},
+                       {"rounds", b.rounds},
+                       {"cudaGraph", b.cuda_graph},
+                       {"preSyncWindowSeconds", b.pre_sync_window_seconds},
+                       {"rendezvousTimeoutSeconds", b.rendezvous_timeout_seconds},
+                       {"choiceTimeoutSeconds", b.choice_timeout_seconds},
+                       {"noiseThresholdPercent", b.noise_threshold_percent}};
+  return nlohmann::json{{"collectives", collectives}, {"benchmark", bench}}.dump();
+}
+
+}  // namespace ccltune::core

@@ -1,0 +1,229 @@
+// ParsePlan: YAML/JSON text → Plan. This file checks structure and types (every field
+// known, every value of the right kind); plan_validate.cc checks ranges and rules, so a
+// plan built in code gets the same checks.
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include "core/choice.h"
+#include "core/plan.h"
+#include "core/yaml_fields.h"
+
+namespace ccltune::core {
+namespace {
+
+using yaml::FieldError;
+using yaml::Index;
+using yaml::Key;
+
+Result<std::uint64_t> SizeField(const YAML::Node& node, const std::string& path,
+                                const PlanLimits& limits) {
+  if (!node.IsScalar()) return FieldError(path, "must be a size such as 4096 or 64MiB");
+  auto bytes = ParseSize(node.Scalar());
+  if (!bytes.ok()) return FieldError(path, bytes.status().message());
+  if (*bytes > limits.max_bytes) {
+    return FieldError(path, FormatSize(*bytes) + " is not allowed (must be <= " +
+                                FormatSize(limits.max_bytes) + ", the configured cap)");
+  }
+  return *bytes;
+}
+
+Status SizeRange(const YAML::Node& node, const std::string& path, const PlanLimits& limits,
+                 std::vector<std::uint64_t>& out) {
+  CCLTUNE_RETURN_IF_ERROR(yaml::CheckKeys(node, path, {"min", "max", "factor"}));
+  if (!node["min"]) return FieldError(Key(path, "min"), "is required");
+  if (!node["max"]) return FieldError(Key(path, "max"), "is required");
+  CCLTUNE_ASSIGN_OR_RETURN(std::uint64_t lo, SizeField(node["min"], Key(path, "min"), limits));
+  CCLTUNE_ASSIGN_OR_RETURN(std::uint64_t hi, SizeField(node["max"], Key(path, "max"), limits));
+  long long factor = 2;
+  if (node["factor"]) {
+    auto f = yaml::Integer(node["factor"], Key(path, "factor"));
+    if (!f.ok() || *f < 2) {
+      const std::string text = node["factor"].IsScalar() ? node["factor"].Scalar() : "?";
+      return FieldError(Key(path, "factor"), text + " is not allowed (must be an integer >= 2)");
+    }
+    factor = *f;
+  }
+  if (lo > hi) {
+    return FieldError(Key(path, "min"), FormatSize(lo) + " is larger than max " +
+                                            FormatSize(hi) + " (must be min <= max)");
+  }
+  for (std::uint64_t s = lo; s <= hi; s *= static_cast<std::uint64_t>(factor)) {
+    if (out.size() == limits.max_sizes_per_collective) {
+      return FieldError(path, "expands to more than " +
+                                  std::to_string(limits.max_sizes_per_collective) +
+                                  " sizes (the configured cap)");
+    }
+    out.push_back(s);
+    if (s > hi / static_cast<std::uint64_t>(factor)) break;  // next step passes max
+  }
+  return Status::Ok();
+}
+
+Status Sizes(const YAML::Node& node, const std::string& path, const PlanLimits& limits,
+             std::vector<std::uint64_t>& out) {
+  if (!node) return FieldError(path, "is required ({min, max, factor} or a list of sizes)");
+  if (node.IsMap()) return SizeRange(node, path, limits, out);
+  if (!node.IsSequence() || node.size() == 0) {
+    return FieldError(path, "must be {min, max, factor} or a non-empty list of sizes");
+  }
+  for (std::size_t i = 0; i < node.size(); ++i) {
+    CCLTUNE_ASSIGN_OR_RETURN(std::uint64_t s, SizeField(node[i], Index(path, i), limits));
+    out.push_back(s);
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return Status::Ok();
+}
+
+Status Dtypes(const YAML::Node& node, const std::string& path, std::vector<Dtype>& out) {
+  if (!node) return Status::Ok();  // keeps the default, fp32
+  if (!node.IsSequence()) return FieldError(path, "must be a list of " + AllowedDtypes());
+  out.clear();
+  for (std::size_t i = 0; i < node.size(); ++i) {
+    CCLTUNE_ASSIGN_OR_RETURN(std::string s, yaml::String(node[i], Index(path, i)));
+    auto d = ParseDtype(s);
+    if (!d.ok()) return FieldError(Index(path, i), d.status().message());
+    out.push_back(*d);
+  }
+  return Status::Ok();
+}
+
+Status Choices(const YAML::Node& node, const std::string& path, const std::string& backend,
+               std::vector<std::string>& out) {
+  if (!node) return Status::Ok();
+  if (!node.IsSequence()) return FieldError(path, "must be a list of choice names");
+  for (std::size_t i = 0; i < node.size(); ++i) {
+    CCLTUNE_ASSIGN_OR_RETURN(std::string s, yaml::String(node[i], Index(path, i)));
+    auto c = ParseChoice(s, backend);
+    if (!c.ok()) return FieldError(Index(path, i), c.status().message());
+    out.push_back(c->ToString());  // canonical, so duplicates are caught by validation
+  }
+  return Status::Ok();
+}
+
+Status ReduceOp(const YAML::Node& node, const std::string& path, CollectiveSpec& c) {
+  c.reduce_op = IsReducing(c.op) ? RedOp::kSum : RedOp::kNone;
+  if (!node) return Status::Ok();
+  if (!IsReducing(c.op)) {
+    return FieldError(path, std::string("not allowed for ") + OpName(c.op) +
+                                " (only allReduce and reduceScatter take a reduceOp)");
+  }
+  CCLTUNE_ASSIGN_OR_RETURN(std::string s, yaml::String(node, path));
+  auto r = ParseRedOp(s);
+  if (!r.ok()) return FieldError(path, r.status().message());
+  c.reduce_op = *r;
+  return Status::Ok();
+}
+
+Result<CollectiveSpec> Collective(const YAML::Node& node, const std::string& path,
+                                  const PlanLimits& limits, const std::string& backend) {
+  CCLTUNE_RETURN_IF_ERROR(
+      yaml::CheckKeys(node, path, {"op", "dtypes", "reduceOp", "sizes", "choices"}));
+  CollectiveSpec c;
+  if (!node["op"]) return FieldError(Key(path, "op"), "is required (" + AllowedOps() + ")");
+  CCLTUNE_ASSIGN_OR_RETURN(std::string op, yaml::String(node["op"], Key(path, "op")));
+  auto parsed = ParseOp(op);
+  if (!parsed.ok()) return FieldError(Key(path, "op"), parsed.status().message());
+  c.op = *parsed;
+  CCLTUNE_RETURN_IF_ERROR(Dtypes(node["dtypes"], Key(path, "dtypes"), c.dtypes));
+  CCLTUNE_RETURN_IF_ERROR(ReduceOp(node["reduceOp"], Key(path, "reduceOp"), c));
+  CCLTUNE_RETURN_IF_ERROR(Sizes(node["sizes"], Key(path, "sizes"), limits, c.sizes));
+  CCLTUNE_RETURN_IF_ERROR(Choices(node["choices"], Key(path, "choices"), backend, c.choices));
+  return c;
+}
+
+template <class T, class F>
+Status Read(const YAML::Node& map, const std::string& path, const char* key, T& out, F read) {
+  if (!map[key]) return Status::Ok();
+  CCLTUNE_ASSIGN_OR_RETURN(auto v, read(map[key], Key(path, key)));
+  out = static_cast<T>(v);
+  return Status::Ok();
+}
+
+Status Benchmark(const YAML::Node& node, const std::string& path, BenchmarkSpec& b) {
+  if (!node) return Status::Ok();  // every field has a default
+  CCLTUNE_RETURN_IF_ERROR(yaml::CheckKeys(
+      node, path,
+      {"warmupIters", "iters", "rounds", "cudaGraph", "preSyncWindowSeconds",
+       "rendezvousTimeoutSeconds", "choiceTimeoutSeconds", "noiseThresholdPercent"}));
+  auto integer = [](const YAML::Node& n, const std::string& p) -> Result<long long> {
+    CCLTUNE_ASSIGN_OR_RETURN(long long v, yaml::Integer(n, p));
+    if (v < INT32_MIN || v > INT32_MAX) return FieldError(p, n.Scalar() + " is out of range");
+    return v;
+  };
+  CCLTUNE_RETURN_IF_ERROR(Read(node, path, "warmupIters", b.warmup_iters, integer));
+  CCLTUNE_RETURN_IF_ERROR(Read(node, path, "iters", b.iters, integer));
+  CCLTUNE_RETURN_IF_ERROR(Read(node, path, "rounds", b.rounds, integer));
+  CCLTUNE_RETURN_IF_ERROR(Read(node, path, "cudaGraph", b.cuda_graph, yaml::Bool));
+  CCLTUNE_RETURN_IF_ERROR(
+      Read(node, path, "preSyncWindowSeconds", b.pre_sync_window_seconds, yaml::Number));
+  CCLTUNE_RETURN_IF_ERROR(
+      Read(node, path, "rendezvousTimeoutSeconds", b.rendezvous_timeout_seconds, yaml::Number));
+  CCLTUNE_RETURN_IF_ERROR(
+      Read(node, path, "choiceTimeoutSeconds", b.choice_timeout_seconds, yaml::Number));
+  return Read(node, path, "noiseThresholdPercent", b.noise_threshold_percent, yaml::Number);
+}
+
+// A whole CollectiveTuningJob: the plan is spec.collectives + spec.benchmark; the other
+// spec fields belong to the controller and are not checked here. spec.backend, when
+// present, restricts the choice names.
+Status UnwrapJob(const YAML::Node& root, const std::string& prefix, YAML::Node& body,
+                 std::string& path, std::string& backend) {
+  if (root["kind"]) {
+    CCLTUNE_ASSIGN_OR_RETURN(std::string kind, yaml::String(root["kind"], prefix + "kind"));
+    if (kind != "CollectiveTuningJob") {
+      return FieldError(prefix + "kind", "'" + kind + "' is not allowed (must be CollectiveTuningJob)");
+    }
+  }
+  path = prefix + "spec.";
+  body = root["spec"];
+  if (!body || !body.IsMap()) return FieldError(prefix + "spec", "is required (a mapping)");
+  if (body["backend"]) {
+    CCLTUNE_ASSIGN_OR_RETURN(backend, yaml::String(body["backend"], path + "backend"));
+    if (backend != "nccl" && backend != "host") {
+      return FieldError(path + "backend", "'" + backend + "' is not one of nccl, host");
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<Plan> ParsePlan(std::string_view text, const PlanLimits& limits,
+                       const std::string& field_prefix) {
+  CCLTUNE_ASSIGN_OR_RETURN(const YAML::Node root, yaml::Load(text));
+  YAML::Node body = root;
+  std::string path = field_prefix;
+  std::string backend;
+  if (root.IsMap() && (root["apiVersion"] || root["kind"] || root["spec"])) {
+    CCLTUNE_RETURN_IF_ERROR(UnwrapJob(root, field_prefix, body, path, backend));
+  } else {
+    CCLTUNE_RETURN_IF_ERROR(yaml::CheckKeys(root, field_prefix, {"collectives", "benchmark"}));
+  }
+  const YAML::Node list = body["collectives"];
+  const std::string lpath = Key(path, "collectives");
+  if (!list || !list.IsSequence() || list.size() == 0) {
+    return FieldError(lpath, "must be a non-empty list of collectives");
+  }
+  Plan plan;
+  for (std::size_t i = 0; i < list.size() && i <= limits.max_collectives; ++i) {
+    CCLTUNE_ASSIGN_OR_RETURN(auto c, Collective(list[i], Index(lpath, i), limits, backend));
+    plan.collectives.push_back(std::move(c));
+  }
+  CCLTUNE_RETURN_IF_ERROR(Benchmark(body["benchmark"], Key(path, "benchmark"), plan.benchmark));
+  CCLTUNE_RETURN_IF_ERROR(ValidatePlan(plan, limits, backend, path));
+  return plan;
+}
+
+Result<Plan> LoadPlanFile(const std::string& path, const PlanLimits& limits) {
+  std::ifstream in(path);
+  if (!in) return InvalidArgument("plan file '" + path + "': cannot be read");
+  std::stringstream text;
+  text << in.rdbuf();
+  auto plan = ParsePlan(text.str(), limits);
+  if (!plan.ok()) return plan.status().WithContext(path);
+  return plan;
+}
+
+}  // namespace ccltune::core
