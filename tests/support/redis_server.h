@@ -2,7 +2,9 @@
 // dir, without persistence unless asked. Start() returns once PING answers (deadline), the
 // destructor kills it. Stop()/Kill()/Restart() keep the port, for reconnect tests.
 // The child gets PR_SET_PDEATHSIG, so a crashed test does not leave servers behind.
-// Not thread-safe; use from the test's main thread.
+// PR_SET_PDEATHSIG follows the *thread* that forked: call Start()/Restart() from a thread
+// that outlives the server (the test's main thread), or the server dies with that thread.
+// Not thread-safe.
 #pragma once
 
 #include <sys/types.h>

@@ -1,0 +1,161 @@
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "core/plan.h"
+#include "core/problem.h"
+#include "tests/support/temp_dir.h"
+
+namespace ccltune::core {
+namespace {
+
+constexpr char kYaml[] = R"(
+collectives:
+- op: allReduce
+  dtypes: [bf16, fp32]
+  reduceOp: max
+  sizes: {min: 1KiB, max: 64KiB, factor: 4}
+  choices: ["nccl:proto=ll,algo=ring", nccl]
+- op: allGather
+  dtypes: [fp16]
+  sizes: [1MiB, 4096, "2KiB", 4096]
+benchmark:
+  warmupIters: 0
+  iters: 7
+  rounds: 4
+  cudaGraph: true
+  preSyncWindowSeconds: 2.5
+  rendezvousTimeoutSeconds: 60
+  choiceTimeoutSeconds: 10
+  noiseThresholdPercent: 0
+)";
+
+TEST(ParsePlan, ReadsYaml) {
+  auto plan = ParsePlan(kYaml);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  ASSERT_EQ(plan->collectives.size(), 2u);
+  const auto& ar = plan->collectives[0];
+  EXPECT_EQ(ar.op, Op::kAllReduce);
+  EXPECT_EQ(ar.dtypes, (std::vector<Dtype>{Dtype::kBf16, Dtype::kFp32}));
+  EXPECT_EQ(ar.reduce_op, RedOp::kMax);
+  EXPECT_EQ(ar.sizes, (std::vector<std::uint64_t>{1024, 4096, 16384, 65536}));
+  EXPECT_EQ(ar.choices, (std::vector<std::string>{"nccl:algo=ring,proto=ll", "nccl"}));
+  const auto& ag = plan->collectives[1];
+  EXPECT_EQ(ag.reduce_op, RedOp::kNone);
+  EXPECT_EQ(ag.sizes, (std::vector<std::uint64_t>{2048, 4096, 1 << 20}));
+  const auto& b = plan->benchmark;
+  EXPECT_EQ(b.warmup_iters, 0);
+  EXPECT_EQ(b.iters, 7);
+  EXPECT_EQ(b.rounds, 4);
+  EXPECT_TRUE(b.cuda_graph);
+  EXPECT_DOUBLE_EQ(b.pre_sync_window_seconds, 2.5);
+  EXPECT_DOUBLE_EQ(b.rendezvous_timeout_seconds, 60);
+  EXPECT_DOUBLE_EQ(b.choice_timeout_seconds, 10);
+  EXPECT_DOUBLE_EQ(b.noise_threshold_percent, 0);
+}
+
+TEST(ParsePlan, ReadsJsonAndFillsDefaults) {
+  auto plan = ParsePlan(R"({"collectives": [{"op": "reduceScatter", "sizes": [4096]}]})");
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  const auto& c = plan->collectives[0];
+  EXPECT_EQ(c.op, Op::kReduceScatter);
+  EXPECT_EQ(c.dtypes, std::vector<Dtype>{Dtype::kFp32});
+  EXPECT_EQ(c.reduce_op, RedOp::kSum);
+  EXPECT_TRUE(c.choices.empty());
+  EXPECT_EQ(plan->benchmark.iters, 20);
+  EXPECT_DOUBLE_EQ(plan->benchmark.noise_threshold_percent, 3);
+}
+
+TEST(ParsePlan, RangeStopsAtMaxAndDefaultsFactorTwo) {
+  auto plan = ParsePlan("collectives: [{op: broadcast, sizes: {min: 1000, max: 9000}}]");
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  EXPECT_EQ(plan->collectives[0].sizes, (std::vector<std::uint64_t>{1000, 2000, 4000, 8000}));
+}
+
+TEST(ParsePlan, ReadsAWholeCollectiveTuningJob) {
+  constexpr char kJob[] = R"(
+apiVersion: ccltune.io/v1alpha1
+kind: CollectiveTuningJob
+metadata: {name: demo}
+spec:
+  worldSize: 4
+  gpusPerPod: 4
+  backend: host
+  collectives:
+  - {op: allToAll, dtypes: [int8], sizes: [1KiB], choices: [pairwise]}
+  benchmark: {iters: 3}
+)";
+  auto plan = ParsePlan(kJob);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  EXPECT_EQ(plan->collectives[0].op, Op::kAllToAll);
+  EXPECT_EQ(plan->benchmark.iters, 3);
+  // spec.backend restricts choices, and paths start with "spec.".
+  auto bad = ParsePlan(std::string(kJob).replace(std::string(kJob).find("pairwise"), 8, "nccl"));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message().rfind("spec.collectives[0].choices[0]: ", 0), 0u)
+      << bad.status().message();
+}
+
+TEST(ParsePlan, CanonicalJsonRoundTrips) {
+  auto plan = ParsePlan(kYaml);
+  ASSERT_TRUE(plan.ok());
+  const std::string json = PlanToJson(*plan);
+  auto again = ParsePlan(json);
+  ASSERT_TRUE(again.ok()) << again.status().ToString() << "\n" << json;
+  EXPECT_EQ(PlanToJson(*again), json);
+  EXPECT_EQ(again->collectives[1].sizes, plan->collectives[1].sizes);
+  EXPECT_EQ(again->collectives[0].reduce_op, RedOp::kMax);
+  EXPECT_DOUBLE_EQ(again->benchmark.pre_sync_window_seconds, 2.5);
+}
+
+TEST(DefaultPlan, HostAndNcclAreValidAndAsDocumented) {
+  const Plan host = DefaultPlan("host");
+  EXPECT_TRUE(ValidatePlan(host, {}, "host").ok());
+  ASSERT_EQ(host.collectives.size(), 3u);
+  EXPECT_EQ(host.collectives[1].op, Op::kAllGather);
+  EXPECT_EQ(host.collectives[1].reduce_op, RedOp::kNone);
+  EXPECT_EQ(host.collectives[0].sizes,
+            (std::vector<std::uint64_t>{1 << 10, 1 << 12, 1 << 14, 1 << 16, 1 << 18, 1 << 20,
+                                        1 << 22}));
+  EXPECT_EQ(host.benchmark.warmup_iters, 3);
+  EXPECT_EQ(host.benchmark.iters, 10);
+  EXPECT_EQ(host.benchmark.rounds, 5);
+  EXPECT_EQ(ExpandPlan(host).size(), 21u);
+  const Plan nccl = DefaultPlan("nccl");
+  EXPECT_TRUE(ValidatePlan(nccl, {}, "nccl").ok());
+  EXPECT_EQ(nccl.collectives[0].dtypes, std::vector<Dtype>{Dtype::kBf16});
+  EXPECT_EQ(nccl.collectives[0].sizes.back(), 256ull << 20);
+  EXPECT_EQ(nccl.collectives[0].sizes.size(), 19u);
+  EXPECT_EQ(nccl.benchmark.iters, 20);
+  // The default plans survive the ConfigMap round trip too.
+  EXPECT_EQ(PlanToJson(*ParsePlan(PlanToJson(nccl))), PlanToJson(nccl));
+}
+
+TEST(ExpandPlan, ProblemsInPlanOrderWithKeys) {
+  auto plan = ParsePlan(kYaml);
+  ASSERT_TRUE(plan.ok());
+  const auto problems = ExpandPlan(*plan);
+  ASSERT_EQ(problems.size(), 2u * 4 + 3);
+  EXPECT_EQ(problems[0].Key(), "allReduce:bf16:max:1024");
+  EXPECT_EQ(problems[3].Key(), "allReduce:bf16:max:65536");
+  EXPECT_EQ(problems[4].Key(), "allReduce:fp32:max:1024");
+  EXPECT_EQ(problems[8].Key(), "allGather:fp16:none:2048");
+  EXPECT_EQ(problems[0].choices.size(), 2u);
+}
+
+TEST(LoadPlanFile, ReadsAFileAndNamesItInErrors) {
+  testing::TempDir dir;
+  std::ofstream(dir.File("plan.yaml")) << "collectives: [{op: allReduce, sizes: [1KiB]}]\n";
+  EXPECT_TRUE(LoadPlanFile(dir.File("plan.yaml")).ok());
+  std::ofstream(dir.File("bad.yaml")) << "collectives: [{op: allreduce, sizes: [1KiB]}]\n";
+  auto bad = LoadPlanFile(dir.File("bad.yaml"));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("bad.yaml: collectives[0].op:"), std::string::npos)
+      << bad.status().message();
+  auto missing = LoadPlanFile(dir.File("nope.yaml"));
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("nope.yaml"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ccltune::core

@@ -1,0 +1,107 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "core/result.h"
+
+namespace ccltune::core {
+namespace {
+
+ResultRecord Sample() {
+  ResultRecord r;
+  r.fingerprint = "0123456789abcdef";
+  r.op = Op::kAllGather;
+  r.dtype = Dtype::kBf16;
+  r.redop = RedOp::kNone;
+  r.bytes = 1 << 20;
+  ChoiceResult a;
+  a.name = "nccl:algo=ring,proto=ll";
+  a.params = {{"algo", "ring"}, {"proto", "ll"}};
+  a.time_us = 12.5;
+  a.min_us = 12;
+  a.max_us = 13.25;
+  a.busbw_gbs = 62.9;
+  ChoiceResult b;
+  b.name = "nccl-symm";
+  b.status = ChoiceStatus::kTimeout;
+  b.reason = "no progress within 30 s";
+  r.choices = {a, b};
+  r.winner = a.name;
+  r.winner_params = a.params;
+  r.time_us = 12.5;
+  r.default_time_us = 20;
+  r.speedup_vs_default = 1.6;
+  r.busbw_gbs = 62.9;
+  r.world_size = 4;
+  r.tuned_at = "2026-11-22T08:00:00Z";
+  r.job_id = "job-1";
+  r.attempt = 2;
+  r.tool_version = "0.1.0";
+  return r;
+}
+
+TEST(ResultJson, KeysAreTheContract) {
+  const auto j = ToJson(Sample());
+  for (const char* k : {"schema", "fingerprint", "op", "dtype", "redop", "bytes", "winner",
+                        "winnerParams", "timeUs", "defaultTimeUs", "speedupVsDefault",
+                        "busbwGBs", "choices", "worldSize", "tunedAt", "jobId", "attempt",
+                        "toolVersion"}) {
+    EXPECT_TRUE(j.contains(k)) << k;
+  }
+  EXPECT_EQ(j.size(), 18u);
+  EXPECT_EQ(j["schema"], 1);
+  EXPECT_EQ(j["op"], "allGather");
+  EXPECT_EQ(j["redop"], "none");
+  const auto& c0 = j["choices"][0];
+  for (const char* k : {"name", "params", "timeUs", "minUs", "maxUs", "status", "busbwGBs"}) {
+    EXPECT_TRUE(c0.contains(k)) << k;
+  }
+  EXPECT_FALSE(c0.contains("reason"));
+  EXPECT_EQ(j["choices"][1]["status"], "timeout");
+  EXPECT_TRUE(j["choices"][1]["timeUs"].is_null());  // infinity has no JSON form
+  EXPECT_EQ(j["choices"][1]["reason"], "no progress within 30 s");
+}
+
+TEST(ResultJson, RoundTripsIncludingInfinity) {
+  const ResultRecord in = Sample();
+  auto out = ResultFromJsonText(ToJson(in).dump());
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(ToJson(*out), ToJson(in));
+  EXPECT_EQ(out->Key(), "allGather:bf16:none:1048576");
+  EXPECT_TRUE(std::isinf(out->choices[1].time_us));
+  EXPECT_EQ(out->choices[1].status, ChoiceStatus::kTimeout);
+  EXPECT_EQ(out->winner_params["proto"], "ll");
+  EXPECT_EQ(out->attempt, 2);
+}
+
+TEST(ResultJson, RejectsOtherSchemasAndBadFields) {
+  auto j = ToJson(Sample());
+  j["schema"] = 2;
+  auto r = ResultFromJson(j);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kDataLoss);
+  EXPECT_NE(r.status().message().find("schema 2 is not supported"), std::string::npos);
+
+  j = ToJson(Sample());
+  j.erase("winner");
+  EXPECT_NE(ResultFromJson(j).status().message().find("winner is missing"), std::string::npos);
+  j = ToJson(Sample());
+  j["op"] = "allreduce";
+  EXPECT_NE(ResultFromJson(j).status().message().find("field op"), std::string::npos);
+  j = ToJson(Sample());
+  j["choices"][0]["status"] = "great";
+  EXPECT_NE(ResultFromJson(j).status().message().find("choices[0].status"), std::string::npos);
+  j = ToJson(Sample());
+  j["bytes"] = -1;
+  EXPECT_NE(ResultFromJson(j).status().message().find("bytes"), std::string::npos);
+  j = ToJson(Sample());
+  j["timeUs"] = "fast";
+  EXPECT_NE(ResultFromJson(j).status().message().find("timeUs must be a number or null"),
+            std::string::npos);
+  EXPECT_EQ(ResultFromJsonText("{not json").status().code(), StatusCode::kDataLoss);
+  EXPECT_EQ(ResultFromJsonText("[1,2]").status().code(), StatusCode::kDataLoss);
+}
+
+}  // namespace
+}  // namespace ccltune::core

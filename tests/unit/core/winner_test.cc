@@ -1,0 +1,112 @@
+// The winner rule of DESIGN §2.6: fastest valid choice; the default wins unless beaten by
+// more than the noise threshold.
+#include <gtest/gtest.h>
+
+#include <limits>
+
+#include "core/result.h"
+
+namespace ccltune::core {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+ChoiceResult Choice(const std::string& name, double us, ChoiceStatus st = ChoiceStatus::kOk) {
+  ChoiceResult c;
+  c.name = name;
+  c.time_us = us;
+  c.min_us = us;
+  c.max_us = us;
+  c.busbw_gbs = 1000.0 / us;
+  c.status = st;
+  return c;
+}
+
+ResultRecord Record(std::vector<ChoiceResult> choices) {
+  ResultRecord r;
+  r.op = Op::kAllReduce;
+  r.bytes = 4096;
+  r.choices = std::move(choices);
+  return r;
+}
+
+TEST(PickWinner, FasterBeyondNoiseWins) {
+  auto r = Record({Choice("ring", 100), Choice("direct", 90), Choice("rs+ag", 95)});
+  ASSERT_TRUE(PickWinner(r, "ring", 3).ok());
+  EXPECT_EQ(r.winner, "direct");
+  EXPECT_DOUBLE_EQ(r.time_us, 90);
+  EXPECT_DOUBLE_EQ(r.default_time_us, 100);
+  EXPECT_DOUBLE_EQ(r.speedup_vs_default, 100.0 / 90);
+  EXPECT_DOUBLE_EQ(r.busbw_gbs, 1000.0 / 90);
+}
+
+TEST(PickWinner, WithinNoiseTheDefaultStays) {
+  auto r = Record({Choice("ring", 100), Choice("direct", 97.5)});
+  ASSERT_TRUE(PickWinner(r, "ring", 3).ok());
+  EXPECT_EQ(r.winner, "ring");
+  EXPECT_DOUBLE_EQ(r.speedup_vs_default, 1.0);
+  // Exactly at the threshold is not "more than": still the default.
+  r = Record({Choice("ring", 100), Choice("direct", 97)});
+  ASSERT_TRUE(PickWinner(r, "ring", 3).ok());
+  EXPECT_EQ(r.winner, "ring");
+  // With threshold 0 any strictly faster choice wins.
+  r = Record({Choice("ring", 100), Choice("direct", 99.9)});
+  ASSERT_TRUE(PickWinner(r, "ring", 0).ok());
+  EXPECT_EQ(r.winner, "direct");
+}
+
+TEST(PickWinner, TiesGoToTheDefaultThenToTheEarlierChoice) {
+  auto r = Record({Choice("ring", 100), Choice("direct", 100)});
+  ASSERT_TRUE(PickWinner(r, "ring", 0).ok());
+  EXPECT_EQ(r.winner, "ring");
+  r = Record({Choice("ring", 100), Choice("direct", 50), Choice("rs+ag", 50)});
+  ASSERT_TRUE(PickWinner(r, "ring", 3).ok());
+  EXPECT_EQ(r.winner, "direct");
+}
+
+TEST(PickWinner, InvalidChoicesNeverWin) {
+  auto r = Record({Choice("ring", 100), Choice("direct", 10, ChoiceStatus::kWrong),
+                   Choice("rs+ag", kInf, ChoiceStatus::kTimeout),
+                   Choice("pairwise", 5, ChoiceStatus::kSkipped), Choice("x", 1, ChoiceStatus::kFailed)});
+  ASSERT_TRUE(PickWinner(r, "ring", 3).ok());
+  EXPECT_EQ(r.winner, "ring");
+}
+
+TEST(PickWinner, DefaultFailedFastestValidWinsWithUnknownSpeedup) {
+  auto r = Record({Choice("ring", kInf, ChoiceStatus::kTimeout), Choice("direct", 80),
+                   Choice("rs+ag", 70)});
+  ASSERT_TRUE(PickWinner(r, "ring", 3).ok());
+  EXPECT_EQ(r.winner, "rs+ag");
+  EXPECT_DOUBLE_EQ(r.speedup_vs_default, 0);
+  EXPECT_DOUBLE_EQ(r.default_time_us, 0);
+  // A default that was never measured is treated the same way.
+  r = Record({Choice("direct", 80)});
+  ASSERT_TRUE(PickWinner(r, "ring", 3).ok());
+  EXPECT_EQ(r.winner, "direct");
+  EXPECT_DOUBLE_EQ(r.speedup_vs_default, 0);
+}
+
+TEST(PickWinner, NothingValidIsAnErrorListingWhy) {
+  auto timeout = Choice("ring", kInf, ChoiceStatus::kTimeout);
+  timeout.reason = "no progress in 30 s";
+  auto r = Record({timeout, Choice("direct", 10, ChoiceStatus::kWrong)});
+  Status s = PickWinner(r, "ring", 3);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("allReduce:fp32:sum:4096"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("ring timeout (no progress in 30 s)"), std::string::npos);
+  EXPECT_NE(s.message().find("direct wrong"), std::string::npos);
+  auto empty = Record({});
+  EXPECT_FALSE(PickWinner(empty, "ring", 3).ok());
+}
+
+TEST(ChoiceStatus, NamesRoundTrip) {
+  for (auto s : {ChoiceStatus::kOk, ChoiceStatus::kWrong, ChoiceStatus::kTimeout,
+                 ChoiceStatus::kFailed, ChoiceStatus::kSkipped}) {
+    EXPECT_EQ(*ParseChoiceStatus(ChoiceStatusName(s)), s);
+  }
+  EXPECT_NE(ParseChoiceStatus("OK").status().message().find("allowed: ok, wrong"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace ccltune::core
