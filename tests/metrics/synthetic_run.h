@@ -1,0 +1,16 @@
+// FeedSyntheticRun: the events of one rank of a complete, plausible tuning job, for tests that
+// need a filled WorkerMetrics without a GPU or a cluster. Every DESIGN §7 worker family gets
+// data: pre-sync, barriers, ok/timeout/wrong/skipped choices, winners (by core::PickWinner,
+// so the default sometimes wins), progress, finish. Figures follow DESIGN §11 (4× H200, bf16).
+#pragma once
+
+#include "worker/metrics/worker_metrics.h"
+
+namespace ccltune::testing {
+
+inline constexpr char kSyntheticFingerprint[] = "3f2a9c0d1e4b5a67";
+inline constexpr int kSyntheticWorldSize = 4;
+
+void FeedSyntheticRun(worker::WorkerMetrics& metrics, int rank);
+
+}  // namespace ccltune::testing

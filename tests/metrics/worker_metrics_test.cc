@@ -1,0 +1,226 @@
+// WorkerMetrics, MetricsServer and PushgatewayClient against real programs: `promtool check
+// metrics` on the exposition of a synthetic run, HTTP answers of the server, and pushes to a
+// real `prometheus-pushgateway`.
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+
+#include <regex>
+#include <set>
+
+#include "tests/metrics/child_process.h"
+#include "tests/metrics/prom_servers.h"
+#include "tests/metrics/synthetic_run.h"
+#include "tests/support/free_port.h"
+#include "worker/metrics/metrics_server.h"
+#include "worker/metrics/pushgateway_client.h"
+#include "worker/metrics/socket_io.h"
+
+namespace ccltune::worker {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::HttpGet;
+
+struct FilledRegistry {
+  core::Registry registry;
+  std::unique_ptr<WorkerMetrics> metrics;
+  explicit FilledRegistry(const std::string& job = "job-1", int rank = 2) {
+    auto m = WorkerMetrics::Create(registry, {job, rank});
+    EXPECT_TRUE(m.ok()) << m.status().ToString();
+    metrics = std::move(m).value();
+    testing::FeedSyntheticRun(*metrics, rank);
+  }
+};
+
+bool Contains(const std::string& text, const std::string& needle) {
+  return text.find(needle) != std::string::npos;
+}
+
+TEST(WorkerMetrics, PromtoolAcceptsTheExpositionOfACompleteRun) {
+  FilledRegistry filled;
+  std::string text = core::SerializeText(filled.registry);
+  auto out = testing::RunCommand({"promtool", "check", "metrics"}, text, 30s);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(out->exit_code, 0) << "promtool: " << out->output << "\n--- exposition:\n" << text;
+  EXPECT_EQ(out->output, "") << "promtool lint findings";
+}
+
+TEST(WorkerMetrics, PromtoolRejectsABrokenExposition) {
+  // Guards the test above: promtool must actually judge what we feed it.
+  auto out = testing::RunCommand({"promtool", "check", "metrics"},
+                                 "# TYPE x_total counter\nx_total{a=\"1} 1\n", 30s);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_NE(out->exit_code, 0) << out->output;
+}
+
+TEST(WorkerMetrics, ExportsExactlyTheDesignFamilies) {
+  FilledRegistry filled;
+  std::string text = core::SerializeText(filled.registry);
+  std::set<std::string> families;
+  std::regex type_line("# TYPE ([a-z_]+) ([a-z]+)");
+  for (std::sregex_iterator it(text.begin(), text.end(), type_line), end; it != end; ++it)
+    families.insert((*it)[1].str() + " " + (*it)[2].str());
+  std::set<std::string> expected = {
+      "ccltune_presync_wait_seconds histogram", "ccltune_presync_skew_seconds gauge",
+      "ccltune_presync_timeouts_total counter", "ccltune_barrier_seconds histogram",
+      "ccltune_choice_time_seconds gauge", "ccltune_choice_busbw_bytes_per_second gauge",
+      "ccltune_winner_info gauge", "ccltune_speedup_vs_default gauge",
+      "ccltune_choice_failures_total counter", "ccltune_tuning_duration_seconds gauge",
+      std::string(core::kDroppedLabelSetsFamily) + " counter"};
+  EXPECT_EQ(families, expected);
+}
+
+TEST(WorkerMetrics, RecordsChoicesFailuresWinnersAndConstLabels) {
+  FilledRegistry filled("job-1", 2);
+  std::string text = core::SerializeText(filled.registry);
+  const std::string c = "ccltune_job=\"job-1\",fingerprint=\"3f2a9c0d1e4b5a67\",rank=\"2\"";
+  // DESIGN §11: NCCL default allReduce bf16 at 64 MiB = 320.67 µs.
+  EXPECT_TRUE(Contains(text, "ccltune_choice_time_seconds{" + c +
+                                 ",op=\"allReduce\",dtype=\"bf16\",bytes=\"67108864\","
+                                 "choice=\"nccl\"} 0.00032067")) << text;
+  EXPECT_TRUE(Contains(text, "ccltune_choice_failures_total{" + c +
+                                 ",choice=\"nccl:algo=ring,proto=ll\",reason=\"timeout\"} 2"));
+  EXPECT_TRUE(Contains(text, "reason=\"skipped\"} 9"));
+  EXPECT_TRUE(Contains(text, "reason=\"wrong\"} 1"));
+  EXPECT_FALSE(Contains(text, "+Inf\"}  ")) << "no infinite times exported";
+  EXPECT_TRUE(Contains(text, "ccltune_tuning_duration_seconds{" + c + "} 742.5"));
+  EXPECT_TRUE(Contains(text, "ccltune_barrier_seconds_count{" + c + "} 540"));
+  // One winner per problem: 18 problems.
+  std::regex winner("ccltune_winner_info\\{[^}]*\\} 1\n");
+  auto n = std::distance(std::sregex_iterator(text.begin(), text.end(), winner),
+                         std::sregex_iterator());
+  EXPECT_EQ(n, 18) << text;
+}
+
+TEST(WorkerMetrics, AReplacedWinnerStopsBeingExported) {
+  core::Registry registry;
+  auto m = WorkerMetrics::Create(registry, {"j", 0});
+  ASSERT_TRUE(m.ok());
+  core::ResultRecord record;
+  record.bytes = 4096;
+  record.winner = "nccl";
+  (*m)->OnRecord(record);
+  record.winner = "nccl-symm";
+  (*m)->OnRecord(record);
+  std::string text = core::SerializeText(registry);
+  EXPECT_FALSE(Contains(text, "choice=\"nccl\"")) << text;
+  EXPECT_TRUE(Contains(text, "choice=\"nccl-symm\"} 1")) << text;
+}
+
+TEST(WorkerMetrics, CreateFailsOnARegistryThatAlreadyHasTheFamilies) {
+  core::Registry registry;
+  ASSERT_TRUE(WorkerMetrics::Create(registry, {"j", 0}).ok());
+  EXPECT_FALSE(WorkerMetrics::Create(registry, {"j", 0}).ok());
+}
+
+TEST(MetricsServer, ServesMetricsAnd404sEverythingElse) {
+  FilledRegistry filled;
+  auto server = MetricsServer::Start(filled.registry, {"127.0.0.1", 0, 2, 8192});
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  int port = (*server)->port();
+  auto ok = HttpGet(port, "/metrics", 5s);
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_EQ(ok->code, 200);
+  EXPECT_TRUE(Contains(ok->headers, "Content-Type: text/plain; version=0.0.4")) << ok->headers;
+  EXPECT_EQ(ok->body, core::SerializeText(filled.registry));
+  EXPECT_EQ(HttpGet(port, "/metrics?x=1", 5s)->code, 200);
+  EXPECT_EQ(HttpGet(port, "/", 5s)->code, 404);
+  EXPECT_EQ(HttpGet(port, "/metricsx", 5s)->code, 404);
+  EXPECT_EQ(HttpGet(port, "/metrics", 5s, "POST")->code, 405);
+  auto head = HttpGet(port, "/metrics", 5s, "HEAD");
+  EXPECT_EQ(head->code, 200);
+  EXPECT_EQ(head->body, "");
+}
+
+TEST(MetricsServer, BoundsRequestSizeAndSurvivesSilentClients) {
+  core::Registry registry;
+  auto server = MetricsServer::Start(registry, {"127.0.0.1", 0, 0.5, 1024});
+  ASSERT_TRUE(server.ok());
+  int port = (*server)->port();
+  auto huge = HttpGet(port, "/metrics?" + std::string(4096, 'a'), 5s);
+  ASSERT_TRUE(huge.ok()) << huge.status().ToString();
+  EXPECT_EQ(huge->code, 431);
+  // A client that connects and says nothing holds the server for at most io_timeout.
+  auto silent = net::ConnectTcp("127.0.0.1", port, DeadlineIn(2));
+  ASSERT_TRUE(silent.ok());
+  auto start = Clock::now();
+  auto after = HttpGet(port, "/metrics", 5s);
+  ASSERT_TRUE(after.ok()) << after.status().ToString();
+  EXPECT_EQ(after->code, 200);
+  EXPECT_LT(Clock::now() - start, 2s);
+}
+
+TEST(MetricsServer, StopsOnDestructionAndReportsATakenPort) {
+  core::Registry registry;
+  int port = 0;
+  {
+    auto server = MetricsServer::Start(registry, {"127.0.0.1", 0, 1, 8192});
+    ASSERT_TRUE(server.ok());
+    port = (*server)->port();
+    auto again = MetricsServer::Start(registry, {"127.0.0.1", port, 1, 8192});
+    EXPECT_EQ(again.status().code(), core::StatusCode::kUnavailable);
+  }
+  EXPECT_FALSE(HttpGet(port, "/metrics", 1s).ok()) << "server still answers after destruction";
+  EXPECT_EQ(MetricsServer::Start(registry, {"not-an-ip", 0, 1, 8192}).status().code(),
+            core::StatusCode::kInvalidArgument);
+}
+
+TEST(Pushgateway, PushedMetricsAppearUnderTheRanksGroup) {
+  testing::TempDir dir("ccltune-pgw");
+  auto pgw = testing::StartPushgateway(dir);
+  ASSERT_TRUE(pgw.ok()) << pgw.status().ToString();
+  FilledRegistry filled("job/with spaces", 3);  // needs the @base64 grouping form
+  ASSERT_TRUE(filled.registry.SetConstLabel("ccltune_job", "job/with spaces").ok());
+  core::Status st =
+      PushgatewayClient::Push(pgw->url(), "job/with spaces", 3, filled.registry, DeadlineIn(10));
+  ASSERT_TRUE(st.ok()) << st.ToString() << "\n" << pgw->process->LogTail();
+  auto scraped = HttpGet(pgw->port, "/metrics", 5s);
+  ASSERT_TRUE(scraped.ok());
+  EXPECT_TRUE(Contains(scraped->body, "ccltune_tuning_duration_seconds{ccltune_job=\"job/with "
+                                      "spaces\",fingerprint=\"3f2a9c0d1e4b5a67\",instance=\"\","
+                                      "job=\"ccltune\",rank=\"3\"} 742.5"))
+      << scraped->body.substr(0, 3000);
+  // A second push of the same rank replaces the group (PUT), it does not add to it.
+  ASSERT_TRUE(PushgatewayClient::Push(pgw->url(), "job/with spaces", 3, filled.registry,
+                                      DeadlineIn(10)).ok());
+  EXPECT_EQ(HttpGet(pgw->port, "/metrics", 5s)->body.find("742.5"),
+            HttpGet(pgw->port, "/metrics", 5s)->body.rfind("742.5"));
+}
+
+TEST(Pushgateway, ReportsRefusalsTimeoutsAndBadUrls) {
+  core::Registry registry;
+  int closed = testing::FreePort();
+  auto refused = PushgatewayClient::Push("http://127.0.0.1:" + std::to_string(closed), "j", 0,
+                                         registry, DeadlineIn(5));
+  EXPECT_EQ(refused.code(), core::StatusCode::kUnavailable) << refused.ToString();
+  // A server that accepts but never answers: the push must give up at its deadline.
+  net::UniqueFd listener(socket(AF_INET, SOCK_STREAM, 0));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  ASSERT_EQ(bind(listener.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(listen(listener.get(), 4), 0);
+  getsockname(listener.get(), reinterpret_cast<sockaddr*>(&addr), &len);
+  auto start = Clock::now();
+  auto hung = PushgatewayClient::Push("http://127.0.0.1:" + std::to_string(ntohs(addr.sin_port)),
+                                      "j", 0, registry, DeadlineIn(0.5));
+  EXPECT_EQ(hung.code(), core::StatusCode::kTimeout) << hung.ToString();
+  EXPECT_LT(Clock::now() - start, 2s);
+  EXPECT_EQ(PushgatewayClient::Create("https://pgw:9091").status().code(),
+            core::StatusCode::kInvalidArgument);
+  EXPECT_EQ(PushgatewayClient::Create("http://:9091").status().code(),
+            core::StatusCode::kInvalidArgument);
+  EXPECT_EQ(PushgatewayClient::Create("http://pgw:99999").status().code(),
+            core::StatusCode::kInvalidArgument);
+  auto prefixed = PushgatewayClient::Create("http://pgw:9091/gw/");
+  ASSERT_TRUE(prefixed.ok());
+  EXPECT_EQ(prefixed->GroupingPath("uid-1", 7), "/gw/metrics/job/ccltune/ccltune_job/uid-1/rank/7");
+  EXPECT_EQ(GroupingSegment("ccltune_job", ""), "ccltune_job@base64/=");
+  EXPECT_EQ(GroupingSegment("ccltune_job", "a/b"), "ccltune_job@base64/YS9i");
+}
+
+}  // namespace
+}  // namespace ccltune::worker
