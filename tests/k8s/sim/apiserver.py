@@ -39,6 +39,11 @@ VERSION = {'major': '1', 'minor': '32', 'gitVersion': 'v1.32.0-ccltune-sim', 'gi
            'platform': 'linux/amd64'}
 
 
+def qbool(v):
+    """Go's strconv.ParseBool, as the API server parses boolean query parameters."""
+    return v in ('1', 't', 'T', 'TRUE', 'true', 'True')
+
+
 def _version_key(v):
     m = re.match(r'^v(\d+)(?:(alpha|beta)(\d+))?$', v)
     if not m:
@@ -341,7 +346,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
     # ---- resources -----------------------------------------------------------
     def resource(self, method, group, version, rest, q, body):
         sim = self.sim
-        watch = q.get('watch') in ('1', 'true', 'True')
+        watch = qbool(q.get('watch'))
         if rest[0] == 'watch':
             watch, rest = True, rest[1:]
         ns = None
@@ -414,7 +419,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
                     raise bad_request('invalid DeleteOptions body')
             for k in ('propagationPolicy', 'gracePeriodSeconds', 'orphanDependents'):
                 if k in q:
-                    opts[k] = int(q[k]) if k == 'gracePeriodSeconds' else (q[k] == 'true' if k == 'orphanDependents' else q[k])
+                    opts[k] = int(q[k]) if k == 'gracePeriodSeconds' else (qbool(q[k]) if k == 'orphanDependents' else q[k])
             if name is None:
                 items, _ = store.list(rt, ns, self.predicate(rt, q))
                 for o in items:
@@ -569,11 +574,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
             q['fieldSelector'] = ('metadata.name=%s' % name) + (',' + fs if fs else '')
         pred = self.predicate(rt, q)
         rv = q.get('resourceVersion')
-        send_initial = q.get('sendInitialEvents') == 'true'
+        send_initial = qbool(q.get('sendInitialEvents'))
         if send_initial:
             rv = None
         timeout = float(q.get('timeoutSeconds') or 0) or sim.args.watch_timeout * (1 + random.random())
-        bookmarks = q.get('allowWatchBookmarks') in ('true', '1')
+        bookmarks = qbool(q.get('allowWatchBookmarks'))
         table = self.wants_table()
         try:
             w, initial = store.watch(rt, ns, rv)
@@ -676,7 +681,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if not path or not os.path.exists(path):
             cname = ((pod.get('spec', {}).get('containers') or [{}])[0]).get('name', '')
             raise bad_request('container "%s" in pod "%s" is waiting to start: ContainerCreating' % (cname, name))
-        follow = q.get('follow') in ('true', '1')
+        follow = qbool(q.get('follow'))
         tail = int(q['tailLines']) if q.get('tailLines') else None
         limit = int(q['limitBytes']) if q.get('limitBytes') else None
         with open(path, 'rb') as f:
@@ -797,8 +802,9 @@ def main(argv=None):
     ap.add_argument('--node-names', default='', help='comma-separated node names (overrides --nodes)')
     ap.add_argument('--node-labels', default='', help='labels every node gets, k=v,k2=v2')
     ap.add_argument('--node-pods', type=int, default=110, help='pods each node accepts (capacity)')
-    ap.add_argument('--node-cpu', default='16', help='cpu capacity of each node')
+    ap.add_argument('--node-cpu', default='64', help='cpu capacity of each node')
     ap.add_argument('--node-memory', default='64Gi', help='memory capacity of each node')
+    ap.add_argument('--node-resources', default='', help='extra capacity of each node, e.g. nvidia.com/gpu=8')
     ap.add_argument('--schedulers', default='default-scheduler', help='schedulerNames the agent schedules (comma-separated)')
     ap.add_argument('--ccltune-bin', default=os.environ.get('CCLTUNE_BIN', ''),
                     help='binary that a bare `ccltune` command maps to (default: $CCLTUNE_BIN)')
@@ -811,6 +817,7 @@ def main(argv=None):
     Handler.sim = sim
     httpd = ThreadingServer((args.host, args.port), Handler)
     sim.port = httpd.server_address[1]
+    args.bound_port = sim.port
     scheme = 'http'
     ca_pem = None
     tmpdir = tempfile.mkdtemp(prefix='ccltune-sim-')

@@ -117,8 +117,6 @@ class Store:
         for ns in ('default', 'kube-system', 'kube-public', 'kube-node-lease'):
             self.create(self.types[('', 'namespaces')], None,
                         {'apiVersion': 'v1', 'kind': 'Namespace', 'metadata': {'name': ns}})
-        self.create(self.types[('', 'serviceaccounts')], 'default',
-                    {'apiVersion': 'v1', 'kind': 'ServiceAccount', 'metadata': {'name': 'default'}})
 
     # ---- types -------------------------------------------------------------
     def _add_type(self, rt):
@@ -266,6 +264,10 @@ class Store:
                 md['resourceVersion'] = str(self.rv)
                 return obj
             self._put(rt, obj, 'ADDED', None)
+            if rt.key == ('', 'namespaces') and 'serviceaccounts' in [k[1] for k in self.types]:
+                sart = self.types[('', 'serviceaccounts')]
+                if self._lookup(sart, name, 'default') is None:
+                    self.create(sart, name, {'apiVersion': 'v1', 'kind': 'ServiceAccount', 'metadata': {'name': 'default'}})
             return copy.deepcopy(obj)
 
     def _prepare_create(self, rt, obj, version, strict, warnings):
@@ -280,6 +282,7 @@ class Store:
             self._validate_crd(rt, obj)
         elif rt.key == ('', 'pods'):
             _default_pod(obj)
+            self._admit_pod(rt, obj)
         elif rt.key == ('', 'namespaces'):
             obj['status'] = {'phase': 'Active'}
             obj.setdefault('spec', {}).setdefault('finalizers', ['kubernetes'])
@@ -287,6 +290,24 @@ class Store:
             md['generation'] = 1
         elif rt.key == ('', 'secrets'):
             obj.setdefault('type', 'Opaque')
+            _fold_string_data(obj)
+
+    def _admit_pod(self, rt, pod):
+        spec = pod['spec']
+        name = pod['metadata']['name']
+        if not spec.get('containers'):
+            raise invalid(rt, name, [('spec.containers', 'Required value')])
+        pc = spec.get('priorityClassName')
+        if pc:
+            pco = self._lookup(self.types[('scheduling.k8s.io', 'priorityclasses')], None, pc)
+            if pco is None and pc not in ('system-cluster-critical', 'system-node-critical'):
+                raise ApiError(403, 'Forbidden', 'pods "%s" is forbidden: no PriorityClass with name %s was found' % (name, pc),
+                               _details(rt, name))
+            spec['priority'] = pco.get('value', 0) if pco else 2000000000
+        sa = spec.get('serviceAccountName')
+        if sa and self._lookup(self.types[('', 'serviceaccounts')], pod['metadata']['namespace'], sa) is None:
+            raise ApiError(403, 'Forbidden', 'pods "%s" is forbidden: error looking up service account %s/%s: serviceaccount "%s" not found'
+                           % (name, pod['metadata']['namespace'], sa, sa), _details(rt, name))
 
     def _validate_crd(self, rt, crd):
         spec = crd.get('spec') or {}
@@ -415,6 +436,8 @@ class Store:
                 new.pop('status', None)
         if rt.key == ('', 'pods'):
             _check_pod_update(rt, cur, new)
+        if rt.key == ('', 'secrets'):
+            _fold_string_data(new)
         if rt.crd is not None:
             self._validate_cr(rt, new, version, strict, warnings, cur)
         if rt.key == ('apiextensions.k8s.io', 'customresourcedefinitions'):
@@ -427,6 +450,32 @@ class Store:
             changed = strip(new) != strip(cur) or (not rt.status and new.get('status') != cur.get('status'))
             md['generation'] = cmd['generation'] + (1 if changed else 0)
         return new
+
+    def mutate(self, rt, ns, name, fn, uid=None):
+        """Apply fn(obj) to a copy of the stored object and commit it (scheduler binding, kubelet status).
+        Returns the new object, or None when the object is gone (or has another uid)."""
+        with self.lock:
+            cur = self._lookup(rt, ns, name)
+            if cur is None or (uid and cur['metadata'].get('uid') != uid):
+                return None
+            new = copy.deepcopy(cur)
+            if fn(new) is False or new == cur:
+                return copy.deepcopy(cur)
+            new['metadata']['resourceVersion'] = cur['metadata']['resourceVersion']
+            return self._commit_update(rt, cur, new)
+
+    def remove_now(self, rt, ns, name, uid=None):
+        """The kubelet's final delete of a terminated pod (grace period 0)."""
+        with self.lock:
+            cur = self._lookup(rt, ns, name)
+            if cur is None or (uid and cur['metadata'].get('uid') != uid):
+                return None
+            if cur['metadata'].get('finalizers'):
+                new = copy.deepcopy(cur)
+                new['metadata']['deletionGracePeriodSeconds'] = 0
+                self._put(rt, new, 'MODIFIED', copy.deepcopy(cur))
+                return new
+            return self._remove(rt, copy.deepcopy(cur))
 
     def delete(self, rt, ns, name, opts=None, dry_run=False):
         opts = opts or {}
@@ -620,6 +669,15 @@ def _default_pod(pod):
         c.setdefault('imagePullPolicy', 'Always' if (':' not in img.split('/')[-1] or img.endswith(':latest')) else 'IfNotPresent')
         c.setdefault('resources', {})
     pod['status'] = {'phase': 'Pending', 'qosClass': 'BestEffort'}
+
+
+def _fold_string_data(secret):
+    import base64
+    sd = secret.pop('stringData', None)
+    if isinstance(sd, dict):
+        data = secret.setdefault('data', {})
+        for k, v in sd.items():
+            data[k] = base64.b64encode(str(v).encode()).decode()
 
 
 def _check_pod_update(rt, cur, new):
