@@ -1,3 +1,46 @@
-// Placeholder entry point until the CLI lands (same commit series).
+// `ccltune`: tune (a whole local job), worker (one rank, what pods run), results (read the
+// shared cache). Bad flags: one line naming the problem, exit code 2.
 #include <cstdio>
-int main() { std::puts("ccltune: not built yet"); return 1; }
+#include <cstdlib>
+
+#include "worker/cli/commands.h"
+
+namespace ccltune::worker::cli {
+
+int UsageError(const std::string& message) {
+  std::fprintf(stderr, "ccltune: error: %s\n", message.c_str());
+  return 2;
+}
+
+core::Result<core::RedisEndpoint> RedisFromFlag(const std::string& url) {
+  auto ep = core::ParseRedisUrl(url);
+  if (!ep.ok()) return ep.status().WithContext("--redis");
+  if (const char* pw = std::getenv("CCLTUNE_REDIS_PASSWORD"); pw && *pw) ep->password = pw;
+  return ep;
+}
+
+}  // namespace ccltune::worker::cli
+
+int main(int argc, char** argv) {
+  namespace cli = ccltune::worker::cli;
+  CLI::App app{"ccltune: autotune collective communication and share the winners"};
+  app.require_subcommand(1);
+  std::vector<std::pair<CLI::App*, cli::Runner>> commands;
+  for (auto add : {cli::AddTuneCommand, cli::AddWorkerCommand, cli::AddResultsCommand}) {
+    const std::size_t before = app.get_subcommands({}).size();
+    auto runner = add(app);
+    commands.emplace_back(app.get_subcommands({}).at(before), runner);
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    return cli::UsageError(e.what());
+  }
+  for (auto& [sub, runner] : commands)
+    if (sub->parsed()) return runner();
+  return cli::UsageError("no command given (tune, worker, results)");
+}

@@ -1,0 +1,48 @@
+// A child process owned by RAII: spawned with argv and extra environment, waited for with
+// a deadline, killed (SIGKILL) if still running when destroyed. Not thread-safe.
+#pragma once
+
+#include <sys/types.h>
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "worker/deadline.h"
+
+namespace ccltune::worker {
+
+class ChildProcess {
+ public:
+  // argv[0] is the program (path, or a name looked up in PATH). `env` adds to / overrides
+  // this process's environment. stdout/stderr are inherited unless `output_file` is set.
+  static core::Result<ChildProcess> Spawn(const std::vector<std::string>& argv,
+                                          const std::map<std::string, std::string>& env = {},
+                                          const std::string& output_file = "");
+  ChildProcess(ChildProcess&& other) noexcept;
+  ChildProcess& operator=(ChildProcess&& other) noexcept;
+  ChildProcess(const ChildProcess&) = delete;
+  ChildProcess& operator=(const ChildProcess&) = delete;
+  ~ChildProcess();
+
+  pid_t pid() const { return pid_; }
+  // Non-blocking: the exit code if it has exited (128+signal when killed by a signal).
+  std::optional<int> Poll();
+  // Waits until exit or the deadline; Timeout if still running.
+  core::Result<int> Wait(Deadline deadline);
+  void Signal(int sig);
+  // SIGTERM, then SIGKILL after `grace_seconds`; returns the exit code.
+  int Stop(double grace_seconds);
+
+ private:
+  explicit ChildProcess(pid_t pid) : pid_(pid) {}
+  pid_t pid_ = -1;
+  std::optional<int> exit_code_;
+};
+
+// Path of the running executable (/proc/self/exe).
+std::string SelfExecutable();
+
+}  // namespace ccltune::worker

@@ -1,0 +1,24 @@
+// The subcommands of the `ccltune` binary (DESIGN §9). Each registers its flags on the
+// CLI11 app and returns the function that runs it (exit code).
+#pragma once
+
+#include <functional>
+
+#include <CLI/CLI.hpp>
+
+#include "core/redis_client.h"
+
+namespace ccltune::worker::cli {
+
+using Runner = std::function<int()>;
+
+Runner AddTuneCommand(CLI::App& app);
+Runner AddWorkerCommand(CLI::App& app);
+Runner AddResultsCommand(CLI::App& app);
+
+// One clear line for a bad flag or plan; exit code 2.
+int UsageError(const std::string& message);
+// Redis endpoint from --redis (or env), with CCLTUNE_REDIS_PASSWORD overriding the URL's.
+core::Result<core::RedisEndpoint> RedisFromFlag(const std::string& url);
+
+}  // namespace ccltune::worker::cli

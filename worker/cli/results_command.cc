@@ -1,0 +1,120 @@
+#include <cstdio>
+#include <memory>
+
+#include "core/result_store.h"
+#include "core/plan.h"
+#include "worker/cli/commands.h"
+#include "worker/local_redis.h"
+#include "worker/report_table.h"
+
+namespace ccltune::worker::cli {
+namespace {
+
+struct ResultsFlags {
+  std::string redis;
+  std::string cache_dir;
+  std::string fingerprint;
+  std::string op, dtype, redop = "sum", bytes;
+  bool json = false;
+  bool verbose = false;
+};
+
+struct Query {
+  core::Op op;
+  core::Dtype dtype;
+  core::RedOp redop;
+  std::uint64_t bytes;
+};
+
+core::Result<std::optional<Query>> ParseQuery(const ResultsFlags& f) {
+  if (f.op.empty() && f.dtype.empty() && f.bytes.empty()) return std::optional<Query>{};
+  if (f.op.empty() || f.dtype.empty() || f.bytes.empty())
+    return core::InvalidArgument("--op, --dtype and --bytes go together (a lookup of one size)");
+  auto op = core::ParseOp(f.op);
+  if (!op.ok()) return op.status().WithContext("--op");
+  auto dt = core::ParseDtype(f.dtype);
+  if (!dt.ok()) return dt.status().WithContext("--dtype");
+  core::RedOp redop = core::RedOp::kNone;
+  if (core::IsReducing(*op)) {
+    auto r = core::ParseRedOp(f.redop);
+    if (!r.ok()) return r.status().WithContext("--redop");
+    redop = *r;
+  }
+  auto bytes = core::ParseSize(f.bytes);
+  if (!bytes.ok()) return bytes.status().WithContext("--bytes");
+  return std::optional<Query>(Query{*op, *dt, redop, *bytes});
+}
+
+int PrintRecords(core::ResultStore& store, const std::vector<std::string>& fps, bool json,
+                 bool verbose) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& fp : fps) {
+    auto records = store.List(fp);
+    if (!records.ok()) return UsageError(records.status().message());
+    if (!json) PrintResultsTable(stdout, *records, verbose);
+    for (const auto& r : *records) out.push_back(core::ToJson(r));
+  }
+  if (json) std::printf("%s\n", out.dump(2).c_str());
+  return 0;
+}
+
+int Lookup(core::ResultStore& store, const std::vector<std::string>& fps, const Query& q) {
+  for (const auto& fp : fps) {
+    auto r = store.Lookup(fp, q.op, q.dtype, q.redop, q.bytes);
+    if (r.ok()) {
+      std::printf("%s\n", core::ToJson(*r).dump(2).c_str());
+      return 0;
+    }
+    if (r.status().code() != core::StatusCode::kNotFound) return UsageError(r.status().message());
+  }
+  std::fprintf(stderr, "ccltune results: nothing tuned for that problem; NCCL's default applies\n");
+  return 1;
+}
+
+int RunResults(ResultsFlags& f) {
+  auto query = ParseQuery(f);
+  if (!query.ok()) return UsageError(query.status().message());
+  std::unique_ptr<LocalRedis> local;
+  core::RedisEndpoint ep;
+  if (!f.redis.empty()) {
+    auto parsed = RedisFromFlag(f.redis);
+    if (!parsed.ok()) return UsageError(parsed.status().message());
+    ep = *parsed;
+  } else {
+    auto started = LocalRedis::Start(f.cache_dir.empty() ? DefaultCacheDir() : f.cache_dir);
+    if (!started.ok()) return UsageError(started.status().message());
+    local = std::move(started).value();
+    ep = local->endpoint();
+  }
+  auto redis = core::RedisClient::Connect(ep);
+  if (!redis.ok()) return UsageError(redis.status().message());
+  core::ResultStore store(**redis);
+  std::vector<std::string> fps{f.fingerprint};
+  if (f.fingerprint.empty()) {
+    auto all = store.Fingerprints();
+    if (!all.ok()) return UsageError(all.status().message());
+    fps = *all;
+  }
+  if (*query) return Lookup(store, fps, **query);
+  return PrintRecords(store, fps, f.json, f.verbose);
+}
+
+}  // namespace
+
+Runner AddResultsCommand(CLI::App& app) {
+  auto f = std::make_shared<ResultsFlags>();
+  auto* c = app.add_subcommand("results", "Show tuned winners from the shared cache");
+  c->add_option("--redis", f->redis, "Redis URL (default: the private one of `ccltune tune`)")
+      ->envname("CCLTUNE_REDIS_URL");
+  c->add_option("--cache-dir", f->cache_dir, "Private Redis data directory");
+  c->add_option("--fingerprint", f->fingerprint, "Only this fingerprint (default: all)");
+  c->add_option("--op", f->op, "Look up one problem: op");
+  c->add_option("--dtype", f->dtype, "Look up one problem: dtype");
+  c->add_option("--redop", f->redop, "Look up one problem: reduce op (default sum)");
+  c->add_option("--bytes", f->bytes, "Look up one problem: message size (nearest tuned)");
+  c->add_flag("--json", f->json, "Print records as JSON");
+  c->add_flag("--verbose,-v", f->verbose, "Show every choice");
+  return [f] { return RunResults(*f); };
+}
+
+}  // namespace ccltune::worker::cli

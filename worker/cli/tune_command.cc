@@ -1,0 +1,89 @@
+#include <memory>
+
+#include "core/plan.h"
+#include "worker/backend_factory.h"
+#include "worker/cli/commands.h"
+#include "worker/cli/plan_flags.h"
+#include "worker/launcher.h"
+#include "worker/local_redis.h"
+
+namespace ccltune::worker::cli {
+namespace {
+
+struct TuneFlags {
+  int ranks = 0;
+  std::string backend = "auto";
+  std::string redis;
+  std::string max_bytes = "1GiB";
+  PlanFlags plan;
+  TuneOptions options;
+};
+
+int RunTuneCommand(TuneFlags& f) {
+  std::string why;
+  std::string backend = f.backend;
+  if (backend == "auto") backend = AutoBackend(&why);
+  if (backend != "host" && backend != "nccl")
+    return UsageError("--backend: '" + f.backend + "' is not one of auto, nccl, host");
+  if (backend == "nccl" && VisibleGpuCount() == 0)
+    return UsageError("--backend nccl: no GPU is visible to this process");
+  core::PlanLimits limits;
+  auto cap = core::ParseSize(f.max_bytes);
+  if (!cap.ok()) return UsageError("--max-bytes: " + cap.status().message());
+  limits.max_bytes = *cap;
+  auto plan = BuildPlan(f.plan, backend, limits);
+  if (!plan.ok()) return UsageError(plan.status().message());
+  TuneOptions o = f.options;
+  o.backend = backend;
+  o.plan = *plan;
+  o.ranks = f.ranks > 0 ? f.ranks : (backend == "nccl" ? VisibleGpuCount() : 4);
+  if (backend == "nccl" && o.ranks > VisibleGpuCount())
+    return UsageError("--ranks: " + std::to_string(o.ranks) + " ranks but only " +
+                      std::to_string(VisibleGpuCount()) + " GPUs are visible");
+  if (!f.redis.empty()) {
+    auto ep = RedisFromFlag(f.redis);
+    if (!ep.ok()) return UsageError(ep.status().message());
+    o.redis = *ep;
+  }
+  if (o.cache_dir.empty()) o.cache_dir = DefaultCacheDir();
+  return RunTune(o);
+}
+
+}  // namespace
+
+Runner AddTuneCommand(CLI::App& app) {
+  auto f = std::make_shared<TuneFlags>();
+  auto* c = app.add_subcommand("tune", "Run a whole tuning job on this machine");
+  c->add_option("--ranks", f->ranks, "Rank processes (default: GPUs for nccl, 4 for host)")
+      ->check(CLI::Range(1, 1024));
+  c->add_option("--backend", f->backend, "auto | nccl | host");
+  c->add_option("--plan", f->plan.plan_file, "Plan file (YAML or JSON; a CollectiveTuningJob too)");
+  c->add_option("--op", f->plan.ops, "Collectives, comma-separated (allReduce,allGather,...)");
+  c->add_option("--dtypes", f->plan.dtypes, "Element types, comma-separated (fp32,bf16,...)");
+  c->add_option("--sizes", f->plan.sizes, "MIN:MAX[:FACTOR] or a list (4096,1MiB)");
+  c->add_option("--choices", f->plan.choices, "Choices to measure, comma-separated (default all)");
+  c->add_option("--iters", f->plan.iters, "Ops per timed round")->check(CLI::Range(1, 100000));
+  c->add_option("--rounds", f->plan.rounds, "Timed rounds")->check(CLI::Range(1, 1000));
+  c->add_option("--warmup", f->plan.warmup, "Warm-up ops")->check(CLI::Range(0, 100000));
+  c->add_option("--choice-timeout", f->plan.choice_timeout, "Seconds one choice may take")
+      ->check(CLI::Range(0.1, 86400.0));
+  c->add_option("--presync-window", f->plan.presync_window, "Pre-sync window in seconds")
+      ->check(CLI::Range(0.01, 3600.0));
+  c->add_option("--rendezvous-timeout", f->plan.rendezvous_timeout, "Seconds to wait for ranks")
+      ->check(CLI::Range(0.1, 86400.0));
+  c->add_flag("--cuda-graph", f->plan.cuda_graph, "Time CUDA graphs of the iterations (nccl)");
+  c->add_option("--max-bytes", f->max_bytes, "Largest message size accepted (default 1GiB)");
+  c->add_option("--redis", f->redis, "Shared Redis URL (default: a private redis-server)");
+  c->add_option("--json", f->options.json_file, "Write the job summary JSON here");
+  c->add_option("--job-id", f->options.job_id, "Job id (default: random)");
+  c->add_option("--cache-dir", f->options.cache_dir, "Private Redis data and job files");
+  c->add_option("--metrics-port-base", f->options.metrics_port_base,
+                "Rank r serves /metrics on this port + r")->check(CLI::Range(1, 65000));
+  c->add_option("--pushgateway", f->options.pushgateway, "Push final metrics here (http://...)");
+  c->add_flag("--verbose,-v", f->options.verbose, "Show every choice under each size");
+  c->add_flag("--no-publish", [f](std::int64_t) { f->options.publish = false; },
+              "Do not publish winners to the shared cache");
+  return [f] { return RunTuneCommand(*f); };
+}
+
+}  // namespace ccltune::worker::cli

@@ -1,0 +1,83 @@
+// The control plane of one rank: a background thread that heartbeats this rank into Redis
+// and watches the attempt's abort flag, failure flag and the other ranks' heartbeats, so
+// that every wait of the rank (a CancelToken) ends early when the attempt is doomed.
+// Thread-safe: Check() from any thread; the rest from the rank's main thread.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/job_keys.h"
+#include "core/redis_client.h"
+#include "worker/deadline.h"
+
+namespace ccltune::worker {
+
+struct JobControlOptions {
+  double heartbeat_interval_seconds = 0.5;
+  double heartbeat_ttl_seconds = 3.0;
+  // A peer whose heartbeat key stays missing this long is declared lost. Longer than a
+  // beat interval so that a Redis restart (which drops every key) is ridden out.
+  double peer_lost_after_seconds = 1.5;
+  int key_ttl_seconds = 3600;
+};
+
+class JobControl final : public CancelToken {
+ public:
+  // Starts the heartbeat thread on its own Redis connection.
+  static core::Result<std::unique_ptr<JobControl>> Start(const core::RedisEndpoint& endpoint,
+                                                         core::JobKeys keys, int rank,
+                                                         int world_size,
+                                                         JobControlOptions options = {});
+  ~JobControl() override;
+
+  // OK, or Aborted (this epoch's abort flag is up), or the attempt's failure / a lost peer.
+  core::Status Check() const override;
+
+  // The attempt-level failure (a lost peer, another rank's failure), OK if none.
+  core::Status Fatal() const;
+  // Stop judging peers by their heartbeats (they exit once the attempt is done).
+  void StopWatchingPeers() { watch_peers_ = false; }
+  // Begin watching peers' heartbeats (after the rendezvous: before it, ranks may not exist).
+  void WatchPeers();
+  // Choice-level abort: tells every rank to give up the current epoch's collective.
+  core::Status RaiseAbort(int epoch, const std::string& reason);
+  // Moves to a new epoch: its abort flag is down until someone raises it.
+  void SetEpoch(int epoch);
+  int epoch() const { return epoch_.load(); }
+  // Attempt-level failure: first writer wins; every rank's Check() then fails with it.
+  void RaiseFailure(const std::string& message);
+
+ private:
+  JobControl(std::unique_ptr<core::RedisClient> redis,
+             std::unique_ptr<core::RedisClient> caller_redis, core::JobKeys keys, int rank,
+             int world, JobControlOptions options);
+  void Loop();
+  void Tick();
+  void CheckPeers(const std::vector<bool>& present);
+  void SetState(core::Status st);
+
+  std::unique_ptr<core::RedisClient> redis_;         // used by the thread only
+  std::unique_ptr<core::RedisClient> caller_redis_;  // used by the main thread only
+  core::JobKeys keys_;
+  int rank_;
+  int world_;
+  JobControlOptions options_;
+  std::atomic<int> epoch_{0};
+  std::atomic<bool> watch_peers_{false};
+  std::atomic<bool> stop_{false};
+  std::atomic<int> aborted_epoch_{-1};
+  std::vector<Clock::time_point> peer_missing_since_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  core::Status fatal_;  // guarded by mu_
+  std::string abort_reason_;  // guarded by mu_
+  std::thread thread_;
+};
+
+}  // namespace ccltune::worker

@@ -1,0 +1,191 @@
+#include "worker/launcher.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <thread>
+
+#include "core/job_keys.h"
+#include "core/result.h"
+#include "worker/local_redis.h"
+#include "worker/report_table.h"
+
+namespace ccltune::worker {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The progress line: rewritten in place on a terminal, a line every few seconds otherwise.
+class ProgressLine {
+ public:
+  explicit ProgressLine(core::RedisClient& redis, const core::JobKeys& keys)
+      : redis_(redis), keys_(keys), tty_(::isatty(2)) {}
+  void Tick() {
+    if (Clock::now() < next_) return;
+    next_ = Clock::now() + std::chrono::milliseconds(tty_ ? 200 : 5000);
+    auto v = redis_.Command({"GET", keys_.Progress()});
+    if (!v.ok() || v->is_nil() || v->str == last_) return;
+    last_ = v->str;
+    int done = 0, total = 0;
+    char label[256] = {0};
+    std::sscanf(last_.c_str(), "%d %d %255[^\n]", &done, &total, label);
+    std::fprintf(stderr, tty_ ? "\r\033[K[%3d/%3d] %s" : "[%3d/%3d] %s\n", done, total, label);
+    std::fflush(stderr);
+  }
+  void End() {
+    if (tty_ && !last_.empty()) std::fprintf(stderr, "\n");
+  }
+
+ private:
+  core::RedisClient& redis_;
+  const core::JobKeys& keys_;
+  bool tty_;
+  std::string last_;
+  Clock::time_point next_{};
+};
+
+std::string WriteJobFiles(const TuneOptions& o, const std::string& job_id) {
+  const fs::path dir = fs::path(o.cache_dir) / "jobs" / job_id;
+  fs::create_directories(dir);
+  std::ofstream(dir / "plan.json") << core::PlanToJson(o.plan) << "\n";
+  return dir.string();
+}
+
+int Fail(const std::string& message) {
+  std::fprintf(stderr, "ccltune tune: error: %s\n", message.c_str());
+  return 1;
+}
+
+std::string FailureReason(core::RedisClient& redis, const core::JobKeys& keys, int code) {
+  auto f = redis.Command({"GET", keys.Failure()});
+  if (f.ok() && !f->is_nil()) return f->str;
+  return "a rank exited with code " + std::to_string(code);
+}
+
+int PrintSummary(core::RedisClient& redis, const core::JobKeys& keys, const TuneOptions& o) {
+  auto s = redis.Command({"GET", keys.Summary()});
+  if (!s.ok() || s->is_nil()) return Fail("the job finished but left no summary in Redis");
+  const auto summary = nlohmann::json::parse(s->str);
+  std::vector<core::ResultRecord> records;
+  for (const auto& j : summary.at("records")) {
+    auto r = core::ResultFromJson(j);
+    if (!r.ok()) return Fail("summary record: " + r.status().message());
+    records.push_back(*r);
+  }
+  PrintResultsTable(stdout, records, o.verbose);
+  const auto& ps = summary.at("presync");
+  const auto& b = summary.at("barrier");
+  std::printf("\n# %s: %d ranks, backend %s, fingerprint %s, %zu problems, %d published\n",
+              keys.job_id().c_str(), o.ranks, o.backend.c_str(),
+              summary.value("fingerprint", "").c_str(), records.size(),
+              summary.value("published", 0));
+  std::printf("# pre-sync wait %.3f ms median, %.3f ms max over ranks; skew %.3f ms; "
+              "barrier %.1f us median, %.1f us max; tuning %.2f s\n",
+              ps.value("waitMsMedian", 0.0), ps.value("waitMs", 0.0), ps.value("skewMs", 0.0),
+              b.value("medianUs", 0.0), b.value("maxUs", 0.0),
+              summary.at("timing").value("tuningS", 0.0));
+  if (!o.json_file.empty()) std::ofstream(o.json_file) << summary.dump(2) << "\n";
+  return 0;
+}
+
+}  // namespace
+
+std::string RandomJobId() {
+  std::random_device rd;
+  std::mt19937_64 gen(rd() ^ static_cast<unsigned long long>(::getpid()));
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "local-%016llx", static_cast<unsigned long long>(gen()));
+  return buf;
+}
+
+core::Result<std::vector<ChildProcess>> SpawnRanks(const RankLaunch& l,
+                                                   const std::vector<int>& ranks,
+                                                   const std::string& report_file) {
+  std::vector<ChildProcess> children;
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    std::vector<std::string> argv{SelfExecutable(), "worker",  "--rank",
+                                  std::to_string(ranks[i]),    "--local-rank",
+                                  std::to_string(i),           "--world-size",
+                                  std::to_string(l.world_size), "--job-id",
+                                  l.job_id,                    "--attempt",
+                                  std::to_string(l.attempt),   "--backend",
+                                  l.backend,                   "--redis",
+                                  l.redis_url,                 "--plan",
+                                  l.plan_file};
+    if (ranks[i] == 0 && !report_file.empty()) argv.insert(argv.end(), {"--report", report_file});
+    if (l.metrics_port_base >= 0)
+      argv.insert(argv.end(), {"--metrics-port", std::to_string(l.metrics_port_base + ranks[i])});
+    if (!l.pushgateway.empty()) argv.insert(argv.end(), {"--pushgateway", l.pushgateway});
+    if (!l.publish) argv.push_back("--no-publish");
+    std::map<std::string, std::string> env;
+    if (!l.redis_password.empty()) env["CCLTUNE_REDIS_PASSWORD"] = l.redis_password;
+    CCLTUNE_ASSIGN_OR_RETURN(auto child, ChildProcess::Spawn(argv, env));
+    children.push_back(std::move(child));
+  }
+  return children;
+}
+
+int SuperviseRanks(std::vector<ChildProcess>& children, const std::vector<int>& ranks,
+                   double grace_seconds, const std::function<void()>& on_tick) {
+  int first_failure = 0;
+  std::optional<Deadline> kill_at;
+  while (true) {
+    bool all_done = true;
+    for (auto& c : children) {
+      auto code = c.Poll();
+      if (!code) all_done = false;
+      else if (*code != 0 && first_failure == 0) first_failure = *code;
+    }
+    if (all_done) return first_failure;
+    if (first_failure != 0 && !kill_at) kill_at = DeadlineIn(grace_seconds);
+    if (kill_at && Expired(*kill_at)) {
+      for (std::size_t i = 0; i < children.size(); ++i)
+        if (!children[i].Poll())
+          std::fprintf(stderr, "ccltune: rank %d did not stop in time; killing it\n", ranks[i]);
+      for (auto& c : children) c.Stop(0);
+      return first_failure;
+    }
+    if (on_tick) on_tick();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+int RunTune(const TuneOptions& o) {
+  std::unique_ptr<LocalRedis> local;
+  core::RedisEndpoint ep;
+  if (o.redis) {
+    ep = *o.redis;
+  } else {
+    auto started = LocalRedis::Start(o.cache_dir);
+    if (!started.ok()) return Fail(started.status().message());
+    local = std::move(started).value();
+    ep = local->endpoint();
+  }
+  auto redis = core::RedisClient::Connect(ep);
+  if (!redis.ok()) return Fail(redis.status().message());
+  const std::string job_id = o.job_id.empty() ? RandomJobId() : o.job_id;
+  const core::JobKeys keys(job_id, 0);
+  const std::string dir = WriteJobFiles(o, job_id);
+  core::RedisEndpoint no_password = ep;
+  no_password.password.clear();
+  RankLaunch launch{job_id,          0,         o.ranks, o.backend, no_password.ToString(),
+                    ep.password,     dir + "/plan.json", o.metrics_port_base, o.pushgateway,
+                    o.publish};
+  std::vector<int> ranks(o.ranks);
+  for (int r = 0; r < o.ranks; ++r) ranks[r] = r;
+  std::fprintf(stderr, "ccltune tune: job %s, %d ranks, backend %s, Redis %s\n", job_id.c_str(),
+               o.ranks, o.backend.c_str(), ep.ToString().c_str());
+  auto children = SpawnRanks(launch, ranks, dir + "/summary.json");
+  if (!children.ok()) return Fail(children.status().message());
+  ProgressLine progress(**redis, keys);
+  const int code = SuperviseRanks(*children, ranks, o.plan.benchmark.choice_timeout_seconds + 10,
+                                  [&] { progress.Tick(); });
+  progress.End();
+  if (code != 0) return Fail(FailureReason(**redis, keys, code));
+  return PrintSummary(**redis, keys, o);
+}
+
+}  // namespace ccltune::worker

@@ -1,0 +1,60 @@
+// `ccltune tune`: a whole tuning job on this machine (DESIGN §9): private Redis unless one
+// is given, N rank processes of this same binary, a progress line, the table, --json.
+// Also the pod supervisor of `ccltune worker` when a pod holds several ranks.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/plan.h"
+#include "core/redis_client.h"
+#include "worker/child_process.h"
+
+namespace ccltune::worker {
+
+struct TuneOptions {
+  int ranks = 4;
+  std::string backend = "host";
+  core::Plan plan;
+  std::optional<core::RedisEndpoint> redis;  // none: start the private redis-server
+  std::string cache_dir;                     // private Redis data and job files
+  std::string json_file;
+  std::string job_id;                        // empty: a random one
+  bool verbose = false;
+  bool publish = true;
+  int metrics_port_base = -1;                // rank r serves /metrics on base + r
+  std::string pushgateway;
+};
+
+// Returns the exit code: 0 success, 1 failure (one clear line printed on stderr).
+int RunTune(const TuneOptions& options);
+
+// Arguments common to every rank's `ccltune worker` command line.
+struct RankLaunch {
+  std::string job_id;
+  int attempt = 0;
+  int world_size = 1;
+  std::string backend;
+  std::string redis_url;  // without password: that travels in CCLTUNE_REDIS_PASSWORD
+  std::string redis_password;
+  std::string plan_file;
+  int metrics_port_base = -1;
+  std::string pushgateway;
+  bool publish = true;
+};
+
+// Spawns `ccltune worker` for the given ranks (local_rank = index in `ranks`).
+core::Result<std::vector<ChildProcess>> SpawnRanks(const RankLaunch& launch,
+                                                   const std::vector<int>& ranks,
+                                                   const std::string& report_file);
+
+// Waits for every child. After the first failure the others get `grace_seconds` to end on
+// their own (they notice through Redis), then are killed. Returns the first non-zero code.
+int SuperviseRanks(std::vector<ChildProcess>& children, const std::vector<int>& ranks,
+                   double grace_seconds, const std::function<void()>& on_tick);
+
+std::string RandomJobId();
+
+}  // namespace ccltune::worker

@@ -1,0 +1,37 @@
+// The private redis-server of `ccltune tune` (DESIGN §9): loopback only, on a free port,
+// data under ~/.cache/ccltune/redis (append-only file) so results persist between runs.
+// One at a time per data directory (a lock file says who owns it). Stopped on destruction.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "core/redis_client.h"
+#include "worker/child_process.h"
+
+namespace ccltune::worker {
+
+class LocalRedis {
+ public:
+  // Blocks until the server answers PING (deadline 10 s) or fails with a clear message.
+  static core::Result<std::unique_ptr<LocalRedis>> Start(const std::string& data_dir);
+  ~LocalRedis();
+  LocalRedis(const LocalRedis&) = delete;
+  LocalRedis& operator=(const LocalRedis&) = delete;
+
+  const core::RedisEndpoint& endpoint() const { return endpoint_; }
+
+ private:
+  LocalRedis(ChildProcess process, core::RedisEndpoint endpoint, int lock_fd);
+  ChildProcess process_;
+  core::RedisEndpoint endpoint_;
+  int lock_fd_;
+};
+
+// $CCLTUNE_CACHE_DIR, else $XDG_CACHE_HOME/ccltune, else ~/.cache/ccltune.
+std::string DefaultCacheDir();
+// A TCP port on 127.0.0.1 that was free a moment ago.
+core::Result<int> PickFreePort();
+
+}  // namespace ccltune::worker

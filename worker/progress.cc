@@ -1,0 +1,24 @@
+#include "worker/progress.h"
+
+#include "core/plan.h"
+
+namespace ccltune::worker {
+
+ProgressPublisher::ProgressPublisher(core::RedisClient& redis, const core::JobKeys& keys,
+                                     std::size_t total)
+    : redis_(redis), keys_(keys) {
+  (void)redis_.Command({"SET", keys_.Progress(), "0 " + std::to_string(total), "EX", "3600"});
+}
+
+void ProgressPublisher::OnRecord(const core::ResultRecord& r) {
+  last_ = std::string(core::OpName(r.op)) + " " + core::DtypeName(r.dtype) + " " +
+          core::FormatSize(r.bytes) + " -> " + r.winner;
+}
+
+void ProgressPublisher::OnProblemDone(std::size_t index, std::size_t total) {
+  (void)redis_.Command({"SET", keys_.Progress(),
+                        std::to_string(index) + " " + std::to_string(total) + " " + last_, "EX",
+                        "3600"});
+}
+
+}  // namespace ccltune::worker

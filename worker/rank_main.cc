@@ -1,0 +1,200 @@
+#include "worker/rank_main.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <fstream>
+#include <thread>
+
+#include "core/choice.h"
+#include "core/fingerprint.h"
+#include "core/job_keys.h"
+#include "core/log.h"
+#include "core/problem.h"
+#include "core/result_store.h"
+#include "worker/attempt_summary.h"
+#include "worker/backend_factory.h"
+#include "worker/bench_runner.h"
+#include "worker/job_control.h"
+#include "worker/poll.h"
+#include "worker/progress.h"
+#include "worker/rendezvous.h"
+
+namespace ccltune::worker {
+namespace {
+
+using core::Status;
+
+// Keeps what the summary needs from the run's events.
+class StatsObserver final : public BenchObserver {
+ public:
+  void OnPreSync(double wait, double skew) override {
+    stats.presync_wait_s = wait;
+    stats.presync_skew_s = skew;
+  }
+  void OnBarrier(double seconds) override { stats.barrier_s.push_back(seconds); }
+  RankStats stats;
+};
+
+std::string NowRfc3339() {
+  std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+// Test hook (integration tests only): hold this rank back before the pre-sync window.
+void MaybeDelayForTest(int rank) {
+  const char* r = std::getenv("CCLTUNE_TEST_PRESYNC_DELAY_RANK");
+  const char* s = std::getenv("CCLTUNE_TEST_PRESYNC_DELAY_SECONDS");
+  if (r && s && std::atoi(r) == rank)
+    std::this_thread::sleep_for(std::chrono::duration<double>(std::atof(s)));
+}
+
+struct Attempt {
+  const RankConfig& cfg;
+  core::RedisClient& redis;
+  JobControl& control;
+  core::JobKeys keys;
+  Rendezvous rendezvous;
+  std::vector<RankRecord> peers;
+};
+
+core::FingerprintInput FingerprintOf(const Backend& backend, const std::vector<RankRecord>& p) {
+  core::FingerprintInput in = backend.FingerprintInfo();
+  std::vector<std::string> hosts;
+  for (const auto& r : p) hosts.push_back(r.host);
+  std::sort(hosts.begin(), hosts.end());
+  hosts.erase(std::unique(hosts.begin(), hosts.end()), hosts.end());
+  in.nodes = static_cast<int>(hosts.size());
+  in.gpus_per_node = static_cast<int>(p.size()) / std::max(1, in.nodes);
+  return in;
+}
+
+void StampRecords(std::vector<core::ResultRecord>& records, const std::string& fp,
+                  const RankConfig& cfg) {
+  const std::string now = NowRfc3339();
+  for (auto& r : records) {
+    r.fingerprint = fp;
+    r.tuned_at = now;
+    r.job_id = cfg.job_id;
+    r.attempt = cfg.attempt;
+    r.tool_version = CCLTUNE_VERSION;
+  }
+}
+
+// Rank 0 only, after every rank finished: one atomic publish, then the summary.
+Status PublishAndSummarize(Attempt& a, const Backend& backend,
+                           std::vector<core::ResultRecord> records, nlohmann::json summary) {
+  const auto fp_in = FingerprintOf(backend, a.peers);
+  const std::string fp = core::Fingerprint(fp_in);
+  StampRecords(records, fp, a.cfg);
+  std::vector<core::ResultRecord> winners;
+  nlohmann::json all = nlohmann::json::array(), unresolved = nlohmann::json::array();
+  for (const auto& r : records) {
+    all.push_back(core::ToJson(r));
+    if (r.winner.empty()) unresolved.push_back(r.Key());
+    else winners.push_back(r);
+  }
+  CCLTUNE_RETURN_IF_ERROR(a.control.Fatal());
+  if (a.cfg.publish) {
+    core::ResultStore store(a.redis);
+    CCLTUNE_RETURN_IF_ERROR(
+        store.Publish(fp, core::CanonicalFingerprintJson(fp_in), winners).WithContext("publish"));
+  }
+  summary["fingerprint"] = fp;
+  summary["fingerprintInfo"] = core::FingerprintJson(fp_in);
+  summary["problems"] = records.size();
+  summary["published"] = a.cfg.publish ? winners.size() : 0;
+  summary["records"] = std::move(all);
+  summary["unresolved"] = std::move(unresolved);
+  const std::string text = summary.dump();
+  auto w = a.redis.Command({"SET", a.keys.Summary(), text, "EX", "86400"});
+  if (!w.ok()) return w.status().WithContext("writing the summary");
+  if (!a.cfg.report_file.empty()) std::ofstream(a.cfg.report_file) << summary.dump(2) << "\n";
+  return Status::Ok();
+}
+
+// Everyone marks done; rank 0 waits for all marks, then publishes. Nothing is published
+// unless every rank got here.
+Status Finish(Attempt& a, Backend& backend, std::vector<core::ResultRecord> records,
+              const StatsObserver& stats, const TimingBreakdown& timing) {
+  const Deadline deadline = DeadlineIn(a.cfg.plan.benchmark.choice_timeout_seconds + 5);
+  CCLTUNE_RETURN_IF_ERROR(backend.Barrier(deadline).WithContext("final barrier"));
+  CCLTUNE_ASSIGN_OR_RETURN(auto all_stats,
+                           a.rendezvous.AllGather("stats", stats.stats.ToJson().dump(), deadline));
+  a.control.StopWatchingPeers();
+  if (a.cfg.rank != 0) return Status::Ok();
+  std::vector<RankStats> ranks;
+  for (const auto& s : all_stats) ranks.push_back(RankStats::FromJson(nlohmann::json::parse(s)));
+  nlohmann::json summary = PresyncAndBarrierJson(ranks);
+  summary["schema"] = kSummarySchema;
+  summary["jobId"] = a.cfg.job_id;
+  summary["attempt"] = a.cfg.attempt;
+  summary["backend"] = a.cfg.backend;
+  summary["worldSize"] = a.cfg.world_size;
+  summary["timing"] = {{"commSetupS", timing.comm_setup},   {"presyncS", timing.presync},
+                       {"barriersS", timing.barriers},      {"timedRunsS", timing.timed_runs},
+                       {"warmupVerifyS", timing.warmup_verify}, {"tuningS", timing.total}};
+  return PublishAndSummarize(a, backend, std::move(records), std::move(summary));
+}
+
+Status RunAttempt(Attempt& a) {
+  const auto& bench = a.cfg.plan.benchmark;
+  CCLTUNE_ASSIGN_OR_RETURN(
+      a.peers, a.rendezvous.Join(LocalRankRecord(a.cfg.rank),
+                                 DeadlineIn(bench.rendezvous_timeout_seconds)));
+  a.control.WatchPeers();
+  TimingBreakdown setup;
+  auto t0 = Clock::now();
+  BackendParams bp{a.cfg.backend, a.cfg.rank, a.cfg.world_size, a.cfg.local_rank,
+                   a.cfg.listen_host};
+  CCLTUNE_ASSIGN_OR_RETURN(auto backend,
+                           CreateBackend(bp, a.rendezvous, a.control, bench,
+                                         DeadlineIn(bench.rendezvous_timeout_seconds)));
+  setup.comm_setup = std::chrono::duration<double>(Clock::now() - t0).count();
+  MaybeDelayForTest(a.cfg.rank);
+  StatsObserver stats;
+  t0 = Clock::now();
+  auto presync = a.rendezvous.PreSync(bench.pre_sync_window_seconds,
+                                      DeadlineIn(bench.pre_sync_window_seconds + 10));
+  if (!presync.ok()) return presync.status();
+  setup.presync = std::chrono::duration<double>(Clock::now() - t0).count();
+  stats.OnPreSync(presync->wait_seconds, presync->skew_seconds);
+  const auto problems = core::ExpandPlan(a.cfg.plan);
+  std::vector<BenchObserver*> observers{&stats};
+  std::unique_ptr<ProgressPublisher> progress;
+  if (a.cfg.rank == 0) {
+    progress = std::make_unique<ProgressPublisher>(a.redis, a.keys, problems.size());
+    observers.push_back(progress.get());
+  }
+  BenchRunner runner(*backend, a.control, a.rendezvous, bench, observers);
+  CCLTUNE_ASSIGN_OR_RETURN(auto records, runner.Run(problems));
+  TimingBreakdown timing = runner.timing();
+  timing.comm_setup += setup.comm_setup;
+  timing.presync = setup.presync;
+  return Finish(a, *backend, std::move(records), stats, timing);
+}
+
+}  // namespace
+
+int RunRank(const RankConfig& cfg) {
+  core::InitLogging("rank " + std::to_string(cfg.rank));
+  auto fail = [&](const Status& st) {
+    std::fprintf(stderr, "ccltune worker: rank %d: error: %s\n", cfg.rank, st.message().c_str());
+    return st.code() == core::StatusCode::kInvalidArgument ? 2 : 1;
+  };
+  auto redis = core::RedisClient::Connect(cfg.redis);
+  if (!redis.ok()) return fail(redis.status());
+  core::JobKeys keys(cfg.job_id, cfg.attempt);
+  auto control = JobControl::Start(cfg.redis, keys, cfg.rank, cfg.world_size);
+  if (!control.ok()) return fail(control.status());
+  Attempt attempt{cfg, **redis, **control, keys,
+                  Rendezvous(**redis, keys, cfg.rank, cfg.world_size, **control), {}};
+  Status st = RunAttempt(attempt);
+  if (st.ok()) return 0;
+  (*control)->RaiseFailure("rank " + std::to_string(cfg.rank) + ": " + st.message());
+  return fail(st);
+}
+
+}  // namespace ccltune::worker

@@ -1,0 +1,34 @@
+// One rank of a tuning attempt, from Redis connection to publish: what `ccltune worker`
+// runs in a pod and what `ccltune tune` spawns N times locally.
+#pragma once
+
+#include <string>
+
+#include "core/plan.h"
+#include "core/redis_client.h"
+#include "core/status.h"
+
+namespace ccltune::worker {
+
+struct RankConfig {
+  std::string job_id;
+  int attempt = 0;
+  int rank = 0;
+  int world_size = 1;
+  int local_rank = 0;
+  std::string backend = "host";  // "host" | "nccl"
+  core::RedisEndpoint redis;
+  core::Plan plan;
+  bool publish = true;
+  std::string listen_host = "127.0.0.1";  // host backend: address peers connect to
+  int metrics_port = -1;                  // < 0: no /metrics server
+  std::string metrics_bind = "127.0.0.1";
+  std::string pushgateway;                // "" = no push at the end
+  std::string report_file;                // rank 0 also writes the summary JSON here
+};
+
+// Runs the rank; returns the process exit code (0 ok, 2 bad input, 1 any other failure)
+// after printing one clear line for a failure.
+int RunRank(const RankConfig& config);
+
+}  // namespace ccltune::worker

@@ -1,0 +1,31 @@
+// What a rank tells the others when it joins (DESIGN §3): where it runs and on what.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/status.h"
+
+namespace ccltune::worker {
+
+struct RankRecord {
+  int rank = 0;
+  std::string host;
+  int pid = 0;
+  std::string gpu_uuid;      // "" on the host backend
+  std::string pci_bus;
+  std::vector<int> nvlink_peers;
+  std::string nccl_version;
+  std::string cuda_version;
+  std::string driver_version;
+
+  nlohmann::json ToJson() const;
+  static core::Result<RankRecord> FromJson(const std::string& text);
+};
+
+// This process's record with host name and pid filled in.
+RankRecord LocalRankRecord(int rank);
+
+}  // namespace ccltune::worker

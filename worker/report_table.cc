@@ -1,0 +1,69 @@
+#include "worker/report_table.h"
+
+#include <cmath>
+#include <string>
+
+#include "core/choice.h"
+#include "core/types.h"
+
+namespace ccltune::worker {
+namespace {
+
+std::string GroupOf(const core::ResultRecord& r) {
+  return std::string(core::OpName(r.op)) + " " + core::DtypeName(r.dtype) + " " +
+         core::RedOpName(r.redop);
+}
+
+double AlgBw(const core::ResultRecord& r, double time_us) {
+  const auto bytes = core::EffectiveBytes(r.op, r.dtype, r.bytes, r.world_size);
+  return time_us > 0 && std::isfinite(time_us) ? static_cast<double>(bytes) / time_us / 1e3 : 0;
+}
+
+void PrintHeader(std::FILE* out, const core::ResultRecord& r) {
+  std::fprintf(out, "\n# %s, %d ranks%s%s\n", GroupOf(r).c_str(), r.world_size,
+               r.fingerprint.empty() ? "" : ", fingerprint ", r.fingerprint.c_str());
+  std::fprintf(out, "#%11s %10s %6s %6s %12s  %-24s %10s %12s %12s %8s\n", "size", "count",
+               "type", "redop", "default(us)", "winner", "time(us)", "algbw(GB/s)",
+               "busbw(GB/s)", "speedup");
+}
+
+void PrintChoices(std::FILE* out, const core::ResultRecord& r) {
+  for (const auto& c : r.choices) {
+    const bool ok = c.status == core::ChoiceStatus::kOk;
+    std::fprintf(out, "%52s  %-24s %10s %12s %12s  %s%s%s\n", "", c.name.c_str(),
+                 ok ? std::to_string(c.time_us).substr(0, 9).c_str() : "-",
+                 ok ? std::to_string(AlgBw(r, c.time_us)).substr(0, 8).c_str() : "-",
+                 ok ? std::to_string(c.busbw_gbs).substr(0, 8).c_str() : "-",
+                 core::ChoiceStatusName(c.status), c.reason.empty() ? "" : ": ",
+                 c.reason.substr(0, 80).c_str());
+  }
+}
+
+}  // namespace
+
+void PrintResultsTable(std::FILE* out, const std::vector<core::ResultRecord>& records,
+                       bool verbose) {
+  std::string group;
+  for (const auto& r : records) {
+    if (GroupOf(r) != group) {
+      group = GroupOf(r);
+      PrintHeader(out, r);
+    }
+    const auto count = core::ElementCount(r.op, r.dtype, r.bytes, r.world_size);
+    if (r.winner.empty()) {
+      std::fprintf(out, " %11llu %10llu %6s %6s %12s  %-24s\n",
+                   static_cast<unsigned long long>(r.bytes),
+                   static_cast<unsigned long long>(count), core::DtypeName(r.dtype),
+                   core::RedOpName(r.redop), "-", "(no valid choice)");
+    } else {
+      std::fprintf(out, " %11llu %10llu %6s %6s %12.2f  %-24s %10.2f %12.3f %12.3f %7.2fx\n",
+                   static_cast<unsigned long long>(r.bytes),
+                   static_cast<unsigned long long>(count), core::DtypeName(r.dtype),
+                   core::RedOpName(r.redop), r.default_time_us, r.winner.c_str(), r.time_us,
+                   AlgBw(r, r.time_us), r.busbw_gbs, r.speedup_vs_default);
+    }
+    if (verbose) PrintChoices(out, r);
+  }
+}
+
+}  // namespace ccltune::worker

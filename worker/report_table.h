@@ -1,0 +1,16 @@
+// The nccl-tests-style table (DESIGN §2.7) that `ccltune tune` and `ccltune results` print:
+// one line per size with the default's time, the winner, its time, algbw, busbw, speedup;
+// with `verbose`, one indented line per measured choice below it.
+#pragma once
+
+#include <cstdio>
+#include <vector>
+
+#include "core/result.h"
+
+namespace ccltune::worker {
+
+void PrintResultsTable(std::FILE* out, const std::vector<core::ResultRecord>& records,
+                       bool verbose);
+
+}  // namespace ccltune::worker
