@@ -27,6 +27,7 @@ import urllib.parse
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import k8spatch      # noqa: E402
+import k8sproto      # noqa: E402
 import k8sselect     # noqa: E402
 import k8sstore      # noqa: E402
 import k8stable      # noqa: E402
@@ -248,6 +249,16 @@ class Handler(http.server.BaseHTTPRequestHandler):
         return self.rfile.read(n) if n else b''
 
     def body_json(self, data):
+        ct = self.headers.get('Content-Type', '')
+        if 'protobuf' in ct:
+            try:
+                return k8sproto.decode(data)
+            except (ValueError, IndexError, UnicodeDecodeError) as e:
+                raise ApiError(415, 'UnsupportedMediaType', 'the body of the request was in an unknown format (%s) - accepted media '
+                               'types include: application/json, application/yaml (the simulator only decodes protobuf for '
+                               'Namespace, ConfigMap, Secret, ServiceAccount)' % e)
+            raise ApiError(415, 'UnsupportedMediaType', 'the body of the request was in an unknown format - accepted media '
+                           'types include: application/json, application/yaml (the simulator does not decode protobuf)')
         if not data:
             raise bad_request('the body of the request was empty')
         try:
