@@ -62,6 +62,7 @@ Result<core::ResultRecord> BenchRunner::RunProblem(const core::Problem& problem)
   rec.redop = problem.redop;
   rec.bytes = problem.bytes;
   rec.world_size = backend_.world_size();
+  rec.fingerprint = fingerprint_;
   for (const auto& candidate : backend_.Candidates(problem)) {
     CCLTUNE_ASSIGN_OR_RETURN(auto result, MeasureChoice(problem, candidate));
     for (auto* o : observers_) o->OnChoice(problem, result, backend_.world_size());

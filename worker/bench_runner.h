@@ -35,6 +35,8 @@ class BenchRunner {
   core::Result<std::vector<core::ResultRecord>> Run(const std::vector<core::Problem>& problems);
 
   const TimingBreakdown& timing() const { return timing_; }
+  // Stamped on every record before observers see it (metrics label results by it).
+  void set_fingerprint(std::string fp) { fingerprint_ = std::move(fp); }
 
  private:
   core::Result<core::ResultRecord> RunProblem(const core::Problem& problem);
@@ -55,6 +57,7 @@ class BenchRunner {
   std::vector<BenchObserver*> observers_;
   TimingBreakdown timing_;
   int epoch_ = 0;
+  std::string fingerprint_;
   std::string note_scope_;  // problem+choice id for notes between ranks
 };
 

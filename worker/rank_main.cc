@@ -16,6 +16,9 @@
 #include "worker/backend_factory.h"
 #include "worker/bench_runner.h"
 #include "worker/job_control.h"
+#include "worker/metrics/metrics_server.h"
+#include "worker/metrics/pushgateway_client.h"
+#include "worker/metrics/worker_metrics.h"
 #include "worker/poll.h"
 #include "worker/progress.h"
 #include "worker/rendezvous.h"
@@ -58,7 +61,41 @@ struct Attempt {
   core::JobKeys keys;
   Rendezvous rendezvous;
   std::vector<RankRecord> peers;
+  std::vector<BenchObserver*> observers;  // metrics, when enabled
+  WorkerMetrics* metrics = nullptr;
 };
+
+// The rank's Prometheus side (DESIGN §7): families, the /metrics server, the final push.
+struct RankMetrics {
+  core::Registry registry;
+  std::unique_ptr<WorkerMetrics> metrics;
+  std::unique_ptr<MetricsServer> server;
+};
+
+core::Result<std::unique_ptr<RankMetrics>> StartMetrics(const RankConfig& cfg) {
+  auto m = std::make_unique<RankMetrics>();
+  if (cfg.metrics_port < 0 && cfg.pushgateway.empty()) return m;
+  CCLTUNE_ASSIGN_OR_RETURN(m->metrics,
+                           WorkerMetrics::Create(m->registry, {cfg.job_id, cfg.rank}));
+  if (cfg.metrics_port >= 0) {
+    MetricsServer::Options o;
+    o.bind_address = cfg.metrics_bind;
+    o.port = cfg.metrics_port;
+    CCLTUNE_ASSIGN_OR_RETURN(m->server, MetricsServer::Start(m->registry, o));
+  }
+  return m;
+}
+
+void FinishMetrics(const RankConfig& cfg, RankMetrics& m) {
+  if (!m.metrics) return;
+  if (!cfg.pushgateway.empty()) {
+    auto st = PushgatewayClient::Push(cfg.pushgateway, cfg.job_id, cfg.rank, m.registry,
+                                      DeadlineIn(5));
+    if (!st.ok()) core::LogWarn("pushgateway: " + st.ToString());
+  }
+  if (m.server && cfg.metrics_linger_seconds > 0)
+    std::this_thread::sleep_for(std::chrono::duration<double>(cfg.metrics_linger_seconds));
+}
 
 core::FingerprintInput FingerprintOf(const Backend& backend, const std::vector<RankRecord>& p) {
   core::FingerprintInput in = backend.FingerprintInfo();
@@ -156,19 +193,27 @@ Status RunAttempt(Attempt& a) {
   MaybeDelayForTest(a.cfg.rank);
   StatsObserver stats;
   t0 = Clock::now();
+  std::vector<BenchObserver*> observers{&stats};
+  observers.insert(observers.end(), a.observers.begin(), a.observers.end());
   auto presync = a.rendezvous.PreSync(bench.pre_sync_window_seconds,
                                       DeadlineIn(bench.pre_sync_window_seconds + 10));
-  if (!presync.ok()) return presync.status();
+  if (!presync.ok()) {
+    if (presync.status().code() == core::StatusCode::kTimeout)
+      for (auto* o : observers) o->OnPreSyncTimeout();
+    return presync.status();
+  }
   setup.presync = std::chrono::duration<double>(Clock::now() - t0).count();
-  stats.OnPreSync(presync->wait_seconds, presync->skew_seconds);
+  for (auto* o : observers) o->OnPreSync(presync->wait_seconds, presync->skew_seconds);
   const auto problems = core::ExpandPlan(a.cfg.plan);
-  std::vector<BenchObserver*> observers{&stats};
   std::unique_ptr<ProgressPublisher> progress;
   if (a.cfg.rank == 0) {
     progress = std::make_unique<ProgressPublisher>(a.redis, a.keys, problems.size());
     observers.push_back(progress.get());
   }
   BenchRunner runner(*backend, a.control, a.rendezvous, bench, observers);
+  const std::string fp = core::Fingerprint(FingerprintOf(*backend, a.peers));
+  runner.set_fingerprint(fp);
+  if (a.metrics) a.metrics->SetFingerprint(fp);
   CCLTUNE_ASSIGN_OR_RETURN(auto records, runner.Run(problems));
   TimingBreakdown timing = runner.timing();
   timing.comm_setup += setup.comm_setup;
@@ -189,9 +234,14 @@ int RunRank(const RankConfig& cfg) {
   core::JobKeys keys(cfg.job_id, cfg.attempt);
   auto control = JobControl::Start(cfg.redis, keys, cfg.rank, cfg.world_size);
   if (!control.ok()) return fail(control.status());
+  auto metrics = StartMetrics(cfg);
+  if (!metrics.ok()) return fail(metrics.status().WithContext("metrics"));
   Attempt attempt{cfg, **redis, **control, keys,
-                  Rendezvous(**redis, keys, cfg.rank, cfg.world_size, **control), {}};
+                  Rendezvous(**redis, keys, cfg.rank, cfg.world_size, **control), {}, {}, nullptr};
+  attempt.metrics = (*metrics)->metrics.get();
+  if (attempt.metrics) attempt.observers.push_back(attempt.metrics);
   Status st = RunAttempt(attempt);
+  FinishMetrics(cfg, **metrics);
   if (st.ok()) return 0;
   (*control)->RaiseFailure("rank " + std::to_string(cfg.rank) + ": " + st.message());
   return fail(st);

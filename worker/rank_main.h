@@ -24,6 +24,7 @@ struct RankConfig {
   int metrics_port = -1;                  // < 0: no /metrics server
   std::string metrics_bind = "127.0.0.1";
   std::string pushgateway;                // "" = no push at the end
+  double metrics_linger_seconds = 0;      // keep /metrics up this long after the end
   std::string report_file;                // rank 0 also writes the summary JSON here
 };
 

@@ -25,6 +25,7 @@ struct WorkerFlags {
   int metrics_port = -1;
   std::string metrics_bind = "0.0.0.0";
   std::string pushgateway;
+  double metrics_linger = 0;
   bool no_publish = false;
 };
 
@@ -78,6 +79,7 @@ int RunWorkerCommand(WorkerFlags& f) {
   cfg.metrics_port = f.metrics_port;
   cfg.metrics_bind = f.metrics_bind;
   cfg.pushgateway = f.pushgateway;
+  cfg.metrics_linger_seconds = f.metrics_linger;
   cfg.report_file = f.report_file;
   return RunRank(cfg);
 }
@@ -109,6 +111,9 @@ Runner AddWorkerCommand(CLI::App& app) {
       ->envname("CCLTUNE_METRICS_PORT")->check(CLI::Range(1, 65535));
   c->add_option("--metrics-bind", f->metrics_bind, "Address of the /metrics server");
   c->add_option("--pushgateway", f->pushgateway)->envname("CCLTUNE_PUSHGATEWAY");
+  c->add_option("--metrics-linger", f->metrics_linger,
+                "Keep /metrics up this many seconds after the end (for a last scrape)")
+      ->check(CLI::Range(0.0, 600.0));
   c->add_flag("--no-publish", f->no_publish, "Do not publish winners");
   return [f] { return RunWorkerCommand(*f); };
 }
