@@ -88,6 +88,8 @@ class NodeAgent:
         self.stopping = threading.Event()
         self.thread = None
         self.unschedulable_noted = {}
+        self.busy = False
+        self.retry = False
 
     # ---- set-up ----------------------------------------------------------------
     def start(self):
@@ -165,7 +167,8 @@ class NodeAgent:
     # ---- the loop ----------------------------------------------------------------
     def _loop(self):
         while not self.stopping.is_set():
-            self.wake.wait(0.5)
+            self.wake.wait(0.25 if self.busy else 1.0)
+            time.sleep(0.02)          # coalesce bursts of events into one pass
             self.wake.clear()
             if self.stopping.is_set():
                 break
@@ -229,9 +232,9 @@ class NodeAgent:
             if not proc.reported:
                 self._report_exit(rt, p, proc, rc)
         with self.lock:
-            busy = any(p.popen.poll() is None or not p.reported for p in self.procs.values())
-        if busy:
-            threading.Timer(0.25, self.wake.set).start()
+            self.busy = any(p.popen.poll() is None or not p.reported for p in self.procs.values())
+        self.busy = self.busy or bool(self.retry)
+        self.retry = False
 
     # ---- scheduling ----------------------------------------------------------------
     def _requests(self, pod):
@@ -558,7 +561,7 @@ class NodeAgent:
                                         'ready': False, 'started': False, 'restartCount': 0,
                                         'state': {'waiting': {'reason': reason, 'message': msg}}}]
         self.store.mutate(rt, md['namespace'], md['name'], f, uid=md['uid'])
-        threading.Timer(1.0, self.wake.set).start()   # retry, as the kubelet does
+        self.retry = True   # retried on the next pass, as the kubelet does
 
     def _fail_start(self, rt, pod, msg):
         md = pod['metadata']
