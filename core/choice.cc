@@ -93,8 +93,8 @@ bool TestChoicesEnabled() {
 
 bool OnBackend(const BaseSpec& spec, const std::string& backend) {
   if (spec.base == "test-hang" && !TestChoicesEnabled()) return false;
-  return backend.empty() || std::find(spec.backends.begin(), spec.backends.end(), backend) !=
-                                spec.backends.end();
+  return backend.empty() ||
+         std::find(spec.backends.begin(), spec.backends.end(), backend) != spec.backends.end();
 }
 
 std::string Join(const std::vector<std::string>& v) {
@@ -123,8 +123,8 @@ Status ParseParam(const BaseSpec& spec, const std::string& item, ChoiceName& out
   }
   auto value = it->check(item.substr(eq + 1));
   if (!value.ok()) {
-    return InvalidArgument(spec.base + " parameter " + key + "='" + item.substr(eq + 1) +
-                           "' " + value.status().message());
+    return InvalidArgument(spec.base + " parameter " + key + "='" + item.substr(eq + 1) + "' " +
+                           value.status().message());
   }
   out.params[key] = *value;
   return Status::Ok();
@@ -146,14 +146,14 @@ const std::vector<std::string>& ChoiceBases(const std::string& backend) {
   static const auto build = [](const std::string& b) {
     std::vector<std::string> out;
     for (const auto& spec : Catalog()) {
-      const bool listed = b.empty() || std::find(spec.backends.begin(), spec.backends.end(),
-                                                 b) != spec.backends.end();
+      const bool listed = b.empty() || std::find(spec.backends.begin(), spec.backends.end(), b) !=
+                                           spec.backends.end();
       if (listed && spec.base != "test-hang") out.push_back(spec.base);
     }
     return out;
   };
-  static const std::vector<std::string> host = build("host"), nccl = build("nccl"),
-                                        any = build(""), none;
+  static const std::vector<std::string> host = build("host"), nccl = build("nccl"), any = build(""),
+                                        none;
   if (backend == "host") return host;
   if (backend == "nccl") return nccl;
   return backend.empty() ? any : none;

@@ -9,7 +9,7 @@
 namespace ccltune::core {
 
 nlohmann::json FingerprintJson(const FingerprintInput& in) {
-  return nlohmann::json{{"backend", in.backend},          {"gpuModel", in.gpu_model},
+  return nlohmann::json{{"backend", in.backend},           {"gpuModel", in.gpu_model},
                         {"gpusPerNode", in.gpus_per_node}, {"nodes", in.nodes},
                         {"p2p", in.p2p_summary},           {"ncclVersion", in.nccl_version},
                         {"cudaRuntime", in.cuda_runtime},  {"driver", in.driver}};
@@ -20,8 +20,7 @@ std::string CanonicalFingerprintJson(const FingerprintInput& in) {
 }
 
 std::string Sha256Hex(const std::string& data) {
-  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(),
-                                                               &EVP_MD_CTX_free);
+  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), &EVP_MD_CTX_free);
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
   // These calls fail only on allocation failure; an empty string marks that (never a

@@ -16,10 +16,14 @@ std::shared_ptr<spdlog::logger> g_logger;
 
 spdlog::level::level_enum ToSpd(LogLevel level) {
   switch (level) {
-    case LogLevel::kDebug: return spdlog::level::debug;
-    case LogLevel::kInfo: return spdlog::level::info;
-    case LogLevel::kWarn: return spdlog::level::warn;
-    case LogLevel::kError: return spdlog::level::err;
+    case LogLevel::kDebug:
+      return spdlog::level::debug;
+    case LogLevel::kInfo:
+      return spdlog::level::info;
+    case LogLevel::kWarn:
+      return spdlog::level::warn;
+    case LogLevel::kError:
+      return spdlog::level::err;
   }
   return spdlog::level::info;
 }
@@ -28,11 +32,16 @@ bool LevelFromEnv(LogLevel* level) {
   const char* v = std::getenv("CCLTUNE_LOG_LEVEL");
   if (v == nullptr) return false;
   const std::string s(v);
-  if (s == "debug") *level = LogLevel::kDebug;
-  else if (s == "info") *level = LogLevel::kInfo;
-  else if (s == "warn") *level = LogLevel::kWarn;
-  else if (s == "error") *level = LogLevel::kError;
-  else return false;
+  if (s == "debug")
+    *level = LogLevel::kDebug;
+  else if (s == "info")
+    *level = LogLevel::kInfo;
+  else if (s == "warn")
+    *level = LogLevel::kWarn;
+  else if (s == "error")
+    *level = LogLevel::kError;
+  else
+    return false;
   return true;
 }
 
@@ -71,8 +80,6 @@ void InitLogging(const std::string& prefix, LogLevel level) {
   }
 }
 
-void Log(LogLevel level, const std::string& message) {
-  Logger()->log(ToSpd(level), message);
-}
+void Log(LogLevel level, const std::string& message) { Logger()->log(ToSpd(level), message); }
 
 }  // namespace ccltune::core

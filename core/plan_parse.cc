@@ -45,8 +45,8 @@ Status SizeRange(const YAML::Node& node, const std::string& path, const PlanLimi
     factor = *f;
   }
   if (lo > hi) {
-    return FieldError(Key(path, "min"), FormatSize(lo) + " is larger than max " +
-                                            FormatSize(hi) + " (must be min <= max)");
+    return FieldError(Key(path, "min"), FormatSize(lo) + " is larger than max " + FormatSize(hi) +
+                                            " (must be min <= max)");
   }
   for (std::uint64_t s = lo; s <= hi; s *= static_cast<std::uint64_t>(factor)) {
     if (out.size() == limits.max_sizes_per_collective) {
@@ -173,7 +173,8 @@ Status UnwrapJob(const YAML::Node& root, const std::string& prefix, YAML::Node& 
   if (root["kind"]) {
     CCLTUNE_ASSIGN_OR_RETURN(std::string kind, yaml::String(root["kind"], prefix + "kind"));
     if (kind != "CollectiveTuningJob") {
-      return FieldError(prefix + "kind", "'" + kind + "' is not allowed (must be CollectiveTuningJob)");
+      return FieldError(prefix + "kind",
+                        "'" + kind + "' is not allowed (must be CollectiveTuningJob)");
     }
   }
   path = prefix + "spec.";

@@ -43,8 +43,7 @@ Status ValidateSizes(const CollectiveSpec& c, const std::string& path, const Pla
     if (s == 0) return FieldError(Index(path, i), "0 is not allowed (must be > 0)");
     if (s > l.max_bytes) {
       return FieldError(Index(path, i), FormatSize(s) + " is not allowed (must be <= " +
-                                            FormatSize(l.max_bytes) +
-                                            ", the configured cap)");
+                                            FormatSize(l.max_bytes) + ", the configured cap)");
     }
     if (i > 0 && s <= c.sizes[i - 1]) {
       return FieldError(Index(path, i), "sizes must be ascending without duplicates");
@@ -57,8 +56,8 @@ Status ValidateDtypes(const CollectiveSpec& c, const std::string& path) {
   if (c.dtypes.empty()) return FieldError(path, "must not be empty (" + AllowedDtypes() + ")");
   for (std::size_t i = 0; i < c.dtypes.size(); ++i) {
     if (std::count(c.dtypes.begin(), c.dtypes.begin() + i, c.dtypes[i]) != 0) {
-      return FieldError(Index(path, i), std::string("'") + DtypeName(c.dtypes[i]) +
-                                            "' is listed twice");
+      return FieldError(Index(path, i),
+                        std::string("'") + DtypeName(c.dtypes[i]) + "' is listed twice");
     }
   }
   return Status::Ok();
@@ -66,8 +65,8 @@ Status ValidateDtypes(const CollectiveSpec& c, const std::string& path) {
 
 Status ValidateReduceOp(const CollectiveSpec& c, const std::string& path) {
   if (IsReducing(c.op) && c.reduce_op == RedOp::kNone) {
-    return FieldError(path, "is required for " + std::string(OpName(c.op)) + " (" +
-                                AllowedRedOps() + ")");
+    return FieldError(
+        path, "is required for " + std::string(OpName(c.op)) + " (" + AllowedRedOps() + ")");
   }
   // kSum is CollectiveSpec's default, so code that builds a plan for a non-reducing op may
   // leave it; ExpandPlan maps it to "none". Anything else was asked for on purpose.
@@ -103,8 +102,8 @@ Status ValidateBenchmark(const BenchmarkSpec& b, const std::string& path, const 
   CCLTUNE_RETURN_IF_ERROR(IntIn(Key(path, "warmupIters"), b.warmup_iters, 0, l.max_iters));
   CCLTUNE_RETURN_IF_ERROR(IntIn(Key(path, "iters"), b.iters, 1, l.max_iters));
   CCLTUNE_RETURN_IF_ERROR(IntIn(Key(path, "rounds"), b.rounds, 1, l.max_rounds));
-  CCLTUNE_RETURN_IF_ERROR(
-      SecondsIn(Key(path, "preSyncWindowSeconds"), b.pre_sync_window_seconds, l.max_timeout_seconds));
+  CCLTUNE_RETURN_IF_ERROR(SecondsIn(Key(path, "preSyncWindowSeconds"), b.pre_sync_window_seconds,
+                                    l.max_timeout_seconds));
   CCLTUNE_RETURN_IF_ERROR(SecondsIn(Key(path, "rendezvousTimeoutSeconds"),
                                     b.rendezvous_timeout_seconds, l.max_timeout_seconds));
   CCLTUNE_RETURN_IF_ERROR(SecondsIn(Key(path, "choiceTimeoutSeconds"), b.choice_timeout_seconds,

@@ -35,7 +35,7 @@ timeval ToTimeval(std::chrono::milliseconds ms) {
 void IgnoreSigpipeOnce() {
   static std::once_flag once;
   std::call_once(once, [] {
-    struct sigaction old{};
+    struct sigaction old {};
     if (sigaction(SIGPIPE, nullptr, &old) == 0 && old.sa_handler == SIG_DFL) {
       signal(SIGPIPE, SIG_IGN);
     }
@@ -53,12 +53,24 @@ std::string CommandName(const std::vector<std::string>& argv) {
 RedisValue ToValue(const redisReply* r) {
   RedisValue v;
   switch (r->type) {
-    case REDIS_REPLY_STRING: v.type = RedisValue::Type::kString; break;
-    case REDIS_REPLY_STATUS: v.type = RedisValue::Type::kStatus; break;
-    case REDIS_REPLY_ERROR: v.type = RedisValue::Type::kError; break;
-    case REDIS_REPLY_INTEGER: v.type = RedisValue::Type::kInteger; break;
-    case REDIS_REPLY_ARRAY: v.type = RedisValue::Type::kArray; break;
-    default: v.type = RedisValue::Type::kNil; break;
+    case REDIS_REPLY_STRING:
+      v.type = RedisValue::Type::kString;
+      break;
+    case REDIS_REPLY_STATUS:
+      v.type = RedisValue::Type::kStatus;
+      break;
+    case REDIS_REPLY_ERROR:
+      v.type = RedisValue::Type::kError;
+      break;
+    case REDIS_REPLY_INTEGER:
+      v.type = RedisValue::Type::kInteger;
+      break;
+    case REDIS_REPLY_ARRAY:
+      v.type = RedisValue::Type::kArray;
+      break;
+    default:
+      v.type = RedisValue::Type::kNil;
+      break;
   }
   if (r->str != nullptr) v.str.assign(r->str, r->len);
   v.integer = r->integer;
@@ -69,9 +81,9 @@ RedisValue ToValue(const redisReply* r) {
 // Errors that mean "the data or server state does not allow this", as opposed to a bug in
 // the command we sent.
 bool IsStateError(const std::string& msg) {
-  static const char* kPrefixes[] = {"WRONGTYPE", "NOAUTH",   "WRONGPASS", "READONLY",
-                                    "OOM",       "BUSY",     "LOADING",   "MISCONF",
-                                    "NOPERM",    "EXECABORT", "NOSCRIPT", "MASTERDOWN"};
+  static const char* kPrefixes[] = {"WRONGTYPE", "NOAUTH",    "WRONGPASS", "READONLY",
+                                    "OOM",       "BUSY",      "LOADING",   "MISCONF",
+                                    "NOPERM",    "EXECABORT", "NOSCRIPT",  "MASTERDOWN"};
   for (const char* p : kPrefixes) {
     if (msg.starts_with(p)) return true;
   }
@@ -171,13 +183,11 @@ Result<RedisValue> RedisClient::CommandOnce(const std::vector<std::string>& argv
     const bool timeout = IsTimeout(ctx_.get(), saved_errno);
     ctx_.reset();  // hiredis contexts are unusable after an error
     if (timeout) {
-      return TimeoutError("redis " + CommandName(argv) + ": no reply from " +
-                          endpoint_.ToString() + " within " +
-                          std::to_string(options_.command_timeout.count()) + " ms");
+      return TimeoutError("redis " + CommandName(argv) + ": no reply from " + endpoint_.ToString() +
+                          " within " + std::to_string(options_.command_timeout.count()) + " ms");
     }
     *connection_error = true;
-    return Unavailable("redis " + CommandName(argv) + " on " + endpoint_.ToString() + ": " +
-                       why);
+    return Unavailable("redis " + CommandName(argv) + " on " + endpoint_.ToString() + ": " + why);
   }
   if (reply->type == REDIS_REPLY_ERROR) {
     return ErrorReplyStatus(CommandName(argv), std::string(reply->str, reply->len));
@@ -243,9 +253,9 @@ Result<RedisValue> RedisClient::TransactionOnce(
       const bool timeout = IsTimeout(ctx_.get(), errno);
       const std::string why = ctx_->errstr;
       ctx_.reset();
-      return Status(timeout ? StatusCode::kTimeout : StatusCode::kUnavailable,
-                    "redis EXEC on " + endpoint_.ToString() + ": " + why +
-                        " (transaction outcome unknown)");
+      return Status(
+          timeout ? StatusCode::kTimeout : StatusCode::kUnavailable,
+          "redis EXEC on " + endpoint_.ToString() + ": " + why + " (transaction outcome unknown)");
     }
     ReplyPtr reply(static_cast<redisReply*>(raw));
     if (reply->type == REDIS_REPLY_ERROR && first_error.ok()) {
@@ -264,8 +274,7 @@ Result<RedisValue> RedisClient::TransactionOnce(
   return exec;
 }
 
-Result<RedisValue> RedisClient::Transaction(
-    const std::vector<std::vector<std::string>>& commands) {
+Result<RedisValue> RedisClient::Transaction(const std::vector<std::vector<std::string>>& commands) {
   for (const auto& argv : commands) {
     if (argv.empty()) return InvalidArgument("redis transaction: empty command");
   }

@@ -42,8 +42,8 @@ Result<int> ParseIntField(const std::string& text, int lo, int hi, const char* f
   auto [p, ec] = std::from_chars(text.data(), end, v);
   if (text.empty() || ec != std::errc() || p != end || v < lo || v > hi) {
     return InvalidArgument("redis URL: " + std::string(field) + " '" + text +
-                           "' is not allowed (must be an integer " + std::to_string(lo) +
-                           ".." + std::to_string(hi) + ")");
+                           "' is not allowed (must be an integer " + std::to_string(lo) + ".." +
+                           std::to_string(hi) + ")");
   }
   return v;
 }

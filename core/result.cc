@@ -30,11 +30,16 @@ void SetWinner(ResultRecord& r, const ChoiceResult& w) {
 
 const char* ChoiceStatusName(ChoiceStatus s) {
   switch (s) {
-    case ChoiceStatus::kOk: return "ok";
-    case ChoiceStatus::kWrong: return "wrong";
-    case ChoiceStatus::kTimeout: return "timeout";
-    case ChoiceStatus::kFailed: return "failed";
-    case ChoiceStatus::kSkipped: return "skipped";
+    case ChoiceStatus::kOk:
+      return "ok";
+    case ChoiceStatus::kWrong:
+      return "wrong";
+    case ChoiceStatus::kTimeout:
+      return "timeout";
+    case ChoiceStatus::kFailed:
+      return "failed";
+    case ChoiceStatus::kSkipped:
+      return "skipped";
   }
   return "?";
 }

@@ -13,9 +13,10 @@ using nlohmann::json;
 json Time(double us) { return std::isfinite(us) ? json(us) : json(nullptr); }
 
 json ChoiceToJson(const ChoiceResult& c) {
-  json j{{"name", c.name},         {"params", c.params},      {"timeUs", Time(c.time_us)},
-         {"minUs", Time(c.min_us)}, {"maxUs", Time(c.max_us)}, {"status", ChoiceStatusName(c.status)},
-         {"busbwGBs", c.busbw_gbs}};
+  json j{
+      {"name", c.name},          {"params", c.params},      {"timeUs", Time(c.time_us)},
+      {"minUs", Time(c.min_us)}, {"maxUs", Time(c.max_us)}, {"status", ChoiceStatusName(c.status)},
+      {"busbwGBs", c.busbw_gbs}};
   if (!c.reason.empty()) j["reason"] = c.reason;
   return j;
 }
@@ -93,7 +94,8 @@ Result<ChoiceResult> ChoiceFromJson(const json& j, const std::string& path) {
   r.Num("busbwGBs", c.busbw_gbs);
   CCLTUNE_RETURN_IF_ERROR(r.status());
   auto parsed = ParseChoiceStatus(status);
-  if (!parsed.ok()) return DataLoss("result record field " + path + ".status: " + parsed.status().message());
+  if (!parsed.ok())
+    return DataLoss("result record field " + path + ".status: " + parsed.status().message());
   c.status = *parsed;
   return c;
 }
@@ -128,7 +130,8 @@ Status ReadChoices(const json& j, ResultRecord& rec) {
     return DataLoss("result record field choices must be an array");
   }
   for (std::size_t i = 0; i < it->size(); ++i) {
-    CCLTUNE_ASSIGN_OR_RETURN(auto c, ChoiceFromJson((*it)[i], "choices[" + std::to_string(i) + "]"));
+    CCLTUNE_ASSIGN_OR_RETURN(auto c,
+                             ChoiceFromJson((*it)[i], "choices[" + std::to_string(i) + "]"));
     rec.choices.push_back(std::move(c));
   }
   return Status::Ok();
@@ -167,8 +170,8 @@ Result<ResultRecord> ResultFromJson(const nlohmann::json& j) {
   }
   if (schema->get<long long>() != kResultSchema) {
     return DataLoss("result record schema " + schema->dump() +
-                    " is not supported (this build reads schema " +
-                    std::to_string(kResultSchema) + ")");
+                    " is not supported (this build reads schema " + std::to_string(kResultSchema) +
+                    ")");
   }
   ResultRecord rec;
   Reader r(j, "");

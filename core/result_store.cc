@@ -13,11 +13,9 @@ constexpr char kFingerprintSet[] = "ccltune:v1:fingerprints";
 
 // Fingerprints become parts of keys and SCAN patterns: keep them to [0-9a-z-_].
 Status CheckFingerprint(const std::string& fp) {
-  const bool ok = !fp.empty() && fp.size() <= 64 &&
-                  std::all_of(fp.begin(), fp.end(), [](char c) {
-                    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || c == '-' ||
-                           c == '_';
-                  });
+  const bool ok = !fp.empty() && fp.size() <= 64 && std::all_of(fp.begin(), fp.end(), [](char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || c == '-' || c == '_';
+  });
   if (ok) return Status::Ok();
   return InvalidArgument("fingerprint '" + fp +
                          "' is not allowed (must be 1-64 characters of 0-9, a-z, '-', '_')");
@@ -64,8 +62,8 @@ std::string ResultKey(const std::string& fp, const std::string& problem_key) {
 }
 
 std::string IndexKey(const std::string& fp, Op op, Dtype dtype, RedOp redop) {
-  return std::string(kPrefix) + "index:" + fp + ":" + OpName(op) + ":" + DtypeName(dtype) +
-         ":" + RedOpName(redop);
+  return std::string(kPrefix) + "index:" + fp + ":" + OpName(op) + ":" + DtypeName(dtype) + ":" +
+         RedOpName(redop);
 }
 
 std::string FingerprintKey(const std::string& fp) { return std::string(kPrefix) + "fp:" + fp; }
@@ -88,8 +86,8 @@ Status ResultStore::Publish(const std::string& fp, const std::string& fingerprin
                                              {"SADD", kFingerprintSet, fp}};
   for (const auto& r : records) {
     if (r.fingerprint != fp) {
-      return InvalidArgument("publish: record " + r.Key() + " has fingerprint '" +
-                             r.fingerprint + "', not " + fp);
+      return InvalidArgument("publish: record " + r.Key() + " has fingerprint '" + r.fingerprint +
+                             "', not " + fp);
     }
     const std::string bytes = std::to_string(r.bytes);
     cmds.push_back({"SET", ResultKey(fp, r.Key()), ToJson(r).dump()});
@@ -101,8 +99,8 @@ Status ResultStore::Publish(const std::string& fp, const std::string& fingerprin
   return Status::Ok();
 }
 
-Result<ResultRecord> ResultStore::Lookup(const std::string& fp, Op op, Dtype dtype,
-                                         RedOp redop, std::uint64_t bytes) {
+Result<ResultRecord> ResultStore::Lookup(const std::string& fp, Op op, Dtype dtype, RedOp redop,
+                                         std::uint64_t bytes) {
   CCLTUNE_RETURN_IF_ERROR(CheckFingerprint(fp));
   const std::string index = IndexKey(fp, op, dtype, redop);
   CCLTUNE_ASSIGN_OR_RETURN(RedisValue v, redis_.Command({"ZRANGE", index, "0", "-1"}));
@@ -157,7 +155,8 @@ Result<std::vector<std::string>> ResultStore::Fingerprints() {
 Result<std::string> ResultStore::FingerprintJson(const std::string& fp) {
   CCLTUNE_RETURN_IF_ERROR(CheckFingerprint(fp));
   CCLTUNE_ASSIGN_OR_RETURN(RedisValue v, redis_.Command({"GET", FingerprintKey(fp)}));
-  if (v.is_nil()) return NotFound("fingerprint " + fp + " is not known (no " + FingerprintKey(fp) + ")");
+  if (v.is_nil())
+    return NotFound("fingerprint " + fp + " is not known (no " + FingerprintKey(fp) + ")");
   return v.str;
 }
 

@@ -1,7 +1,7 @@
 // Size strings of plans and flags: a decimal byte count with an optional binary unit.
 // Decimal units (KB, MB) are rejected on purpose: 1KB is ambiguous (1000 or 1024).
-#include <charconv>
 #include <cctype>
+#include <charconv>
 #include <string>
 
 #include "core/plan.h"
@@ -13,8 +13,8 @@ struct Unit {
   const char* name;
   std::uint64_t bytes;
 };
-constexpr Unit kUnits[] = {{"GiB", 1ull << 30}, {"MiB", 1ull << 20}, {"KiB", 1ull << 10},
-                           {"B", 1}, {"", 1}};
+constexpr Unit kUnits[] = {
+    {"GiB", 1ull << 30}, {"MiB", 1ull << 20}, {"KiB", 1ull << 10}, {"B", 1}, {"", 1}};
 
 std::string Hint(const std::string& unit) {
   std::string lower;

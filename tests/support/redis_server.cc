@@ -21,12 +21,24 @@ using Clock = std::chrono::steady_clock;
 using core::Status;
 
 std::vector<std::string> ServerArgs(const RedisServerOptions& o, const std::string& dir) {
-  std::vector<std::string> args{"redis-server",   "--port",         std::to_string(o.port),
-                                "--bind",         "127.0.0.1",      "--dir",
-                                dir,              "--logfile",      dir + "/redis.log",
-                                "--daemonize",    "no",             "--save",
-                                "",               "--appendonly",   o.persist ? "yes" : "no",
-                                "--appendfsync",  "always",         "--protected-mode",
+  std::vector<std::string> args{"redis-server",
+                                "--port",
+                                std::to_string(o.port),
+                                "--bind",
+                                "127.0.0.1",
+                                "--dir",
+                                dir,
+                                "--logfile",
+                                dir + "/redis.log",
+                                "--daemonize",
+                                "no",
+                                "--save",
+                                "",
+                                "--appendonly",
+                                o.persist ? "yes" : "no",
+                                "--appendfsync",
+                                "always",
+                                "--protected-mode",
                                 "no"};
   if (!o.password.empty()) {
     args.push_back("--requirepass");
@@ -121,8 +133,7 @@ Status RedisServer::WaitReady() {
   }
   return core::TimeoutError("redis-server on port " + std::to_string(options_.port) +
                             " did not answer PING within " +
-                            std::to_string(options_.ready_timeout.count()) + " ms: " +
-                            LogTail());
+                            std::to_string(options_.ready_timeout.count()) + " ms: " + LogTail());
 }
 
 Status RedisServer::Reap(std::chrono::milliseconds timeout) {

@@ -40,9 +40,9 @@ class RedisServer {
   std::string url() const;  // redis://[:password@]127.0.0.1:port/0
   const std::filesystem::path& dir() const { return dir_.path(); }
 
-  core::Status Stop();     // SIGTERM, then SIGKILL after 5 s; waits for the exit
-  core::Status Kill();     // SIGKILL: a crash
-  core::Status Restart();  // Stop() if running, then start again on the same port
+  core::Status Stop();          // SIGTERM, then SIGKILL after 5 s; waits for the exit
+  core::Status Kill();          // SIGKILL: a crash
+  core::Status Restart();       // Stop() if running, then start again on the same port
   std::string LogTail() const;  // last lines of the server log, for failure messages
 
  private:

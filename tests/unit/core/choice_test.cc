@@ -1,7 +1,7 @@
+#include "core/choice.h"
+
 #include <gtest/gtest.h>
 #include <stdlib.h>
-
-#include "core/choice.h"
 
 namespace ccltune::core {
 namespace {
@@ -30,8 +30,7 @@ TEST(Choice, CanonicalFormSortsParams) {
 }
 
 TEST(Choice, BackendRestrictsBases) {
-  EXPECT_NE(Error("ring", "nccl").find("not a known choice for backend nccl"),
-            std::string::npos);
+  EXPECT_NE(Error("ring", "nccl").find("not a known choice for backend nccl"), std::string::npos);
   EXPECT_NE(Error("nccl", "host").find("allowed: ring, recursive-doubling"), std::string::npos);
   EXPECT_NE(Error("ring", "gpu").find("backend 'gpu'"), std::string::npos);
   EXPECT_EQ(DefaultChoice("nccl"), "nccl");
@@ -50,8 +49,7 @@ TEST(Choice, RejectsBadParamsNamingWhatIsAllowed) {
   EXPECT_NE(Error("oneshot:threads=100").find("multiple of 32"), std::string::npos);
   EXPECT_NE(Error("oneshot:blocks=2000").find("1..1024"), std::string::npos);
   EXPECT_NE(Error("oneshot:mode=both").find("pull|push"), std::string::npos);
-  EXPECT_NE(Error("nccl:foo=1").find("allowed: algo, proto, ctas, p2pchunk"),
-            std::string::npos);
+  EXPECT_NE(Error("nccl:foo=1").find("allowed: algo, proto, ctas, p2pchunk"), std::string::npos);
   EXPECT_NE(Error("ring:x=1", "host").find("it takes none"), std::string::npos);
   EXPECT_NE(Error("nccl:algo").find("key=value"), std::string::npos);
   EXPECT_NE(Error("nccl:algo=ring,algo=tree").find("given twice"), std::string::npos);

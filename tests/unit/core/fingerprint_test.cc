@@ -1,10 +1,11 @@
+#include "core/fingerprint.h"
+
 #include <gtest/gtest.h>
 
 #include <array>
 #include <cstdio>
 #include <fstream>
 
-#include "core/fingerprint.h"
 #include "tests/support/temp_dir.h"
 
 namespace ccltune::core {

@@ -1,8 +1,8 @@
 // Logging goes to stderr with the prefix; CCLTUNE_LOG_LEVEL overrides the level.
+#include "core/log.h"
+
 #include <gtest/gtest.h>
 #include <stdlib.h>
-
-#include "core/log.h"
 
 namespace ccltune::core {
 namespace {

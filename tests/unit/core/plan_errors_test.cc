@@ -34,10 +34,11 @@ const BadPlan kBadPlans[] = {
     {"negative size", C1("{op: allReduce, sizes: [1KiB, -5]}"), "collectives[0].sizes[1]",
      "negative"},
     {"decimal unit", C1("{op: allReduce, sizes: [1KB]}"), "collectives[0].sizes[0]", "use KiB"},
-    {"min > max", C1("{op: allGather, sizes: {min: 64MiB, max: 1KiB}}"),
-     "collectives[0].sizes.min", "64MiB is larger than max 1KiB"},
-    {"factor 1", "collectives:\n- {op: allReduce, sizes: [1KiB]}\n"
-                 "- {op: allReduce, sizes: {min: 1KiB, max: 1MiB, factor: 1}}",
+    {"min > max", C1("{op: allGather, sizes: {min: 64MiB, max: 1KiB}}"), "collectives[0].sizes.min",
+     "64MiB is larger than max 1KiB"},
+    {"factor 1",
+     "collectives:\n- {op: allReduce, sizes: [1KiB]}\n"
+     "- {op: allReduce, sizes: {min: 1KiB, max: 1MiB, factor: 1}}",
      "collectives[1].sizes.factor", "1 is not allowed (must be an integer >= 2)"},
     {"fractional factor", C1("{op: allReduce, sizes: {min: 1KiB, max: 1MiB, factor: 1.5}}"),
      "collectives[0].sizes.factor", "must be an integer >= 2"},
@@ -66,32 +67,39 @@ const BadPlan kBadPlans[] = {
     {"collectives missing", "benchmark: {iters: 1}", "collectives", "non-empty list"},
     {"zero iters", "collectives: [{op: allReduce, sizes: [1KiB]}]\nbenchmark: {iters: 0}",
      "benchmark.iters", "0 is not allowed (must be an integer 1..100000)"},
-    {"negative warmup", "collectives: [{op: allReduce, sizes: [1KiB]}]\n"
-                        "benchmark: {warmupIters: -1}",
+    {"negative warmup",
+     "collectives: [{op: allReduce, sizes: [1KiB]}]\n"
+     "benchmark: {warmupIters: -1}",
      "benchmark.warmupIters", "-1 is not allowed"},
     {"zero rounds", "collectives: [{op: allReduce, sizes: [1KiB]}]\nbenchmark: {rounds: 0}",
      "benchmark.rounds", "must be an integer 1..1000"},
     {"text iters", "collectives: [{op: allReduce, sizes: [1KiB]}]\nbenchmark: {iters: many}",
      "benchmark.iters", "'many' is not an integer"},
-    {"zero timeout", "collectives: [{op: allReduce, sizes: [1KiB]}]\n"
-                     "benchmark: {choiceTimeoutSeconds: 0}",
+    {"zero timeout",
+     "collectives: [{op: allReduce, sizes: [1KiB]}]\n"
+     "benchmark: {choiceTimeoutSeconds: 0}",
      "benchmark.choiceTimeoutSeconds", "must be > 0"},
-    {"huge rendezvous timeout", "collectives: [{op: allReduce, sizes: [1KiB]}]\n"
-                                "benchmark: {rendezvousTimeoutSeconds: 1e9}",
+    {"huge rendezvous timeout",
+     "collectives: [{op: allReduce, sizes: [1KiB]}]\n"
+     "benchmark: {rendezvousTimeoutSeconds: 1e9}",
      "benchmark.rendezvousTimeoutSeconds", "must be > 0 and <= 86400"},
-    {"negative presync", "collectives: [{op: allReduce, sizes: [1KiB]}]\n"
-                         "benchmark: {preSyncWindowSeconds: -2}",
+    {"negative presync",
+     "collectives: [{op: allReduce, sizes: [1KiB]}]\n"
+     "benchmark: {preSyncWindowSeconds: -2}",
      "benchmark.preSyncWindowSeconds", "must be > 0"},
-    {"noise 100", "collectives: [{op: allReduce, sizes: [1KiB]}]\n"
-                  "benchmark: {noiseThresholdPercent: 100}",
+    {"noise 100",
+     "collectives: [{op: allReduce, sizes: [1KiB]}]\n"
+     "benchmark: {noiseThresholdPercent: 100}",
      "benchmark.noiseThresholdPercent", "must be >= 0 and < 100"},
     {"bool as word", "collectives: [{op: allReduce, sizes: [1KiB]}]\nbenchmark: {cudaGraph: 1}",
      "benchmark.cudaGraph", "must be true or false"},
-    {"unknown benchmark field", "collectives: [{op: allReduce, sizes: [1KiB]}]\n"
-                                "benchmark: {iterations: 5}",
+    {"unknown benchmark field",
+     "collectives: [{op: allReduce, sizes: [1KiB]}]\n"
+     "benchmark: {iterations: 5}",
      "benchmark.iterations", "allowed: warmupIters, iters, rounds"},
-    {"too many problems", C1("{op: allReduce, dtypes: [fp32, fp16, bf16, int32, int8], "
-                             "sizes: {min: 1, max: 32768}}"),
+    {"too many problems",
+     C1("{op: allReduce, dtypes: [fp32, fp16, bf16, int32, int8], "
+        "sizes: {min: 1, max: 32768}}"),
      "collectives", "80 problems"},
     {"not a mapping", "- op: allReduce", "plan", "must be a mapping"},
     {"syntax error", "collectives: [{op: allReduce, sizes: [1KiB]}", "plan",
@@ -99,8 +107,9 @@ const BadPlan kBadPlans[] = {
     {"empty document", "", "plan", "empty"},
     {"job of wrong kind", "apiVersion: ccltune.io/v1alpha1\nkind: Job\nspec: {}", "kind",
      "must be CollectiveTuningJob"},
-    {"job with bad field", "kind: CollectiveTuningJob\nspec:\n  collectives:\n"
-                           "  - {op: allReduce, sizes: [1KiB], dtypes: [fp8]}",
+    {"job with bad field",
+     "kind: CollectiveTuningJob\nspec:\n  collectives:\n"
+     "  - {op: allReduce, sizes: [1KiB], dtypes: [fp8]}",
      "spec.collectives[0].dtypes[0]", "not a known dtype"},
     {"job with bad backend", "kind: CollectiveTuningJob\nspec: {backend: gpu, collectives: []}",
      "spec.backend", "not one of nccl, host"},

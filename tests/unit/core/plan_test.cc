@@ -1,8 +1,9 @@
+#include "core/plan.h"
+
 #include <gtest/gtest.h>
 
 #include <fstream>
 
-#include "core/plan.h"
 #include "core/problem.h"
 #include "tests/support/temp_dir.h"
 
@@ -114,9 +115,9 @@ TEST(DefaultPlan, HostAndNcclAreValidAndAsDocumented) {
   ASSERT_EQ(host.collectives.size(), 3u);
   EXPECT_EQ(host.collectives[1].op, Op::kAllGather);
   EXPECT_EQ(host.collectives[1].reduce_op, RedOp::kNone);
-  EXPECT_EQ(host.collectives[0].sizes,
-            (std::vector<std::uint64_t>{1 << 10, 1 << 12, 1 << 14, 1 << 16, 1 << 18, 1 << 20,
-                                        1 << 22}));
+  EXPECT_EQ(
+      host.collectives[0].sizes,
+      (std::vector<std::uint64_t>{1 << 10, 1 << 12, 1 << 14, 1 << 16, 1 << 18, 1 << 20, 1 << 22}));
   EXPECT_EQ(host.benchmark.warmup_iters, 3);
   EXPECT_EQ(host.benchmark.iters, 10);
   EXPECT_EQ(host.benchmark.rounds, 5);

@@ -1,11 +1,12 @@
 // RedisClient against a real redis-server: commands, error replies, command timeouts,
 // reconnects across restarts, AUTH/ACL users, SELECT, transactions.
+#include "core/redis_client.h"
+
 #include <gtest/gtest.h>
 
 #include <ctime>
 #include <thread>
 
-#include "core/redis_client.h"
 #include "tests/support/redis_server.h"
 
 namespace ccltune::core {
@@ -187,8 +188,7 @@ TEST(RedisClient, TransactionAppliesAllOrReportsWhy) {
   // A command rejected while queueing aborts the whole transaction: nothing applied.
   auto queued = c->Transaction({{"SET", "b", "1"}, {"GET"}});
   ASSERT_FALSE(queued.ok());
-  EXPECT_NE(queued.status().message().find("GET"), std::string::npos)
-      << queued.status().message();
+  EXPECT_NE(queued.status().message().find("GET"), std::string::npos) << queued.status().message();
   EXPECT_TRUE(c->Command({"GET", "b"})->is_nil());
   // WATCH + a concurrent write makes EXEC return nil: Aborted.
   auto other = ConnectTo(server->endpoint());

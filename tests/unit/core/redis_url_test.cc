@@ -41,15 +41,15 @@ TEST(ParseRedisUrl, ErrorsNameTheProblem) {
     const char* url;
     const char* says;
   };
-  for (const Case& c : {Case{"rediss://h:6379", "TLS"}, Case{"http://h", "must start with redis://"},
-                        Case{"h:6379", "must start with redis://"},
-                        Case{"redis://h:0", "port '0' is not allowed"},
-                        Case{"redis://h:65536", "port"}, Case{"redis://h:abc", "port 'abc'"},
-                        Case{"redis://h:", "port"}, Case{"redis://h/16", "db '16' is not allowed (must be an integer 0..15)"},
-                        Case{"redis://h/x", "db 'x'"}, Case{"redis://:6379", "host is empty"},
-                        Case{"redis://:pa%4@h", "percent-encoding"},
-                        Case{"redis://:@h", "empty password"},
-                        Case{"redis://h/0?timeout=1", "query"}}) {
+  for (const Case& c :
+       {Case{"rediss://h:6379", "TLS"}, Case{"http://h", "must start with redis://"},
+        Case{"h:6379", "must start with redis://"}, Case{"redis://h:0", "port '0' is not allowed"},
+        Case{"redis://h:65536", "port"}, Case{"redis://h:abc", "port 'abc'"},
+        Case{"redis://h:", "port"},
+        Case{"redis://h/16", "db '16' is not allowed (must be an integer 0..15)"},
+        Case{"redis://h/x", "db 'x'"}, Case{"redis://:6379", "host is empty"},
+        Case{"redis://:pa%4@h", "percent-encoding"}, Case{"redis://:@h", "empty password"},
+        Case{"redis://h/0?timeout=1", "query"}}) {
     auto ep = ParseRedisUrl(c.url);
     ASSERT_FALSE(ep.ok()) << c.url;
     EXPECT_EQ(ep.status().code(), StatusCode::kInvalidArgument);

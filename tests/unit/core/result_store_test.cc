@@ -1,7 +1,8 @@
 // ResultStore against a real redis-server, and the nearest-bucket rule on its own.
+#include "core/result_store.h"
+
 #include <gtest/gtest.h>
 
-#include "core/result_store.h"
 #include "tests/support/redis_server.h"
 
 namespace ccltune::core {
@@ -14,9 +15,9 @@ TEST(NearestLog2Bucket, PicksTheClosestInLog2Space) {
   EXPECT_EQ(NearestLog2Bucket(tuned, 1024), 1024u);
   EXPECT_EQ(NearestLog2Bucket(tuned, 1), 1024u);
   EXPECT_EQ(NearestLog2Bucket(tuned, 0), 1024u);
-  EXPECT_EQ(NearestLog2Bucket(tuned, 3000), 4096u);  // log2: 0.45 away vs 1.55
-  EXPECT_EQ(NearestLog2Bucket(tuned, 2000), 1024u);  // 0.97 vs 1.03
-  EXPECT_EQ(NearestLog2Bucket(tuned, 2048), 4096u);  // exact tie → larger bucket
+  EXPECT_EQ(NearestLog2Bucket(tuned, 3000), 4096u);    // log2: 0.45 away vs 1.55
+  EXPECT_EQ(NearestLog2Bucket(tuned, 2000), 1024u);    // 0.97 vs 1.03
+  EXPECT_EQ(NearestLog2Bucket(tuned, 2048), 4096u);    // exact tie → larger bucket
   EXPECT_EQ(NearestLog2Bucket(tuned, 16384), 65536u);  // tie between 4096 and 65536
   EXPECT_EQ(NearestLog2Bucket(tuned, 1ull << 40), 65536u);
   EXPECT_EQ(NearestLog2Bucket({3000, 12000}, 6000), 12000u);  // 6000² = 3000·12000: tie
@@ -82,8 +83,7 @@ TEST_F(ResultStoreTest, PublishListAndLookupNearest) {
   ASSERT_TRUE(hit.ok()) << hit.status().ToString();
   EXPECT_EQ(hit->bytes, 4096u);
   EXPECT_EQ(hit->winner, "direct");
-  EXPECT_EQ(store_->Lookup(fp, Op::kAllReduce, Dtype::kFp32, RedOp::kSum, 300000)->bytes,
-            1u << 20);
+  EXPECT_EQ(store_->Lookup(fp, Op::kAllReduce, Dtype::kFp32, RedOp::kSum, 300000)->bytes, 1u << 20);
   auto miss = store_->Lookup(fp, Op::kAllReduce, Dtype::kBf16, RedOp::kSum, 4096);
   EXPECT_EQ(miss.status().code(), StatusCode::kNotFound);
   EXPECT_EQ(*store_->Fingerprints(), std::vector<std::string>{fp});
@@ -112,8 +112,7 @@ TEST_F(ResultStoreTest, TwoFingerprintsDoNotMix) {
   ASSERT_TRUE(store_->Publish(b, "{}", {Rec(b, Op::kAllReduce, 4096, "recursive-doubling")}).ok());
   EXPECT_EQ(store_->List(a)->size(), 4u);
   EXPECT_EQ(store_->List(b)->size(), 1u);
-  EXPECT_EQ(store_->Lookup(a, Op::kAllReduce, Dtype::kFp32, RedOp::kSum, 4096)->winner,
-            "direct");
+  EXPECT_EQ(store_->Lookup(a, Op::kAllReduce, Dtype::kFp32, RedOp::kSum, 4096)->winner, "direct");
   EXPECT_EQ(store_->Lookup(b, Op::kAllReduce, Dtype::kFp32, RedOp::kSum, 1 << 20)->winner,
             "recursive-doubling");
   EXPECT_EQ(*store_->Fingerprints(), (std::vector<std::string>{a, b}));

@@ -25,8 +25,8 @@ TEST(ParseSize, RejectsDecimalUnitsWithHint) {
 }
 
 TEST(ParseSize, RejectsJunk) {
-  for (const char* bad : {"", "0", "0KiB", "-1", "-4KiB", "1.5MiB", "abc", "KiB", "1 KiB",
-                          "12x", "99999999999999999999", "17179869184GiB", "0x10"}) {
+  for (const char* bad : {"", "0", "0KiB", "-1", "-4KiB", "1.5MiB", "abc", "KiB", "1 KiB", "12x",
+                          "99999999999999999999", "17179869184GiB", "0x10"}) {
     auto r = ParseSize(bad);
     EXPECT_FALSE(r.ok()) << "'" << bad << "' parsed as " << (r.ok() ? *r : 0);
     if (!r.ok()) {

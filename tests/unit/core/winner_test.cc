@@ -67,14 +67,15 @@ TEST(PickWinner, TiesGoToTheDefaultThenToTheEarlierChoice) {
 TEST(PickWinner, InvalidChoicesNeverWin) {
   auto r = Record({Choice("ring", 100), Choice("direct", 10, ChoiceStatus::kWrong),
                    Choice("rs+ag", kInf, ChoiceStatus::kTimeout),
-                   Choice("pairwise", 5, ChoiceStatus::kSkipped), Choice("x", 1, ChoiceStatus::kFailed)});
+                   Choice("pairwise", 5, ChoiceStatus::kSkipped),
+                   Choice("x", 1, ChoiceStatus::kFailed)});
   ASSERT_TRUE(PickWinner(r, "ring", 3).ok());
   EXPECT_EQ(r.winner, "ring");
 }
 
 TEST(PickWinner, DefaultFailedFastestValidWinsWithUnknownSpeedup) {
-  auto r = Record({Choice("ring", kInf, ChoiceStatus::kTimeout), Choice("direct", 80),
-                   Choice("rs+ag", 70)});
+  auto r = Record(
+      {Choice("ring", kInf, ChoiceStatus::kTimeout), Choice("direct", 80), Choice("rs+ag", 70)});
   ASSERT_TRUE(PickWinner(r, "ring", 3).ok());
   EXPECT_EQ(r.winner, "rs+ag");
   EXPECT_DOUBLE_EQ(r.speedup_vs_default, 0);
