@@ -1,0 +1,36 @@
+// Runs the real `ccltune` binary (path from $CCLTUNE_BIN, set by ctest) as a child process
+// for integration tests: with a deadline, its combined output captured in a file.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "tests/support/temp_dir.h"
+#include "worker/child_process.h"
+
+namespace ccltune::testing {
+
+struct RunResult {
+  int code = -1;         // exit code; -1 if it had to be killed at the deadline
+  std::string output;    // stdout + stderr
+  double seconds = 0;    // wall time
+};
+
+std::string CcltuneBin();
+std::string ReadFile(const std::string& path);
+
+// Runs to completion or kills it after `timeout_seconds`.
+RunResult RunCcltune(const std::vector<std::string>& args,
+                     const std::map<std::string, std::string>& env = {},
+                     double timeout_seconds = 120);
+
+// Starts it in the background; output goes to `output_file`.
+worker::ChildProcess StartCcltune(const std::vector<std::string>& args,
+                                  const std::map<std::string, std::string>& env,
+                                  const std::string& output_file);
+
+// A small host-backend plan as YAML, for `--plan`.
+std::string WritePlan(const TempDir& dir, const std::string& name, const std::string& yaml);
+
+}  // namespace ccltune::testing

@@ -1,0 +1,197 @@
+// Fault cases of a local job (issue 2): each ends within a bound with a clear message and
+// leaves nothing partial in Redis.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <thread>
+
+#include "core/result_store.h"
+#include "tests/integration/ccltune_process.h"
+#include "tests/support/free_port.h"
+#include "tests/support/redis_server.h"
+
+namespace ccltune::testing {
+namespace {
+
+using worker::ChildProcess;
+using worker::DeadlineIn;
+
+class FaultTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto s = RedisServer::Start();
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    redis_ = std::move(s).value();
+    client_ = Connect();
+  }
+  std::unique_ptr<core::RedisClient> Connect() {
+    auto c = core::RedisClient::Connect(redis_->endpoint());
+    EXPECT_TRUE(c.ok()) << c.status().ToString();
+    return c.ok() ? std::move(c).value() : nullptr;
+  }
+  std::size_t CountKeys(const std::string& pattern) {
+    auto r = client_->Command({"KEYS", pattern});
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? r->elements.size() : 0;
+  }
+  // Blocks until the job's progress key says `problems` are done (or fails the test).
+  void WaitForProgress(const std::string& job, int problems, double seconds) {
+    const auto deadline = DeadlineIn(seconds);
+    while (!worker::Expired(deadline)) {
+      auto v = client_->Command({"GET", "ccltune:v1:job:" + job + ":0:progress"});
+      if (v.ok() && !v->is_nil() && std::atoi(v->str.c_str()) >= problems) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    FAIL() << "job " << job << " made no progress in " << seconds << " s";
+  }
+  std::vector<ChildProcess> StartWorkers(const std::string& job, const std::string& plan,
+                                         const std::vector<int>& ranks, int world) {
+    std::vector<ChildProcess> out;
+    for (int r : ranks)
+      out.push_back(StartCcltune({"worker", "--rank", std::to_string(r), "--world-size",
+                                  std::to_string(world), "--job-id", job, "--redis",
+                                  redis_->url(), "--plan", plan},
+                                 {}, dir_.File("rank" + std::to_string(r) + ".log")));
+    return out;
+  }
+
+  std::unique_ptr<RedisServer> redis_;
+  std::unique_ptr<core::RedisClient> client_;
+  TempDir dir_{"ccltune-fault"};
+};
+
+const char* kLongPlan = R"(
+collectives:
+- op: allReduce
+  dtypes: [fp32]
+  sizes: {min: 1KiB, max: 4MiB, factor: 2}
+benchmark: {warmupIters: 2, iters: 20, rounds: 10, choiceTimeoutSeconds: 5,
+            rendezvousTimeoutSeconds: 20}
+)";
+
+TEST_F(FaultTest, RankKilledMidBenchmarkEndsTheJobAndPublishesNothing) {
+  const auto plan = WritePlan(dir_, "plan.yaml", kLongPlan);
+  auto workers = StartWorkers("killed", plan, {0, 1, 2, 3}, 4);
+  WaitForProgress("killed", 2, 60);
+  workers[2].Signal(SIGKILL);
+  const auto killed_at = worker::Clock::now();
+  for (int r : {0, 1, 3}) {
+    auto code = workers[r].Wait(DeadlineIn(5 + 5 + 1));
+    ASSERT_TRUE(code.ok()) << "rank " << r << " still running 11 s after the kill";
+    EXPECT_NE(*code, 0);
+    const auto log = ReadFile(dir_.File("rank" + std::to_string(r) + ".log"));
+    EXPECT_NE(log.find("rank 2"), std::string::npos) << "rank " << r << ": " << log;
+  }
+  const double took = std::chrono::duration<double>(worker::Clock::now() - killed_at).count();
+  EXPECT_LT(took, 10.0);
+  EXPECT_EQ(CountKeys("ccltune:v1:result:*"), 0u);
+  EXPECT_EQ(CountKeys("ccltune:v1:job:killed:0:published"), 0u);
+  EXPECT_EQ(CountKeys("ccltune:v1:job:killed:0:summary"), 0u);
+}
+
+TEST_F(FaultTest, RankThatNeverStartsFailsTheRendezvousNamingIt) {
+  const auto plan = WritePlan(dir_, "plan.yaml", R"(
+collectives: [{op: allReduce, sizes: [4096]}]
+benchmark: {rendezvousTimeoutSeconds: 3}
+)");
+  auto workers = StartWorkers("missing", plan, {0, 1, 2}, 4);
+  for (int r : {0, 1, 2}) {
+    auto code = workers[r].Wait(DeadlineIn(3 + 10));
+    ASSERT_TRUE(code.ok()) << "rank " << r << " did not give up";
+    EXPECT_NE(*code, 0);
+    const auto log = ReadFile(dir_.File("rank" + std::to_string(r) + ".log"));
+    EXPECT_NE(log.find("missing ranks: 3"), std::string::npos) << log;
+  }
+  EXPECT_EQ(CountKeys("ccltune:v1:result:*"), 0u);
+}
+
+TEST_F(FaultTest, LateRankFailsThePreSyncWindowNamingIt) {
+  auto run = RunCcltune({"tune", "--ranks", "3", "--backend", "host", "--redis", redis_->url(),
+                         "--op", "allReduce", "--sizes", "4096", "--presync-window", "1"},
+                        {{"CCLTUNE_TEST_PRESYNC_DELAY_RANK", "2"},
+                         {"CCLTUNE_TEST_PRESYNC_DELAY_SECONDS", "3"}},
+                        60);
+  EXPECT_NE(run.code, 0) << run.output;
+  EXPECT_NE(run.output.find("PreSyncTimeout: ranks 2 did not arrive"), std::string::npos)
+      << run.output;
+  EXPECT_LT(run.seconds, 30);
+  EXPECT_EQ(CountKeys("ccltune:v1:result:*"), 0u);
+}
+
+TEST_F(FaultTest, UnreachableRedisIsReportedClearly) {
+  const int port = FreePort();
+  const std::string url = "redis://127.0.0.1:" + std::to_string(port) + "/0";
+  auto run = RunCcltune({"tune", "--ranks", "2", "--backend", "host", "--redis", url}, {}, 60);
+  EXPECT_EQ(run.code, 1) << run.output;
+  EXPECT_NE(run.output.find("127.0.0.1:" + std::to_string(port)), std::string::npos)
+      << run.output;
+  EXPECT_LT(run.seconds, 30);
+}
+
+TEST_F(FaultTest, RedisRestartedMidJobIsRiddenOut) {
+  const auto plan = WritePlan(dir_, "plan.yaml", kLongPlan);
+  auto tune = StartCcltune({"tune", "--ranks", "3", "--backend", "host", "--redis",
+                            redis_->url(), "--plan", plan, "--job-id", "restart"},
+                           {}, dir_.File("tune.log"));
+  WaitForProgress("restart", 2, 60);
+  ASSERT_TRUE(redis_->Restart().ok());
+  client_ = Connect();
+  auto code = tune.Wait(DeadlineIn(240));
+  ASSERT_TRUE(code.ok()) << "tune did not finish";
+  EXPECT_EQ(*code, 0) << ReadFile(dir_.File("tune.log"));
+  EXPECT_EQ(CountKeys("ccltune:v1:result:*"), 13u) << ReadFile(dir_.File("tune.log"));
+}
+
+TEST_F(FaultTest, TwoJobsShareOneRedisWithoutMixing) {
+  auto a = StartCcltune({"tune", "--ranks", "2", "--backend", "host", "--redis", redis_->url(),
+                         "--op", "allReduce", "--sizes", "1KiB:64KiB:4", "--json",
+                         dir_.File("a.json")},
+                        {}, dir_.File("a.log"));
+  auto b = StartCcltune({"tune", "--ranks", "2", "--backend", "host", "--redis", redis_->url(),
+                         "--op", "allGather", "--sizes", "1KiB:64KiB:4", "--json",
+                         dir_.File("b.json")},
+                        {}, dir_.File("b.log"));
+  auto ca = a.Wait(DeadlineIn(180));
+  auto cb = b.Wait(DeadlineIn(180));
+  ASSERT_TRUE(ca.ok() && cb.ok());
+  EXPECT_EQ(*ca, 0) << ReadFile(dir_.File("a.log"));
+  EXPECT_EQ(*cb, 0) << ReadFile(dir_.File("b.log"));
+  const auto ja = nlohmann::json::parse(ReadFile(dir_.File("a.json")));
+  const auto jb = nlohmann::json::parse(ReadFile(dir_.File("b.json")));
+  EXPECT_NE(ja["jobId"], jb["jobId"]);
+  for (const auto& r : ja["records"]) EXPECT_EQ(r["op"], "allReduce");
+  for (const auto& r : jb["records"]) EXPECT_EQ(r["op"], "allGather");
+  EXPECT_EQ(ja["records"].size(), 4u);
+  EXPECT_EQ(jb["records"].size(), 4u);
+  EXPECT_EQ(CountKeys("ccltune:v1:result:*"), 8u);
+}
+
+TEST_F(FaultTest, HangingChoiceTimesOutAndTheJobGoesOn) {
+  const std::string json = dir_.File("hang.json");
+  auto run = RunCcltune({"tune", "--ranks", "3", "--backend", "host", "--redis", redis_->url(),
+                         "--op", "allReduce", "--sizes", "4096,65536", "--choices",
+                         "ring,test-hang,direct", "--choice-timeout", "2", "--json", json},
+                        {{"CCLTUNE_ENABLE_TEST_CHOICES", "1"}}, 120);
+  ASSERT_EQ(run.code, 0) << run.output;
+  const auto summary = nlohmann::json::parse(ReadFile(json));
+  ASSERT_EQ(summary["records"].size(), 2u);
+  for (const auto& r : summary["records"]) {
+    bool saw_hang = false;
+    for (const auto& c : r["choices"]) {
+      if (c["name"] == "test-hang") {
+        saw_hang = true;
+        EXPECT_EQ(c["status"], "timeout") << c.dump();
+      } else {
+        EXPECT_EQ(c["status"], "ok") << c.dump();
+      }
+    }
+    EXPECT_TRUE(saw_hang);
+    EXPECT_NE(r["winner"], "test-hang");
+  }
+  EXPECT_EQ(CountKeys("ccltune:v1:result:*"), 2u);
+  // Two timeouts of 2 s plus the bounded recovery: far below a minute.
+  EXPECT_LT(run.seconds, 60);
+}
+
+}  // namespace
+}  // namespace ccltune::testing

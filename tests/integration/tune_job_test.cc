@@ -1,0 +1,98 @@
+// A whole local job: `ccltune tune` with 4 host-backend ranks against a real redis-server,
+// then the shared cache read back with `ccltune results` and through ResultStore.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <set>
+
+#include "core/choice.h"
+#include "core/result_store.h"
+#include "tests/integration/ccltune_process.h"
+#include "tests/support/redis_server.h"
+
+namespace ccltune::testing {
+namespace {
+
+class TuneJobTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto s = RedisServer::Start();
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    redis_ = std::move(s).value();
+    auto c = core::RedisClient::Connect(redis_->endpoint());
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    client_ = std::move(c).value();
+  }
+  std::unique_ptr<RedisServer> redis_;
+  std::unique_ptr<core::RedisClient> client_;
+  TempDir dir_{"ccltune-tune"};
+};
+
+// The rule of DESIGN §2.6, checked from the record's own choice list.
+void ExpectWinnerRule(const core::ResultRecord& r, double noise_percent) {
+  const core::ChoiceResult* def = nullptr;
+  const core::ChoiceResult* fastest = nullptr;
+  for (const auto& c : r.choices) {
+    if (c.name == "ring") def = &c;
+    if (c.status != core::ChoiceStatus::kOk) continue;
+    if (!fastest || c.time_us < fastest->time_us) fastest = &c;
+  }
+  ASSERT_NE(def, nullptr) << r.Key() << ": the default was not measured";
+  ASSERT_NE(fastest, nullptr) << r.Key();
+  if (r.winner == "ring") {
+    EXPECT_LE(def->time_us, fastest->time_us * (1 + noise_percent / 100) + 1e-9) << r.Key();
+  } else {
+    EXPECT_EQ(r.winner, fastest->name) << r.Key();
+    EXPECT_GT(def->time_us, fastest->time_us * (1 + noise_percent / 100)) << r.Key();
+    EXPECT_NEAR(r.speedup_vs_default, def->time_us / fastest->time_us, 1e-6) << r.Key();
+  }
+  for (const auto& c : r.choices)
+    if (c.name == r.winner) EXPECT_DOUBLE_EQ(r.time_us, c.time_us) << r.Key();
+}
+
+TEST_F(TuneJobTest, FourRanksPublishOneRecordPerProblemWithTheRightWinner) {
+  const std::string json = dir_.File("summary.json");
+  auto run = RunCcltune({"tune", "--ranks", "4", "--backend", "host", "--redis", redis_->url(),
+                         "--op", "allReduce,allGather,reduceScatter", "--sizes", "1KiB:4MiB:4",
+                         "--iters", "5", "--rounds", "3", "--warmup", "1", "--json", json},
+                        {}, 300);
+  ASSERT_EQ(run.code, 0) << run.output;
+  EXPECT_NE(run.output.find("busbw(GB/s)"), std::string::npos) << run.output;
+
+  core::ResultStore store(*client_);
+  auto fps = store.Fingerprints();
+  ASSERT_TRUE(fps.ok()) << fps.status().ToString();
+  ASSERT_EQ(fps->size(), 1u);
+  auto records = store.List(fps->front());
+  ASSERT_TRUE(records.ok()) << records.status().ToString();
+  // 3 ops x 7 sizes (1KiB, 4KiB, ..., 4MiB), exactly one record each.
+  ASSERT_EQ(records->size(), 21u);
+  std::set<std::string> keys;
+  for (const auto& r : *records) {
+    keys.insert(r.Key());
+    EXPECT_EQ(r.world_size, 4);
+    EXPECT_EQ(r.fingerprint, fps->front());
+    ExpectWinnerRule(r, 3.0);
+  }
+  EXPECT_EQ(keys.size(), 21u);
+  auto raw = client_->Command({"KEYS", "ccltune:v1:result:*"});
+  ASSERT_TRUE(raw.ok());
+  EXPECT_EQ(raw->elements.size(), 21u);
+
+  const std::string summary = ReadFile(json);
+  EXPECT_NE(summary.find("\"presync\""), std::string::npos);
+
+  auto listed = RunCcltune({"results", "--redis", redis_->url()});
+  ASSERT_EQ(listed.code, 0) << listed.output;
+  for (const char* op : {"allReduce", "allGather", "reduceScatter"})
+    EXPECT_NE(listed.output.find(op), std::string::npos) << listed.output;
+
+  // Nearest tuned size in log2 space: 3000 bytes → the 4 KiB bucket.
+  auto one = RunCcltune({"results", "--redis", redis_->url(), "--op", "allReduce", "--dtype",
+                         "fp32", "--bytes", "3000"});
+  ASSERT_EQ(one.code, 0) << one.output;
+  EXPECT_NE(one.output.find("\"bytes\": 4096"), std::string::npos) << one.output;
+}
+
+}  // namespace
+}  // namespace ccltune::testing
