@@ -29,8 +29,10 @@ class KubectlTest(unittest.TestCase):
         return self.sim.kubectl(*a, **kw)
 
     def test_01_apply_get_delete(self):
-        out = self.k('apply', '-f', os.path.join(TESTDATA, 'crd.yaml')).stdout
-        self.assertIn('customresourcedefinition.apiextensions.k8s.io/collectivetuningjobs.ccltune.io created', out)
+        # CRD and CR in one apply: as with a real API server, the CR's mapping is resolved before the CRD exists
+        r = self.k('apply', '-f', os.path.join(TESTDATA, 'crd.yaml'), '-f', os.path.join(TESTDATA, 'ctj.yaml'), check=False)
+        self.assertIn('customresourcedefinition.apiextensions.k8s.io/collectivetuningjobs.ccltune.io created', r.stdout)
+        self.assertIn('ensure CRDs are installed first', r.stderr)
         self.k('wait', '--for=condition=established', 'crd/collectivetuningjobs.ccltune.io', '--timeout=10s')
         self.assertIn('collectivetuningjob.ccltune.io/demo created', self.k('apply', '-f', os.path.join(TESTDATA, 'ctj.yaml')).stdout)
         self.assertIn('unchanged', self.k('apply', '-f', os.path.join(TESTDATA, 'ctj.yaml')).stdout)

@@ -314,7 +314,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             if path == '/openapi/v2':
                 if 'protobuf' in self.headers.get('Accept', ''):
                     # an empty openapi_v2.Document: kubectl then knows no schemas and skips client-side validation
-                    return self.send_raw(200, b'', 'application/com.github.proto-openapi.spec.v2@v1.0+protobuf')
+                    return self.send_raw(200, b'', 'application/com.github.proto-openapi.spec.v2.v1.0+protobuf')
                 return self.send_json(200, {'swagger': '2.0', 'info': {'title': 'Kubernetes', 'version': 'v1.32.0'},
                                             'paths': {}, 'definitions': {}})
             if path == '/openapi/v3':
@@ -836,7 +836,7 @@ def main(argv=None):
         key, crt = make_cert(tmpdir)
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         ctx.load_cert_chain(crt, key)
-        httpd.socket = ctx.wrap_socket(httpd.socket, server_side=True)
+        httpd.socket = ctx.wrap_socket(httpd.socket, server_side=True, do_handshake_on_connect=False)
         scheme = 'https'
         with open(crt, 'rb') as f:
             ca_pem = f.read()
