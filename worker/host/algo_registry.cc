@@ -1,0 +1,45 @@
+#include "worker/host/algorithms.h"
+
+namespace ccltune::worker::host {
+
+const std::vector<Algorithm>& Algorithms() {
+  using core::Op;
+  static const std::vector<Algorithm> kAll = {
+      {Op::kAllReduce, "ring", &AllReduceRing},
+      {Op::kAllReduce, "recursive-doubling", &AllReduceRecursiveDoubling},
+      {Op::kAllReduce, "direct", &AllReduceDirect},
+      {Op::kAllReduce, "rs+ag", &AllReduceRsAg},
+      {Op::kAllGather, "ring", &AllGatherRing},
+      {Op::kAllGather, "direct", &AllGatherDirect},
+      {Op::kReduceScatter, "ring", &ReduceScatterRing},
+      {Op::kReduceScatter, "direct", &ReduceScatterDirect},
+      {Op::kAllToAll, "pairwise", &AllToAllPairwise},
+      {Op::kAllToAll, "direct", &AllToAllDirect},
+      {Op::kBroadcast, "binomial", &BroadcastBinomial},
+      {Op::kBroadcast, "direct", &BroadcastDirect},
+      {Op::kAllReduce, "test-hang", &TestHang, true},
+      {Op::kAllGather, "test-hang", &TestHang, true},
+      {Op::kReduceScatter, "test-hang", &TestHang, true},
+      {Op::kAllToAll, "test-hang", &TestHang, true},
+      {Op::kBroadcast, "test-hang", &TestHang, true},
+  };
+  return kAll;
+}
+
+const Algorithm* FindAlgorithm(core::Op op, std::string_view name) {
+  for (const Algorithm& a : Algorithms()) {
+    if (a.op == op && name == a.name) return &a;
+  }
+  return nullptr;
+}
+
+std::string AlgorithmNames(core::Op op, bool with_test_choices) {
+  std::string out;
+  for (const Algorithm& a : Algorithms()) {
+    if (a.op != op || (a.test_only && !with_test_choices)) continue;
+    out += (out.empty() ? "" : ", ") + std::string(a.name);
+  }
+  return out;
+}
+
+}  // namespace ccltune::worker::host

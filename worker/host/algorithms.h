@@ -1,0 +1,59 @@
+// The host backend's algorithm catalog: one AlgoFn per (collective, choice), each in its own
+// file, plus the shared ring/direct building blocks they are made of.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/types.h"
+#include "worker/host/host_comm.h"
+
+namespace ccltune::worker::host {
+
+struct Algorithm {
+  core::Op op;
+  const char* name;  // the choice name (DESIGN §5)
+  AlgoFn run;
+  bool test_only = false;  // offered only with CCLTUNE_ENABLE_TEST_CHOICES=1
+};
+
+// Catalog order: per op, the default (ring where the op has one) first.
+const std::vector<Algorithm>& Algorithms();
+const Algorithm* FindAlgorithm(core::Op op, std::string_view name);
+std::string AlgorithmNames(core::Op op, bool with_test_choices);  // "ring, direct"
+
+// Building blocks (steps are numbered from `first_step`, all ranks alike).
+// Ring reduce-scatter in place over `work`: afterwards rank r's block r holds the reduction
+// of block r over all ranks. Uses scratch slot 0. Steps 0 .. world-2.
+core::Status RingReduceScatter(HostComm& c, const CollArgs& a, std::byte* work,
+                               const Blocks& blocks);
+// Ring all-gather in place: rank r contributes block r of `buf`. Steps first .. first+world-2.
+core::Status RingAllGather(HostComm& c, std::byte* buf, const Blocks& blocks, std::size_t elem,
+                           int first_step);
+// Every rank sends block k of `in` to rank k; rank r reduces the blocks r it receives in rank
+// order into `out` (size(r) elements). Uses scratch slot 1. One step.
+core::Status DirectReduceScatter(HostComm& c, const CollArgs& a, const std::byte* in,
+                                 std::byte* out, const Blocks& blocks, int step);
+// Every rank sends its block of `buf` to every other rank. One step.
+core::Status DirectAllGather(HostComm& c, std::byte* buf, const Blocks& blocks, std::size_t elem,
+                             int step);
+
+core::Status AllReduceRing(HostComm& c, const CollArgs& a);
+core::Status AllReduceRecursiveDoubling(HostComm& c, const CollArgs& a);
+core::Status AllReduceDirect(HostComm& c, const CollArgs& a);
+core::Status AllReduceRsAg(HostComm& c, const CollArgs& a);
+core::Status AllGatherRing(HostComm& c, const CollArgs& a);
+core::Status AllGatherDirect(HostComm& c, const CollArgs& a);
+core::Status ReduceScatterRing(HostComm& c, const CollArgs& a);
+core::Status ReduceScatterDirect(HostComm& c, const CollArgs& a);
+core::Status AllToAllPairwise(HostComm& c, const CollArgs& a);
+core::Status AllToAllDirect(HostComm& c, const CollArgs& a);
+core::Status BroadcastBinomial(HostComm& c, const CollArgs& a);
+core::Status BroadcastDirect(HostComm& c, const CollArgs& a);
+// Test-only: the hang rank blocks (polling deadline and token) instead of communicating.
+core::Status TestHang(HostComm& c, const CollArgs& a);
+
+inline int Mod(int x, int n) { return ((x % n) + n) % n; }
+
+}  // namespace ccltune::worker::host
