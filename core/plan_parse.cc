@@ -91,7 +91,7 @@ Status Dtypes(const YAML::Node& node, const std::string& path, std::vector<Dtype
 
 Status Choices(const YAML::Node& node, const std::string& path, const std::string& backend,
                std::vector<std::string>& out) {
-  if (!node) return Status::Ok();
+  if (!node || node.IsNull()) return Status::Ok();  // null = every applicable choice
   if (!node.IsSequence()) return FieldError(path, "must be a list of choice names");
   for (std::size_t i = 0; i < node.size(); ++i) {
     CCLTUNE_ASSIGN_OR_RETURN(std::string s, yaml::String(node[i], Index(path, i)));
@@ -142,7 +142,7 @@ Status Read(const YAML::Node& map, const std::string& path, const char* key, T& 
 }
 
 Status Benchmark(const YAML::Node& node, const std::string& path, BenchmarkSpec& b) {
-  if (!node) return Status::Ok();  // every field has a default
+  if (!node || node.IsNull()) return Status::Ok();  // every field has a default
   CCLTUNE_RETURN_IF_ERROR(yaml::CheckKeys(
       node, path,
       {"warmupIters", "iters", "rounds", "cudaGraph", "preSyncWindowSeconds",

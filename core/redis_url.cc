@@ -52,6 +52,9 @@ Result<int> ParseIntField(const std::string& text, int lo, int hi, const char* f
 // ACL user, ":password" when the password itself holds ':' and there is no user.
 Status ParseUserInfo(const std::string& userinfo, RedisEndpoint& ep) {
   const auto colon = userinfo.find(':');
+  if (colon == std::string::npos) {  // "user@host" has no password: say so, do not guess
+    return InvalidArgument("redis URL: credentials must be ':password' or 'user:password'");
+  }
   std::string user = colon == std::string::npos ? "" : userinfo.substr(0, colon);
   std::string pass = colon == std::string::npos ? userinfo : userinfo.substr(colon + 1);
   CCLTUNE_ASSIGN_OR_RETURN(user, PercentDecode(user, "user"));

@@ -67,6 +67,13 @@ TEST(ParsePlan, ReadsJsonAndFillsDefaults) {
   EXPECT_DOUBLE_EQ(plan->benchmark.noise_threshold_percent, 3);
 }
 
+TEST(ParsePlan, NullBenchmarkAndChoicesMeanDefaults) {
+  auto plan = ParsePlan("collectives: [{op: allReduce, sizes: [1KiB], choices: null}]\nbenchmark:");
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  EXPECT_TRUE(plan->collectives[0].choices.empty());
+  EXPECT_EQ(plan->benchmark.rounds, 5);
+}
+
 TEST(ParsePlan, RangeStopsAtMaxAndDefaultsFactorTwo) {
   auto plan = ParsePlan("collectives: [{op: broadcast, sizes: {min: 1000, max: 9000}}]");
   ASSERT_TRUE(plan.ok()) << plan.status().ToString();

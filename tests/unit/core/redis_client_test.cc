@@ -214,5 +214,26 @@ TEST(RedisClient, TransactionRetriesWhenTheServerWasDownBeforeSending) {
   EXPECT_EQ(c->Command({"GET", "t"})->str, "2");
 }
 
+TEST(RedisServerFixture, PersistentServerKeepsDataAcrossRestart) {
+  RedisServerOptions so;
+  so.persist = true;
+  auto server = StartServer(so);
+  ASSERT_TRUE(server);
+  const int port = server->port();
+  auto c = ConnectTo(server->endpoint());
+  ASSERT_TRUE(c);
+  ASSERT_TRUE(c->Command({"SET", "kept", "yes"}).ok());
+  ASSERT_TRUE(server->Restart().ok());
+  EXPECT_EQ(server->port(), port);
+  EXPECT_EQ(c->Command({"GET", "kept"})->str, "yes");
+  // Without persistence a restart starts empty.
+  auto plain = StartServer();
+  ASSERT_TRUE(plain);
+  auto p = ConnectTo(plain->endpoint());
+  ASSERT_TRUE(p->Command({"SET", "gone", "1"}).ok());
+  ASSERT_TRUE(plain->Restart().ok());
+  EXPECT_TRUE(p->Command({"GET", "gone"})->is_nil());
+}
+
 }  // namespace
 }  // namespace ccltune::core

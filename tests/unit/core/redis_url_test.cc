@@ -49,6 +49,7 @@ TEST(ParseRedisUrl, ErrorsNameTheProblem) {
         Case{"redis://h/16", "db '16' is not allowed (must be an integer 0..15)"},
         Case{"redis://h/x", "db 'x'"}, Case{"redis://:6379", "host is empty"},
         Case{"redis://:pa%4@h", "percent-encoding"}, Case{"redis://:@h", "empty password"},
+        Case{"redis://secret@h", "':password' or 'user:password'"},
         Case{"redis://h/0?timeout=1", "query"}}) {
     auto ep = ParseRedisUrl(c.url);
     ASSERT_FALSE(ep.ok()) << c.url;
