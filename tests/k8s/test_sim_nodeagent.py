@@ -178,5 +178,22 @@ class NodeAgentTest(unittest.TestCase):
                                        if p.metadata.name == 'owned'], timeout=15)
 
 
+class ShutdownTest(unittest.TestCase):
+    def test_sigterm_kills_pod_processes(self):
+        sim = Simulator(node_agent=True).start()
+        try:
+            api = config.new_client_from_config(config_file=sim.kubeconfig)
+            core = client.CoreV1Api(api)
+            core.create_namespaced_pod('default', pod('sleeper', ['sleep', '60']))
+            pid = sim.wait_for(lambda: sim.pid_of('sleeper'))
+            api.close()
+        finally:
+            sim.proc.send_signal(signal.SIGTERM)
+            self.assertEqual(sim.proc.wait(timeout=15), 0)
+            sim.stop()
+        time.sleep(0.2)
+        self.assertRaises(ProcessLookupError, os.kill, pid, 0)
+
+
 if __name__ == '__main__':
     unittest.main()

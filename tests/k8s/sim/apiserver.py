@@ -190,6 +190,7 @@ class Server:
 
 class Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = 'HTTP/1.1'
+    disable_nagle_algorithm = True
     server_version = 'ccltune-apiserver-sim'
     sim = None   # the Server, set at start-up
 
