@@ -1,0 +1,90 @@
+// Choice buffers with slice rotation and registration (buffer_set.h).
+#include "worker/nccl/buffer_set.h"
+
+#include <algorithm>
+
+#include "worker/nccl/cuda_check.h"
+
+namespace ccltune::worker::nccl {
+namespace {
+
+constexpr std::size_t kAlign = 4096;  // NCCL_WIN_REQUIRED_ALIGNMENT, and page friendly
+constexpr int kMaxSlices = 1024;
+
+std::size_t RoundUp(std::size_t n, std::size_t a) { return (n + a - 1) / a * a; }
+
+}  // namespace
+
+BufferLayout PlanLayout(std::size_t send_bytes, std::size_t recv_bytes, std::size_t l2_bytes) {
+  BufferLayout l;
+  l.send_bytes = send_bytes;
+  l.recv_bytes = recv_bytes;
+  l.send_stride = RoundUp(std::max<std::size_t>(send_bytes, 1), kAlign);
+  l.recv_stride = RoundUp(std::max<std::size_t>(recv_bytes, 1), kAlign);
+  const std::size_t set = l.send_stride + l.recv_stride;
+  const std::size_t target = 2 * l2_bytes;
+  if (set < target) {
+    l.slices = static_cast<int>(std::min<std::size_t>(kMaxSlices, (target + set - 1) / set));
+  }
+  return l;
+}
+
+Registration::~Registration() {
+  if (comm_ == nullptr || comm_->aborted()) return;
+  if (window_ != nullptr) (void)ncclCommWindowDeregister(comm_->get(), window_);
+  if (handle_ != nullptr) (void)ncclCommDeregister(comm_->get(), handle_);
+}
+
+core::Result<std::unique_ptr<BufferSet>> BufferSet::Create(const BufferLayout& layout,
+                                                           BufferMode mode,
+                                                           std::shared_ptr<Communicator> comm,
+                                                           Deadline deadline,
+                                                           const CancelToken& cancel) {
+  std::unique_ptr<BufferSet> b(new BufferSet());
+  b->layout_ = layout;
+  b->comm_ = std::move(comm);
+  const MemoryKind kind = mode == BufferMode::kPlain ? MemoryKind::kCuda : MemoryKind::kNccl;
+  const std::size_t n = static_cast<std::size_t>(layout.slices);
+  CCLTUNE_ASSIGN_OR_RETURN(b->send_, DeviceBuffer::Allocate(layout.send_stride * n, kind));
+  CCLTUNE_ASSIGN_OR_RETURN(b->recv_, DeviceBuffer::Allocate(layout.recv_stride * n, kind));
+  if (mode != BufferMode::kPlain) CCLTUNE_RETURN_IF_ERROR(b->Register(mode, deadline, cancel));
+  return b;
+}
+
+core::Status BufferSet::Register(BufferMode mode, Deadline deadline, const CancelToken& cancel) {
+  DeviceBuffer* bufs[2] = {&send_, &recv_};
+  for (int i = 0; i < 2; ++i) {
+    // NCCL fills the outputs from its group thread on a non-blocking communicator: they
+    // live in members, which outlive any wait that gives up.
+    if (mode == BufferMode::kRegistered) {
+      CCLTUNE_NCCL_TRY(comm_->get(), ncclCommRegister(comm_->get(), bufs[i]->data(),
+                                                      bufs[i]->bytes(), &handles_[i]));
+    } else {
+      CCLTUNE_NCCL_TRY(comm_->get(),
+                       ncclCommWindowRegister(comm_->get(), bufs[i]->data(), bufs[i]->bytes(),
+                                              &windows_[i], NCCL_WIN_COLL_SYMMETRIC));
+    }
+    CCLTUNE_RETURN_IF_ERROR(comm_->WaitReady(deadline, cancel, "buffer registration"));
+    registrations_.push_back(std::make_unique<Registration>(comm_, handles_[i], windows_[i]));
+    // NCCL quietly registers nothing when the communicator lacks symmetric support.
+    if (mode == BufferMode::kSymmetric && windows_[i] == nullptr) {
+      return core::FailedPrecondition(
+          "skip: NCCL created no symmetric window (no symmetric support on this communicator)");
+    }
+  }
+  return core::Status::Ok();
+}
+
+BufferSet::~BufferSet() {
+  registrations_.clear();  // before the memory they describe
+}
+
+void* BufferSet::send(int slice) const {
+  return static_cast<char*>(send_.data()) + layout_.send_stride * static_cast<std::size_t>(slice);
+}
+
+void* BufferSet::recv(int slice) const {
+  return static_cast<char*>(recv_.data()) + layout_.recv_stride * static_cast<std::size_t>(slice);
+}
+
+}  // namespace ccltune::worker::nccl

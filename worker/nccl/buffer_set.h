@@ -1,0 +1,77 @@
+// The buffers of one prepared choice: a send region and a receive region, each cut into
+// `slices` equal, 4 KiB-aligned slices that successive launches rotate through, so that a
+// message whose working set fits in L2 is not measured out of the cache. Registered with
+// the communicator as the choice asks (ncclCommRegister, or symmetric windows); the
+// registrations are released before the memory, and skipped when the communicator was
+// aborted (its handles died with it).
+#pragma once
+
+#include <nccl.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "core/status.h"
+#include "core/types.h"
+#include "worker/deadline.h"
+#include "worker/nccl/choice_spec.h"
+#include "worker/nccl/communicator.h"
+#include "worker/nccl/cuda_resources.h"
+
+namespace ccltune::worker::nccl {
+
+struct BufferLayout {
+  std::size_t send_bytes = 0;   // one slice's payload
+  std::size_t recv_bytes = 0;
+  std::size_t send_stride = 0;  // payload rounded up to 4 KiB
+  std::size_t recv_stride = 0;
+  int slices = 1;
+};
+
+// Slices so the rotation's footprint reaches twice the L2 size (at most kMaxSlices).
+BufferLayout PlanLayout(std::size_t send_bytes, std::size_t recv_bytes, std::size_t l2_bytes);
+
+class Registration {
+ public:
+  Registration(std::shared_ptr<Communicator> comm, void* handle, ncclWindow_t window)
+      : comm_(std::move(comm)), handle_(handle), window_(window) {}
+  ~Registration();
+  Registration(const Registration&) = delete;
+  Registration& operator=(const Registration&) = delete;
+
+ private:
+  std::shared_ptr<Communicator> comm_;
+  void* handle_;
+  ncclWindow_t window_;
+};
+
+class BufferSet {
+ public:
+  // Collective when mode is kSymmetric (every rank registers its window together).
+  static core::Result<std::unique_ptr<BufferSet>> Create(const BufferLayout& layout,
+                                                         BufferMode mode,
+                                                         std::shared_ptr<Communicator> comm,
+                                                         Deadline deadline,
+                                                         const CancelToken& cancel);
+  ~BufferSet();
+
+  void* send(int slice) const;
+  void* recv(int slice) const;
+  const BufferLayout& layout() const { return layout_; }
+
+ private:
+  BufferSet() = default;
+  core::Status Register(BufferMode mode, Deadline deadline, const CancelToken& cancel);
+
+  BufferLayout layout_;
+  std::shared_ptr<Communicator> comm_;
+  DeviceBuffer send_;
+  DeviceBuffer recv_;
+  void* handles_[2] = {nullptr, nullptr};
+  ncclWindow_t windows_[2] = {nullptr, nullptr};
+  std::vector<std::unique_ptr<Registration>> registrations_;
+};
+
+}  // namespace ccltune::worker::nccl

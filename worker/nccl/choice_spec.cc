@@ -1,0 +1,171 @@
+// NCCL choice names → ChoiceSpec, the catalog, and skip reasons (choice_spec.h).
+#include "worker/nccl/choice_spec.h"
+
+#include <algorithm>
+#include <charconv>
+
+#include "worker/nccl/inproc_tuner_api.h"
+
+namespace ccltune::worker::nccl {
+namespace {
+
+core::Result<int> ParseAlgo(const std::string& v) {
+  if (v == "ring") return static_cast<int>(kCcltuneAlgoRing);
+  if (v == "tree") return static_cast<int>(kCcltuneAlgoTree);
+  return core::InvalidArgument("algo '" + v + "' is not one of ring, tree");
+}
+
+core::Result<int> ParseProto(const std::string& v) {
+  if (v == "ll") return static_cast<int>(kCcltuneProtoLL);
+  if (v == "ll128") return static_cast<int>(kCcltuneProtoLL128);
+  if (v == "simple") return static_cast<int>(kCcltuneProtoSimple);
+  return core::InvalidArgument("proto '" + v + "' is not one of ll, ll128, simple");
+}
+
+core::Result<int> ParsePositive(const std::string& key, const std::string& v) {
+  int n = 0;
+  const auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+  if (ec != std::errc() || p != v.data() + v.size() || n <= 0) {
+    return core::InvalidArgument(key + " '" + v + "' is not a positive integer");
+  }
+  return n;
+}
+
+core::Status ApplyParam(const std::string& key, const std::string& value, ChoiceSpec& spec) {
+  if (key == "algo") {
+    CCLTUNE_ASSIGN_OR_RETURN(spec.algo, ParseAlgo(value));
+  } else if (key == "proto") {
+    CCLTUNE_ASSIGN_OR_RETURN(spec.proto, ParseProto(value));
+  } else if (key == "ctas") {
+    CCLTUNE_ASSIGN_OR_RETURN(spec.ctas, ParsePositive(key, value));
+    if (std::find(std::begin(kCtasValues), std::end(kCtasValues), spec.ctas) ==
+        std::end(kCtasValues)) {
+      return core::InvalidArgument("ctas '" + value + "' is not one of 2, 4, 8, 16, 32");
+    }
+  } else if (key == "p2pchunk") {
+    CCLTUNE_ASSIGN_OR_RETURN(spec.p2p_chunk, ParsePositive(key, value));
+  } else {
+    return core::InvalidArgument("parameter '" + key +
+                                 "' is not one of algo, proto, ctas, p2pchunk");
+  }
+  return core::Status::Ok();
+}
+
+core::ChoiceName Named(std::string base, std::map<std::string, std::string> params = {}) {
+  return core::ChoiceName{std::move(base), std::move(params)};
+}
+
+}  // namespace
+
+core::Result<ChoiceSpec> SpecFromChoice(const core::ChoiceName& choice) {
+  ChoiceSpec spec;
+  const std::string& b = choice.base;
+  if (b == "nccl-reg") {
+    spec.buffers = BufferMode::kRegistered;
+  } else if (b == "nccl-symm") {
+    spec.buffers = BufferMode::kSymmetric;
+  } else if (b == "rs+ag") {
+    spec.compose = Composition::kReduceScatterAllGather;
+  } else if (b == "test-hang") {
+    spec.compose = Composition::kBoundedSpin;
+  } else if (b == "oneshot" || b == "twoshot" || b == "ce" || b == "p2p") {
+    spec.unsupported = "not built in this version";
+    return spec;  // their parameters belong to another backend part; not ours to judge
+  } else if (b != "nccl") {
+    return core::InvalidArgument("choice base '" + b +
+                                 "' is not one of nccl, nccl-reg, nccl-symm, rs+ag, oneshot, "
+                                 "twoshot, p2p, ce, test-hang");
+  }
+  for (const auto& [key, value] : choice.params) {
+    CCLTUNE_RETURN_IF_ERROR(ApplyParam(key, value, spec).WithContext(choice.ToString()));
+  }
+  if ((spec.algo >= 0) != (spec.proto >= 0)) {
+    return core::InvalidArgument(choice.ToString() + ": algo and proto go together");
+  }
+  return spec;
+}
+
+std::vector<core::ChoiceName> CatalogChoices(core::Op op, const CatalogContext& ctx) {
+  std::vector<core::ChoiceName> out{Named("nccl")};
+  if (op != core::Op::kAllToAll) {
+    for (const char* algo : {"ring", "tree"}) {
+      for (const char* proto : {"ll", "ll128", "simple"}) {
+        out.push_back(Named("nccl", {{"algo", algo}, {"proto", proto}}));
+      }
+    }
+  }
+  for (int n : kCtasValues) out.push_back(Named("nccl", {{"ctas", std::to_string(n)}}));
+  if (op == core::Op::kAllToAll) out.push_back(Named("nccl", {{"p2pchunk", "524288"}}));
+  out.push_back(Named("nccl-reg"));
+  out.push_back(Named("nccl-symm"));
+  out.push_back(Named("rs+ag"));
+  for (const char* other : {"oneshot", "twoshot", "ce"}) out.push_back(Named(other));
+  if (ctx.test_choices) out.push_back(Named("test-hang"));
+  return out;
+}
+
+std::string SkipReason(const core::ChoiceName& choice, const core::Problem& problem,
+                       const CatalogContext& ctx) {
+  core::Result<ChoiceSpec> spec = SpecFromChoice(choice);
+  if (!spec.ok()) return spec.status().message();
+  const ChoiceSpec& s = spec.value();
+  if (!s.unsupported.empty()) return s.unsupported;
+  const std::uint64_t count =
+      core::ElementCount(problem.op, problem.dtype, problem.bytes, ctx.world);
+  if (count == 0) return "message smaller than one element per rank";
+  if (s.compose == Composition::kBoundedSpin && !ctx.test_choices) {
+    return "test choice; set CCLTUNE_ENABLE_TEST_CHOICES=1";
+  }
+  if (s.p2p_chunk > 0) {
+    return "NCCL 2.28's ncclConfig_t has no per-communicator P2P chunk size "
+           "(NCCL_P2P_*_CHUNKSIZE are read once per process)";
+  }
+  if (s.algo >= 0) {
+    if (problem.op == core::Op::kAllToAll) return "allToAll runs as send/recv; NCCL's tuner is not consulted";
+    if (!ctx.tuner_loaded) return "in-process tuner not loaded: " + ctx.tuner_problem;
+    if (s.algo == kCcltuneAlgoTree && problem.op != core::Op::kAllReduce) {
+      return "NCCL implements tree for allReduce only";
+    }
+  }
+  if (s.compose == Composition::kReduceScatterAllGather) {
+    if (problem.op != core::Op::kAllReduce) return "rs+ag composes an allReduce only";
+    if (count % static_cast<std::uint64_t>(ctx.world) != 0) {
+      return "element count " + std::to_string(count) + " not divisible by world size " +
+             std::to_string(ctx.world);
+    }
+  }
+  if (s.buffers == BufferMode::kSymmetric && ctx.nccl_version < 22700) {
+    return "symmetric windows need NCCL >= 2.27 (running " + std::to_string(ctx.nccl_version) + ")";
+  }
+  return "";
+}
+
+std::vector<ChoiceCandidate> BuildCandidates(const core::Problem& problem,
+                                             const CatalogContext& ctx) {
+  std::vector<core::ChoiceName> names;
+  names.push_back(Named("nccl"));  // the default is always measured, and first
+  std::vector<ChoiceCandidate> out;
+  if (problem.choices.empty()) {
+    for (auto& c : CatalogChoices(problem.op, ctx)) {
+      if (c.ToString() != "nccl") names.push_back(std::move(c));
+    }
+  } else {
+    for (const std::string& text : problem.choices) {
+      core::Result<core::ChoiceName> c = core::ParseChoice(text, "nccl");
+      if (!c.ok()) {
+        out.push_back({core::ChoiceName{text, {}}, c.status().message()});
+        continue;
+      }
+      if (c.value().ToString() != "nccl") names.push_back(std::move(c).value());
+    }
+  }
+  std::vector<ChoiceCandidate> result;
+  for (auto& n : names) {
+    std::string reason = SkipReason(n, problem, ctx);
+    result.push_back({std::move(n), std::move(reason)});
+  }
+  for (auto& c : out) result.push_back(std::move(c));
+  return result;
+}
+
+}  // namespace ccltune::worker::nccl

@@ -1,0 +1,53 @@
+// What an NCCL choice name means for the backend: which memory, which communicator, which
+// forced algorithm/protocol, which composition. Pure C++ (no CUDA), so the catalog logic is
+// testable on machines without a GPU.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/choice.h"
+#include "core/problem.h"
+#include "core/status.h"
+#include "worker/backend.h"
+
+namespace ccltune::worker::nccl {
+
+enum class BufferMode { kPlain, kRegistered, kSymmetric };
+enum class Composition { kDirect, kReduceScatterAllGather, kBoundedSpin };
+
+struct ChoiceSpec {
+  BufferMode buffers = BufferMode::kPlain;
+  Composition compose = Composition::kDirect;
+  int algo = -1;       // CcltuneTunerAlgo, -1 = NCCL's own choice
+  int proto = -1;      // CcltuneTunerProto
+  int ctas = 0;        // > 0: a communicator with minCTAs = maxCTAs = ctas
+  int p2p_chunk = 0;   // > 0: requested P2P chunk size (bytes)
+  std::string unsupported;  // non-empty: a known name this build cannot run, and why
+};
+
+inline constexpr int kCtasValues[] = {2, 4, 8, 16, 32};
+
+// Strict: an unknown base or parameter value is InvalidArgument naming the allowed ones.
+core::Result<ChoiceSpec> SpecFromChoice(const core::ChoiceName& choice);
+
+// What the catalog needs to know about the running system.
+struct CatalogContext {
+  int world = 1;
+  int nccl_version = 0;         // ncclGetVersion code, e.g. 22803
+  bool tuner_loaded = false;    // the in-process tuner is NCCL's plugin
+  std::string tuner_problem;    // why not, when not
+  bool test_choices = false;    // CCLTUNE_ENABLE_TEST_CHOICES=1
+};
+
+// Every catalog choice for `op`, the default first.
+std::vector<core::ChoiceName> CatalogChoices(core::Op op, const CatalogContext& ctx);
+// Empty when `choice` can run for `problem` here; else the reason it is skipped.
+std::string SkipReason(const core::ChoiceName& choice, const core::Problem& problem,
+                       const CatalogContext& ctx);
+// Backend::Candidates: the requested choices (or the catalog), default first, each with
+// its skip reason.
+std::vector<ChoiceCandidate> BuildCandidates(const core::Problem& problem,
+                                             const CatalogContext& ctx);
+
+}  // namespace ccltune::worker::nccl

@@ -1,0 +1,217 @@
+// Preparation, timed rounds and verification of one NCCL choice (nccl_choice.h).
+#include "worker/nccl/nccl_choice.h"
+
+#include <cstdlib>
+#include <string>
+
+#include "worker/kernels/kernels.h"
+#include "worker/nccl/cuda_check.h"
+
+namespace ccltune::worker::nccl {
+namespace {
+
+double Tolerance(core::Dtype dtype) {
+  switch (dtype) {
+    case core::Dtype::kFp32:
+      return 1e-5;
+    case core::Dtype::kFp16:
+    case core::Dtype::kBf16:
+      return 2e-2;
+    default:
+      return 0;  // integers: exact
+  }
+}
+
+int HangRank(int world) {
+  const char* env = std::getenv("CCLTUNE_TEST_HANG_RANK");
+  const int r = env ? std::atoi(env) : 1;
+  return r < world ? r : world - 1;
+}
+
+const char* AlgoName(int a) { return a == kCcltuneAlgoTree ? "tree" : "ring"; }
+const char* ProtoName(int p) {
+  return p == kCcltuneProtoLL ? "ll" : p == kCcltuneProtoLL128 ? "ll128" : "simple";
+}
+
+}  // namespace
+
+core::Result<std::unique_ptr<PreparedChoice>> NcclChoice::Create(Runtime& rt,
+                                                                 const core::Problem& problem,
+                                                                 const ChoiceSpec& spec,
+                                                                 const core::BenchmarkSpec& bench,
+                                                                 Deadline deadline) {
+  if (!spec.unsupported.empty()) return core::FailedPrecondition("skip: " + spec.unsupported);
+  if (spec.algo >= 0 && rt.tuner() == nullptr) {
+    return core::FailedPrecondition("skip: in-process tuner not loaded");
+  }
+  std::unique_ptr<NcclChoice> c(new NcclChoice(rt, spec, bench));
+  c->shape_ = {problem.op, problem.dtype, problem.redop,
+               core::ElementCount(problem.op, problem.dtype, problem.bytes, rt.world()),
+               rt.world(), rt.rank()};
+  if (c->shape_.count == 0) return core::FailedPrecondition("skip: message smaller than one element per rank");
+  c->hang_here_ = spec.compose == Composition::kBoundedSpin && rt.rank() == HangRank(rt.world());
+  const std::size_t esize = core::DtypeSize(problem.dtype);
+  const BufferLayout layout = PlanLayout(
+      kernels::SendElements(problem.op, c->shape_.count, rt.world()) * esize,
+      kernels::RecvElements(problem.op, c->shape_.count, rt.world()) * esize, rt.l2_bytes());
+  CCLTUNE_ASSIGN_OR_RETURN(c->comm_, rt.CommFor(spec, deadline));
+  CCLTUNE_ASSIGN_OR_RETURN(c->buffers_, BufferSet::Create(layout, spec.buffers, c->comm_,
+                                                          deadline, rt.cancel()));
+  CCLTUNE_ASSIGN_OR_RETURN(c->start_, Event::Create());
+  CCLTUNE_ASSIGN_OR_RETURN(c->end_, Event::Create());
+  CCLTUNE_RETURN_IF_ERROR(c->FillInputs(deadline));
+  if (spec.algo >= 0) CCLTUNE_RETURN_IF_ERROR(c->ProbeForcedAlgo(deadline));
+  return std::unique_ptr<PreparedChoice>(std::move(c));
+}
+
+// Every slice gets this rank's generation-0 data; Verify later uses fresh generations.
+core::Status NcclChoice::FillInputs(Deadline deadline) {
+  const BufferLayout& l = buffers_->layout();
+  const std::uint64_t elems = l.send_bytes / core::DtypeSize(shape_.dtype);
+  for (int s = 0; s < l.slices; ++s) {
+    CCLTUNE_CUDA_TRY(kernels::LaunchRandomFill(buffers_->send(s), elems, shape_.dtype,
+                                               shape_.rank, /*generation=*/0, 0, rt_.stream()));
+  }
+  return rt_.WaitGpu(nullptr, deadline, "fill inputs");
+}
+
+core::Status NcclChoice::ProbeForcedAlgo(Deadline deadline) {
+  const CcltuneTunerStats before = rt_.tuner()->Stats();
+  CCLTUNE_RETURN_IF_ERROR(EnqueueOne(0, deadline));
+  CCLTUNE_RETURN_IF_ERROR(rt_.WaitGpu(nullptr, deadline, "forced-algo probe"));
+  const CcltuneTunerStats after = rt_.tuner()->Stats();
+  const std::string combo = std::string(AlgoName(spec_.algo)) + "/" + ProtoName(spec_.proto);
+  if (after.unavailable > before.unavailable) {
+    return core::FailedPrecondition("skip: NCCL does not offer " + combo + " for " +
+                                    core::OpName(shape_.op) + " here (cost-table entry < 0)");
+  }
+  if (after.forced == before.forced) {
+    return core::FailedPrecondition("skip: NCCL did not consult the in-process tuner for " +
+                                    combo + " (NCCL_TUNER_PLUGIN overridden?)");
+  }
+  return core::Status::Ok();
+}
+
+core::Status NcclChoice::EnqueueOne(int slice, Deadline deadline) {
+  if (hang_here_) {
+    // Stands in for a rank whose collective never starts: every peer's NCCL call waits.
+    const double bound_s = bench_.choice_timeout_seconds + 30;
+    CCLTUNE_CUDA_TRY(kernels::LaunchBoundedSpin(
+        rt_.spin_flags_device(), static_cast<std::uint64_t>(bound_s * 1e9),
+        rt_.spin_flags_device() + 1, rt_.stream()));
+    return core::Status::Ok();
+  }
+  const int coll = TunerColl(shape_.op);
+  ForcedScope forced(spec_.algo >= 0 && coll >= 0 ? rt_.tuner() : nullptr, coll, spec_.algo,
+                     spec_.proto, /*channels=*/0);
+  return EnqueueParts(slice, deadline);
+}
+
+core::Status NcclChoice::EnqueueParts(int slice, Deadline deadline) {
+  const void* send = buffers_->send(slice);
+  void* recv = buffers_->recv(slice);
+  if (spec_.compose == Composition::kReduceScatterAllGather) {
+    for (int part = 0; part < 2; ++part) {
+      CCLTUNE_RETURN_IF_ERROR(
+          EnqueueRsAgPart(part, shape_, send, recv, comm_->get(), rt_.stream()));
+      CCLTUNE_RETURN_IF_ERROR(rt_.WaitEnqueued(*comm_, deadline, "rs+ag enqueue"));
+    }
+    return core::Status::Ok();
+  }
+  CCLTUNE_RETURN_IF_ERROR(EnqueueDirect(shape_, send, recv, comm_->get(), rt_.stream()));
+  return rt_.WaitEnqueued(*comm_, deadline, "enqueue");
+}
+
+core::Status NcclChoice::EnqueueMany(int n, Deadline deadline) {
+  const int slices = buffers_->layout().slices;
+  for (int i = 0; i < n; ++i) {
+    CCLTUNE_RETURN_IF_ERROR(EnqueueOne(static_cast<int>(next_slice_++ % slices), deadline));
+  }
+  return core::Status::Ok();
+}
+
+core::Status NcclChoice::Warmup(int iters, Deadline deadline) {
+  CCLTUNE_RETURN_IF_ERROR(EnqueueMany(iters, deadline));
+  CCLTUNE_RETURN_IF_ERROR(rt_.WaitGpu(nullptr, deadline, "warmup"));
+  if (!bench_.cuda_graph) return core::Status::Ok();
+  // Capture now and replay once, so the first timed round does not pay the graph upload.
+  CCLTUNE_RETURN_IF_ERROR(Capture(bench_.iters, deadline));
+  CCLTUNE_CUDA_TRY(cudaGraphLaunch(graph_.get(), rt_.stream()));
+  return rt_.WaitGpu(nullptr, deadline, "graph warmup");
+}
+
+core::Status NcclChoice::Capture(int iters, Deadline deadline) {
+  graph_ = GraphExec();
+  // Relaxed: NCCL's non-blocking group thread enqueues into the capturing stream.
+  CCLTUNE_CUDA_TRY(cudaStreamBeginCapture(rt_.stream(), cudaStreamCaptureModeRelaxed));
+  const core::Status enq = EnqueueMany(iters, deadline);
+  cudaGraph_t graph = nullptr;
+  const cudaError_t end = cudaStreamEndCapture(rt_.stream(), &graph);
+  if (!enq.ok()) {
+    if (graph != nullptr) (void)cudaGraphDestroy(graph);
+    return enq.WithContext("graph capture");
+  }
+  CCLTUNE_CUDA_TRY(end);
+  cudaGraphExec_t exec = nullptr;
+  const cudaError_t inst = cudaGraphInstantiate(&exec, graph, 0);
+  (void)cudaGraphDestroy(graph);
+  CCLTUNE_CUDA_TRY(inst);
+  graph_ = GraphExec(exec);
+  graph_iters_ = iters;
+  return core::Status::Ok();
+}
+
+core::Result<double> NcclChoice::TimedRound(int iters, Deadline deadline) {
+  if (iters <= 0) return core::InvalidArgument("iters must be > 0");
+  if (bench_.cuda_graph && (!graph_ || graph_iters_ != iters)) {
+    CCLTUNE_RETURN_IF_ERROR(Capture(iters, deadline));
+  }
+  CCLTUNE_CUDA_TRY(cudaEventRecord(start_.get(), rt_.stream()));
+  if (bench_.cuda_graph) {
+    CCLTUNE_CUDA_TRY(cudaGraphLaunch(graph_.get(), rt_.stream()));
+  } else {
+    CCLTUNE_RETURN_IF_ERROR(EnqueueMany(iters, deadline));
+  }
+  CCLTUNE_CUDA_TRY(cudaEventRecord(end_.get(), rt_.stream()));
+  return ElapsedPerOp(iters, deadline);
+}
+
+core::Result<double> NcclChoice::ElapsedPerOp(int iters, Deadline deadline) {
+  CCLTUNE_RETURN_IF_ERROR(rt_.WaitGpu(end_.get(), deadline, "timed round"));
+  if (hang_here_ && rt_.spin_flags_host()[1] != 0) {
+    return core::TimeoutError("test-hang: bounded spin ran out its time bound");
+  }
+  float ms = 0;
+  CCLTUNE_CUDA_TRY(cudaEventElapsedTime(&ms, start_.get(), end_.get()));
+  return static_cast<double>(ms) * 1e-3 / iters;
+}
+
+core::Status NcclChoice::Verify(Deadline deadline) {
+  ++generation_;
+  const BufferLayout& l = buffers_->layout();
+  const std::size_t esize = core::DtypeSize(shape_.dtype);
+  CCLTUNE_CUDA_TRY(kernels::LaunchRandomFill(buffers_->send(0), l.send_bytes / esize,
+                                             shape_.dtype, shape_.rank, generation_, 0,
+                                             rt_.stream()));
+  // NaN (floats) or -1 (integers): stale results cannot pass.
+  CCLTUNE_CUDA_TRY(cudaMemsetAsync(buffers_->recv(0), 0xff, l.recv_bytes, rt_.stream()));
+  CCLTUNE_RETURN_IF_ERROR(EnqueueOne(0, deadline));
+  CCLTUNE_ASSIGN_OR_RETURN(DeviceBuffer want, DeviceBuffer::Allocate(l.recv_bytes, MemoryKind::kCuda));
+  CCLTUNE_CUDA_TRY(kernels::LaunchExpected(want.data(), shape_.op, shape_.redop, shape_.dtype,
+                                           shape_.count, shape_.world, shape_.rank,
+                                           generation_, rt_.stream()));
+  CCLTUNE_ASSIGN_OR_RETURN(MappedHost slot, MappedHost::Allocate(sizeof(kernels::Mismatch)));
+  auto* mismatch = static_cast<kernels::Mismatch*>(slot.host());
+  CCLTUNE_CUDA_TRY(kernels::LaunchCompare(buffers_->recv(0), want.data(), l.recv_bytes / esize,
+                                          shape_.dtype, Tolerance(shape_.dtype),
+                                          static_cast<kernels::Mismatch*>(slot.device()),
+                                          rt_.stream()));
+  CCLTUNE_RETURN_IF_ERROR(rt_.WaitGpu(nullptr, deadline, "verify"));
+  if (mismatch->index == ~0ull) return core::Status::Ok();
+  return core::FailedPrecondition("wrong: element " + std::to_string(mismatch->index) + " got " +
+                                  std::to_string(mismatch->got) + " want " +
+                                  std::to_string(mismatch->want) + " (rank " +
+                                  std::to_string(shape_.rank) + ")");
+}
+
+}  // namespace ccltune::worker::nccl

@@ -1,0 +1,64 @@
+// One NCCL choice bound to one problem (PreparedChoice, DESIGN §2): its buffers, its
+// communicator, its forced algorithm, eager or CUDA-graph rounds timed by CUDA events, and
+// the correctness check against an independently computed expected result. Must be
+// destroyed before the backend whose Runtime it borrows.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "core/plan.h"
+#include "core/problem.h"
+#include "worker/backend.h"
+#include "worker/nccl/buffer_set.h"
+#include "worker/nccl/choice_spec.h"
+#include "worker/nccl/cuda_resources.h"
+#include "worker/nccl/launch.h"
+#include "worker/nccl/runtime.h"
+
+namespace ccltune::worker::nccl {
+
+class NcclChoice final : public PreparedChoice {
+ public:
+  // Collective: allocates, registers and (for forced algorithms) runs one probe op to learn
+  // whether NCCL offers the combination; a combination it does not offer is
+  // FailedPrecondition("skip: ...").
+  static core::Result<std::unique_ptr<PreparedChoice>> Create(Runtime& rt,
+                                                              const core::Problem& problem,
+                                                              const ChoiceSpec& spec,
+                                                              const core::BenchmarkSpec& bench,
+                                                              Deadline deadline);
+
+  core::Status Warmup(int iters, Deadline deadline) override;
+  core::Result<double> TimedRound(int iters, Deadline deadline) override;
+  core::Status Verify(Deadline deadline) override;
+
+ private:
+  NcclChoice(Runtime& rt, const ChoiceSpec& spec, const core::BenchmarkSpec& bench)
+      : rt_(rt), spec_(spec), bench_(bench) {}
+
+  core::Status FillInputs(Deadline deadline);
+  core::Status ProbeForcedAlgo(Deadline deadline);
+  // One op on slice `slice`: the forced scope, the enqueue(s), the wait for ncclInProgress.
+  core::Status EnqueueOne(int slice, Deadline deadline);
+  core::Status EnqueueParts(int slice, Deadline deadline);
+  core::Status EnqueueMany(int n, Deadline deadline);
+  core::Status Capture(int iters, Deadline deadline);
+  core::Result<double> ElapsedPerOp(int iters, Deadline deadline);
+
+  Runtime& rt_;
+  ChoiceSpec spec_;
+  core::BenchmarkSpec bench_;
+  OpShape shape_;
+  std::shared_ptr<Communicator> comm_;
+  std::unique_ptr<BufferSet> buffers_;
+  Event start_;
+  Event end_;
+  GraphExec graph_;
+  int graph_iters_ = 0;
+  std::uint64_t next_slice_ = 0;
+  std::uint64_t generation_ = 0;
+  bool hang_here_ = false;
+};
+
+}  // namespace ccltune::worker::nccl

@@ -1,0 +1,61 @@
+// Environment set-up before NCCL's first call (nccl_env.h).
+#include "worker/nccl/nccl_env.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "core/log.h"
+
+namespace ccltune::worker::nccl {
+namespace {
+
+constexpr const char* kTunerFile = "libccltune-inproc-tuner.so";
+
+void SetIfUnset(const char* name, const char* value) {
+  if (std::getenv(name) == nullptr) setenv(name, value, /*overwrite=*/0);
+}
+
+}  // namespace
+
+core::Status EnforceNoMulticast() {
+  const char* nvls = std::getenv("NCCL_NVLS_ENABLE");
+  if (nvls != nullptr && std::string(nvls) != "0") {
+    return core::FailedPrecondition(
+        "NCCL_NVLS_ENABLE=" + std::string(nvls) +
+        ": NVLink multicast is forbidden on these machines; unset it or set it to 0");
+  }
+  SetIfUnset("NCCL_NVLS_ENABLE", "0");
+  SetIfUnset("TORCH_SYMM_MEM_DISABLE_MULTICAST", "1");
+  SetIfUnset("NVSHMEM_DISABLE_NVLS", "1");
+  return core::Status::Ok();
+}
+
+core::Result<std::string> FindInprocTuner() {
+  namespace fs = std::filesystem;
+  if (const char* env = std::getenv("CCLTUNE_INPROC_TUNER"); env != nullptr && env[0] != '\0') {
+    std::error_code ec;
+    const fs::path p = fs::absolute(env, ec);
+    if (!ec && fs::exists(p, ec)) return p.string();
+    return core::NotFound(std::string("CCLTUNE_INPROC_TUNER=") + env + " does not exist");
+  }
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) return core::NotFound("cannot read /proc/self/exe: " + ec.message());
+  const fs::path next_to_exe = exe.parent_path() / kTunerFile;
+  if (fs::exists(next_to_exe, ec)) return next_to_exe.string();
+  return core::NotFound(std::string(kTunerFile) + " not found next to " + exe.string() +
+                        " and CCLTUNE_INPROC_TUNER is unset");
+}
+
+void UseTunerPlugin(const std::string& path) {
+  const char* old = std::getenv("NCCL_TUNER_PLUGIN");
+  if (old != nullptr && path != old) {
+    core::LogWarn(std::string("NCCL_TUNER_PLUGIN=") + old + " replaced by " + path +
+                  " while tuning (forced choices need the in-process tuner)");
+  }
+  setenv("NCCL_TUNER_PLUGIN", path.c_str(), /*overwrite=*/1);
+}
+
+}  // namespace ccltune::worker::nccl

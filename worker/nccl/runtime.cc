@@ -1,0 +1,146 @@
+// Shared per-rank NCCL state and its bounded waits (runtime.h).
+#include "worker/nccl/runtime.h"
+
+#include <cstdio>
+#include <cstring>
+
+#include "core/log.h"
+#include "worker/nccl/cuda_check.h"
+
+namespace ccltune::worker::nccl {
+namespace {
+
+std::string HexEncode(const ncclUniqueId& id) {
+  std::string out;
+  out.reserve(sizeof(id.internal) * 2);
+  char buf[3];
+  for (unsigned char c : id.internal) {
+    std::snprintf(buf, sizeof(buf), "%02x", c);
+    out += buf;
+  }
+  return out;
+}
+
+core::Result<ncclUniqueId> HexDecode(const std::string& hex) {
+  ncclUniqueId id{};
+  if (hex.size() != sizeof(id.internal) * 2) {
+    return core::DataLoss("ncclUniqueId has " + std::to_string(hex.size()) + " hex digits, want " +
+                          std::to_string(sizeof(id.internal) * 2));
+  }
+  for (std::size_t i = 0; i < sizeof(id.internal); ++i) {
+    unsigned v = 0;
+    if (std::sscanf(hex.c_str() + 2 * i, "%2x", &v) != 1) {
+      return core::DataLoss("ncclUniqueId is not hex at digit " + std::to_string(2 * i));
+    }
+    id.internal[i] = static_cast<char>(v);
+  }
+  return id;
+}
+
+}  // namespace
+
+core::Status Runtime::Start(std::optional<TunerControl> tuner, Deadline deadline) {
+  tuner_ = std::move(tuner);
+  CCLTUNE_CUDA_TRY(cudaSetDevice(device_));
+  CCLTUNE_ASSIGN_OR_RETURN(stream_, Stream::Create());
+  CCLTUNE_ASSIGN_OR_RETURN(spin_flags_, MappedHost::Allocate(2 * sizeof(int)));
+  std::memset(spin_flags_.host(), 0, 2 * sizeof(int));
+  int l2 = 0;
+  CCLTUNE_CUDA_TRY(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device_));
+  if (l2 > 0) l2_bytes_ = static_cast<std::size_t>(l2);
+  CCLTUNE_NCCL_TRY(nullptr, ncclGetVersion(&nccl_version_));
+  return InitDefaultComm(/*epoch=*/0, deadline);
+}
+
+core::Status Runtime::InitDefaultComm(int epoch, Deadline deadline) {
+  const std::string name = "nccl-uid-" + std::to_string(epoch);
+  std::optional<std::string> mine;
+  if (rank_ == 0) {
+    ncclUniqueId id;
+    CCLTUNE_NCCL_TRY(nullptr, ncclGetUniqueId(&id));
+    mine = HexEncode(id);
+  }
+  CCLTUNE_ASSIGN_OR_RETURN(std::string hex, dir_.Broadcast(name, 0, mine, deadline));
+  CCLTUNE_ASSIGN_OR_RETURN(ncclUniqueId id, HexDecode(hex));
+  CCLTUNE_ASSIGN_OR_RETURN(default_comm_,
+                           Communicator::Init(world_, rank_, id, {}, deadline, cancel_));
+  return core::Status::Ok();
+}
+
+core::Status Runtime::Recover(int epoch, Deadline deadline) {
+  AbortAll();
+  // Aborted NCCL kernels and released spins leave the stream soon; if it does not drain,
+  // nothing later on it would be trustworthy.
+  CCLTUNE_RETURN_IF_ERROR(PollUntil(
+      [this]() -> core::Result<bool> {
+        const cudaError_t e = cudaStreamQuery(stream_.get());
+        if (e == cudaErrorNotReady) return false;
+        CCLTUNE_CUDA_TRY(e);
+        return true;
+      },
+      deadline, NeverCancel(), "recover: stream drain"));
+  default_comm_.reset();
+  ctas_comms_.clear();
+  spin_flags_host()[0] = 0;
+  spin_flags_host()[1] = 0;
+  if (tuner_) tuner_->Clear();
+  return InitDefaultComm(epoch, deadline).WithContext("recover epoch " + std::to_string(epoch));
+}
+
+core::Result<std::shared_ptr<Communicator>> Runtime::CommFor(const ChoiceSpec& spec,
+                                                            Deadline deadline) {
+  if (default_comm_ == nullptr || default_comm_->aborted()) {
+    return core::FailedPrecondition("communicator aborted; Recover first");
+  }
+  if (spec.ctas <= 0) return default_comm_;
+  auto it = ctas_comms_.find(spec.ctas);
+  if (it != ctas_comms_.end()) return it->second;
+  CommOptions options;
+  options.ctas = spec.ctas;
+  core::Result<std::shared_ptr<Communicator>> child =
+      default_comm_->Split(rank_, options, deadline, cancel_);
+  if (!child.ok()) return Fail(child.status().WithContext("split ctas=" + std::to_string(spec.ctas)));
+  ctas_comms_[spec.ctas] = child.value();
+  return child;
+}
+
+core::Status Runtime::WaitEnqueued(Communicator& comm, Deadline deadline,
+                                   const std::string& what) {
+  core::Status st = comm.WaitReady(deadline, cancel_, what);
+  return st.ok() ? st : Fail(std::move(st));
+}
+
+core::Status Runtime::WaitGpu(cudaEvent_t event, Deadline deadline, const std::string& what) {
+  auto done = [&]() -> core::Result<bool> {
+    const cudaError_t e = event ? cudaEventQuery(event) : cudaStreamQuery(stream_.get());
+    if (e != cudaErrorNotReady) {
+      CCLTUNE_CUDA_TRY(e);
+      return true;
+    }
+    // A peer's failure surfaces as an async error while our kernel still waits for it.
+    for (Communicator* c : {default_comm_.get()}) {
+      if (c != nullptr) CCLTUNE_RETURN_IF_ERROR(c->Ready().status());
+    }
+    for (auto& [n, c] : ctas_comms_) CCLTUNE_RETURN_IF_ERROR(c->Ready().status());
+    return false;
+  };
+  core::Status st = PollUntil(done, deadline, cancel_, what);
+  return st.ok() ? st : Fail(std::move(st));
+}
+
+void Runtime::AbortAll() {
+  if (spin_flags_.host() != nullptr) {
+    reinterpret_cast<volatile int*>(spin_flags_host())[0] = 1;
+  }
+  if (default_comm_) default_comm_->Abort();
+  for (auto& [n, c] : ctas_comms_) c->Abort();
+}
+
+core::Status Runtime::Fail(core::Status status) {
+  core::LogWarn("rank " + std::to_string(rank_) + ": " + status.ToString() +
+                "; aborting communicators");
+  AbortAll();
+  return status;
+}
+
+}  // namespace ccltune::worker::nccl

@@ -1,0 +1,77 @@
+// The per-rank state the NcclBackend and its prepared choices share: the GPU, one stream,
+// the communicators (default + one per `ctas` value), the tuner handle and the spin-abort
+// flag. Every wait here is bounded and, when it fails (timeout, cancellation, a NCCL
+// error), aborts every communicator at once so no kernel stays stuck and later frees or
+// frees of buffers cannot block. Used from one thread.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "core/status.h"
+#include "worker/deadline.h"
+#include "worker/nccl/choice_spec.h"
+#include "worker/nccl/communicator.h"
+#include "worker/nccl/cuda_resources.h"
+#include "worker/nccl/tuner_control.h"
+#include "worker/peer_directory.h"
+
+namespace ccltune::worker::nccl {
+
+class Runtime {
+ public:
+  Runtime(int rank, int world, int device, PeerDirectory& dir, const CancelToken& cancel)
+      : rank_(rank), world_(world), device_(device), dir_(dir), cancel_(cancel) {}
+
+  // Stream, flags, L2 size, tuner; then the default communicator of epoch 0.
+  core::Status Start(std::optional<TunerControl> tuner, Deadline deadline);
+  // Rank 0 makes a ncclUniqueId, the PeerDirectory spreads it as "nccl-uid-<epoch>".
+  core::Status InitDefaultComm(int epoch, Deadline deadline);
+  // Drops every communicator (aborting them), waits for the stream to drain, rebuilds.
+  core::Status Recover(int epoch, Deadline deadline);
+
+  // The communicator a choice runs on; `ctas` ones are split off lazily and cached.
+  core::Result<std::shared_ptr<Communicator>> CommFor(const ChoiceSpec& spec, Deadline deadline);
+
+  // Waits until the last enqueue on `comm` left ncclInProgress.
+  core::Status WaitEnqueued(Communicator& comm, Deadline deadline, const std::string& what);
+  // Waits until `event` completed (nullptr: the whole stream), watching every communicator.
+  core::Status WaitGpu(cudaEvent_t event, Deadline deadline, const std::string& what);
+  // Aborts every communicator and releases bounded-spin kernels. Idempotent.
+  void AbortAll();
+
+  int rank() const { return rank_; }
+  int world() const { return world_; }
+  int device() const { return device_; }
+  cudaStream_t stream() const { return stream_.get(); }
+  const CancelToken& cancel() const { return cancel_; }
+  const TunerControl* tuner() const { return tuner_ ? &*tuner_ : nullptr; }
+  Communicator& default_comm() const { return *default_comm_; }
+  std::size_t l2_bytes() const { return l2_bytes_; }
+  int nccl_version() const { return nccl_version_; }
+  // Host-mapped ints: [0] spin abort flag (kernels read), [1] spin timed-out (kernels write).
+  int* spin_flags_host() const { return static_cast<int*>(spin_flags_.host()); }
+  int* spin_flags_device() const { return static_cast<int*>(spin_flags_.device()); }
+
+ private:
+  core::Status Fail(core::Status status);
+
+  int rank_;
+  int world_;
+  int device_;
+  PeerDirectory& dir_;
+  const CancelToken& cancel_;
+  Stream stream_;
+  MappedHost spin_flags_;
+  std::optional<TunerControl> tuner_;
+  std::shared_ptr<Communicator> default_comm_;
+  std::map<int, std::shared_ptr<Communicator>> ctas_comms_;
+  std::size_t l2_bytes_ = 50u << 20;
+  int nccl_version_ = 0;
+};
+
+}  // namespace ccltune::worker::nccl
