@@ -95,6 +95,13 @@ class KubectlTest(unittest.TestCase):
         self.assertEqual(lines[0].split()[:7], ['NAME', 'READY', 'STATUS', 'RESTARTS', 'AGE', 'IP', 'NODE'])
         self.assertEqual(lines[1].split()[5:7], ['127.0.0.1', 'node-0'])
         self.assertIn('node-0', self.k('get', 'nodes').stdout)
+        self.k('run', 'follow', '--image=busybox', '--restart=Never', '--', 'sh', '-c',
+               'for i in 1 2 3; do echo line $i; sleep 0.3; done')
+        self.sim.wait_for(lambda: 'Running' in self.k('get', 'pod', 'follow').stdout
+                          or 'Completed' in self.k('get', 'pod', 'follow').stdout, timeout=20)
+        self.assertEqual(self.k('logs', '-f', 'follow', timeout=20).stdout, 'line 1\nline 2\nline 3\n')
+        self.assertEqual(self.k('logs', '--tail=1', 'follow').stdout, 'line 3\n')
+        self.k('delete', 'pod', 'follow')
         self.k('delete', 'pod', 'hello')
         self.k('run', 'sleeper', '--image=busybox', '--restart=Never', '--', 'sleep', '60')
         self.sim.wait_for(lambda: 'Running' in self.k('get', 'pod', 'sleeper').stdout, timeout=20)

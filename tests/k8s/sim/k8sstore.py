@@ -516,6 +516,8 @@ class Store:
                     return copy.deepcopy(cur)
                 md['deletionTimestamp'] = now_iso()
                 md['deletionGracePeriodSeconds'] = int(grace or 0)
+                if 'generation' in md:
+                    md['generation'] += 1          # as kube-apiserver's BeforeDelete does
                 md['finalizers'] = fins
                 if not fins:
                     md.pop('finalizers')
