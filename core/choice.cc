@@ -26,7 +26,7 @@ struct BaseSpec {
   std::vector<ParamSpec> params;
 };
 
-ParamCheck OneOf(std::vector<std::string> allowed) {
+ParamCheck OneOf(const std::vector<std::string>& allowed) {
   return [allowed](const std::string& v) -> Result<std::string> {
     if (std::find(allowed.begin(), allowed.end(), v) != allowed.end()) return v;
     std::string list;

@@ -190,7 +190,11 @@ Result<RedisValue> RedisClient::CommandOnce(const std::vector<std::string>& argv
     return Unavailable("redis " + CommandName(argv) + " on " + endpoint_.ToString() + ": " + why);
   }
   if (reply->type == REDIS_REPLY_ERROR) {
-    return ErrorReplyStatus(CommandName(argv), std::string(reply->str, reply->len));
+    const std::string msg(reply->str, reply->len);
+    // A restarted server answers LOADING while it reads its data back: retry like a
+    // connection error instead of failing the job.
+    *connection_error = msg.starts_with("LOADING");
+    return ErrorReplyStatus(CommandName(argv), msg);
   }
   return ToValue(reply.get());
 }
@@ -199,7 +203,8 @@ Status RedisClient::ReconnectUntil(Clock::time_point give_up, const std::string&
   auto backoff = std::chrono::milliseconds(20);
   for (;;) {
     if (Clock::now() + backoff >= give_up) {
-      return Unavailable("redis " + what + ": " + endpoint_.ToString() + " unreachable for " +
+      return Unavailable("redis " + what + ": " + endpoint_.ToString() +
+                         " unreachable (or loading) for " +
                          std::to_string(options_.reconnect_deadline.count()) + " ms");
     }
     std::this_thread::sleep_for(backoff);
@@ -263,7 +268,11 @@ Result<RedisValue> RedisClient::TransactionOnce(
     }
     if (i + 1 == all.size()) exec = ToValue(reply.get());
   }
-  if (!first_error.ok()) return first_error.WithContext("redis transaction");
+  if (!first_error.ok()) {
+    // EXEC discarded the queue: a LOADING server applied nothing, so a retry is safe.
+    *sent_nothing = first_error.message().find(": LOADING") != std::string::npos;
+    return first_error.WithContext("redis transaction");
+  }
   if (exec.is_nil()) return Aborted("redis transaction aborted (EXEC returned nil)");
   for (std::size_t i = 0; i < exec.elements.size(); ++i) {
     if (exec.elements[i].type == RedisValue::Type::kError) {

@@ -100,7 +100,7 @@ Status RedisServer::Spawn() {
 }
 
 bool RedisServer::Pinged() const {
-  timeval tv{0, 200 * 1000};
+  timeval tv{0, 200000};  // 200 ms per probe
   redisContext* c = redisConnectWithTimeout("127.0.0.1", options_.port, tv);
   if (c == nullptr) return false;
   bool ok = c->err == 0 && redisSetTimeout(c, tv) == REDIS_OK;
