@@ -198,6 +198,21 @@ class SimApiTest(unittest.TestCase):
             got.append(ev)
         self.assertEqual(got, [])
 
+    def test_history_is_per_resource_type(self):
+        rv = self.co.list_namespaced_custom_object(G, V, 'default', PL)['metadata']['resourceVersion']
+        self.core.create_namespaced_config_map('default', client.V1ConfigMap(metadata=client.V1ObjectMeta(name='churn'), data={'i': '0'}))
+        for i in range(210):                     # more than --history 200 configmap events
+            self.core.patch_namespaced_config_map('churn', 'default', {'data': {'i': str(i + 1)}})
+        self.core.delete_namespaced_config_map('churn', 'default')
+        evs = list(watch.Watch().stream(self.co.list_namespaced_custom_object, G, V, 'default', PL,
+                                        resource_version=rv, timeout_seconds=1))
+        self.assertEqual(evs, [])                # the CR history still covers rv
+        with self.assertRaises(ApiException) as e:
+            for _ in watch.Watch().stream(self.core.list_namespaced_config_map, 'default', resource_version=rv,
+                                          timeout_seconds=1):
+                pass
+        self.assertEqual(e.exception.status, 410)
+
     def test_watch_raw_expired_event_and_bookmarks(self):
         lst = self.core.list_namespaced_config_map('default')
         rv = lst.metadata.resource_version

@@ -757,8 +757,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if what == 'state' and method == 'GET':
             with store.lock:
                 counts = {'%s/%s' % k if k[0] else k[1]: len(v) for k, v in store.objects.items() if v}
-                st = {'resourceVersion': str(store.rv), 'historyStart': str(store.history_start),
-                      'historySize': len(store.history), 'watches': len(store.watchers), 'objects': counts,
+                st = {'resourceVersion': str(store.rv), 'compactedAt': str(store.compacted),
+                      'historyStart': {'%s/%s' % k if k[0] else k[1]: str(store.history_start[k]) for k in store.history},
+                      'historySize': sum(len(h) for h in store.history.values()), 'watches': len(store.watchers),
+                      'objects': counts,
                       'requests': sim.stats['requests'], 'faults': sim.faults.rules}
             if sim.agent:
                 st['processes'] = sim.agent.processes()
@@ -805,7 +807,7 @@ def main(argv=None):
     ap.add_argument('--token', default='', help='require this bearer token (default: accept any)')
     ap.add_argument('--https', action='store_true', help='serve HTTPS with a self-signed certificate made by openssl')
     ap.add_argument('--ca-out', help='with --https: write the certificate (PEM) here')
-    ap.add_argument('--history', type=int, default=1000, help='watch events kept for resuming (older -> 410 Expired)')
+    ap.add_argument('--history', type=int, default=1000, help='watch events kept per resource type for resuming (older -> 410 Expired)')
     ap.add_argument('--bookmark-interval', type=float, default=10.0, help='seconds between watch BOOKMARKs')
     ap.add_argument('--watch-timeout', type=float, default=1800.0,
                     help='server-side watch timeout when the client gives no timeoutSeconds (randomised x1..x2)')

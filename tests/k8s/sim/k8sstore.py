@@ -1,4 +1,4 @@
-"""The simulator's object store: one global resourceVersion, a bounded event history,
+"""The simulator's object store: one global resourceVersion, a bounded per-type event history,
 watchers, finalizers, graceful pod deletion and an owner-reference garbage collector."""
 
 import collections
@@ -104,9 +104,12 @@ class Store:
         self.types = {}                       # (group, plural) -> ResourceType
         self.objects = {}                     # (group, plural) -> {(ns, name): obj}
         self.uids = {}                        # uid -> ((group, plural), ns, name)
-        self.history = collections.deque()
+        # Per resource type, like kube-apiserver's watch cache: every event of type K with
+        # rv > history_start[K] is in history[K]; older resourceVersions get 410 Expired.
+        self.history = collections.defaultdict(collections.deque)
         self.history_max = history
-        self.history_start = 1                # every event with rv > history_start is in history
+        self.history_start = collections.defaultdict(lambda: self.compacted)
+        self.compacted = 1
         self.watchers = set()
         self.gc_wakeup = threading.Event()
         self.on_change = []                   # callbacks(ev) run under the lock (node agent)
@@ -152,10 +155,11 @@ class Store:
 
     def _record(self, type_, rt, obj, old):
         ev = Event(self.rv, type_, rt.key, obj, old)
-        self.history.append(ev)
-        while len(self.history) > self.history_max:
-            dropped = self.history.popleft()
-            self.history_start = dropped.rv
+        h = self.history[rt.key]
+        h.append(ev)
+        while len(h) > self.history_max:
+            dropped = h.popleft()
+            self.history_start[rt.key] = dropped.rv
         for w in list(self.watchers):
             if w.wants(ev):
                 w.q.put(ev)
@@ -624,9 +628,10 @@ class Store:
                     r = int(rv)
                 except ValueError:
                     raise bad_request('invalid resource version "%s"' % rv)
-                if r < self.history_start:
-                    raise ApiError(410, 'Expired', 'too old resource version: %d (%d)' % (r, self.history_start + 1))
-                initial = [ev for ev in self.history if ev.rv > r and w.wants(ev)]
+                start = self.history_start[rt.key]
+                if r < start:
+                    raise ApiError(410, 'Expired', 'too old resource version: %d (%d)' % (r, start + 1))
+                initial = [ev for ev in self.history[rt.key] if ev.rv > r and w.wants(ev)]
             self.watchers.add(w)
             return w, initial
 
@@ -643,13 +648,14 @@ class Store:
     def compact(self):
         with self.lock:
             self.history.clear()
-            self.history_start = self.rv
+            self.history_start.clear()
+            self.compacted = self.rv
             return self.rv
 
     def check_rv_fresh(self, rv):
         """Lists with a continue token or an old exact resourceVersion after compaction."""
         with self.lock:
-            if int(rv) < self.history_start:
+            if int(rv) < self.compacted:
                 raise ApiError(410, 'Expired', 'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.')
 
 
