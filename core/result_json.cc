@@ -46,7 +46,10 @@ class Reader {
   void Int(const char* key, T& out) {
     const json* f = Field(key);
     if (f == nullptr) return;
-    if (!f->is_number_integer() || (f->is_number_unsigned() ? false : f->get<long long>() < 0)) {
+    const bool negative =
+        f->is_number_integer() && !f->is_number_unsigned() && f->get<long long>() < 0;
+    if (!f->is_number_integer() || negative ||
+        f->get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<T>::max())) {
       return Fail(key, "must be a non-negative integer");
     }
     out = f->get<T>();

@@ -95,6 +95,9 @@ TEST(ResultJson, RejectsOtherSchemasAndBadFields) {
   j["bytes"] = -1;
   EXPECT_NE(ResultFromJson(j).status().message().find("bytes"), std::string::npos);
   j = ToJson(Sample());
+  j["worldSize"] = 10000000000LL;  // does not fit an int
+  EXPECT_NE(ResultFromJson(j).status().message().find("worldSize"), std::string::npos);
+  j = ToJson(Sample());
   j["timeUs"] = "fast";
   EXPECT_NE(ResultFromJson(j).status().message().find("timeUs must be a number or null"),
             std::string::npos);
