@@ -338,6 +338,14 @@ class SimTokenTest(unittest.TestCase):
             self.assertEqual(e.exception.status, 401)
             bad.close()
 
+    def test_https_with_generated_certificate(self):
+        with Simulator(token='t0k', extra_args=['--https']) as sim:
+            self.assertTrue(open(sim.kubeconfig).read().count('https://127.0.0.1:'))
+            api = config.new_client_from_config(config_file=sim.kubeconfig)
+            self.assertIn('default', [n.metadata.name for n in client.CoreV1Api(api).list_namespace().items])
+            api.close()
+            self.assertIn('kube-system', sim.kubectl('get', 'namespaces').stdout)
+
 
 if __name__ == '__main__':
     unittest.main()

@@ -441,8 +441,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
                         pass
                 return self.send_json(200, {'kind': 'Status', 'apiVersion': 'v1', 'metadata': {}, 'status': 'Success'})
             obj = store.delete(rt, ns, name, opts, dry_run=dry)
-            code = 202 if obj['metadata'].get('deletionTimestamp') and rt.key != ('', 'pods') and False else 200
-            return self.send_obj(rt, version, obj, code)
+            return self.send_obj(rt, version, obj, 200)
 
     def check_kind(self, rt, version, obj):
         if not isinstance(obj, dict):
@@ -453,7 +452,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             raise bad_request('the API version in the data (%s) does not match the expected API version (%s)' % (av, rt.api_version(version))
                               if av != rt.api_version(version) else
                               'the kind in the data (%s) does not match the expected kind (%s)' % (kind, rt.kind))
-        if av and av != rt.api_version(version) and rt.crd is None:
+        if av and av != rt.api_version(version) and not (rt.crd is not None and av.split('/')[0] == rt.group
+                                                          and av.split('/')[-1] in rt.versions):
             raise bad_request('the API version in the data (%s) does not match the expected API version (%s)' % (av, rt.api_version(version)))
 
     def versioned(self, rt, version, obj):
@@ -536,8 +536,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
                            'include: application/json-patch+json, application/merge-patch+json, '
                            'application/apply-patch+yaml, application/strategic-merge-patch+json')
         if ct == 'application/strategic-merge-patch+json' and rt.crd is not None:
-            raise ApiError(415, 'UnsupportedMediaType', 'strategic merge patch is not supported for custom resources; '
-                           'use application/merge-patch+json')
+            # what kube-apiserver answers for CRs (`kubectl patch` without --type=merge)
+            raise ApiError(415, 'UnsupportedMediaType', 'the body of the request was in an unknown format - accepted media '
+                           'types include: application/json-patch+json, application/merge-patch+json, '
+                           'application/apply-patch+yaml')
         p = self.body_json(body)
         for attempt in range(2):
             with store.lock:
@@ -546,6 +548,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 except ApiError as e:
                     if ct == 'application/apply-patch+yaml' and e.code == 404 and not sub:
                         self.check_kind(rt, version, p)
+                        if isinstance(p, dict) and isinstance(p.get('metadata', {}), dict):
+                            p.setdefault('metadata', {}).setdefault('name', name)
                         obj = store.create(rt, ns, p, dry_run=dry, version=version, strict=strict, warnings=warnings)
                         return self.send_obj(rt, version, obj, 201, warnings)
                     raise
