@@ -90,6 +90,14 @@ class NodeAgentTest(unittest.TestCase):
         p = self.wait_phase('victim', ('Failed',))
         self.assertEqual(p.status.container_statuses[0].state.terminated.exit_code, 137)
         self.core.delete_namespaced_pod('victim', 'default')
+        # the same through the control endpoint, with SIGTERM -> 143
+        self.core.create_namespaced_pod('default', pod('victim2', ['sleep', '60']))
+        self.wait_phase('victim2', ('Running',))
+        self.sim.wait_for(lambda: self.sim.pid_of('victim2'))
+        self.sim.control('POST', '/_sim/kill', {'namespace': 'default', 'name': 'victim2', 'signal': 15})
+        p = self.wait_phase('victim2', ('Failed',))
+        self.assertEqual(p.status.container_statuses[0].state.terminated.exit_code, 143)
+        self.core.delete_namespaced_pod('victim2', 'default')
 
     def test_graceful_delete_kills_process(self):
         self.core.create_namespaced_pod('default', pod('longrun', ['sleep', '60'], terminationGracePeriodSeconds=30))

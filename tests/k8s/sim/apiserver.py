@@ -755,6 +755,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if what == 'close-watches' and method == 'POST':
             store.close_watches()
             return self.send_json(200, {'closed': True})
+        if what == 'kill' and method == 'POST':
+            if not sim.agent:
+                raise ApiError(400, 'BadRequest', 'no node agent (start with --node-agent)')
+            pid = sim.agent.kill(data.get('namespace', 'default'), data.get('name', ''), int(data.get('signal', 9)))
+            if pid is None:
+                raise ApiError(404, 'NotFound', 'no running process for pod %s/%s' % (data.get('namespace', 'default'), data.get('name')))
+            return self.send_json(200, {'pid': pid, 'signal': int(data.get('signal', 9))})
         if what == 'gc' and method == 'POST':
             store.gc_once()
             return self.send_json(200, {'done': True})

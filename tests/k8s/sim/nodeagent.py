@@ -13,6 +13,16 @@ import time
 
 import k8sstore
 
+try:   # pod processes die with the simulator even when it is SIGKILLed (PR_SET_PDEATHSIG)
+    import ctypes
+    _prctl = ctypes.CDLL(None, use_errno=True).prctl
+    _prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+
+    def _child_setup():
+        _prctl(1, 9, 0, 0, 0)     # PR_SET_PDEATHSIG, SIGKILL
+except (OSError, AttributeError):   # pragma: no cover
+    _child_setup = None
+
 POD = ('', 'pods')
 NODE = ('', 'nodes')
 
@@ -163,6 +173,15 @@ class NodeAgent:
         with self.lock:
             return [{'namespace': p.ns, 'name': p.name, 'uid': p.uid, 'pid': p.popen.pid,
                      'running': p.popen.poll() is None} for p in self.procs.values()]
+
+    def kill(self, ns, name, sig):
+        """Signal a pod's process (not its group), as `kill -SIG pid` from a test would."""
+        with self.lock:
+            for p in self.procs.values():
+                if p.ns == ns and p.name == name and p.popen.poll() is None:
+                    os.kill(p.popen.pid, sig)
+                    return p.popen.pid
+        return None
 
     # ---- the loop ----------------------------------------------------------------
     def _loop(self):
@@ -514,7 +533,7 @@ class NodeAgent:
         log = open(logp, 'ab')
         try:
             popen = subprocess.Popen(argv, env=env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                     start_new_session=True)
+                                     start_new_session=True, preexec_fn=_child_setup)
         except OSError as e:
             log.close()
             self._fail_start(rt, pod, 'failed to create containerd task: exec: "%s": %s' % (argv[0], e.strerror))
