@@ -131,9 +131,7 @@ core::Result<std::vector<double>> NcclBackend::AllReduceMax(const std::vector<do
   return out;
 }
 
-}  // namespace
-
-int VisibleGpuCount() {
+int CudaGpuCount() {
   int n = 0;
   if (cudaGetDeviceCount(&n) != cudaSuccess) {
     (void)cudaGetLastError();
@@ -141,6 +139,8 @@ int VisibleGpuCount() {
   }
   return n;
 }
+
+}  // namespace
 
 bool NcclAvailable(std::string* why) {
   int n = 0;
@@ -162,7 +162,7 @@ core::Result<std::unique_ptr<Backend>> CreateNcclBackend(int rank, int world, in
     return core::InvalidArgument("rank " + std::to_string(rank) + " of world " +
                                  std::to_string(world));
   }
-  const int gpus = VisibleGpuCount();
+  const int gpus = CudaGpuCount();
   if (local_rank < 0 || local_rank >= gpus) {
     return core::FailedPrecondition("local rank " + std::to_string(local_rank) + " but " +
                                     std::to_string(gpus) + " GPU(s) visible");

@@ -30,7 +30,4 @@ core::Result<std::unique_ptr<Backend>> CreateNcclBackend(int rank, int world, in
 // ("no CUDA driver", "0 GPUs visible"). Does not touch NCCL.
 bool NcclAvailable(std::string* why);
 
-// GPUs visible to this process (0 when none or no driver).
-int VisibleGpuCount();
-
 }  // namespace ccltune::worker

@@ -1,0 +1,98 @@
+// The NCCL choice catalog without a GPU: names parse strictly, the default comes first,
+// and every choice that cannot run says why (DESIGN §5: skipped with a reason, never
+// silently).
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "worker/nccl/choice_spec.h"
+#include "worker/nccl/inproc_tuner_api.h"
+
+namespace ccltune::worker::nccl {
+namespace {
+
+CatalogContext Ctx() {
+  CatalogContext c;
+  c.world = 4;
+  c.nccl_version = 22803;
+  c.tuner_loaded = true;
+  return c;
+}
+
+core::Problem Prob(core::Op op, std::uint64_t bytes = 1 << 20) {
+  return {op, core::Dtype::kBf16, core::IsReducing(op) ? core::RedOp::kSum : core::RedOp::kNone,
+          bytes, {}};
+}
+
+TEST(NcclChoiceSpec, ParsesForcedAlgoAndCtas) {
+  auto s = SpecFromChoice({"nccl", {{"algo", "tree"}, {"proto", "ll128"}}});
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->algo, kCcltuneAlgoTree);
+  EXPECT_EQ(s->proto, kCcltuneProtoLL128);
+  auto c = SpecFromChoice({"nccl", {{"ctas", "8"}}});
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->ctas, 8);
+}
+
+TEST(NcclChoiceSpec, RejectsUnknownValuesNamingTheAllowedOnes) {
+  auto bad_algo = SpecFromChoice({"nccl", {{"algo", "nvls"}, {"proto", "ll"}}});
+  ASSERT_FALSE(bad_algo.ok());
+  EXPECT_NE(bad_algo.status().message().find("ring, tree"), std::string::npos);
+  EXPECT_FALSE(SpecFromChoice({"nccl", {{"ctas", "3"}}}).ok());
+  EXPECT_FALSE(SpecFromChoice({"nccl", {{"algo", "ring"}}}).ok());  // proto missing
+  EXPECT_FALSE(SpecFromChoice({"nccl", {{"colour", "red"}}}).ok());
+  EXPECT_FALSE(SpecFromChoice({"mpi", {}}).ok());
+}
+
+TEST(NcclChoiceSpec, AllReduceCatalogHasTheFullGridDefaultFirst) {
+  const auto cands = BuildCandidates(Prob(core::Op::kAllReduce), Ctx());
+  ASSERT_FALSE(cands.empty());
+  EXPECT_EQ(cands[0].name.base, "nccl");
+  EXPECT_TRUE(cands[0].name.params.empty());
+  std::set<std::string> applicable;
+  for (const auto& c : cands) {
+    if (c.applicable()) applicable.insert(c.name.base + ":" + (c.name.params.count("algo") ? c.name.params.at("algo") + "/" + c.name.params.at("proto") : ""));
+    else EXPECT_FALSE(c.skip_reason.empty());
+  }
+  for (const char* combo : {"nccl:ring/ll", "nccl:ring/ll128", "nccl:ring/simple", "nccl:tree/ll",
+                            "nccl:tree/ll128", "nccl:tree/simple", "rs+ag:", "nccl-reg:", "nccl-symm:"}) {
+    EXPECT_TRUE(applicable.count(combo)) << combo;
+  }
+}
+
+TEST(NcclChoiceSpec, InapplicableChoicesCarryReasons) {
+  const CatalogContext ctx = Ctx();
+  EXPECT_NE(SkipReason({"nccl", {{"algo", "tree"}, {"proto", "ll"}}}, Prob(core::Op::kAllGather), ctx)
+                .find("allReduce only"), std::string::npos);
+  EXPECT_NE(SkipReason({"rs+ag", {}}, Prob(core::Op::kBroadcast), ctx).find("allReduce"),
+            std::string::npos);
+  EXPECT_EQ(SkipReason({"oneshot", {}}, Prob(core::Op::kAllReduce), ctx), "not built in this version");
+  // 1 MiB + 2 bytes of bf16: 524289 elements, not divisible by 4 ranks.
+  EXPECT_NE(SkipReason({"rs+ag", {}}, Prob(core::Op::kAllReduce, (1 << 20) + 2), ctx).find("divisible"),
+            std::string::npos);
+  EXPECT_NE(SkipReason({"nccl", {{"p2pchunk", "524288"}}}, Prob(core::Op::kAllToAll), ctx)
+                .find("ncclConfig_t"), std::string::npos);
+  CatalogContext old = ctx;
+  old.nccl_version = 22603;
+  EXPECT_NE(SkipReason({"nccl-symm", {}}, Prob(core::Op::kAllReduce), old).find("2.27"),
+            std::string::npos);
+  CatalogContext no_tuner = ctx;
+  no_tuner.tuner_loaded = false;
+  no_tuner.tuner_problem = "not found";
+  EXPECT_NE(SkipReason({"nccl", {{"algo", "ring"}, {"proto", "ll"}}}, Prob(core::Op::kAllReduce), no_tuner)
+                .find("not found"), std::string::npos);
+  EXPECT_FALSE(SkipReason({"test-hang", {}}, Prob(core::Op::kAllReduce), ctx).empty());
+}
+
+TEST(NcclChoiceSpec, RequestedChoicesAreParsedAndDefaultAdded) {
+  core::Problem p = Prob(core::Op::kAllReduce);
+  p.choices = {"nccl:ctas=4", "nccl:bogus=1"};
+  const auto cands = BuildCandidates(p, Ctx());
+  ASSERT_EQ(cands.size(), 3u);
+  EXPECT_EQ(cands[0].name.ToString(), "nccl");
+  EXPECT_TRUE(cands[1].applicable());
+  EXPECT_FALSE(cands[2].applicable());
+}
+
+}  // namespace
+}  // namespace ccltune::worker::nccl

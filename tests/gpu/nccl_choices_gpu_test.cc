@@ -1,0 +1,179 @@
+// Every NCCL choice on real GPUs, one forked process per GPU: each applicable choice is
+// prepared, warmed up, timed and verified against the independently computed expected
+// result, for every collective, bf16/fp16/fp32, at 1 KiB, an odd size, 1 MiB and 256 MiB
+// (eager), and again as CUDA graphs for allReduce. A choice may only be skipped with a
+// reason; any other failure fails the test. Skips without a GPU.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/types.h"
+#include "tests/gpu/file_peer_directory.h"
+#include "tests/gpu/gpu_test_env.h"
+#include "tests/gpu/rank_harness.h"
+#include "worker/nccl/nccl_backend.h"
+
+namespace ccltune::testing {
+namespace {
+
+using core::Dtype;
+using core::Op;
+
+struct SweepConfig {
+  std::vector<Op> ops;
+  std::vector<Dtype> dtypes;
+  std::vector<std::uint64_t> sizes;
+  bool cuda_graph = false;
+};
+
+std::string ProblemLabel(const core::Problem& p) {
+  return std::string(core::OpName(p.op)) + " " + core::DtypeName(p.dtype) + " " +
+         std::to_string(p.bytes);
+}
+
+// One line per (problem, choice): "label|choice|ok|time_us|" or "label|choice|skipped||reason".
+int RunOneChoice(worker::Backend& be, const core::Problem& p, const worker::ChoiceCandidate& c,
+                 const core::BenchmarkSpec& bench, std::ofstream& out) {
+  const std::string head = ProblemLabel(p) + "|" + c.name.ToString() + "|";
+  if (!c.applicable()) {
+    out << head << "skipped||" << c.skip_reason << "\n";
+    return 0;
+  }
+  auto prepared = be.Prepare(p, c.name, bench);
+  if (!prepared.ok()) {
+    const std::string& msg = prepared.status().message();
+    const bool skip = msg.rfind("skip:", 0) == 0;
+    out << head << (skip ? "skipped||" : "FAILED||") << prepared.status().ToString() << "\n";
+    return skip ? 0 : 1;
+  }
+  auto& pc = *prepared.value();
+  core::Status st = pc.Warmup(bench.warmup_iters, worker::DeadlineIn(bench.choice_timeout_seconds));
+  core::Result<double> t = st.ok() ? pc.TimedRound(bench.iters, worker::DeadlineIn(bench.choice_timeout_seconds))
+                                   : core::Result<double>(st);
+  if (t.ok()) st = pc.Verify(worker::DeadlineIn(bench.choice_timeout_seconds));
+  if (!t.ok()) st = t.status();
+  if (!st.ok()) {
+    out << head << "FAILED||" << st.ToString() << "\n";
+    return 1;
+  }
+  out << head << "ok|" << t.value() * 1e6 << "|\n";
+  return 0;
+}
+
+int SweepRank(int rank, int world, const std::string& dir, const SweepConfig& cfg) {
+  FilePeerDirectory pd(dir, rank, world);
+  worker::NeverCancel cancel;
+  core::BenchmarkSpec bench;
+  bench.warmup_iters = 2;
+  bench.iters = 5;
+  bench.cuda_graph = cfg.cuda_graph;
+  bench.choice_timeout_seconds = 30;
+  bench.rendezvous_timeout_seconds = 60;
+  auto be = worker::CreateNcclBackend(rank, world, rank, pd, cancel, bench);
+  if (!be.ok()) {
+    std::fprintf(stderr, "CreateNcclBackend: %s\n", be.status().ToString().c_str());
+    return 2;
+  }
+  std::ofstream out(dir + "/results.rank" + std::to_string(rank));
+  for (Op op : cfg.ops) {
+    for (Dtype dtype : cfg.dtypes) {
+      for (std::uint64_t bytes : cfg.sizes) {
+        core::Problem p{op, dtype, core::IsReducing(op) ? core::RedOp::kSum : core::RedOp::kNone,
+                        bytes, {}};
+        for (const auto& c : be.value()->Candidates(p)) {
+          if (RunOneChoice(*be.value(), p, c, bench, out) != 0) return 3;
+          out.flush();
+        }
+      }
+    }
+  }
+  return 0;
+}
+
+struct SweepSummary {
+  int ok = 0;
+  int skipped = 0;
+  int failed = 0;
+  std::string table;     // markdown rows of rank 0
+  std::string failures;  // every FAILED line of every rank
+};
+
+SweepSummary Summarize(const std::string& dir, int world) {
+  SweepSummary s;
+  for (int r = 0; r < world; ++r) {
+    std::ifstream f(dir + "/results.rank" + std::to_string(r));
+    std::string line;
+    while (std::getline(f, line)) {
+      std::vector<std::string> cols;
+      std::stringstream ss(line);
+      std::string col;
+      while (std::getline(ss, col, '|')) cols.push_back(col);
+      cols.resize(5);
+      if (cols[2] == "FAILED") s.failures += "rank " + std::to_string(r) + ": " + line + "\n";
+      if (r != 0) continue;
+      if (cols[2] == "ok") ++s.ok;
+      if (cols[2] == "skipped") ++s.skipped;
+      if (cols[2] == "FAILED") ++s.failed;
+      s.table += "| " + cols[0] + " | " + cols[1] + " | " + cols[2] + " | " + cols[3] + " | " +
+                 cols[4] + " |\n";
+    }
+  }
+  return s;
+}
+
+void RunSweep(const std::string& name, const SweepConfig& cfg, double timeout_s) {
+  std::string why;
+  const int gpus = ProbeGpuCount(&why);
+  if (gpus < 2) {
+    std::printf("SKIP %s: needs >= 2 GPUs, found %d (%s)\n", name.c_str(), gpus, why.c_str());
+    GTEST_SKIP() << "needs >= 2 GPUs, found " << gpus << " (" << why << ")";
+  }
+  const int world = TestWorld(gpus);
+  GpuTestDir dir(name);
+  const auto outcomes =
+      RunRanks(world, dir.path(), timeout_s, [&](int r) { return SweepRank(r, world, dir.path(), cfg); });
+  const SweepSummary s = Summarize(dir.path(), world);
+  const std::string header = "## " + name + " (" + std::to_string(world) + " GPUs)\n\n" +
+                             std::to_string(s.ok) + " ok, " + std::to_string(s.skipped) +
+                             " skipped, " + std::to_string(s.failed) +
+                             " failed\n\n| problem | choice | status | us/op | reason |\n|---|---|---|---|---|\n";
+  WriteSummary(name + "-" + std::to_string(world) + "gpu.md", header + s.table);
+  std::printf("%s: %d ok, %d skipped, %d failed on %d GPUs\n", name.c_str(), s.ok, s.skipped,
+              s.failed, world);
+  for (const auto& o : outcomes) EXPECT_EQ(o.exit_code, 0) << Describe(outcomes);
+  EXPECT_TRUE(s.failures.empty()) << s.failures;
+  EXPECT_GT(s.ok, 0);
+}
+
+std::vector<std::uint64_t> Sizes() {
+  // 3078 bytes: not a multiple of 4 bytes per rank, so counts are odd and round down.
+  std::vector<std::uint64_t> sizes = {1024, 3078, 1 << 20, 256ull << 20};
+  if (const char* env = std::getenv("CCLTUNE_GPU_TEST_MAX_BYTES")) {
+    const std::uint64_t max = std::strtoull(env, nullptr, 10);
+    std::erase_if(sizes, [&](std::uint64_t b) { return b > max; });
+  }
+  return sizes;
+}
+
+TEST(NcclChoicesGpu, EveryChoiceCorrectEager) {
+  RunSweep("choices-eager",
+           {{Op::kAllReduce, Op::kAllGather, Op::kReduceScatter, Op::kBroadcast, Op::kAllToAll},
+            {Dtype::kBf16, Dtype::kFp16, Dtype::kFp32},
+            Sizes(),
+            false},
+           900);
+}
+
+TEST(NcclChoicesGpu, AllReduceChoicesCorrectAsCudaGraphs) {
+  RunSweep("choices-graph", {{Op::kAllReduce}, {Dtype::kBf16}, Sizes(), true}, 600);
+}
+
+}  // namespace
+}  // namespace ccltune::testing
