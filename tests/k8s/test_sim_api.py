@@ -97,6 +97,12 @@ class SimApiTest(unittest.TestCase):
         self.assertEqual(o3['spec']['worldSize'], 2)   # /status ignores spec
         self.assertEqual(o3['metadata']['generation'], 1)
         o3['spec']['worldSize'] = 4
+        no_rv = json.loads(json.dumps(o3))
+        del no_rv['metadata']['resourceVersion']
+        with self.assertRaises(ApiException) as e:      # custom resources need a resourceVersion on PUT
+            self.co.replace_namespaced_custom_object(G, V, 'default', PL, 'gen', no_rv)
+        self.assertEqual(e.exception.status, 422)
+        self.assertIn('must be specified for an update', self.status_of(e.exception)['message'])
         o4 = self.co.replace_namespaced_custom_object(G, V, 'default', PL, 'gen', o3)
         self.assertEqual(o4['metadata']['generation'], 2)
         self.assertEqual(o4['status'], {'phase': 'Running'})

@@ -418,7 +418,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             obj = self.body_json(body)
             self.check_kind(rt, version, obj)
             updated = store.update(rt, ns, name, obj, subresource=sub, dry_run=dry, version=version, strict=strict,
-                                   warnings=warnings, allow_create=rt.key == ('', 'events'))
+                                   warnings=warnings, allow_create=rt.key in (('', 'events'), ('coordination.k8s.io', 'leases')))
             return self.send_obj(rt, version, updated, 200, warnings)
         if method == 'PATCH':
             return self.patch(rt, version, ns, name, sub, body, q, dry, strict, warnings)

@@ -388,6 +388,12 @@ class Store:
             rv = md.get('resourceVersion')
             if rv and rv != cur['metadata']['resourceVersion']:
                 raise conflict(rt, name)
+            if not rv and not _unconditional_ok(rt):
+                raise ApiError(422, 'Invalid', '%s "%s" is invalid: metadata.resourceVersion: Invalid value: 0x0: must be '
+                               'specified for an update' % (rt.qualified, name),
+                               {'name': name, 'group': rt.group, 'kind': rt.plural,
+                                'causes': [{'reason': 'FieldValueInvalid', 'field': 'metadata.resourceVersion',
+                                            'message': 'Invalid value: 0x0: must be specified for an update'}]})
             new = self._merge_update(rt, cur, obj, subresource, version, strict, warnings)
             if new == cur:
                 return copy.deepcopy(cur)        # no-op updates do not bump resourceVersion
@@ -657,6 +663,12 @@ class Store:
         with self.lock:
             if int(rv) < self.compacted:
                 raise ApiError(410, 'Expired', 'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.')
+
+
+def _unconditional_ok(rt):
+    """kube-apiserver's AllowUnconditionalUpdate: false for custom resources, CRDs and leases."""
+    return rt.crd is None and rt.key not in (('apiextensions.k8s.io', 'customresourcedefinitions'),
+                                             ('coordination.k8s.io', 'leases'))
 
 
 # ---- pods ------------------------------------------------------------------
