@@ -1,0 +1,102 @@
+#!/bin/bash
+# Runs the GPU test suite of the NCCL backend on a GPU machine and leaves a summary table.
+#
+# Here (build machine), once:
+#   cmake --build build-nccl -j2 --target nccl_choices_gpu_test nccl_failure_gpu_test \
+#       nccl_inproc_tuner_test ccltune_inproc_tuner
+#   /work/shared/tools/bundle-for-gpu.sh .gpu build-nccl/tests/gpu/nccl_*_test \
+#       build-nccl/worker/libccltune-inproc-tuner.so
+# There (repo root, .gpu/ carried):  bash tests/gpu/run_on_device.sh
+#
+# Runs every test on 4 GPUs (CUDA_VISIBLE_DEVICES=0,1,2,3) when present, then on 2 (0,1).
+# Writes $OUT/summary.md (one row per test run, then each test's own tables) and
+# $OUT/logs.txt. NVLink multicast stays off in every process (the machines are shared).
+# Knobs: CCLTUNE_GPU_TEST_MAX_BYTES (largest message, default all sizes up to 256 MiB),
+# CCLTUNE_GPU_TEST_FILTER (gtest filter, default all), CCLTUNE_GPU_TEST_TIMEOUT (s per run).
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 2
+[ -f .gpu/env.sh ] || { echo "no .gpu/env.sh: bundle first (see header)"; exit 2; }
+# shellcheck disable=SC1091
+source .gpu/env.sh
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+export CCLTUNE_INPROC_TUNER="$PWD/.gpu/bin/libccltune-inproc-tuner.so"
+OUT=${OUT:-$PWD/gpu-out}
+mkdir -p "$OUT"
+summary=$OUT/summary.md
+logs=$OUT/logs.txt
+details=$(mktemp -d)
+filter=${CCLTUNE_GPU_TEST_FILTER:-*}
+per_run_timeout=${CCLTUNE_GPU_TEST_TIMEOUT:-900}
+
+visible=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+{
+  echo "# ccltune NCCL backend on $(hostname)"
+  echo
+  echo "$(nvidia-smi -L 2>/dev/null | head -8 | sed 's/^/    /')"
+  echo "    NCCL: $(ls /usr/lib/x86_64-linux-gnu/libnccl.so.* 2>/dev/null | head -1)"
+  echo "    NCCL_NVLS_ENABLE=$NCCL_NVLS_ENABLE; date $(date -u +%FT%TZ)"
+  echo
+  echo "| GPUs | test | result | seconds |"
+  echo "|---|---|---|---|"
+} >"$summary"
+: >"$logs"
+
+run_one() {  # run_one <gpus csv> <n> <binary>
+  local gpus=$1 n=$2 bin=$3 rc start end
+  mkdir -p "$details/$n"
+  start=$(date +%s.%N)
+  CUDA_VISIBLE_DEVICES=$gpus CCLTUNE_GPU_SUMMARY_DIR="$details/$n" \
+    timeout -k 10 "$per_run_timeout" ".gpu/bin/$bin" --gtest_filter="$filter" \
+    >"$details/$n/$bin.log" 2>&1
+  rc=$?
+  end=$(date +%s.%N)
+  local verdict="PASS"
+  [ $rc -ne 0 ] && verdict="FAIL (rc $rc)"
+  grep -q '^\[  SKIPPED \] [0-9]' "$details/$n/$bin.log" && [ $rc -eq 0 ] && verdict="PASS (with skips)"
+  printf '| %s | %s | %s | %.1f |\n' "$n" "$bin" "$verdict" "$(awk -v a="$start" -v b="$end" 'BEGIN{print b-a}')" >>"$summary"
+  { echo "===== $bin on $n GPUs ($gpus): rc $rc"; cat "$details/$n/$bin.log"; } >>"$logs"
+}
+
+# nccl-tests built outside the repository, when carried in .gpu/nccl-tests: the reference
+# the `nccl` choice's busbw is compared with (same sizes, bf16, max over ranks).
+run_nccl_tests() {  # run_nccl_tests <gpus csv> <n>
+  local gpus=$1 n=$2 op mode extra
+  [ -x .gpu/nccl-tests/all_reduce_perf ] || return 0
+  for op in all_reduce all_gather reduce_scatter; do
+    for mode in eager graph; do
+      extra=""
+      [ "$mode" = graph ] && extra="-G 20"
+      {
+        echo "## nccl-tests ${op}_perf, bf16, $mode, $n GPUs (-t $n -g 1 -w 5 -n 20 -a 3 $extra)"
+        echo
+        echo '```'
+        CUDA_VISIBLE_DEVICES=$gpus timeout -k 5 300 ".gpu/nccl-tests/${op}_perf" -b 1K -e 256M -f 2 \
+          -d bfloat16 -t "$n" -g 1 -w 5 -n 20 -a 3 -c 0 $extra 2>&1 | grep -v '^#  *Rank\|^# Using devices'
+        echo '```'
+      } >"$details/$n/nccl-tests-$op-$mode.md"
+    done
+  done
+}
+
+# 4 GPUs first: if the run is cut short, the larger configuration is the one we have.
+for n in 4 2; do
+  if [ "$visible" -lt "$n" ]; then
+    echo "| $n | (all) | not run: $visible GPU(s) visible | 0 |" >>"$summary"
+    continue
+  fi
+  gpus=$(seq -s, 0 $((n - 1)))
+  for bin in nccl_inproc_tuner_test nccl_failure_gpu_test nccl_bench_gpu_test nccl_choices_gpu_test; do
+    [ -x ".gpu/bin/$bin" ] && run_one "$gpus" "$n" "$bin"
+  done
+  run_nccl_tests "$gpus" "$n"
+done
+
+for n in 4 2; do
+  for f in "$details/$n"/*.md; do
+    [ -e "$f" ] || continue
+    { echo; cat "$f"; } >>"$summary"
+  done
+done
+rm -rf "$details"
+echo "summary: $summary"
+if grep -q 'FAIL' "$summary"; then exit 1; fi
