@@ -77,7 +77,8 @@ class SimApiTest(unittest.TestCase):
         with self.assertRaises(ApiException) as e:
             self.core.create_namespaced_config_map('no-such-ns', client.V1ConfigMap(metadata=client.V1ObjectMeta(name='x')))
         self.assertEqual(e.exception.status, 404)
-        self.core.delete_namespaced_config_map('c1', 'default')
+        st = self.core.delete_namespaced_config_map('c1', 'default')
+        self.assertEqual((st.kind, st.status, st.details.name, st.details.kind), ('Status', 'Success', 'c1', 'configmaps'))
         with self.assertRaises(ApiException):
             self.core.read_namespaced_config_map('c1', 'default')
 

@@ -35,6 +35,8 @@ import k8stypes      # noqa: E402
 from k8sstore import ApiError, bad_request  # noqa: E402
 
 MAX_BODY = 3 * 1024 * 1024
+# Types whose registry sets ReturnDeletedObject: a delete answers with the object, not a Status.
+RETURN_DELETED_OBJECT = {('', 'pods'), ('', 'serviceaccounts'), ('', 'services'), ('', 'namespaces')}
 VERSION = {'major': '1', 'minor': '32', 'gitVersion': 'v1.32.0-ccltune-sim', 'gitCommit': '0000000000000000000000000000000000000000',
            'gitTreeState': 'clean', 'buildDate': '2026-01-01T00:00:00Z', 'goVersion': 'go1.23.0', 'compiler': 'gc',
            'platform': 'linux/amd64'}
@@ -440,7 +442,17 @@ class Handler(http.server.BaseHTTPRequestHandler):
                     except ApiError:
                         pass
                 return self.send_json(200, {'kind': 'Status', 'apiVersion': 'v1', 'metadata': {}, 'status': 'Success'})
+            before = store.get(rt, ns, name)
             obj = store.delete(rt, ns, name, opts, dry_run=dry)
+            gone = not dry and not obj['metadata'].get('deletionTimestamp') or (
+                not dry and before['metadata'].get('deletionTimestamp') and not store.exists(rt, ns, name))
+            if gone and rt.key not in RETURN_DELETED_OBJECT:
+                # kube-apiserver answers an immediate delete with a Status unless the type returns the object
+                details = {'name': name, 'kind': rt.plural, 'uid': obj['metadata'].get('uid', '')}
+                if rt.group:
+                    details['group'] = rt.group
+                return self.send_json(200, {'kind': 'Status', 'apiVersion': 'v1', 'metadata': {}, 'status': 'Success',
+                                            'details': details})
             return self.send_obj(rt, version, obj, 200)
 
     def check_kind(self, rt, version, obj):

@@ -208,6 +208,10 @@ class Store:
                 raise not_found(rt, name)
             return copy.deepcopy(o)
 
+    def exists(self, rt, ns, name):
+        with self.lock:
+            return self._lookup(rt, ns, name) is not None
+
     def get_by_uid(self, uid):
         with self.lock:
             loc = self.uids.get(uid)
