@@ -26,27 +26,50 @@ summary=$OUT/summary.md
 logs=$OUT/logs.txt
 details=$(mktemp -d)
 filter=${CCLTUNE_GPU_TEST_FILTER:-*}
-per_run_timeout=${CCLTUNE_GPU_TEST_TIMEOUT:-900}
+per_run_timeout=${CCLTUNE_GPU_TEST_TIMEOUT:-400}
+# The whole script stays inside this many seconds (the device tool stops a command at 600).
+budget=${CCLTUNE_GPU_BUDGET_S:-560}
+t0=$(date +%s)
+left() {  # seconds left of the budget, at most $1
+  local l=$((budget - ($(date +%s) - t0)))
+  [ "$l" -gt "$1" ] && l=$1
+  echo "$l"
+}
+# Each finished run's tables go to details.md at once, so a run cut short keeps them.
+flush_details() {  # flush_details <n>
+  local f
+  for f in "$details/$1"/*.md; do
+    [ -e "$f" ] || continue
+    { echo; cat "$f"; } >>"$OUT/details.md"
+    rm -f "$f"
+  done
+}
 
 visible=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
 {
   echo "# ccltune NCCL backend on $(hostname)"
   echo
   echo "$(nvidia-smi -L 2>/dev/null | head -8 | sed 's/^/    /')"
-  echo "    NCCL: $(ls /usr/lib/x86_64-linux-gnu/libnccl.so.* 2>/dev/null | head -1)"
+  echo "    NCCL loaded: $(ldd .gpu/bin/nccl_choices_gpu_test 2>/dev/null | grep -o '/[^ ]*libnccl[^ ]*' | head -1)"
   echo "    NCCL_NVLS_ENABLE=$NCCL_NVLS_ENABLE; date $(date -u +%FT%TZ)"
   echo
   echo "| GPUs | test | result | seconds |"
   echo "|---|---|---|---|"
 } >"$summary"
 : >"$logs"
+: >"$OUT/details.md"
 
 run_one() {  # run_one <gpus csv> <n> <binary>
-  local gpus=$1 n=$2 bin=$3 rc start end
+  local gpus=$1 n=$2 bin=$3 rc start end limit
   mkdir -p "$details/$n"
+  limit=$(left "$per_run_timeout")
+  if [ "$limit" -le 10 ]; then
+    echo "| $n | $bin | not run: time budget spent | 0 |" >>"$summary"
+    return
+  fi
   start=$(date +%s.%N)
   CUDA_VISIBLE_DEVICES=$gpus CCLTUNE_GPU_SUMMARY_DIR="$details/$n" \
-    timeout -k 10 "$per_run_timeout" ".gpu/bin/$bin" --gtest_filter="$filter" \
+    timeout -k 5 "$limit" ".gpu/bin/$bin" --gtest_filter="$filter" \
     >"$details/$n/$bin.log" 2>&1
   rc=$?
   end=$(date +%s.%N)
@@ -55,6 +78,7 @@ run_one() {  # run_one <gpus csv> <n> <binary>
   grep -q '^\[  SKIPPED \] [0-9]' "$details/$n/$bin.log" && [ $rc -eq 0 ] && verdict="PASS (with skips)"
   printf '| %s | %s | %s | %.1f |\n' "$n" "$bin" "$verdict" "$(awk -v a="$start" -v b="$end" 'BEGIN{print b-a}')" >>"$summary"
   { echo "===== $bin on $n GPUs ($gpus): rc $rc"; cat "$details/$n/$bin.log"; } >>"$logs"
+  flush_details "$n"
 }
 
 # nccl-tests built outside the repository, when carried in .gpu/nccl-tests: the reference
@@ -62,18 +86,21 @@ run_one() {  # run_one <gpus csv> <n> <binary>
 run_nccl_tests() {  # run_nccl_tests <gpus csv> <n>
   local gpus=$1 n=$2 op mode extra
   [ -x .gpu/nccl-tests/all_reduce_perf ] || return 0
+  mkdir -p "$details/$n"
   for op in all_reduce all_gather reduce_scatter; do
     for mode in eager graph; do
       extra=""
       [ "$mode" = graph ] && extra="-G 20"
+      [ "$(left 60)" -le 20 ] && continue
       {
         echo "## nccl-tests ${op}_perf, bf16, $mode, $n GPUs (-t $n -g 1 -w 5 -n 20 -a 3 $extra)"
         echo
         echo '```'
-        CUDA_VISIBLE_DEVICES=$gpus timeout -k 5 300 ".gpu/nccl-tests/${op}_perf" -b 1K -e 256M -f 2 \
+        CUDA_VISIBLE_DEVICES=$gpus timeout -k 5 "$(left 60)" ".gpu/nccl-tests/${op}_perf" -b 1K -e 256M -f 2 \
           -d bfloat16 -t "$n" -g 1 -w 5 -n 20 -a 3 -c 0 $extra 2>&1 | grep -v '^#  *Rank\|^# Using devices'
         echo '```'
       } >"$details/$n/nccl-tests-$op-$mode.md"
+      flush_details "$n"
     done
   done
 }
@@ -91,12 +118,7 @@ for n in 4 2; do
   run_nccl_tests "$gpus" "$n"
 done
 
-for n in 4 2; do
-  for f in "$details/$n"/*.md; do
-    [ -e "$f" ] || continue
-    { echo; cat "$f"; } >>"$summary"
-  done
-done
+[ -f "$OUT/details.md" ] && cat "$OUT/details.md" >>"$summary"
 rm -rf "$details"
 echo "summary: $summary"
 if grep -q 'FAIL' "$summary"; then exit 1; fi
