@@ -330,6 +330,32 @@ class SimApiTest(unittest.TestCase):
         self.assertEqual(e.exception.status, 413)
 
 
+class CrdDeletionTest(unittest.TestCase):
+    def test_crd_deletion_waits_for_custom_object_finalizers(self):
+        with Simulator() as sim:
+            sim.kubectl('apply', '-f', CRD_PATH)
+            api = config.new_client_from_config(config_file=sim.kubeconfig)
+            co = client.CustomObjectsApi(api)
+            ext = client.ApiextensionsV1Api(api)
+            o = ctj('held')
+            o['metadata']['finalizers'] = ['ccltune.io/cleanup']
+            co.create_namespaced_custom_object(G, V, 'default', PL, o)
+            co.create_namespaced_custom_object(G, V, 'default', PL, ctj('free'))
+            ext.delete_custom_resource_definition('collectivetuningjobs.ccltune.io')
+            sim.control('POST', '/_sim/gc')
+            crd = ext.read_custom_resource_definition('collectivetuningjobs.ccltune.io')
+            self.assertTrue(crd.metadata.deletion_timestamp)
+            items = co.list_namespaced_custom_object(G, V, 'default', PL)['items']
+            self.assertEqual([i['metadata']['name'] for i in items], ['held'])
+            self.assertTrue(items[0]['metadata']['deletionTimestamp'])
+            with self.assertRaises(ApiException) as e:
+                co.create_namespaced_custom_object(G, V, 'default', PL, ctj('late'))
+            self.assertEqual(e.exception.status, 405)
+            co.patch_namespaced_custom_object(G, V, 'default', PL, 'held', {'metadata': {'finalizers': None}})
+            sim.wait_for(lambda: 'collectivetuningjobs' not in sim.kubectl('api-resources').stdout, timeout=10)
+            api.close()
+
+
 class SimTokenTest(unittest.TestCase):
     def test_token_required(self):
         with Simulator(token='s3cret') as sim:

@@ -74,7 +74,8 @@ class KubectlTest(unittest.TestCase):
 
     def test_03_server_side_apply_and_watch(self):
         self.k('apply', '-f', os.path.join(TESTDATA, 'crd.yaml'))
-        w = subprocess.Popen(['kubectl', '--kubeconfig', self.sim.kubeconfig, 'get', 'ctj', '-w', '--no-headers'],
+        w = subprocess.Popen(['kubectl', '--kubeconfig', self.sim.kubeconfig, '--cache-dir', os.path.join(self.sim.dir, 'kubectl-cache'),
+                              'get', 'ctj', '-w', '--no-headers'],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         time.sleep(1.0)
         self.assertIn('serverside-applied', self.k('apply', '--server-side', '-f', os.path.join(TESTDATA, 'ctj.yaml')).stdout)

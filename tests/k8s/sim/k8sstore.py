@@ -15,6 +15,10 @@ import k8stypes
 import k8sschema
 
 
+CRD_KEY = ('apiextensions.k8s.io', 'customresourcedefinitions')
+CRD_CLEANUP = 'customresourcecleanup.apiextensions.k8s.io'
+
+
 def now_iso():
     return datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%dT%H:%M:%SZ')
 
@@ -281,6 +285,9 @@ class Store:
     def _prepare_create(self, rt, obj, version, strict, warnings):
         md = obj['metadata']
         if rt.crd is not None:
+            if rt.crd.get('metadata', {}).get('deletionTimestamp'):
+                raise ApiError(405, 'MethodNotAllowed', 'create not allowed while custom resource definition is terminating',
+                               _details(rt, md['name']))
             md['generation'] = 1
             if rt.status:
                 obj.pop('status', None)
@@ -514,6 +521,9 @@ class Store:
                 self._orphan(cur['metadata']['uid'])
             elif policy == 'Foreground' and not md.get('deletionTimestamp') and self._dependents(md['uid']):
                 fins.append('foregroundDeletion')
+            is_crd = rt.key == CRD_KEY
+            if is_crd and not md.get('deletionTimestamp'):
+                fins.append(CRD_CLEANUP)        # objects go first, then the CRD
             grace = opts.get('gracePeriodSeconds')
             if rt.key == ('', 'pods'):
                 if grace is None:
@@ -536,6 +546,8 @@ class Store:
                 if not fins:
                     md.pop('finalizers')
                 self._put(rt, new, 'MODIFIED', copy.deepcopy(cur))
+                if is_crd:
+                    self._delete_custom_objects(new)
                 self.gc_wakeup.set()
                 return copy.deepcopy(new)
             if rt.key == ('', 'namespaces'):
@@ -547,6 +559,21 @@ class Store:
                 self.gc_wakeup.set()
                 return copy.deepcopy(new)
             return self._remove(rt, new)
+
+    def _crd_type(self, crd):
+        spec = crd.get('spec', {})
+        return self.types.get((spec.get('group'), spec.get('names', {}).get('plural')))
+
+    def _delete_custom_objects(self, crd):
+        crt = self._crd_type(crd)
+        if crt is None:
+            return
+        for (ns, name), o in list(self.objects.get(crt.key, {}).items()):
+            if not o['metadata'].get('deletionTimestamp'):
+                try:
+                    self.delete(crt, ns, name, {})
+                except ApiError:
+                    pass
 
     def _empty_namespace(self, ns):
         for key, objs in list(self.objects.items()):
@@ -608,6 +635,17 @@ class Store:
                             new = copy.deepcopy(o)
                             new['metadata']['finalizers'] = [f for f in fins if f != 'foregroundDeletion']
                             self._commit_update(rt, o, new)
+            crdrt = self.types[CRD_KEY]
+            for (_, name), o in list(self.objects[CRD_KEY].items()):
+                fins = o['metadata'].get('finalizers') or []
+                if o['metadata'].get('deletionTimestamp') and CRD_CLEANUP in fins:
+                    crt = self._crd_type(o)
+                    if crt is None or not self.objects.get(crt.key):
+                        new = copy.deepcopy(o)
+                        new['metadata']['finalizers'] = [f for f in fins if f != CRD_CLEANUP]
+                        self._commit_update(crdrt, o, new)
+                    else:
+                        self._delete_custom_objects(o)
             nsrt = self.types[('', 'namespaces')]
             for (_, name), o in list(self.objects[nsrt.key].items()):
                 if o['metadata'].get('deletionTimestamp'):

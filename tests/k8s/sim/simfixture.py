@@ -79,8 +79,9 @@ class Simulator:
             return json.loads(r.read() or b'{}')
 
     def kubectl(self, *args, check=True, input=None, timeout=60):
+        env = dict(os.environ, KUBECACHEDIR=os.path.join(self.dir, 'kubectl-cache'))   # no stale ~/.kube/cache
         r = subprocess.run(['kubectl', '--kubeconfig', self.kubeconfig] + list(args), capture_output=True, text=True,
-                           input=input, timeout=timeout)
+                           input=input, timeout=timeout, env=env)
         if check and r.returncode != 0:
             raise AssertionError('kubectl %s failed (%d): %s%s' % (' '.join(args), r.returncode, r.stdout, r.stderr))
         return r
