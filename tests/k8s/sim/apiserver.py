@@ -796,6 +796,11 @@ class ThreadingServer(socketserver.ThreadingMixIn, http.server.HTTPServer):
     allow_reuse_address = True
     request_queue_size = 256
 
+    def handle_error(self, request, client_address):
+        if isinstance(sys.exc_info()[1], (ConnectionError, ssl.SSLError, TimeoutError)):
+            return          # a client went away: not worth a traceback
+        super().handle_error(request, client_address)
+
 
 def write_kubeconfig(path, server, token, ca_pem=None):
     cluster = ['    server: %s' % server]

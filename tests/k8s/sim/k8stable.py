@@ -187,9 +187,10 @@ def columns_and_cells(rt, version):
 
 def table(rt, version, objs, rv, include='Metadata', cont=None, remaining=None, with_columns=True):
     defs, fn = columns_and_cells(rt, version)
+    name_last = rt.key == ('', 'events')     # kubectl shows events without a NAME column (priority 1, last)
     rows = []
     for o in objs:
-        row = {'cells': [o['metadata']['name']] + fn(o)}
+        row = {'cells': fn(o) + [o['metadata']['name']] if name_last else [o['metadata']['name']] + fn(o)}
         if include == 'Object':
             row['object'] = o
         elif include != 'None':
@@ -201,5 +202,6 @@ def table(rt, version, objs, rv, include='Metadata', cont=None, remaining=None, 
     if remaining is not None:
         md['remainingItemCount'] = remaining
     t = {'kind': 'Table', 'apiVersion': 'meta.k8s.io/v1', 'metadata': md, 'rows': rows}
-    t['columnDefinitions'] = [NAME_COL] + defs if with_columns else []
+    cols = defs + [dict(NAME_COL, priority=1)] if name_last else [NAME_COL] + defs
+    t['columnDefinitions'] = cols if with_columns else []
     return t

@@ -255,6 +255,25 @@ class NodeAgent:
         self.busy = self.busy or bool(self.retry)
         self.retry = False
 
+    def _event(self, pod, type_, reason, message, component, node=None):
+        """A core/v1 Event about the pod, as kube-scheduler and the kubelet record them."""
+        md = pod['metadata']
+        now = k8sstore.now_iso()
+        ev = {'apiVersion': 'v1', 'kind': 'Event',
+              'metadata': {'name': '%s.%x' % (md['name'], time.time_ns()), 'namespace': md['namespace']},
+              'involvedObject': {'apiVersion': 'v1', 'kind': 'Pod', 'name': md['name'], 'namespace': md['namespace'],
+                                 'uid': md['uid'], 'resourceVersion': md.get('resourceVersion', '')},
+              'reason': reason, 'message': message, 'type': type_, 'count': 1,
+              'source': dict({'component': component}, **({'host': node} if node else {})),
+              'firstTimestamp': now, 'lastTimestamp': now, 'reportingComponent': component,
+              'reportingInstance': node or component}
+        if component == 'kubelet':
+            ev['involvedObject']['fieldPath'] = 'spec.containers{%s}' % (pod['spec'].get('containers') or [{}])[0].get('name', '')
+        try:
+            self.store.create(self.store.types[('', 'events')], md['namespace'], ev)
+        except k8sstore.ApiError:
+            pass
+
     # ---- scheduling ----------------------------------------------------------------
     def _requests(self, pod):
         out = {}
@@ -323,6 +342,7 @@ class NodeAgent:
                               'lastProbeTime': None, 'lastTransitionTime': now})
                 o['status']['conditions'] = conds
             self.store.mutate(rt, md['namespace'], md['name'], mark, uid=md['uid'])
+            self._event(pod, 'Warning', 'FailedScheduling', msg, spec.get('schedulerName', 'default-scheduler'))
             return
         name = best['metadata']['name']
         u = usage[name]
@@ -336,7 +356,9 @@ class NodeAgent:
             conds = [c for c in o.setdefault('status', {}).get('conditions', []) if c.get('type') != 'PodScheduled']
             conds.append({'type': 'PodScheduled', 'status': 'True', 'lastProbeTime': None, 'lastTransitionTime': now})
             o['status']['conditions'] = conds
-        self.store.mutate(rt, md['namespace'], md['name'], bind, uid=md['uid'])
+        if self.store.mutate(rt, md['namespace'], md['name'], bind, uid=md['uid']):
+            self._event(pod, 'Normal', 'Scheduled', 'Successfully assigned %s/%s to %s' % (md['namespace'], md['name'], name),
+                        spec.get('schedulerName', 'default-scheduler'))
 
     # ---- kubelet -----------------------------------------------------------------
     def _lookup_key(self, kind, ns, ref, key, optional):
@@ -501,6 +523,8 @@ class NodeAgent:
             penv = self._container_env(pod, c)
             mounts = self._mounts(pod, c, root)
         except (ConfigError, OSError) as e:
+            if (pod.get('status', {}).get('containerStatuses') or [{}])[0].get('state', {}).get('waiting', {}).get('message') != str(e):
+                self._event(pod, 'Warning', 'Failed', 'Error: %s' % e, 'kubelet', pod['spec'].get('nodeName'))
             self._waiting(rt, pod, 'CreateContainerConfigError', str(e))
             return
         env = dict(os.environ)
@@ -561,6 +585,7 @@ class NodeAgent:
                                         'started': True, 'restartCount': 0, 'containerID': 'sim://%d' % popen.pid,
                                         'state': {'running': {'startedAt': now}}}]
         self.store.mutate(rt, md['namespace'], md['name'], running, uid=uid)
+        self._event(pod, 'Normal', 'Started', 'Started container %s' % cname, 'kubelet', pod['spec'].get('nodeName'))
 
     def _waiter(self, proc):
         proc.popen.wait()
@@ -649,6 +674,9 @@ class NodeAgent:
         grace = min(float(md.get('deletionGracePeriodSeconds') or 0), 5.0)
         if proc.term_sent is None:
             proc.term_sent = time.monotonic()
+            c = (pod['spec'].get('containers') or [{}])[0]
+            self._event(pod, 'Normal', 'Killing', 'Stopping container %s' % c.get('name', ''), 'kubelet',
+                        pod['spec'].get('nodeName'))
             self._signal(proc, signal.SIGTERM if grace > 0 else signal.SIGKILL)
         elif time.monotonic() - proc.term_sent >= grace and not proc.killed:
             proc.killed = True
