@@ -64,7 +64,11 @@ core::Status BufferSet::Register(BufferMode mode, Deadline deadline, const Cance
                        ncclCommWindowRegister(comm_->get(), bufs[i]->data(), bufs[i]->bytes(),
                                               &windows_[i], NCCL_WIN_COLL_SYMMETRIC));
     }
-    CCLTUNE_RETURN_IF_ERROR(comm_->WaitReady(deadline, cancel, "buffer registration"));
+    core::Status done = comm_->WaitReady(deadline, cancel, "buffer registration");
+    if (!done.ok()) {
+      comm_->Abort();  // stops NCCL's thread, which would still write handles_/windows_
+      return done;
+    }
     registrations_.push_back(std::make_unique<Registration>(comm_, handles_[i], windows_[i]));
     // NCCL quietly registers nothing when the communicator lacks symmetric support.
     if (mode == BufferMode::kSymmetric && windows_[i] == nullptr) {

@@ -2,6 +2,7 @@
 #include "worker/nccl/communicator.h"
 
 #include <chrono>
+#include <memory>
 #include <thread>
 
 #include "worker/nccl/cuda_check.h"
@@ -56,14 +57,21 @@ core::Result<std::shared_ptr<Communicator>> Communicator::Split(int rank,
                                                                 const CancelToken& cancel) {
   CCLTUNE_RETURN_IF_ERROR(WaitReady(deadline, cancel, "before split"));
   ncclConfig_t config = MakeConfig(options);
-  ncclComm_t child = nullptr;
-  const ncclResult_t res = ncclCommSplit(comm_, /*color=*/0, /*key=*/rank, &child, &config);
-  std::shared_ptr<Communicator> c(new Communicator(child));
+  // On a non-blocking parent NCCL's split job writes the child handle from its own thread
+  // when it completes: the slot lives on the heap and is leaked if we stop waiting first.
+  auto slot = std::make_unique<ncclComm_t>(nullptr);
+  const ncclResult_t res = ncclCommSplit(comm_, /*color=*/0, /*key=*/rank, slot.get(), &config);
   if (res != ncclSuccess && res != ncclInProgress) {
     return NcclError(res, comm_, "ncclCommSplit", __FILE__, __LINE__);
   }
-  if (child == nullptr) return core::Internal("ncclCommSplit returned no communicator");
-  CCLTUNE_RETURN_IF_ERROR(c->WaitReady(deadline, cancel, "communicator split"));
+  core::Status parent_done = WaitReady(deadline, cancel, "communicator split");
+  if (!parent_done.ok()) {
+    (void)slot.release();
+    return parent_done;
+  }
+  if (*slot == nullptr) return core::Internal("ncclCommSplit completed without a communicator");
+  std::shared_ptr<Communicator> c(new Communicator(*slot));
+  CCLTUNE_RETURN_IF_ERROR(c->WaitReady(deadline, cancel, "split communicator init"));
   return c;
 }
 
