@@ -139,8 +139,8 @@ core::Result<std::vector<double>> HostBackend::AllReduceMax(const std::vector<do
 }
 
 core::Status HostBackend::Recover(int epoch, Deadline deadline) {
-  // Abortive: a peer still stuck in the failed collective learns at once that it is over.
-  if (comm_.mesh() != nullptr) comm_.mesh()->Abandon();
+  // A peer still stuck in the failed collective learns at once that it is over (Aborted).
+  if (comm_.mesh() != nullptr) comm_.mesh()->CloseForRecovery();
   comm_.Reset(nullptr);
   const MeshConfig config{rank_, world_, epoch, options_.listen_host};
   auto mesh = BuildTcpMesh(config, directory_, cancel_, deadline);

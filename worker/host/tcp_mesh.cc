@@ -24,12 +24,17 @@ TcpMesh::TcpMesh(int rank, int epoch, std::vector<UniqueFd> links,
 }
 
 TcpMesh::~TcpMesh() {
-  if (!broken()) SayGoodbye();
+  if (!broken()) SendControlAndClose(FrameKind::kGoodbye);
 }
 
-void TcpMesh::SayGoodbye() {
+void TcpMesh::CloseForRecovery() {
+  SendControlAndClose(FrameKind::kRecovering);
+  Abandon();
+}
+
+void TcpMesh::SendControlAndClose(FrameKind kind) {
   FrameHeader bye;
-  bye.kind = FrameKind::kGoodbye;
+  bye.kind = kind;
   for (Link& link : links_) {
     if (!link.fd.valid() || link.eof) continue;
     // Best effort: a full send buffer means the peer is not reading, i.e. not healthy.
@@ -71,22 +76,36 @@ long TcpMesh::ReadLink(Link& link, void* dst, std::size_t n) {
   return recv(link.fd.get(), dst, n, MSG_DONTWAIT);
 }
 
-bool TcpMesh::StagedEndsWithGoodbye(const Link& link) const {
+FrameKind TcpMesh::FinalControlFrame(const Link& link) const {
   std::size_t pos = link.staged_off;
   while (link.staged.size() - pos >= sizeof(FrameHeader)) {
     FrameHeader h;
     std::memcpy(&h, link.staged.data() + pos, sizeof(h));
-    if (h.magic != kFrameMagic) return false;
-    if (h.kind == FrameKind::kGoodbye) return pos + sizeof(h) == link.staged.size();
+    if (h.magic != kFrameMagic) return FrameKind::kData;
+    if (h.kind != FrameKind::kData) {
+      return pos + sizeof(h) == link.staged.size() ? h.kind : FrameKind::kData;
+    }
     pos += sizeof(h) + h.bytes;
   }
-  return false;
+  return FrameKind::kData;
 }
 
-// The peer hung up while we were not reading from it: read what it left behind (finite,
-// it can send no more) and decide whether it exited cleanly or died.
-core::Status TcpMesh::HandleHangup(int peer, bool sending, const StepLabel& label) {
-  Link& link = links_[peer];
+core::Status TcpMesh::PeerEnded(int peer, FrameKind kind, const StepLabel& label) const {
+  if (kind == FrameKind::kRecovering) {
+    return core::Aborted(Who(peer) + " dropped the mesh of epoch " + std::to_string(epoch_) +
+                         " after its collective failed, seen by " + Who(rank_) + " in " +
+                         label.ToString());
+  }
+  if (kind == FrameKind::kGoodbye) {
+    return LostPeer(peer, "it finished and closed while " + Who(rank_) + " still needed it",
+                    label);
+  }
+  return LostPeer(peer, "connection closed", label);
+}
+
+// Reads what a peer that hung up left behind (finite: it can send no more). True once its
+// end of stream (FIN or RST) was seen, false when more may still arrive.
+bool TcpMesh::DrainHungUp(Link& link) {
   if (link.staged_off == link.staged.size()) {
     link.staged.clear();
     link.staged_off = 0;
@@ -96,19 +115,25 @@ core::Status TcpMesh::HandleHangup(int peer, bool sending, const StepLabel& labe
     const long r = recv(link.fd.get(), buf, sizeof(buf), MSG_DONTWAIT);
     if (r > 0) {
       link.staged.insert(link.staged.end(), buf, buf + r);
-    } else if (r == 0) {
-      link.eof = true;
-    } else if (errno == EINTR) {
+    } else if (r < 0 && errno == EINTR) {
       continue;
-    } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
-      return core::Status::Ok();  // the rest comes with a later poll
+    } else if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      return false;
     } else {
-      return LostPeer(peer, errno == ECONNRESET ? "connection reset" : ErrnoText(errno), label);
+      link.eof = true;  // EOF, or a reset (the bytes before it were still delivered)
     }
   }
-  if (!StagedEndsWithGoodbye(link)) return LostPeer(peer, "connection closed", label);
-  link.goodbye = true;
-  if (sending) return LostPeer(peer, "it finished and closed while data was due to it", label);
+  return true;
+}
+
+// The peer hung up while we were not reading from it: decide from its last frame whether it
+// exited cleanly, dropped the mesh to recover, or died.
+core::Status TcpMesh::HandleHangup(int peer, bool sending, const StepLabel& label) {
+  Link& link = links_[peer];
+  if (!DrainHungUp(link)) return core::Status::Ok();  // the rest comes with a later poll
+  const FrameKind last = FinalControlFrame(link);
+  if (last != FrameKind::kGoodbye || sending) return PeerEnded(peer, last, label);
+  link.goodbye = true;  // a clean exit: only an error if we need this peer again
   return core::Status::Ok();
 }
 

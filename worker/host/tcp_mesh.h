@@ -84,6 +84,8 @@ class TcpMesh {
   // Closes every socket without a goodbye, as a crash would: peers report PeerLost. For a
   // rank that gives up, and for failure injection in tests.
   void Abandon();
+  // Tells every peer this mesh is dropped for recovery (they get Aborted), then closes.
+  void CloseForRecovery();
 
  private:
   struct Link {
@@ -114,11 +116,14 @@ class TcpMesh {
                         const StepLabel& label, bool& progressed);
   core::Status CheckHeader(const Transfer& t, std::uint32_t seq, std::uint32_t step,
                            const StepLabel& label) const;
+  bool DrainHungUp(Link& link);
   core::Status HandleHangup(int peer, bool sending, const StepLabel& label);
-  bool StagedEndsWithGoodbye(const Link& link) const;
+  // The control frame that ends the read-ahead bytes, kData when there is none.
+  FrameKind FinalControlFrame(const Link& link) const;
+  core::Status PeerEnded(int peer, FrameKind kind, const StepLabel& label) const;
   core::Status LostPeer(int peer, const std::string& why, const StepLabel& label) const;
   core::Status Fail(core::Status status);
-  void SayGoodbye();
+  void SendControlAndClose(FrameKind kind);
 
   int rank_;
   int epoch_;

@@ -184,8 +184,11 @@ core::Status TcpMesh::PumpSend(Transfer& t, const StepLabel& label, bool& progre
     } else if (w < 0 && errno == EINTR) {
       continue;
     } else {
-      const bool closed = errno == EPIPE || errno == ECONNRESET;
-      return LostPeer(t.peer, closed ? "connection closed" : ErrnoText(errno), label);
+      if (errno != EPIPE && errno != ECONNRESET) return LostPeer(t.peer, ErrnoText(errno), label);
+      // The peer is gone; its last frame (if any) says why.
+      Link& link = links_[t.peer];
+      DrainHungUp(link);
+      return PeerEnded(t.peer, FinalControlFrame(link), label);
     }
   }
   return core::Status::Ok();
@@ -209,8 +212,11 @@ core::Status TcpMesh::PumpRecv(Transfer& t, std::uint32_t seq, std::uint32_t ste
       return LostPeer(t.peer, "connection closed", label);
     } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
       return core::Status::Ok();
+    } else if (errno == ECONNRESET) {
+      link.eof = true;  // bytes before the reset were delivered; only the staged ones are left
+      return LostPeer(t.peer, "connection reset", label);
     } else if (errno != EINTR) {
-      return LostPeer(t.peer, errno == ECONNRESET ? "connection reset" : ErrnoText(errno), label);
+      return LostPeer(t.peer, ErrnoText(errno), label);
     }
   }
   return core::Status::Ok();
@@ -219,10 +225,7 @@ core::Status TcpMesh::PumpRecv(Transfer& t, std::uint32_t seq, std::uint32_t ste
 core::Status TcpMesh::CheckHeader(const Transfer& t, std::uint32_t seq, std::uint32_t step,
                                   const StepLabel& label) const {
   const FrameHeader& h = t.header;
-  if (h.magic == kFrameMagic && h.kind == FrameKind::kGoodbye) {
-    return LostPeer(t.peer, "it finished and closed while " + Who(rank_) + " expected data",
-                    label);
-  }
+  if (h.magic == kFrameMagic && h.kind != FrameKind::kData) return PeerEnded(t.peer, h.kind, label);
   if (h.magic != kFrameMagic || h.kind != FrameKind::kData || h.seq != seq || h.step != step ||
       h.bytes != t.bytes) {
     return core::Internal(Who(rank_) + ": out-of-order message from " + Who(t.peer) + " in " +

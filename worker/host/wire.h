@@ -41,10 +41,12 @@ struct HelloExpect {
 // checked by the caller against the directory once the claimed rank is known.
 core::Status CheckHello(const Hello& h, const HelloExpect& expect);
 
-enum class FrameKind : std::uint32_t { kData = 1, kGoodbye = 2 };
+enum class FrameKind : std::uint32_t { kData = 1, kGoodbye = 2, kRecovering = 3 };
 
-// A goodbye frame says "I finished cleanly and close now": the peer's EOF that follows is
-// then not a crash. A crash (SIGKILL) or an abortive close sends none.
+// Control frames come last on a connection and explain the EOF after them. kGoodbye: "I
+// finished cleanly" (not a crash). kRecovering: "my collective failed, I drop this epoch's
+// mesh for a new one" (peers get Aborted, not PeerLost, so tuning goes on). A crash
+// (SIGKILL) or an abandoned mesh sends none: peers report PeerLost.
 struct FrameHeader {
   std::uint32_t magic = kFrameMagic;
   FrameKind kind = FrameKind::kData;
