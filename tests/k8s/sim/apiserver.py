@@ -7,7 +7,6 @@
 
 import argparse
 import base64
-import copy
 import hashlib
 import http.server
 import json
@@ -694,12 +693,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 store.unwatch(w)
 
     def end_chunks(self):
+        """Ends a chunked stream; the connection stays open for the next request, as in Go's server."""
         try:
             self.wfile.write(b'0\r\n\r\n')
             self.wfile.flush()
         except OSError:
-            pass
-        self.close_connection = True
+            self.close_connection = True
 
     # ---- logs ----------------------------------------------------------------
     def pod_log(self, rt, ns, name, q):
