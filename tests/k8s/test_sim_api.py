@@ -77,6 +77,11 @@ class SimApiTest(unittest.TestCase):
         with self.assertRaises(ApiException) as e:
             self.core.create_namespaced_config_map('no-such-ns', client.V1ConfigMap(metadata=client.V1ObjectMeta(name='x')))
         self.assertEqual(e.exception.status, 404)
+        with self.assertRaises(ApiException) as e:     # label values: at most 63 characters
+            self.core.create_namespaced_config_map('default', client.V1ConfigMap(
+                metadata=client.V1ObjectMeta(name='lbl', labels={'ccltune.io/job': 'x' * 64})))
+        self.assertEqual(e.exception.status, 422)
+        self.assertIn('must be no more than 63 characters', self.status_of(e.exception)['message'])
         st = self.core.delete_namespaced_config_map('c1', 'default')
         self.assertEqual((st.kind, st.status, st.details.name, st.details.kind), ('Status', 'Success', 'c1', 'configmaps'))
         with self.assertRaises(ApiException):

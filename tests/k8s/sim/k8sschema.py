@@ -9,6 +9,9 @@ startsWith/endsWith/contains/matches). A CEL rule the subset cannot parse is ski
 
 import copy
 import re
+import sys
+
+_WARNED = set()
 
 
 def validate(obj, schema, crd_version, old):
@@ -158,7 +161,11 @@ def _cel(v, s, path, errs, old):
             continue      # transition rules only run on updates
         try:
             ok = CEL(expr).eval({'self': v, 'oldSelf': old})
-        except CelUnsupported:
+        except CelUnsupported as e:
+            if expr not in _WARNED:
+                _WARNED.add(expr)
+                sys.stderr.write('[sim] x-kubernetes-validations rule not enforced (outside the CEL subset: %s): %s\n'
+                                 % (e, expr))
             continue
         except CelError as e:
             errs.append((path, 'Invalid value: "object": %s' % e))

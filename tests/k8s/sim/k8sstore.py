@@ -5,6 +5,7 @@ import collections
 import copy
 import datetime
 import queue
+import re
 import random
 import string
 import threading
@@ -271,6 +272,7 @@ class Store:
                 md.pop(f, None)
             md['uid'] = str(uuid.uuid4())
             md['creationTimestamp'] = now_iso()
+            _validate_meta(rt, obj)
             self._prepare_create(rt, obj, version, strict, warnings)
             if dry_run:
                 md['resourceVersion'] = str(self.rv)
@@ -406,6 +408,7 @@ class Store:
                                 'causes': [{'reason': 'FieldValueInvalid', 'field': 'metadata.resourceVersion',
                                             'message': 'Invalid value: 0x0: must be specified for an update'}]})
             new = self._merge_update(rt, cur, obj, subresource, version, strict, warnings)
+            _validate_meta(rt, new)
             if new == cur:
                 return copy.deepcopy(cur)        # no-op updates do not bump resourceVersion
             if dry_run:
@@ -705,6 +708,52 @@ class Store:
         with self.lock:
             if int(rv) < self.compacted:
                 raise ApiError(410, 'Expired', 'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.')
+
+
+_LABEL_NAME = re.compile(r'^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$')
+_LABEL_VALUE = re.compile(r'^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$')
+
+
+def _qualified_name_errors(key, path):
+    errs = []
+    prefix, _, name = key.rpartition('/')
+    if prefix and (len(prefix) > 253 or not k8stypes.NAME_RE.match(prefix)):
+        errs.append((path, 'Invalid value: "%s": prefix part a lowercase RFC 1123 subdomain must consist of lower case '
+                           'alphanumeric characters, \'-\' or \'.\', and must start and end with an alphanumeric character' % key))
+    if not name or len(name) > 63 or not _LABEL_NAME.match(name):
+        errs.append((path, 'Invalid value: "%s": name part must consist of alphanumeric characters, \'-\', \'_\' or \'.\', '
+                           'and must start and end with an alphanumeric character (and be at most 63 characters)' % key))
+    return errs
+
+
+def _validate_meta(rt, obj):
+    """Label/annotation rules of ObjectMeta validation (422 Invalid, as kube-apiserver)."""
+    md = obj.get('metadata') or {}
+    errs = []
+    labels = md.get('labels') or {}
+    if not isinstance(labels, dict):
+        errs.append(('metadata.labels', 'Invalid value: must be a map of strings'))
+        labels = {}
+    for k, v in labels.items():
+        errs += _qualified_name_errors(k, 'metadata.labels')
+        v = '' if v is None else v
+        if not isinstance(v, str):
+            errs.append(('metadata.labels', 'Invalid value: label values must be strings'))
+        elif len(v) > 63:
+            errs.append(('metadata.labels', 'Invalid value: "%s": must be no more than 63 characters' % v))
+        elif not _LABEL_VALUE.match(v):
+            errs.append(('metadata.labels', 'Invalid value: "%s": a valid label must be an empty string or consist of '
+                                            'alphanumeric characters, \'-\', \'_\' or \'.\', and must start and end with an '
+                                            'alphanumeric character' % v))
+    ann = md.get('annotations') or {}
+    size = 0
+    for k, v in (ann.items() if isinstance(ann, dict) else []):
+        errs += _qualified_name_errors(k.lower(), 'metadata.annotations')
+        size += len(k) + len(v or '')
+    if size > 256 * 1024:
+        errs.append(('metadata.annotations', 'Too long: must have at most 262144 bytes'))
+    if errs:
+        raise invalid(rt, md.get('name', ''), errs)
 
 
 def _unconditional_ok(rt):
