@@ -8,10 +8,18 @@ arithmetic, comparisons, && || !, ?:, in, all/exists/exists_one/filter/map macro
 startsWith/endsWith/contains/matches). A CEL rule the subset cannot parse is skipped."""
 
 import copy
+import json
 import re
 import sys
 
 _WARNED = set()
+# formats the apiextensions server checks (the others are accepted as plain strings)
+_FORMATS = {
+    'date-time': re.compile(r'^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$'),
+    'date': re.compile(r'^\d{4}-\d{2}-\d{2}$'),
+    'uuid': re.compile(r'^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$'),
+    'byte': re.compile(r'^[A-Za-z0-9+/]*={0,2}$'),
+}
 
 
 def validate(obj, schema, crd_version, old):
@@ -84,6 +92,8 @@ def _walk(v, s, path, errs, unknown, old):
     if 'enum' in s and v not in s['enum']:
         errs.append((path, 'Unsupported value: %s: supported values: %s' % (_jstr(v), ', '.join(_jstr(e) for e in s['enum']))))
     if isinstance(v, (int, float)) and not isinstance(v, bool):
+        if s.get('format') == 'int32' and isinstance(v, int) and not -2 ** 31 <= v < 2 ** 31:
+            errs.append((path, 'Invalid value: %s: %s in body must be of type int32: "%s"' % (v, path, v)))
         if 'minimum' in s:
             if s.get('exclusiveMinimum') and v <= s['minimum']:
                 errs.append((path, 'Invalid value: %s: %s in body should be greater than %s' % (v, path, s['minimum'])))
@@ -101,6 +111,9 @@ def _walk(v, s, path, errs, unknown, old):
             errs.append((path, 'Invalid value: "%s": %s in body should be at least %d chars long' % (v, path, s['minLength'])))
         if 'maxLength' in s and len(v) > s['maxLength']:
             errs.append((path, 'Too long: may not be more than %d bytes' % s['maxLength']))
+        fmt = s.get('format')
+        if fmt in _FORMATS and not _FORMATS[fmt].match(v):
+            errs.append((path, 'Invalid value: "%s": %s in body must be of type %s: "%s"' % (v, path, fmt, v)))
         if 'pattern' in s:
             try:
                 if not re.search(s['pattern'], v):
@@ -114,6 +127,16 @@ def _walk(v, s, path, errs, unknown, old):
             errs.append((path, 'Too many: %d: must have at most %d items' % (len(v), s['maxItems'])))
         if s.get('uniqueItems') and len({repr(x) for x in v}) != len(v):
             errs.append((path, 'Duplicate value'))
+        lt = s.get('x-kubernetes-list-type')
+        if lt in ('set', 'map'):
+            keys = s.get('x-kubernetes-list-map-keys') or []
+            seen = set()
+            for i, e in enumerate(v):
+                k = repr(tuple((e or {}).get(x) for x in keys)) if lt == 'map' and isinstance(e, dict) else repr(e)
+                if k in seen:
+                    shown = {x: e.get(x) for x in keys} if lt == 'map' and isinstance(e, dict) else e
+                    errs.append(('%s[%d]' % (path, i), 'Duplicate value: %s' % json.dumps(shown)))
+                seen.add(k)
         items = s.get('items')
         if isinstance(items, dict):
             for i, e in enumerate(v):
