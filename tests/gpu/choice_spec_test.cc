@@ -1,11 +1,12 @@
 // The NCCL choice catalog without a GPU: names parse strictly, the default comes first,
 // and every choice that cannot run says why (DESIGN §5: skipped with a reason, never
 // silently).
+#include "worker/nccl/choice_spec.h"
+
 #include <gtest/gtest.h>
 
 #include <set>
 
-#include "worker/nccl/choice_spec.h"
 #include "worker/nccl/inproc_tuner_api.h"
 
 namespace ccltune::worker::nccl {
@@ -20,8 +21,11 @@ CatalogContext Ctx() {
 }
 
 core::Problem Prob(core::Op op, std::uint64_t bytes = 1 << 20) {
-  return {op, core::Dtype::kBf16, core::IsReducing(op) ? core::RedOp::kSum : core::RedOp::kNone,
-          bytes, {}};
+  return {op,
+          core::Dtype::kBf16,
+          core::IsReducing(op) ? core::RedOp::kSum : core::RedOp::kNone,
+          bytes,
+          {}};
 }
 
 TEST(NcclChoiceSpec, ParsesForcedAlgoAndCtas) {
@@ -51,27 +55,38 @@ TEST(NcclChoiceSpec, AllReduceCatalogHasTheFullGridDefaultFirst) {
   EXPECT_TRUE(cands[0].name.params.empty());
   std::set<std::string> applicable;
   for (const auto& c : cands) {
-    if (c.applicable()) applicable.insert(c.name.base + ":" + (c.name.params.count("algo") ? c.name.params.at("algo") + "/" + c.name.params.at("proto") : ""));
-    else EXPECT_FALSE(c.skip_reason.empty());
+    if (c.applicable())
+      applicable.insert(c.name.base + ":" +
+                        (c.name.params.count("algo")
+                             ? c.name.params.at("algo") + "/" + c.name.params.at("proto")
+                             : ""));
+    else
+      EXPECT_FALSE(c.skip_reason.empty());
   }
-  for (const char* combo : {"nccl:ring/ll", "nccl:ring/ll128", "nccl:ring/simple", "nccl:tree/ll",
-                            "nccl:tree/ll128", "nccl:tree/simple", "rs+ag:", "nccl-reg:", "nccl-symm:"}) {
+  for (const char* combo :
+       {"nccl:ring/ll", "nccl:ring/ll128", "nccl:ring/simple", "nccl:tree/ll", "nccl:tree/ll128",
+        "nccl:tree/simple", "rs+ag:", "nccl-reg:", "nccl-symm:"}) {
     EXPECT_TRUE(applicable.count(combo)) << combo;
   }
 }
 
 TEST(NcclChoiceSpec, InapplicableChoicesCarryReasons) {
   const CatalogContext ctx = Ctx();
-  EXPECT_NE(SkipReason({"nccl", {{"algo", "tree"}, {"proto", "ll"}}}, Prob(core::Op::kAllGather), ctx)
-                .find("allReduce only"), std::string::npos);
+  EXPECT_NE(
+      SkipReason({"nccl", {{"algo", "tree"}, {"proto", "ll"}}}, Prob(core::Op::kAllGather), ctx)
+          .find("allReduce only"),
+      std::string::npos);
   EXPECT_NE(SkipReason({"rs+ag", {}}, Prob(core::Op::kBroadcast), ctx).find("allReduce"),
             std::string::npos);
-  EXPECT_EQ(SkipReason({"oneshot", {}}, Prob(core::Op::kAllReduce), ctx), "not built in this version");
+  EXPECT_EQ(SkipReason({"oneshot", {}}, Prob(core::Op::kAllReduce), ctx),
+            "not built in this version");
   // 1 MiB + 2 bytes of bf16: 524289 elements, not divisible by 4 ranks.
-  EXPECT_NE(SkipReason({"rs+ag", {}}, Prob(core::Op::kAllReduce, (1 << 20) + 2), ctx).find("divisible"),
-            std::string::npos);
+  EXPECT_NE(
+      SkipReason({"rs+ag", {}}, Prob(core::Op::kAllReduce, (1 << 20) + 2), ctx).find("divisible"),
+      std::string::npos);
   EXPECT_NE(SkipReason({"nccl", {{"p2pchunk", "524288"}}}, Prob(core::Op::kAllToAll), ctx)
-                .find("ncclConfig_t"), std::string::npos);
+                .find("ncclConfig_t"),
+            std::string::npos);
   CatalogContext old = ctx;
   old.nccl_version = 22603;
   EXPECT_NE(SkipReason({"nccl-symm", {}}, Prob(core::Op::kAllReduce), old).find("2.27"),
@@ -79,8 +94,10 @@ TEST(NcclChoiceSpec, InapplicableChoicesCarryReasons) {
   CatalogContext no_tuner = ctx;
   no_tuner.tuner_loaded = false;
   no_tuner.tuner_problem = "not found";
-  EXPECT_NE(SkipReason({"nccl", {{"algo", "ring"}, {"proto", "ll"}}}, Prob(core::Op::kAllReduce), no_tuner)
-                .find("not found"), std::string::npos);
+  EXPECT_NE(SkipReason({"nccl", {{"algo", "ring"}, {"proto", "ll"}}}, Prob(core::Op::kAllReduce),
+                       no_tuner)
+                .find("not found"),
+            std::string::npos);
   EXPECT_FALSE(SkipReason({"test-hang", {}}, Prob(core::Op::kAllReduce), ctx).empty());
 }
 

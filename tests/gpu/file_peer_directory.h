@@ -16,8 +16,7 @@ class FilePeerDirectory final : public worker::PeerDirectory {
   FilePeerDirectory(std::string dir, int rank, int world)
       : dir_(std::move(dir)), rank_(rank), world_(world) {}
 
-  core::Result<std::vector<std::string>> AllGather(const std::string& name,
-                                                   const std::string& mine,
+  core::Result<std::vector<std::string>> AllGather(const std::string& name, const std::string& mine,
                                                    worker::Deadline deadline) override;
   core::Result<std::string> Broadcast(const std::string& name, int root,
                                       const std::optional<std::string>& value,

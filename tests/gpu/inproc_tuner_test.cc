@@ -2,9 +2,8 @@
 // ncclTunerPlugin_v5, hand its getCollInfo cost tables like NCCL's, and check that the
 // forced entry becomes the only cheapest one, that entries NCCL ruled out stay ruled out,
 // and that the backend's control functions reach the same loaded object.
-#include <gtest/gtest.h>
-
 #include <dlfcn.h>
+#include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <optional>
@@ -43,8 +42,10 @@ class InprocTunerTest : public ::testing::Test {
   }
   // Like NCCL on one NVLink node: only Tree and Ring offered, the rest -1.
   void ResetTable() {
-    for (auto& row : table_) for (float& v : row) v = -1.0f;
-    for (int a : {0, 1}) for (int p = 0; p < 3; ++p) table_[a][p] = 10.0f + a * 3 + p;
+    for (auto& row : table_)
+      for (float& v : row) v = -1.0f;
+    for (int a : {0, 1})
+      for (int p = 0; p < 3; ++p) table_[a][p] = 10.0f + a * 3 + p;
   }
   int Call(int coll) {
     int channels = 0;
@@ -67,8 +68,10 @@ TEST_F(InprocTunerTest, ForcedRingLl128IsTheOnlyCheapestEntry) {
   for (int a = 0; a < 7; ++a) {
     for (int p = 0; p < 3; ++p) {
       if (a == kCcltuneAlgoRing && p == kCcltuneProtoLL128) continue;
-      if (a <= 1) EXPECT_EQ(table_[a][p], 1e9f) << a << "," << p;
-      else EXPECT_EQ(table_[a][p], -1.0f) << "ruled-out entry " << a << "," << p << " revived";
+      if (a <= 1)
+        EXPECT_EQ(table_[a][p], 1e9f) << a << "," << p;
+      else
+        EXPECT_EQ(table_[a][p], -1.0f) << "ruled-out entry " << a << "," << p << " revived";
     }
   }
 }
@@ -93,7 +96,7 @@ TEST_F(InprocTunerTest, UnofferedCombinationIsCountedNotForced) {
   EXPECT_EQ(after.unavailable, before.unavailable + 1);
   EXPECT_EQ(after.forced, before.forced);
   EXPECT_EQ(table_[kCcltuneAlgoRing][kCcltuneProtoSimple], 15.0f);  // untouched
-  EXPECT_EQ(after.offered_mask[kCcltuneCollAllReduce] & 1u, 0u);     // tree/ll not offered
+  EXPECT_EQ(after.offered_mask[kCcltuneCollAllReduce] & 1u, 0u);    // tree/ll not offered
 }
 
 TEST_F(InprocTunerTest, ChannelsAreForcedWhenAsked) {

@@ -53,11 +53,16 @@ int BenchRank(int rank, int world, const std::string& dir, bool graph) {
   std::ofstream out(dir + "/bench.rank" + std::to_string(rank));
   for (core::Op op : {core::Op::kAllReduce, core::Op::kAllGather, core::Op::kReduceScatter}) {
     for (std::uint64_t bytes = 1024; bytes <= (256ull << 20); bytes *= 2) {
-      const core::Problem p{op, core::Dtype::kBf16,
-                            core::IsReducing(op) ? core::RedOp::kSum : core::RedOp::kNone, bytes, {}};
+      const core::Problem p{op,
+                            core::Dtype::kBf16,
+                            core::IsReducing(op) ? core::RedOp::kSum : core::RedOp::kNone,
+                            bytes,
+                            {}};
       core::Result<double> t = MeasureDefault(*be.value(), p, bench);
-      if (!t.ok()) return std::fprintf(stderr, "%s: %s\n", p.Key().c_str(), t.status().ToString().c_str()), 3;
-      const double eff = static_cast<double>(core::EffectiveBytes(op, core::Dtype::kBf16, bytes, world));
+      if (!t.ok())
+        return std::fprintf(stderr, "%s: %s\n", p.Key().c_str(), t.status().ToString().c_str()), 3;
+      const double eff =
+          static_cast<double>(core::EffectiveBytes(op, core::Dtype::kBf16, bytes, world));
       const double algbw = eff / t.value() / 1e9;
       char line[256];
       std::snprintf(line, sizeof(line), "| %s | %llu | %.2f | %.2f | %.2f |\n", core::OpName(op),
@@ -78,7 +83,8 @@ void RunBench(bool graph) {
   }
   const int world = TestWorld(gpus);
   GpuTestDir dir("bench");
-  const auto out = RunRanks(world, dir.path(), 600, [&](int r) { return BenchRank(r, world, dir.path(), graph); });
+  const auto out = RunRanks(world, dir.path(), 600,
+                            [&](int r) { return BenchRank(r, world, dir.path(), graph); });
   for (const auto& o : out) ASSERT_EQ(o.exit_code, 0) << Describe(out);
   std::ifstream f(dir.path() + "/bench.rank0");
   std::string rows((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
@@ -89,7 +95,8 @@ void RunBench(bool graph) {
   WriteSummary("bench-" + mode + "-" + std::to_string(world) + "gpu.md",
                "## ccltune `nccl` default, bf16, " + mode + ", " + std::to_string(world) +
                    " GPUs (median of 5 rounds of max-over-ranks, 20 ops/round)\n\n"
-                   "| op | bytes | time us | algbw GB/s | busbw GB/s |\n|---|---|---|---|---|\n" + rows);
+                   "| op | bytes | time us | algbw GB/s | busbw GB/s |\n|---|---|---|---|---|\n" +
+                   rows);
   std::printf("%s", rows.c_str());
 }
 

@@ -55,8 +55,9 @@ int RunOneChoice(worker::Backend& be, const core::Problem& p, const worker::Choi
   }
   auto& pc = *prepared.value();
   core::Status st = pc.Warmup(bench.warmup_iters, worker::DeadlineIn(bench.choice_timeout_seconds));
-  core::Result<double> t = st.ok() ? pc.TimedRound(bench.iters, worker::DeadlineIn(bench.choice_timeout_seconds))
-                                   : core::Result<double>(st);
+  core::Result<double> t =
+      st.ok() ? pc.TimedRound(bench.iters, worker::DeadlineIn(bench.choice_timeout_seconds))
+              : core::Result<double>(st);
   if (t.ok()) st = pc.Verify(worker::DeadlineIn(bench.choice_timeout_seconds));
   if (!t.ok()) st = t.status();
   if (!st.ok()) {
@@ -85,8 +86,8 @@ int SweepRank(int rank, int world, const std::string& dir, const SweepConfig& cf
   for (Op op : cfg.ops) {
     for (Dtype dtype : cfg.dtypes) {
       for (std::uint64_t bytes : cfg.sizes) {
-        core::Problem p{op, dtype, core::IsReducing(op) ? core::RedOp::kSum : core::RedOp::kNone,
-                        bytes, {}};
+        core::Problem p{
+            op, dtype, core::IsReducing(op) ? core::RedOp::kSum : core::RedOp::kNone, bytes, {}};
         for (const auto& c : be.value()->Candidates(p)) {
           if (RunOneChoice(*be.value(), p, c, bench, out) != 0) return 3;
           out.flush();
@@ -137,13 +138,13 @@ void RunSweep(const std::string& name, const SweepConfig& cfg, double timeout_s)
   }
   const int world = TestWorld(gpus);
   GpuTestDir dir(name);
-  const auto outcomes =
-      RunRanks(world, dir.path(), timeout_s, [&](int r) { return SweepRank(r, world, dir.path(), cfg); });
+  const auto outcomes = RunRanks(world, dir.path(), timeout_s,
+                                 [&](int r) { return SweepRank(r, world, dir.path(), cfg); });
   const SweepSummary s = Summarize(dir.path(), world);
-  const std::string header = "## " + name + " (" + std::to_string(world) + " GPUs)\n\n" +
-                             std::to_string(s.ok) + " ok, " + std::to_string(s.skipped) +
-                             " skipped, " + std::to_string(s.failed) +
-                             " failed\n\n| problem | choice | status | us/op | reason |\n|---|---|---|---|---|\n";
+  const std::string header =
+      "## " + name + " (" + std::to_string(world) + " GPUs)\n\n" + std::to_string(s.ok) + " ok, " +
+      std::to_string(s.skipped) + " skipped, " + std::to_string(s.failed) +
+      " failed\n\n| problem | choice | status | us/op | reason |\n|---|---|---|---|---|\n";
   WriteSummary(name + "-" + std::to_string(world) + "gpu.md", header + s.table);
   std::printf("%s: %d ok, %d skipped, %d failed on %d GPUs\n", name.c_str(), s.ok, s.skipped,
               s.failed, world);

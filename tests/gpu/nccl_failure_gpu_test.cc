@@ -3,7 +3,6 @@
 // collective follows; a rank that dies makes every survivor's call fail within the bound.
 // One forked process per GPU; skips without a GPU.
 #include <gtest/gtest.h>
-
 #include <signal.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -24,8 +23,15 @@ constexpr double kChoiceTimeout = 5;
 constexpr double kSlack = 5;  // DESIGN §2: choiceTimeoutSeconds + 5 s
 
 // Exit codes of a rank body, so the parent can say what went wrong where.
-enum RankExit { kOk = 0, kNoBackend = 2, kNotTimedOut = 3, kTooSlow = 4, kRecoverFailed = 5,
-                kAfterRecoverWrong = 6, kSurvivorSucceeded = 7 };
+enum RankExit {
+  kOk = 0,
+  kNoBackend = 2,
+  kNotTimedOut = 3,
+  kTooSlow = 4,
+  kRecoverFailed = 5,
+  kAfterRecoverWrong = 6,
+  kSurvivorSucceeded = 7
+};
 
 double Since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -41,7 +47,8 @@ core::BenchmarkSpec Bench() {
 int CorrectAllReduce(worker::Backend& be, const core::BenchmarkSpec& bench) {
   const core::Problem p{core::Op::kAllReduce, core::Dtype::kBf16, core::RedOp::kSum, 1 << 20, {}};
   auto c = be.Prepare(p, core::ChoiceName{"nccl", {}}, bench);
-  if (!c.ok()) return std::fprintf(stderr, "prepare after recover: %s\n", c.status().ToString().c_str()), 1;
+  if (!c.ok())
+    return std::fprintf(stderr, "prepare after recover: %s\n", c.status().ToString().c_str()), 1;
   core::Status st = c.value()->Warmup(2, worker::DeadlineIn(30));
   if (st.ok()) st = c.value()->TimedRound(5, worker::DeadlineIn(30)).status();
   if (st.ok()) st = c.value()->Verify(worker::DeadlineIn(30));
@@ -61,14 +68,16 @@ int HangRank(int rank, int world, const std::string& dir) {
   const auto t0 = std::chrono::steady_clock::now();
   {
     auto c = be.value()->Prepare(p, core::ChoiceName{"test-hang", {}}, bench);
-    core::Status st = c.ok() ? c.value()->Warmup(1, worker::DeadlineIn(kChoiceTimeout)) : c.status();
+    core::Status st =
+        c.ok() ? c.value()->Warmup(1, worker::DeadlineIn(kChoiceTimeout)) : c.status();
     const double took = Since(t0);
     std::printf("rank %d: test-hang -> %s after %.2f s\n", rank, st.ToString().c_str(), took);
     if (st.code() != core::StatusCode::kTimeout) return kNotTimedOut;
     if (took > kChoiceTimeout + kSlack) return kTooSlow;
   }
   core::Status rec = be.value()->Recover(1, worker::DeadlineIn(60));
-  std::printf("rank %d: recover -> %s after %.2f s total\n", rank, rec.ToString().c_str(), Since(t0));
+  std::printf("rank %d: recover -> %s after %.2f s total\n", rank, rec.ToString().c_str(),
+              Since(t0));
   if (!rec.ok()) return kRecoverFailed;
   return CorrectAllReduce(*be.value(), bench) == 0 ? kOk : kAfterRecoverWrong;
 }
@@ -106,7 +115,8 @@ TEST(NcclFailureGpu, HangingChoiceTimesOutThenRecovers) {
   if (gpus < 2) GTEST_SKIP() << "needs >= 2 GPUs";
   const int world = TestWorld(gpus);
   GpuTestDir dir("hang");
-  const auto out = RunRanks(world, dir.path(), 120, [&](int r) { return HangRank(r, world, dir.path()); });
+  const auto out =
+      RunRanks(world, dir.path(), 120, [&](int r) { return HangRank(r, world, dir.path()); });
   std::string text = "## test-hang on " + std::to_string(world) + " GPUs\n\n```\n";
   for (const auto& o : out) text += o.log_tail;
   WriteSummary("hang-" + std::to_string(world) + "gpu.md", text + "```\n");
@@ -118,7 +128,8 @@ TEST(NcclFailureGpu, KilledRankFailsSurvivorsWithinBound) {
   if (gpus < 2) GTEST_SKIP() << "needs >= 2 GPUs";
   const int world = TestWorld(gpus);
   GpuTestDir dir("kill");
-  const auto out = RunRanks(world, dir.path(), 120, [&](int r) { return KillRank(r, world, dir.path()); });
+  const auto out =
+      RunRanks(world, dir.path(), 120, [&](int r) { return KillRank(r, world, dir.path()); });
   std::string text = "## killed rank on " + std::to_string(world) + " GPUs\n\n```\n";
   for (const auto& o : out) text += o.log_tail;
   WriteSummary("kill-" + std::to_string(world) + "gpu.md", text + "```\n");

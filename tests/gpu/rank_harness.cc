@@ -1,6 +1,7 @@
 // Forked per-GPU ranks for GPU tests (rank_harness.h).
 #include "tests/gpu/rank_harness.h"
 
+#include <cuda_runtime.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -12,8 +13,6 @@
 #include <fstream>
 #include <sstream>
 #include <thread>
-
-#include <cuda_runtime.h>
 
 #include "worker/nccl/nccl_backend.h"
 

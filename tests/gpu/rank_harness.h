@@ -17,10 +17,10 @@ int ProbeGpuCount(std::string* why);
 int TestWorld(int visible);
 
 struct RankOutcome {
-  int exit_code = -1;       // the body's return value; 128+N when killed by signal N
-  bool timed_out = false;   // the harness killed it at the deadline
-  double seconds = 0;       // from fork to exit
-  std::string log_tail;     // last lines of its stdout/stderr
+  int exit_code = -1;      // the body's return value; 128+N when killed by signal N
+  bool timed_out = false;  // the harness killed it at the deadline
+  double seconds = 0;      // from fork to exit
+  std::string log_tail;    // last lines of its stdout/stderr
 };
 
 // Forks `world` children; child r runs body(r) with output in <dir>/rank<r>.log and exits

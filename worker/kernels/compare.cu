@@ -11,8 +11,8 @@ namespace {
 constexpr unsigned kBlock = 256;
 
 template <class T>
-__global__ void FindMismatchKernel(const T* got, const T* want, std::uint64_t count,
-                                   double rel_tol, unsigned long long* first) {
+__global__ void FindMismatchKernel(const T* got, const T* want, std::uint64_t count, double rel_tol,
+                                   unsigned long long* first) {
   const std::uint64_t stride = static_cast<std::uint64_t>(gridDim.x) * blockDim.x;
   for (std::uint64_t i = blockIdx.x * blockDim.x + threadIdx.x; i < count; i += stride) {
     const double g = Element<T>::ToDouble(got[i]);
@@ -41,9 +41,8 @@ __global__ void ResetKernel(Mismatch* out) {
 
 }  // namespace
 
-cudaError_t LaunchCompare(const void* got, const void* want, std::uint64_t count,
-                          core::Dtype dtype, double rel_tol, Mismatch* result,
-                          cudaStream_t stream) {
+cudaError_t LaunchCompare(const void* got, const void* want, std::uint64_t count, core::Dtype dtype,
+                          double rel_tol, Mismatch* result, cudaStream_t stream) {
   ResetKernel<<<1, 1, 0, stream>>>(result);
   if (count == 0) return cudaGetLastError();
   return DispatchDtype(dtype, [&](auto tag) {

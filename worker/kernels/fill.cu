@@ -65,8 +65,7 @@ __device__ T ReduceAt(core::RedOp op, int world, std::uint64_t generation, std::
 
 template <class T>
 __global__ void ExpectedKernel(T* dst, core::Op op, core::RedOp redop, std::uint64_t count,
-                               std::uint64_t n_out, int world, int rank,
-                               std::uint64_t generation) {
+                               std::uint64_t n_out, int world, int rank, std::uint64_t generation) {
   const std::uint64_t stride = static_cast<std::uint64_t>(gridDim.x) * blockDim.x;
   for (std::uint64_t j = blockIdx.x * blockDim.x + threadIdx.x; j < n_out; j += stride) {
     const int peer = static_cast<int>(j / (count ? count : 1));
@@ -109,8 +108,8 @@ cudaError_t LaunchRandomFill(void* dst, std::uint64_t count, core::Dtype dtype, 
   if (count == 0) return cudaSuccess;
   return DispatchDtype(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    FillKernel<T><<<GridFor(count, kBlock), kBlock, 0, stream>>>(static_cast<T*>(dst), count,
-                                                                 rank, generation, first_index);
+    FillKernel<T><<<GridFor(count, kBlock), kBlock, 0, stream>>>(static_cast<T*>(dst), count, rank,
+                                                                 generation, first_index);
     return cudaGetLastError();
   });
 }

@@ -41,14 +41,13 @@ struct Mismatch {
   double got;
   double want;
 };
-cudaError_t LaunchCompare(const void* got, const void* want, std::uint64_t count,
-                          core::Dtype dtype, double rel_tol, Mismatch* result,
-                          cudaStream_t stream);
+cudaError_t LaunchCompare(const void* got, const void* want, std::uint64_t count, core::Dtype dtype,
+                          double rel_tol, Mismatch* result, cudaStream_t stream);
 
 // Spins one thread until `abort_flag` (host-mapped) becomes non-zero or `max_ns` of
 // %globaltimer passed; sets *timed_out (host-mapped) to 1 when the time bound ended it.
 // Stands in for a collective that never completes, without ever holding the GPU forever.
-cudaError_t LaunchBoundedSpin(const volatile int* abort_flag, std::uint64_t max_ns,
-                              int* timed_out, cudaStream_t stream);
+cudaError_t LaunchBoundedSpin(const volatile int* abort_flag, std::uint64_t max_ns, int* timed_out,
+                              cudaStream_t stream);
 
 }  // namespace ccltune::worker::kernels

@@ -25,8 +25,8 @@ __global__ void BoundedSpinKernel(const volatile int* abort_flag, std::uint64_t 
 
 }  // namespace
 
-cudaError_t LaunchBoundedSpin(const volatile int* abort_flag, std::uint64_t max_ns,
-                              int* timed_out, cudaStream_t stream) {
+cudaError_t LaunchBoundedSpin(const volatile int* abort_flag, std::uint64_t max_ns, int* timed_out,
+                              cudaStream_t stream) {
   BoundedSpinKernel<<<1, 1, 0, stream>>>(abort_flag, max_ns, timed_out);
   return cudaGetLastError();
 }

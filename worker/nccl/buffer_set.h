@@ -23,7 +23,7 @@
 namespace ccltune::worker::nccl {
 
 struct BufferLayout {
-  std::size_t send_bytes = 0;   // one slice's payload
+  std::size_t send_bytes = 0;  // one slice's payload
   std::size_t recv_bytes = 0;
   std::size_t send_stride = 0;  // payload rounded up to 4 KiB
   std::size_t recv_stride = 0;

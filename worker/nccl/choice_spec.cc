@@ -121,7 +121,8 @@ std::string SkipReason(const core::ChoiceName& choice, const core::Problem& prob
            "(NCCL_P2P_*_CHUNKSIZE are read once per process)";
   }
   if (s.algo >= 0) {
-    if (problem.op == core::Op::kAllToAll) return "allToAll runs as send/recv; NCCL's tuner is not consulted";
+    if (problem.op == core::Op::kAllToAll)
+      return "allToAll runs as send/recv; NCCL's tuner is not consulted";
     if (!ctx.tuner_loaded) return "in-process tuner not loaded: " + ctx.tuner_problem;
     if (s.algo == kCcltuneAlgoTree && problem.op != core::Op::kAllReduce) {
       return "NCCL implements tree for allReduce only";

@@ -19,10 +19,10 @@ enum class Composition { kDirect, kReduceScatterAllGather, kBoundedSpin };
 struct ChoiceSpec {
   BufferMode buffers = BufferMode::kPlain;
   Composition compose = Composition::kDirect;
-  int algo = -1;       // CcltuneTunerAlgo, -1 = NCCL's own choice
-  int proto = -1;      // CcltuneTunerProto
-  int ctas = 0;        // > 0: a communicator with minCTAs = maxCTAs = ctas
-  int p2p_chunk = 0;   // > 0: requested P2P chunk size (bytes)
+  int algo = -1;            // CcltuneTunerAlgo, -1 = NCCL's own choice
+  int proto = -1;           // CcltuneTunerProto
+  int ctas = 0;             // > 0: a communicator with minCTAs = maxCTAs = ctas
+  int p2p_chunk = 0;        // > 0: requested P2P chunk size (bytes)
   std::string unsupported;  // non-empty: a known name this build cannot run, and why
 };
 
@@ -34,10 +34,10 @@ core::Result<ChoiceSpec> SpecFromChoice(const core::ChoiceName& choice);
 // What the catalog needs to know about the running system.
 struct CatalogContext {
   int world = 1;
-  int nccl_version = 0;         // ncclGetVersion code, e.g. 22803
-  bool tuner_loaded = false;    // the in-process tuner is NCCL's plugin
-  std::string tuner_problem;    // why not, when not
-  bool test_choices = false;    // CCLTUNE_ENABLE_TEST_CHOICES=1
+  int nccl_version = 0;       // ncclGetVersion code, e.g. 22803
+  bool tuner_loaded = false;  // the in-process tuner is NCCL's plugin
+  std::string tuner_problem;  // why not, when not
+  bool test_choices = false;  // CCLTUNE_ENABLE_TEST_CHOICES=1
 };
 
 // Every catalog choice for `op`, the default first.

@@ -34,8 +34,7 @@ class Communicator {
                                                           const CancelToken& cancel);
   // A child with other options over the same ranks (ncclCommSplit; collective).
   core::Result<std::shared_ptr<Communicator>> Split(int rank, const CommOptions& options,
-                                                    Deadline deadline,
-                                                    const CancelToken& cancel);
+                                                    Deadline deadline, const CancelToken& cancel);
   ~Communicator() { Abort(); }
   Communicator(const Communicator&) = delete;
   Communicator& operator=(const Communicator&) = delete;

@@ -21,8 +21,8 @@ core::Status CudaError(cudaError_t err, const char* expr, const char* file, int 
 
 core::Status NcclError(ncclResult_t res, ncclComm_t comm, const char* expr, const char* file,
                        int line) {
-  std::string msg = std::string(expr) + " failed at " + Where(file, line) + ": " +
-                    ncclGetErrorString(res);
+  std::string msg =
+      std::string(expr) + " failed at " + Where(file, line) + ": " + ncclGetErrorString(res);
   const char* last = ncclGetLastError(comm);
   if (last != nullptr && last[0] != '\0') msg += " (" + std::string(last) + ")";
   // A peer that vanished shows up as a remote or system error on the survivors.

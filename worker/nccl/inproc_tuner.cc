@@ -83,7 +83,8 @@ NcclResult GetCollInfo(void*, int coll_type, std::size_t, int, float** cost_tabl
   auto* table = reinterpret_cast<float(*)[kNumProtocols]>(cost_table);
   std::lock_guard<std::mutex> lock(g_mu);
   ++g_stats.calls;
-  if (coll_type >= 0 && coll_type < 8) g_stats.offered_mask[coll_type] = OfferedMask(table, num_algo);
+  if (coll_type >= 0 && coll_type < 8)
+    g_stats.offered_mask[coll_type] = OfferedMask(table, num_algo);
   if (coll_type != g_forced.coll) return kNcclSuccess;
   if (g_forced.algo >= 0) {
     if (g_forced.algo >= num_algo || table[g_forced.algo][g_forced.proto] < 0) {
@@ -109,8 +110,8 @@ extern "C" {
 __attribute__((visibility("default"))) extern const TunerV5 ncclTunerPlugin_v5;
 const TunerV5 ncclTunerPlugin_v5 = {"ccltune-inproc", Init, GetCollInfo, Finalize};
 
-__attribute__((visibility("default"))) void ccltune_inproc_tuner_set(int coll, int algo,
-                                                                     int proto, int channels) {
+__attribute__((visibility("default"))) void ccltune_inproc_tuner_set(int coll, int algo, int proto,
+                                                                     int channels) {
   std::lock_guard<std::mutex> lock(g_mu);
   g_forced = ForcedChoice{coll, algo, algo >= 0 ? proto : -1, channels};
 }

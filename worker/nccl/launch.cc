@@ -18,8 +18,8 @@ core::Status EnqueueAllToAll(const OpShape& s, const void* send, void* recv, ncc
   for (int peer = 0; peer < s.world; ++peer) {
     const std::uint64_t off = s.count * static_cast<std::uint64_t>(peer);
     CCLTUNE_NCCL_TRY(comm, ncclSend(At(send, off, s.dtype), s.count, t, peer, comm, stream));
-    CCLTUNE_NCCL_TRY(comm, ncclRecv(const_cast<char*>(At(recv, off, s.dtype)), s.count, t, peer,
-                                    comm, stream));
+    CCLTUNE_NCCL_TRY(
+        comm, ncclRecv(const_cast<char*>(At(recv, off, s.dtype)), s.count, t, peer, comm, stream));
   }
   CCLTUNE_NCCL_TRY(comm, ncclGroupEnd());
   return core::Status::Ok();
@@ -76,7 +76,8 @@ core::Status EnqueueDirect(const OpShape& s, const void* send, void* recv, ncclC
   const ncclDataType_t t = NcclType(s.dtype);
   switch (s.op) {
     case core::Op::kAllReduce:
-      CCLTUNE_NCCL_TRY(comm, ncclAllReduce(send, recv, s.count, t, NcclRedOp(s.redop), comm, stream));
+      CCLTUNE_NCCL_TRY(comm,
+                       ncclAllReduce(send, recv, s.count, t, NcclRedOp(s.redop), comm, stream));
       break;
     case core::Op::kAllGather:
       CCLTUNE_NCCL_TRY(comm, ncclAllGather(send, recv, s.count, t, comm, stream));
@@ -100,7 +101,8 @@ core::Status EnqueueRsAgPart(int part, const OpShape& s, const void* send, void*
   char* mine = const_cast<char*>(At(recv, chunk * static_cast<std::uint64_t>(s.rank), s.dtype));
   const ncclDataType_t t = NcclType(s.dtype);
   if (part == 0) {
-    CCLTUNE_NCCL_TRY(comm, ncclReduceScatter(send, mine, chunk, t, NcclRedOp(s.redop), comm, stream));
+    CCLTUNE_NCCL_TRY(comm,
+                     ncclReduceScatter(send, mine, chunk, t, NcclRedOp(s.redop), comm, stream));
   } else {
     CCLTUNE_NCCL_TRY(comm, ncclAllGather(mine, recv, chunk, t, comm, stream));
   }

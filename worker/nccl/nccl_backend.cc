@@ -32,9 +32,9 @@ class NcclBackend final : public Backend {
   std::vector<ChoiceCandidate> Candidates(const core::Problem& problem) override {
     return nccl::BuildCandidates(problem, catalog_);
   }
-  core::Result<std::unique_ptr<PreparedChoice>> Prepare(
-      const core::Problem& problem, const core::ChoiceName& choice,
-      const core::BenchmarkSpec& bench) override;
+  core::Result<std::unique_ptr<PreparedChoice>> Prepare(const core::Problem& problem,
+                                                        const core::ChoiceName& choice,
+                                                        const core::BenchmarkSpec& bench) override;
   core::Status Barrier(Deadline deadline) override;
   core::Result<std::vector<double>> AllReduceMax(const std::vector<double>& values,
                                                  Deadline deadline) override;
@@ -75,7 +75,8 @@ core::Status NcclBackend::Start(const core::BenchmarkSpec& bench) {
   catalog_.world = rt_.world();
   const char* test = std::getenv("CCLTUNE_ENABLE_TEST_CHOICES");
   catalog_.test_choices = test != nullptr && std::strcmp(test, "1") == 0;
-  CCLTUNE_RETURN_IF_ERROR(rt_.Start(std::move(tuner), DeadlineIn(bench.rendezvous_timeout_seconds)));
+  CCLTUNE_RETURN_IF_ERROR(
+      rt_.Start(std::move(tuner), DeadlineIn(bench.rendezvous_timeout_seconds)));
   catalog_.nccl_version = rt_.nccl_version();
   return EnsureScratch(64);
 }
@@ -93,8 +94,8 @@ core::Result<std::unique_ptr<PreparedChoice>> NcclBackend::Prepare(
 
 core::Status NcclBackend::EnsureScratch(std::size_t doubles) {
   if (doubles <= scratch_doubles_) return core::Status::Ok();
-  CCLTUNE_ASSIGN_OR_RETURN(scratch_, nccl::DeviceBuffer::Allocate(doubles * sizeof(double),
-                                                                  nccl::MemoryKind::kCuda));
+  CCLTUNE_ASSIGN_OR_RETURN(
+      scratch_, nccl::DeviceBuffer::Allocate(doubles * sizeof(double), nccl::MemoryKind::kCuda));
   CCLTUNE_ASSIGN_OR_RETURN(scratch_host_, nccl::MappedHost::Allocate(doubles * sizeof(double)));
   scratch_doubles_ = doubles;
   return core::Status::Ok();
@@ -102,7 +103,8 @@ core::Status NcclBackend::EnsureScratch(std::size_t doubles) {
 
 core::Status NcclBackend::Barrier(Deadline deadline) {
   nccl::Communicator& comm = rt_.default_comm();
-  if (comm.aborted()) return core::FailedPrecondition("barrier: communicator aborted; Recover first");
+  if (comm.aborted())
+    return core::FailedPrecondition("barrier: communicator aborted; Recover first");
   float* word = static_cast<float*>(scratch_.data());
   CCLTUNE_NCCL_TRY(comm.get(),
                    ncclAllReduce(word, word, 1, ncclFloat32, ncclSum, comm.get(), rt_.stream()));
@@ -168,8 +170,8 @@ core::Result<std::unique_ptr<Backend>> CreateNcclBackend(int rank, int world, in
                                     std::to_string(gpus) + " GPU(s) visible");
   }
   auto backend = std::make_unique<NcclBackend>(rank, world, local_rank, dir, cancel);
-  CCLTUNE_RETURN_IF_ERROR(backend->Start(bench).WithContext("nccl backend rank " +
-                                                            std::to_string(rank)));
+  CCLTUNE_RETURN_IF_ERROR(
+      backend->Start(bench).WithContext("nccl backend rank " + std::to_string(rank)));
   return std::unique_ptr<Backend>(std::move(backend));
 }
 

@@ -45,18 +45,20 @@ core::Result<std::unique_ptr<PreparedChoice>> NcclChoice::Create(Runtime& rt,
     return core::FailedPrecondition("skip: in-process tuner not loaded");
   }
   std::unique_ptr<NcclChoice> c(new NcclChoice(rt, spec, bench));
-  c->shape_ = {problem.op, problem.dtype, problem.redop,
-               core::ElementCount(problem.op, problem.dtype, problem.bytes, rt.world()),
-               rt.world(), rt.rank()};
-  if (c->shape_.count == 0) return core::FailedPrecondition("skip: message smaller than one element per rank");
+  c->shape_ = {
+      problem.op,    problem.dtype,
+      problem.redop, core::ElementCount(problem.op, problem.dtype, problem.bytes, rt.world()),
+      rt.world(),    rt.rank()};
+  if (c->shape_.count == 0)
+    return core::FailedPrecondition("skip: message smaller than one element per rank");
   c->hang_here_ = spec.compose == Composition::kBoundedSpin && rt.rank() == HangRank(rt.world());
   const std::size_t esize = core::DtypeSize(problem.dtype);
   const BufferLayout layout = PlanLayout(
       kernels::SendElements(problem.op, c->shape_.count, rt.world()) * esize,
       kernels::RecvElements(problem.op, c->shape_.count, rt.world()) * esize, rt.l2_bytes());
   CCLTUNE_ASSIGN_OR_RETURN(c->comm_, rt.CommFor(spec, deadline));
-  CCLTUNE_ASSIGN_OR_RETURN(c->buffers_, BufferSet::Create(layout, spec.buffers, c->comm_,
-                                                          deadline, rt.cancel()));
+  CCLTUNE_ASSIGN_OR_RETURN(
+      c->buffers_, BufferSet::Create(layout, spec.buffers, c->comm_, deadline, rt.cancel()));
   CCLTUNE_ASSIGN_OR_RETURN(c->start_, Event::Create());
   CCLTUNE_ASSIGN_OR_RETURN(c->end_, Event::Create());
   CCLTUNE_RETURN_IF_ERROR(c->FillInputs(deadline));
@@ -69,8 +71,8 @@ core::Status NcclChoice::FillInputs(Deadline deadline) {
   const BufferLayout& l = buffers_->layout();
   const std::uint64_t elems = l.send_bytes / core::DtypeSize(shape_.dtype);
   for (int s = 0; s < l.slices; ++s) {
-    CCLTUNE_CUDA_TRY(kernels::LaunchRandomFill(buffers_->send(s), elems, shape_.dtype,
-                                               shape_.rank, /*generation=*/0, 0, rt_.stream()));
+    CCLTUNE_CUDA_TRY(kernels::LaunchRandomFill(buffers_->send(s), elems, shape_.dtype, shape_.rank,
+                                               /*generation=*/0, 0, rt_.stream()));
   }
   return rt_.WaitGpu(nullptr, deadline, "fill inputs");
 }
@@ -86,8 +88,8 @@ core::Status NcclChoice::ProbeForcedAlgo(Deadline deadline) {
                                     core::OpName(shape_.op) + " here (cost-table entry < 0)");
   }
   if (after.forced == before.forced) {
-    return core::FailedPrecondition("skip: NCCL did not consult the in-process tuner for " +
-                                    combo + " (NCCL_TUNER_PLUGIN overridden?)");
+    return core::FailedPrecondition("skip: NCCL did not consult the in-process tuner for " + combo +
+                                    " (NCCL_TUNER_PLUGIN overridden?)");
   }
   return core::Status::Ok();
 }
@@ -96,9 +98,9 @@ core::Status NcclChoice::EnqueueOne(int slice, Deadline deadline) {
   if (hang_here_) {
     // Stands in for a rank whose collective never starts: every peer's NCCL call waits.
     const double bound_s = bench_.choice_timeout_seconds + 30;
-    CCLTUNE_CUDA_TRY(kernels::LaunchBoundedSpin(
-        rt_.spin_flags_device(), static_cast<std::uint64_t>(bound_s * 1e9),
-        rt_.spin_flags_device() + 1, rt_.stream()));
+    CCLTUNE_CUDA_TRY(kernels::LaunchBoundedSpin(rt_.spin_flags_device(),
+                                                static_cast<std::uint64_t>(bound_s * 1e9),
+                                                rt_.spin_flags_device() + 1, rt_.stream()));
     return core::Status::Ok();
   }
   const int coll = TunerColl(shape_.op);
@@ -190,22 +192,21 @@ core::Status NcclChoice::Verify(Deadline deadline) {
   ++generation_;
   const BufferLayout& l = buffers_->layout();
   const std::size_t esize = core::DtypeSize(shape_.dtype);
-  CCLTUNE_CUDA_TRY(kernels::LaunchRandomFill(buffers_->send(0), l.send_bytes / esize,
-                                             shape_.dtype, shape_.rank, generation_, 0,
-                                             rt_.stream()));
+  CCLTUNE_CUDA_TRY(kernels::LaunchRandomFill(buffers_->send(0), l.send_bytes / esize, shape_.dtype,
+                                             shape_.rank, generation_, 0, rt_.stream()));
   // NaN (floats) or -1 (integers): stale results cannot pass.
   CCLTUNE_CUDA_TRY(cudaMemsetAsync(buffers_->recv(0), 0xff, l.recv_bytes, rt_.stream()));
   CCLTUNE_RETURN_IF_ERROR(EnqueueOne(0, deadline));
-  CCLTUNE_ASSIGN_OR_RETURN(DeviceBuffer want, DeviceBuffer::Allocate(l.recv_bytes, MemoryKind::kCuda));
+  CCLTUNE_ASSIGN_OR_RETURN(DeviceBuffer want,
+                           DeviceBuffer::Allocate(l.recv_bytes, MemoryKind::kCuda));
   CCLTUNE_CUDA_TRY(kernels::LaunchExpected(want.data(), shape_.op, shape_.redop, shape_.dtype,
-                                           shape_.count, shape_.world, shape_.rank,
-                                           generation_, rt_.stream()));
+                                           shape_.count, shape_.world, shape_.rank, generation_,
+                                           rt_.stream()));
   CCLTUNE_ASSIGN_OR_RETURN(MappedHost slot, MappedHost::Allocate(sizeof(kernels::Mismatch)));
   auto* mismatch = static_cast<kernels::Mismatch*>(slot.host());
-  CCLTUNE_CUDA_TRY(kernels::LaunchCompare(buffers_->recv(0), want.data(), l.recv_bytes / esize,
-                                          shape_.dtype, Tolerance(shape_.dtype),
-                                          static_cast<kernels::Mismatch*>(slot.device()),
-                                          rt_.stream()));
+  CCLTUNE_CUDA_TRY(kernels::LaunchCompare(
+      buffers_->recv(0), want.data(), l.recv_bytes / esize, shape_.dtype, Tolerance(shape_.dtype),
+      static_cast<kernels::Mismatch*>(slot.device()), rt_.stream()));
   CCLTUNE_RETURN_IF_ERROR(rt_.WaitGpu(nullptr, deadline, "verify"));
   if (mismatch->index == ~0ull) return core::Status::Ok();
   return core::FailedPrecondition("wrong: element " + std::to_string(mismatch->index) + " got " +

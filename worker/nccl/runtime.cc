@@ -88,7 +88,7 @@ core::Status Runtime::Recover(int epoch, Deadline deadline) {
 }
 
 core::Result<std::shared_ptr<Communicator>> Runtime::CommFor(const ChoiceSpec& spec,
-                                                            Deadline deadline) {
+                                                             Deadline deadline) {
   if (default_comm_ == nullptr || default_comm_->aborted()) {
     return core::FailedPrecondition("communicator aborted; Recover first");
   }
@@ -99,13 +99,13 @@ core::Result<std::shared_ptr<Communicator>> Runtime::CommFor(const ChoiceSpec& s
   options.ctas = spec.ctas;
   core::Result<std::shared_ptr<Communicator>> child =
       default_comm_->Split(rank_, options, deadline, cancel_);
-  if (!child.ok()) return Fail(child.status().WithContext("split ctas=" + std::to_string(spec.ctas)));
+  if (!child.ok())
+    return Fail(child.status().WithContext("split ctas=" + std::to_string(spec.ctas)));
   ctas_comms_[spec.ctas] = child.value();
   return child;
 }
 
-core::Status Runtime::WaitEnqueued(Communicator& comm, Deadline deadline,
-                                   const std::string& what) {
+core::Status Runtime::WaitEnqueued(Communicator& comm, Deadline deadline, const std::string& what) {
   core::Status st = comm.WaitReady(deadline, cancel_, what);
   return st.ok() ? st : Fail(std::move(st));
 }
