@@ -35,11 +35,15 @@ std::uint64_t MakeSeed(const SeedInput& in) {
 double InputValue(core::Dtype dtype, std::uint64_t seed, std::size_t i) {
   const std::uint64_t x = SplitMix64(seed + i * 0xD1B54A32D192ED03ull);
   switch (dtype) {
-    case core::Dtype::kFp32: return RawFloat(x);
-    case core::Dtype::kFp16: return Fp16ToFloat(FloatToFp16(RawFloat(x)));
-    case core::Dtype::kBf16: return Bf16ToFloat(FloatToBf16(RawFloat(x)));
+    case core::Dtype::kFp32:
+      return RawFloat(x);
+    case core::Dtype::kFp16:
+      return Fp16ToFloat(FloatToFp16(RawFloat(x)));
+    case core::Dtype::kBf16:
+      return Bf16ToFloat(FloatToBf16(RawFloat(x)));
     case core::Dtype::kInt32:
-    case core::Dtype::kInt8: return RawInt(x);
+    case core::Dtype::kInt8:
+      return RawInt(x);
   }
   return 0;
 }
@@ -48,26 +52,36 @@ void FillInput(void* buf, core::Dtype dtype, std::uint64_t seed, std::size_t cou
   for (std::size_t i = 0; i < count; ++i) {
     const double v = InputValue(dtype, seed, i);
     switch (dtype) {
-      case core::Dtype::kFp32: static_cast<float*>(buf)[i] = static_cast<float>(v); break;
+      case core::Dtype::kFp32:
+        static_cast<float*>(buf)[i] = static_cast<float>(v);
+        break;
       case core::Dtype::kFp16:
         static_cast<Fp16*>(buf)[i] = FloatToFp16(static_cast<float>(v));
         break;
       case core::Dtype::kBf16:
         static_cast<Bf16*>(buf)[i] = FloatToBf16(static_cast<float>(v));
         break;
-      case core::Dtype::kInt32: static_cast<std::int32_t*>(buf)[i] = static_cast<int>(v); break;
-      case core::Dtype::kInt8: static_cast<std::int8_t*>(buf)[i] = static_cast<std::int8_t>(v);
+      case core::Dtype::kInt32:
+        static_cast<std::int32_t*>(buf)[i] = static_cast<int>(v);
+        break;
+      case core::Dtype::kInt8:
+        static_cast<std::int8_t*>(buf)[i] = static_cast<std::int8_t>(v);
     }
   }
 }
 
 double LoadElement(core::Dtype dtype, const void* buf, std::size_t i) {
   switch (dtype) {
-    case core::Dtype::kFp32: return static_cast<const float*>(buf)[i];
-    case core::Dtype::kFp16: return Fp16ToFloat(static_cast<const Fp16*>(buf)[i]);
-    case core::Dtype::kBf16: return Bf16ToFloat(static_cast<const Bf16*>(buf)[i]);
-    case core::Dtype::kInt32: return static_cast<const std::int32_t*>(buf)[i];
-    case core::Dtype::kInt8: return static_cast<const std::int8_t*>(buf)[i];
+    case core::Dtype::kFp32:
+      return static_cast<const float*>(buf)[i];
+    case core::Dtype::kFp16:
+      return Fp16ToFloat(static_cast<const Fp16*>(buf)[i]);
+    case core::Dtype::kBf16:
+      return Bf16ToFloat(static_cast<const Bf16*>(buf)[i]);
+    case core::Dtype::kInt32:
+      return static_cast<const std::int32_t*>(buf)[i];
+    case core::Dtype::kInt8:
+      return static_cast<const std::int8_t*>(buf)[i];
   }
   return 0;
 }

@@ -47,7 +47,8 @@ inline Fp16 FloatToFp16(float f) {
   base = std::bit_cast<float>((bias >> 1) + 0x07800000u) + base;
   const std::uint32_t bits = std::bit_cast<std::uint32_t>(base);
   const std::uint32_t nonsign = ((bits >> 13) & 0x00007C00u) + (bits & 0x00000FFFu);
-  return Fp16{static_cast<std::uint16_t>((sign >> 16) | (shl1_w > 0xFF000000u ? 0x7E00u : nonsign))};
+  return Fp16{
+      static_cast<std::uint16_t>((sign >> 16) | (shl1_w > 0xFF000000u ? 0x7E00u : nonsign))};
 }
 
 }  // namespace ccltune::worker::host

@@ -14,8 +14,7 @@ namespace {
 
 bool Requested(const core::Problem& problem, const std::string& name) {
   return problem.choices.empty() ||
-         std::find(problem.choices.begin(), problem.choices.end(), name) !=
-             problem.choices.end();
+         std::find(problem.choices.begin(), problem.choices.end(), name) != problem.choices.end();
 }
 
 core::Status MaxOfAll(HostComm& c, const CollArgs& a) {
@@ -55,9 +54,8 @@ core::Result<std::unique_ptr<HostBackend>> HostBackend::Create(int rank, int wor
       new HostBackend(rank, world, directory, cancel, options, std::move(mesh)));
 }
 
-HostBackend::HostBackend(int rank, int world, PeerDirectory& directory,
-                         const CancelToken& cancel, const HostBackendOptions& options,
-                         std::unique_ptr<TcpMesh> mesh)
+HostBackend::HostBackend(int rank, int world, PeerDirectory& directory, const CancelToken& cancel,
+                         const HostBackendOptions& options, std::unique_ptr<TcpMesh> mesh)
     : rank_(rank),
       world_(world),
       directory_(directory),
@@ -89,11 +87,10 @@ std::vector<ChoiceCandidate> HostBackend::Candidates(const core::Problem& proble
   for (const std::string& name : problem.choices) {
     const Algorithm* a = FindAlgorithm(problem.op, name);
     if (a != nullptr && (!a->test_only || options_.enable_test_choices)) continue;
-    out.push_back(ChoiceCandidate{core::ChoiceName{name, {}},
-                                  "not a host choice for " + std::string(core::OpName(problem.op)) +
-                                      " (allowed: " +
-                                      AlgorithmNames(problem.op, options_.enable_test_choices) +
-                                      ")"});
+    out.push_back(ChoiceCandidate{
+        core::ChoiceName{name, {}},
+        "not a host choice for " + std::string(core::OpName(problem.op)) +
+            " (allowed: " + AlgorithmNames(problem.op, options_.enable_test_choices) + ")"});
   }
   return out;
 }
@@ -104,10 +101,10 @@ core::Result<std::unique_ptr<PreparedChoice>> HostBackend::Prepare(
   const Algorithm* algo = FindAlgorithm(problem.op, choice.base);
   if (algo == nullptr || (algo->test_only && !options_.enable_test_choices) ||
       !choice.params.empty()) {
-    return core::InvalidArgument("'" + choice.base + "' is not a host choice for " +
-                                 core::OpName(problem.op) + " (allowed: " +
-                                 AlgorithmNames(problem.op, options_.enable_test_choices) +
-                                 "; host choices take no parameters)");
+    return core::InvalidArgument(
+        "'" + choice.base + "' is not a host choice for " + core::OpName(problem.op) +
+        " (allowed: " + AlgorithmNames(problem.op, options_.enable_test_choices) +
+        "; host choices take no parameters)");
   }
   const std::string skip = SkipReason(problem);
   if (!skip.empty()) return core::FailedPrecondition(skip);
@@ -124,8 +121,14 @@ core::Status HostBackend::Barrier(Deadline deadline) {
   const std::int32_t one = 1;
   std::int32_t sum = 0;
   CCLTUNE_ASSIGN_OR_RETURN(ReduceFn reduce, GetReduceFn(core::Dtype::kInt32, core::RedOp::kSum));
-  CollArgs args{core::Op::kAllReduce, core::Dtype::kInt32, core::RedOp::kSum, &one, &sum, 1,
-                sizeof(std::int32_t), reduce};
+  CollArgs args{core::Op::kAllReduce,
+                core::Dtype::kInt32,
+                core::RedOp::kSum,
+                &one,
+                &sum,
+                1,
+                sizeof(std::int32_t),
+                reduce};
   return comm_.Run("barrier", "direct", &AllReduceDirect, args, deadline);
 }
 
@@ -133,7 +136,7 @@ core::Result<std::vector<double>> HostBackend::AllReduceMax(const std::vector<do
                                                             Deadline deadline) {
   std::vector<double> out(values.size());
   CollArgs args{core::Op::kAllReduce, core::Dtype::kFp32, core::RedOp::kMax, values.data(),
-                out.data(), values.size(), sizeof(double)};
+                out.data(),           values.size(),      sizeof(double)};
   CCLTUNE_RETURN_IF_ERROR(comm_.Run("allReduceMax", "direct", &MaxOfAll, args, deadline));
   return out;
 }
@@ -174,10 +177,9 @@ core::Result<std::unique_ptr<Backend>> CreateHostBackend(int rank, int world,
                                                          const CancelToken& cancel,
                                                          const std::string& listen_host,
                                                          Deadline deadline) {
-  CCLTUNE_ASSIGN_OR_RETURN(
-      std::unique_ptr<HostBackend> backend,
-      HostBackend::Create(rank, world, directory, cancel, HostBackendOptions::FromEnv(listen_host),
-                          deadline));
+  CCLTUNE_ASSIGN_OR_RETURN(std::unique_ptr<HostBackend> backend,
+                           HostBackend::Create(rank, world, directory, cancel,
+                                               HostBackendOptions::FromEnv(listen_host), deadline));
   return std::unique_ptr<Backend>(std::move(backend));
 }
 

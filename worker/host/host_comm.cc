@@ -13,7 +13,8 @@ Blocks Blocks::Balanced(std::size_t count, int world) {
 
 Blocks Blocks::Uniform(std::size_t per_block, int world) {
   Blocks b;
-  for (std::size_t k = 0; k <= static_cast<std::size_t>(world); ++k) b.start.push_back(k * per_block);
+  for (std::size_t k = 0; k <= static_cast<std::size_t>(world); ++k)
+    b.start.push_back(k * per_block);
   return b;
 }
 

@@ -48,8 +48,7 @@ struct Blocks {
 
 class HostComm {
  public:
-  HostComm(std::unique_ptr<TcpMesh> mesh, int world, const CancelToken& cancel,
-           int test_hang_rank);
+  HostComm(std::unique_ptr<TcpMesh> mesh, int world, const CancelToken& cancel, int test_hang_rank);
   int rank() const { return rank_; }
   int world() const { return world_; }
   int test_hang_rank() const { return test_hang_rank_; }
@@ -61,8 +60,8 @@ class HostComm {
   void Reset(std::unique_ptr<TcpMesh> mesh);
 
   // Runs one collective under `deadline`; any failure breaks the mesh (Recover next).
-  core::Status Run(const char* op_label, const char* algo_label, AlgoFn fn,
-                   const CollArgs& args, Deadline deadline);
+  core::Status Run(const char* op_label, const char* algo_label, AlgoFn fn, const CollArgs& args,
+                   Deadline deadline);
 
   // For algorithms: one step of the running collective.
   core::Status Exchange(std::span<const SendOp> sends, std::span<const RecvOp> recvs, int step);

@@ -29,9 +29,9 @@ HostPreparedChoice::HostPreparedChoice(HostComm& comm, const Algorithm& algo,
   // Rotate only when several sets fit the cache: then a small size does not measure the
   // cache alone. A set larger than half the budget misses the cache by itself.
   const std::size_t per_set = send + recv;
-  const std::size_t n_sets =
-      per_set * 2 <= cache_budget_bytes ? std::min(kMaxBufferSets, cache_budget_bytes / per_set)
-                                        : 1;
+  const std::size_t n_sets = per_set * 2 <= cache_budget_bytes
+                                 ? std::min(kMaxBufferSets, cache_budget_bytes / per_set)
+                                 : 1;
   sets_.resize(n_sets);
   for (std::size_t k = 0; k < n_sets; ++k) {
     sets_[k].send.resize(send);
@@ -41,8 +41,8 @@ HostPreparedChoice::HostPreparedChoice(HostComm& comm, const Algorithm& algo,
 }
 
 std::uint64_t HostPreparedChoice::SeedFor(int rank, std::uint64_t generation) const {
-  return MakeSeed(SeedInput{problem_.op, problem_.dtype, problem_.redop, problem_.bytes, rank,
-                            generation});
+  return MakeSeed(
+      SeedInput{problem_.op, problem_.dtype, problem_.redop, problem_.bytes, rank, generation});
 }
 
 core::Status HostPreparedChoice::RunOnce(BufferSet& set, Deadline deadline) {

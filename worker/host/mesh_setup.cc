@@ -55,8 +55,8 @@ class MeshSetup {
   core::Status TimedOut() const;
   std::string Me() const { return "rank " + std::to_string(cfg_.rank); }
   int Connected() const {
-    return static_cast<int>(std::count_if(links_.begin(), links_.end(),
-                                          [](const UniqueFd& f) { return f.valid(); }));
+    return static_cast<int>(
+        std::count_if(links_.begin(), links_.end(), [](const UniqueFd& f) { return f.valid(); }));
   }
 
   MeshConfig cfg_;
@@ -98,14 +98,15 @@ core::Status MeshSetup::PublishAndRead(PeerDirectory& directory) {
 core::Status MeshSetup::StartConnects() {
   for (int peer = cfg_.rank + 1; peer < cfg_.world; ++peer) {
     auto fd = StartConnect(addrs_[peer].host, addrs_[peer].port);
-    if (!fd.ok()) return core::PeerLost("rank " + std::to_string(peer) + " unreachable: " +
-                                        fd.status().message());
+    if (!fd.ok())
+      return core::PeerLost("rank " + std::to_string(peer) +
+                            " unreachable: " + fd.status().message());
     Pending p;
     p.fd = std::move(fd).value();
     p.outgoing = true;
     p.peer = peer;
-    p.out = Hello{kHelloMagic, kWireVersion, 0, cfg_.rank, peer, cfg_.epoch,
-                  addrs_[peer].nonce, nonce_};
+    p.out = Hello{kHelloMagic, kWireVersion,       0,     cfg_.rank, peer,
+                  cfg_.epoch,  addrs_[peer].nonce, nonce_};
     p.out_ready = true;
     pending_.push_back(std::move(p));
   }
@@ -155,8 +156,8 @@ core::Result<Progress> MeshSetup::Advance(Pending& p, short revents) {
     const int err = SocketError(p.fd.get());
     if (err != 0) {
       return core::PeerLost("rank " + std::to_string(p.peer) + " unreachable at " +
-                            addrs_[p.peer].host + ":" + std::to_string(addrs_[p.peer].port) +
-                            ": " + ErrnoText(err));
+                            addrs_[p.peer].host + ":" + std::to_string(addrs_[p.peer].port) + ": " +
+                            ErrnoText(err));
     }
     if (!(revents & POLLOUT)) return Progress::kWaiting;
     p.connected = true;
@@ -171,8 +172,8 @@ core::Result<Progress> MeshSetup::WriteHello(Pending& p) {
   if (w < 0 && (errno == EAGAIN || errno == EINTR)) return Progress::kWaiting;
   if (w <= 0) {
     if (!p.outgoing) return Progress::kDrop;
-    return core::PeerLost("rank " + std::to_string(p.peer) + " dropped the connection: " +
-                          ErrnoText(errno));
+    return core::PeerLost("rank " + std::to_string(p.peer) +
+                          " dropped the connection: " + ErrnoText(errno));
   }
   p.out_done += static_cast<std::size_t>(w);
   if (p.out_done < sizeof(Hello)) return Progress::kWaiting;
@@ -186,8 +187,10 @@ core::Result<Progress> MeshSetup::ReadHello(Pending& p) {
   if (r < 0 && (errno == EAGAIN || errno == EINTR)) return Progress::kWaiting;
   if (r <= 0) {
     if (!p.outgoing) return Progress::kDrop;  // a stray that gave up
-    return core::PeerLost("rank " + std::to_string(p.peer) + " closed the connection during "
-                          "mesh setup (epoch " + std::to_string(cfg_.epoch) + ")");
+    return core::PeerLost("rank " + std::to_string(p.peer) +
+                          " closed the connection during "
+                          "mesh setup (epoch " +
+                          std::to_string(cfg_.epoch) + ")");
   }
   p.in_done += static_cast<std::size_t>(r);
   if (p.in_done < sizeof(Hello)) return Progress::kWaiting;
@@ -200,8 +203,10 @@ core::Result<Progress> MeshSetup::ReadHello(Pending& p) {
   }
   if (!st.ok()) {
     if (!p.outgoing) return Progress::kDrop;  // stray or stale connection: not a peer
-    return core::Internal(Me() + ": rank " + std::to_string(p.peer) + " answered with a bad "
-                          "hello: " + st.message());
+    return core::Internal(Me() + ": rank " + std::to_string(p.peer) +
+                          " answered with a bad "
+                          "hello: " +
+                          st.message());
   }
   if (p.outgoing) return Finish(p);
   p.peer = from;
@@ -229,8 +234,7 @@ core::Status MeshSetup::TimedOut() const {
 
 std::string PeerAddress::ToString() const {
   char nonce_hex[17];
-  std::snprintf(nonce_hex, sizeof(nonce_hex), "%016llx",
-                static_cast<unsigned long long>(nonce));
+  std::snprintf(nonce_hex, sizeof(nonce_hex), "%016llx", static_cast<unsigned long long>(nonce));
   return host + "," + std::to_string(port) + "," + nonce_hex;
 }
 
@@ -255,8 +259,7 @@ std::string DirectoryName(int epoch) { return "host-addr-" + std::to_string(epoc
 
 core::Result<std::unique_ptr<TcpMesh>> BuildTcpMesh(const MeshConfig& config,
                                                     PeerDirectory& directory,
-                                                    const CancelToken& cancel,
-                                                    Deadline deadline) {
+                                                    const CancelToken& cancel, Deadline deadline) {
   if (config.world < 1 || config.rank < 0 || config.rank >= config.world) {
     return core::InvalidArgument("host mesh: rank " + std::to_string(config.rank) +
                                  " outside world size " + std::to_string(config.world));

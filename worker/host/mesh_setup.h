@@ -36,7 +36,6 @@ std::string DirectoryName(int epoch);  // "host-addr-<epoch>"
 // missing) or the token cancels. All ranks of the epoch must call it.
 core::Result<std::unique_ptr<TcpMesh>> BuildTcpMesh(const MeshConfig& config,
                                                     PeerDirectory& directory,
-                                                    const CancelToken& cancel,
-                                                    Deadline deadline);
+                                                    const CancelToken& cancel, Deadline deadline);
 
 }  // namespace ccltune::worker::host

@@ -43,7 +43,9 @@ struct Codec<Bf16> {
 
 struct Sum {
   template <class C>
-  static C Apply(C a, C b) { return a + b; }
+  static C Apply(C a, C b) {
+    return a + b;
+  }
 };
 struct Prod {
   template <class C>
@@ -59,11 +61,15 @@ struct Prod {
 };
 struct Max {
   template <class C>
-  static C Apply(C a, C b) { return std::max(a, b); }
+  static C Apply(C a, C b) {
+    return std::max(a, b);
+  }
 };
 struct Min {
   template <class C>
-  static C Apply(C a, C b) { return std::min(a, b); }
+  static C Apply(C a, C b) {
+    return std::min(a, b);
+  }
 };
 
 template <class T, class Op>
@@ -78,11 +84,16 @@ void Kernel(void* out, const void* a, const void* b, std::size_t count) {
 template <class T>
 core::Result<ReduceFn> ForOp(core::RedOp redop) {
   switch (redop) {
-    case core::RedOp::kSum: return &Kernel<T, Sum>;
-    case core::RedOp::kProd: return &Kernel<T, Prod>;
-    case core::RedOp::kMax: return &Kernel<T, Max>;
-    case core::RedOp::kMin: return &Kernel<T, Min>;
-    case core::RedOp::kNone: break;
+    case core::RedOp::kSum:
+      return &Kernel<T, Sum>;
+    case core::RedOp::kProd:
+      return &Kernel<T, Prod>;
+    case core::RedOp::kMax:
+      return &Kernel<T, Max>;
+    case core::RedOp::kMin:
+      return &Kernel<T, Min>;
+    case core::RedOp::kNone:
+      break;
   }
   return core::InvalidArgument(std::string("no reduction kernel for reduceOp '") +
                                core::RedOpName(redop) + "'");
@@ -92,11 +103,16 @@ core::Result<ReduceFn> ForOp(core::RedOp redop) {
 
 core::Result<ReduceFn> GetReduceFn(core::Dtype dtype, core::RedOp redop) {
   switch (dtype) {
-    case core::Dtype::kFp32: return ForOp<float>(redop);
-    case core::Dtype::kFp16: return ForOp<Fp16>(redop);
-    case core::Dtype::kBf16: return ForOp<Bf16>(redop);
-    case core::Dtype::kInt32: return ForOp<std::int32_t>(redop);
-    case core::Dtype::kInt8: return ForOp<std::int8_t>(redop);
+    case core::Dtype::kFp32:
+      return ForOp<float>(redop);
+    case core::Dtype::kFp16:
+      return ForOp<Fp16>(redop);
+    case core::Dtype::kBf16:
+      return ForOp<Bf16>(redop);
+    case core::Dtype::kInt32:
+      return ForOp<std::int32_t>(redop);
+    case core::Dtype::kInt8:
+      return ForOp<std::int8_t>(redop);
   }
   return core::InvalidArgument("unknown dtype");
 }

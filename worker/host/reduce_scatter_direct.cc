@@ -30,8 +30,8 @@ core::Status DirectReduceScatter(HostComm& c, const CollArgs& a, const std::byte
 
 core::Status ReduceScatterDirect(HostComm& c, const CollArgs& a) {
   return DirectReduceScatter(c, a, static_cast<const std::byte*>(a.send),
-                             static_cast<std::byte*>(a.recv),
-                             Blocks::Uniform(a.count, c.world()), 0);
+                             static_cast<std::byte*>(a.recv), Blocks::Uniform(a.count, c.world()),
+                             0);
 }
 
 }  // namespace ccltune::worker::host

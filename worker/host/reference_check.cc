@@ -35,10 +35,18 @@ double ReduceFloats(const CheckSpec& spec, std::size_t idx) {
   for (std::size_t j = 1; j < spec.seeds.size(); ++j) {
     const double v = InputValue(spec.dtype, spec.seeds[j], idx);
     switch (spec.redop) {
-      case core::RedOp::kSum: acc += v; break;
-      case core::RedOp::kProd: acc *= v; break;
-      case core::RedOp::kMax: acc = std::max(acc, v); break;
-      default: acc = std::min(acc, v); break;
+      case core::RedOp::kSum:
+        acc += v;
+        break;
+      case core::RedOp::kProd:
+        acc *= v;
+        break;
+      case core::RedOp::kMax:
+        acc = std::max(acc, v);
+        break;
+      default:
+        acc = std::min(acc, v);
+        break;
     }
   }
   return acc;
@@ -52,10 +60,13 @@ double Reduced(const CheckSpec& spec, std::size_t idx) {
 
 double Tolerance(core::Dtype dtype) {
   switch (dtype) {
-    case core::Dtype::kFp32: return 1e-5;
+    case core::Dtype::kFp32:
+      return 1e-5;
     case core::Dtype::kFp16:
-    case core::Dtype::kBf16: return 2e-2;
-    default: return 0;
+    case core::Dtype::kBf16:
+      return 2e-2;
+    default:
+      return 0;
   }
 }
 
@@ -68,11 +79,16 @@ double ExpectedElement(const CheckSpec& spec, std::size_t e) {
   const std::size_t c = spec.count;
   const std::size_t my_block = static_cast<std::size_t>(spec.rank) * c;
   switch (spec.op) {
-    case core::Op::kAllReduce: return Reduced(spec, e);
-    case core::Op::kReduceScatter: return Reduced(spec, my_block + e);
-    case core::Op::kAllGather: return InputValue(spec.dtype, spec.seeds[e / c], e % c);
-    case core::Op::kAllToAll: return InputValue(spec.dtype, spec.seeds[e / c], my_block + e % c);
-    case core::Op::kBroadcast: return InputValue(spec.dtype, spec.seeds[spec.root], e);
+    case core::Op::kAllReduce:
+      return Reduced(spec, e);
+    case core::Op::kReduceScatter:
+      return Reduced(spec, my_block + e);
+    case core::Op::kAllGather:
+      return InputValue(spec.dtype, spec.seeds[e / c], e % c);
+    case core::Op::kAllToAll:
+      return InputValue(spec.dtype, spec.seeds[e / c], my_block + e % c);
+    case core::Op::kBroadcast:
+      return InputValue(spec.dtype, spec.seeds[spec.root], e);
   }
   return 0;
 }
@@ -87,11 +103,13 @@ core::Status CheckOutput(const CheckSpec& spec, const void* out) {
     if (got == want || (tol > 0 && rel <= tol)) continue;
     char buf[160];
     if (tol > 0) {
-      std::snprintf(buf, sizeof(buf), "wrong: element %zu of %zu: got %.9g, want %.9g (rel err "
-                    "%.1e > %.0e)", e, n, got, want, rel, tol);
+      std::snprintf(buf, sizeof(buf),
+                    "wrong: element %zu of %zu: got %.9g, want %.9g (rel err "
+                    "%.1e > %.0e)",
+                    e, n, got, want, rel, tol);
     } else {
-      std::snprintf(buf, sizeof(buf), "wrong: element %zu of %zu: got %.0f, want %.0f", e, n,
-                    got, want);
+      std::snprintf(buf, sizeof(buf), "wrong: element %zu of %zu: got %.0f, want %.0f", e, n, got,
+                    want);
     }
     return core::FailedPrecondition(buf);
   }

@@ -16,7 +16,7 @@ struct CheckSpec {
   core::Op op = core::Op::kAllReduce;
   core::Dtype dtype = core::Dtype::kFp32;
   core::RedOp redop = core::RedOp::kSum;
-  std::size_t count = 0;             // core::ElementCount of the problem
+  std::size_t count = 0;  // core::ElementCount of the problem
   int rank = 0;
   int root = 0;                      // broadcast
   std::vector<std::uint64_t> seeds;  // input seed of every rank; size = world

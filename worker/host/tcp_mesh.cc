@@ -16,8 +16,7 @@ std::string StepLabel::ToString() const {
   return std::string(op) + " " + algo + " step " + std::to_string(step);
 }
 
-TcpMesh::TcpMesh(int rank, int epoch, std::vector<UniqueFd> links,
-                 std::vector<std::string> hosts)
+TcpMesh::TcpMesh(int rank, int epoch, std::vector<UniqueFd> links, std::vector<std::string> hosts)
     : rank_(rank), epoch_(epoch), hosts_(std::move(hosts)) {
   links_.resize(links.size());
   for (std::size_t p = 0; p < links.size(); ++p) links_[p].fd = std::move(links[p]);
@@ -56,8 +55,8 @@ void TcpMesh::Abandon() {
 std::string TcpMesh::Who(int peer) const { return "rank " + std::to_string(peer); }
 
 core::Status TcpMesh::LostPeer(int peer, const std::string& why, const StepLabel& label) const {
-  return core::PeerLost(Who(peer) + " disconnected (" + why + "), seen by " + Who(rank_) +
-                        " in " + label.ToString());
+  return core::PeerLost(Who(peer) + " disconnected (" + why + "), seen by " + Who(rank_) + " in " +
+                        label.ToString());
 }
 
 core::Status TcpMesh::Fail(core::Status status) {
@@ -97,8 +96,7 @@ core::Status TcpMesh::PeerEnded(int peer, FrameKind kind, const StepLabel& label
                          label.ToString());
   }
   if (kind == FrameKind::kGoodbye) {
-    return LostPeer(peer, "it finished and closed while " + Who(rank_) + " still needed it",
-                    label);
+    return LostPeer(peer, "it finished and closed while " + Who(rank_) + " still needed it", label);
   }
   return LostPeer(peer, "connection closed", label);
 }

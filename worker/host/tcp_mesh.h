@@ -105,15 +105,15 @@ class TcpMesh {
 
   std::string Who(int peer) const;  // "rank 3"
   long ReadLink(Link& link, void* dst, std::size_t n);
-  core::Status Post(std::span<const SendOp> sends, std::span<const RecvOp> recvs,
-                    std::uint32_t seq, std::uint32_t step);
+  core::Status Post(std::span<const SendOp> sends, std::span<const RecvOp> recvs, std::uint32_t seq,
+                    std::uint32_t step);
   core::Status Pass(const WaitSpec& wait, std::uint32_t seq, std::uint32_t step, bool& progressed,
                     bool& done);
   core::Status PollOnce(const WaitSpec& wait);
   core::Status CheckWait(const WaitSpec& wait, Clock::time_point start) const;
   core::Status PumpSend(Transfer& t, const StepLabel& label, bool& progressed);
-  core::Status PumpRecv(Transfer& t, std::uint32_t seq, std::uint32_t step,
-                        const StepLabel& label, bool& progressed);
+  core::Status PumpRecv(Transfer& t, std::uint32_t seq, std::uint32_t step, const StepLabel& label,
+                        bool& progressed);
   core::Status CheckHeader(const Transfer& t, std::uint32_t seq, std::uint32_t step,
                            const StepLabel& label) const;
   bool DrainHungUp(Link& link);

@@ -26,9 +26,8 @@ std::string Seconds(double s) {
 core::Status TcpMesh::Exchange(std::span<const SendOp> sends, std::span<const RecvOp> recvs,
                                std::uint32_t seq, std::uint32_t step, const WaitSpec& wait) {
   if (broken()) {
-    return core::FailedPrecondition(Who(rank_) + ": host mesh of epoch " +
-                                    std::to_string(epoch_) + " is broken (" + broken_reason_ +
-                                    "); Recover() first");
+    return core::FailedPrecondition(Who(rank_) + ": host mesh of epoch " + std::to_string(epoch_) +
+                                    " is broken (" + broken_reason_ + "); Recover() first");
   }
   CCLTUNE_RETURN_IF_ERROR(Post(sends, recvs, seq, step));
   const Clock::time_point start = Clock::now();
@@ -63,8 +62,7 @@ core::Status TcpMesh::Post(std::span<const SendOp> sends, std::span<const RecvOp
   }
   for (const RecvOp& op : recvs) {
     if (op.peer < 0 || op.peer >= world || op.peer == rank_) {
-      return core::Internal(Who(rank_) + ": receive from invalid peer " +
-                            std::to_string(op.peer));
+      return core::Internal(Who(rank_) + ": receive from invalid peer " + std::to_string(op.peer));
     }
     recvs_.push_back(Transfer{op.peer, static_cast<std::byte*>(op.data), op.bytes});
   }
@@ -139,23 +137,24 @@ core::Status TcpMesh::CheckWait(const WaitSpec& wait, Clock::time_point start) c
   if (wait.cancel != nullptr) {
     const core::Status st = wait.cancel->Check();
     if (!st.ok()) {
-      return core::Status(st.code(), Who(rank_) + ": stopped in " + wait.label.ToString() +
-                                         ": " + st.message());
+      return core::Status(
+          st.code(), Who(rank_) + ": stopped in " + wait.label.ToString() + ": " + st.message());
     }
   }
   if (!Expired(wait.deadline)) return core::Status::Ok();
   const Clock::time_point now = Clock::now();
   for (int p = 0; p < world_size(); ++p) {
     if (!receiving_[p]) continue;
-    const double idle = std::chrono::duration<double>(now - std::max(start, last_heard_[p])).count();
+    const double idle =
+        std::chrono::duration<double>(now - std::max(start, last_heard_[p])).count();
     return core::TimeoutError(Who(rank_) + ": no data from " + Who(p) + " for " + Seconds(idle) +
                               " in " + wait.label.ToString());
   }
   for (int p = 0; p < world_size(); ++p) {
     if (!sending_[p]) continue;
     return core::TimeoutError(Who(rank_) + ": " + Who(p) + " took no data for " +
-                              Seconds(std::chrono::duration<double>(now - start).count()) +
-                              " in " + wait.label.ToString());
+                              Seconds(std::chrono::duration<double>(now - start).count()) + " in " +
+                              wait.label.ToString());
   }
   return core::TimeoutError(Who(rank_) + ": deadline passed in " + wait.label.ToString());
 }
@@ -199,10 +198,10 @@ core::Status TcpMesh::PumpRecv(Transfer& t, std::uint32_t seq, std::uint32_t ste
   const std::size_t total = kHeader + t.bytes;
   Link& link = links_[t.peer];
   while (t.done < total) {
-    const long r = t.done < kHeader
-                       ? ReadLink(link, reinterpret_cast<std::byte*>(&t.header) + t.done,
-                                  kHeader - t.done)
-                       : ReadLink(link, t.data + (t.done - kHeader), total - t.done);
+    const long r =
+        t.done < kHeader
+            ? ReadLink(link, reinterpret_cast<std::byte*>(&t.header) + t.done, kHeader - t.done)
+            : ReadLink(link, t.data + (t.done - kHeader), total - t.done);
     if (r > 0) {
       t.done += static_cast<std::size_t>(r);
       progressed = true;

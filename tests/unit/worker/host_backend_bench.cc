@@ -25,7 +25,8 @@ double MeasureChoice(HostBackend& b, const core::Problem& p, const core::ChoiceN
   for (int i = 0; st.ok() && i < kRounds; ++i) {
     st = b.Barrier(DeadlineIn(60));
     auto t = st.ok() ? (*prepared)->TimedRound(iters, DeadlineIn(60)) : core::Result<double>(st);
-    auto m = t.ok() ? b.AllReduceMax({*t}, DeadlineIn(60)) : core::Result<std::vector<double>>(t.status());
+    auto m = t.ok() ? b.AllReduceMax({*t}, DeadlineIn(60))
+                    : core::Result<std::vector<double>>(t.status());
     st = m.status();
     if (st.ok()) rounds.push_back(m->front());
   }
@@ -81,8 +82,8 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
-  std::printf("host backend, %d ranks as threads, fp32, median of %d rounds (max over ranks)\n",
-              n, ccltune::worker::host::kRounds);
+  std::printf("host backend, %d ranks as threads, fp32, median of %d rounds (max over ranks)\n", n,
+              ccltune::worker::host::kRounds);
   testing::RunOnRanks(n, [&](int r) { host::RankMain(*ranks.backends[r]); });
   return 0;
 }

@@ -53,7 +53,8 @@ TEST_F(HostBackendTest, CandidatesPutTheDefaultFirstAndHonourRequests) {
   ASSERT_EQ(Names(cands), (std::vector<std::string>{"direct", "recursive-doubling"}));
   EXPECT_TRUE(cands[0].applicable());
   EXPECT_NE(cands[1].skip_reason.find("not a host choice for allGather (allowed: ring, direct)"),
-            std::string::npos) << cands[1].skip_reason;
+            std::string::npos)
+      << cands[1].skip_reason;
   // test-hang is not offered unless enabled.
   for (const auto& c : B(0).Candidates(MakeProblem(core::Op::kAllReduce, 4096))) {
     EXPECT_NE(c.name.base, "test-hang");
@@ -70,7 +71,8 @@ TEST_F(HostBackendTest, TooSmallForTheWorldIsSkippedWithAReason) {
   EXPECT_EQ(prepared.status().code(), core::StatusCode::kFailedPrecondition);
   EXPECT_NE(prepared.status().message().find("too small for world size 4"), std::string::npos);
   EXPECT_EQ(B(0).Prepare(MakeProblem(core::Op::kAllGather, 4096), core::ChoiceName{"nccl", {}}, {})
-                .status().code(),
+                .status()
+                .code(),
             core::StatusCode::kInvalidArgument);
 }
 
@@ -90,8 +92,9 @@ TEST_F(HostBackendTest, EveryChoiceWarmsUpTimesAndVerifies) {
           if (st.ok() && !(*t > 0)) st = core::Internal("non-positive time");
           if (st.ok()) st = (*prepared)->Verify(DeadlineIn(20));
           if (st.ok()) st = (*prepared)->Verify(DeadlineIn(20));  // fresh data again
-          if (!st.ok()) errors[r] += std::string(core::OpName(op)) + "/" + c.name.base + ": " +
-                                     st.ToString() + "\n";
+          if (!st.ok())
+            errors[r] +=
+                std::string(core::OpName(op)) + "/" + c.name.base + ": " + st.ToString() + "\n";
         }
       }
     }
@@ -107,7 +110,10 @@ TEST_F(HostBackendTest, BarrierAndAllReduceMax) {
     st[r] = B(r).Barrier(DeadlineIn(10));
     if (!st[r].ok()) return;
     auto m = B(r).AllReduceMax({1.0 * r, -1.0 * r, r == 2 ? 9.5 : 0.25}, DeadlineIn(10));
-    if (m.ok()) got[r] = *m; else st[r] = m.status();
+    if (m.ok())
+      got[r] = *m;
+    else
+      st[r] = m.status();
   });
   for (int r = 0; r < 4; ++r) {
     ASSERT_TRUE(st[r].ok()) << st[r].ToString();

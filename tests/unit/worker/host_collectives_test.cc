@@ -24,8 +24,8 @@ struct Case {
   core::RedOp redop;
   std::size_t count;
   std::string Name() const {
-    return std::string(core::OpName(algo->op)) + "/" + algo->name + "/" +
-           core::DtypeName(dtype) + "/" + core::RedOpName(redop) + "/" + std::to_string(count);
+    return std::string(core::OpName(algo->op)) + "/" + algo->name + "/" + core::DtypeName(dtype) +
+           "/" + core::RedOpName(redop) + "/" + std::to_string(count);
   }
 };
 
@@ -62,8 +62,8 @@ std::vector<std::vector<std::byte>> RunCase(HostRanks& ranks, const Case& c, int
   RunOnRanks(n, [&](int r) {
     CheckSpec spec{c.algo->op, c.dtype, c.redop, c.count, r, n % 2 /*root*/, {}};
     for (int j = 0; j < n; ++j) {
-      spec.seeds.push_back(MakeSeed({c.algo->op, c.dtype, c.redop, c.count, j,
-                                     static_cast<std::uint64_t>(gen)}));
+      spec.seeds.push_back(
+          MakeSeed({c.algo->op, c.dtype, c.redop, c.count, j, static_cast<std::uint64_t>(gen)}));
     }
     std::vector<std::byte> in(SendCount(c.algo->op, c.count, n) * elem);
     std::vector<std::byte> out(OutputCount(c.algo->op, c.count, n) * elem, std::byte{0xA5});
@@ -92,8 +92,8 @@ TEST_P(HostCollectivesTest, EveryChoiceMatchesReferenceAndAllReduceIsBitIdentica
     std::vector<std::string> errors(n);
     const auto outs = RunCase(ranks, c, ++gen, errors);
     for (int r = 0; r < n; ++r) {
-      ASSERT_TRUE(errors[r].empty()) << c.Name() << " world " << n << " rank " << r << ": "
-                                     << errors[r];
+      ASSERT_TRUE(errors[r].empty())
+          << c.Name() << " world " << n << " rank " << r << ": " << errors[r];
     }
     if (c.algo->op != core::Op::kAllReduce) continue;
     for (int r = 1; r < n; ++r) {

@@ -18,9 +18,9 @@ namespace {
 TEST(HalfTest, Fp16RoundsToNearestEven) {
   EXPECT_EQ(FloatToFp16(1.0f).bits, 0x3c00);
   EXPECT_EQ(FloatToFp16(65504.0f).bits, 0x7bff);
-  EXPECT_EQ(FloatToFp16(65520.0f).bits, 0x7c00);           // rounds up to +inf
-  EXPECT_EQ(FloatToFp16(0x1.0p-24f).bits, 0x0001);         // smallest subnormal
-  EXPECT_EQ(FloatToFp16(1.0f + 0x1.0p-11f).bits, 0x3c00);  // tie -> even (down)
+  EXPECT_EQ(FloatToFp16(65520.0f).bits, 0x7c00);               // rounds up to +inf
+  EXPECT_EQ(FloatToFp16(0x1.0p-24f).bits, 0x0001);             // smallest subnormal
+  EXPECT_EQ(FloatToFp16(1.0f + 0x1.0p-11f).bits, 0x3c00);      // tie -> even (down)
   EXPECT_EQ(FloatToFp16(1.0f + 3 * 0x1.0p-11f).bits, 0x3c02);  // tie -> even (up)
   EXPECT_EQ(FloatToFp16(-2.0f).bits, 0xc000);
   for (std::uint32_t b = 0; b < 0x7c00; b += 7) {  // every finite value round-trips
@@ -60,10 +60,10 @@ TEST(ReduceKernelTest, Bf16SumRoundsAfterEveryStep) {
 }
 
 TEST(DataGenTest, DeterministicNonZeroAndDifferentPerRank) {
-  const std::uint64_t s0 = MakeSeed({core::Op::kAllReduce, core::Dtype::kInt8,
-                                     core::RedOp::kSum, 4096, 0, 0});
-  const std::uint64_t s1 = MakeSeed({core::Op::kAllReduce, core::Dtype::kInt8,
-                                     core::RedOp::kSum, 4096, 1, 0});
+  const std::uint64_t s0 =
+      MakeSeed({core::Op::kAllReduce, core::Dtype::kInt8, core::RedOp::kSum, 4096, 0, 0});
+  const std::uint64_t s1 =
+      MakeSeed({core::Op::kAllReduce, core::Dtype::kInt8, core::RedOp::kSum, 4096, 1, 0});
   int same = 0;
   for (std::size_t i = 0; i < 1000; ++i) {
     const double v = InputValue(core::Dtype::kInt8, s0, i);

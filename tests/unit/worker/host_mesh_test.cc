@@ -22,14 +22,17 @@ using testing::FlagCancel;
 using testing::HostRanks;
 using testing::RunOnRanks;
 
-double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+double Since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
 
 // One float sum allReduce with `fn` on rank r's backend.
 core::Status AllReduceOnce(HostBackend& b, AlgoFn fn, const char* name, double timeout_s) {
   std::vector<float> in(1000, 1.0f), out(1000);
-  CollArgs args{core::Op::kAllReduce, core::Dtype::kFp32, core::RedOp::kSum, in.data(),
-                out.data(), in.size(), sizeof(float),
-                GetReduceFn(core::Dtype::kFp32, core::RedOp::kSum).value()};
+  CollArgs args{core::Op::kAllReduce, core::Dtype::kFp32,
+                core::RedOp::kSum,    in.data(),
+                out.data(),           in.size(),
+                sizeof(float),        GetReduceFn(core::Dtype::kFp32, core::RedOp::kSum).value()};
   return b.comm().Run("allReduce", name, fn, args, DeadlineIn(timeout_s));
 }
 
@@ -72,7 +75,8 @@ TEST(HostMeshTest, DeadlineGivesTimeoutNamingTheSilentRank) {
   for (int r : {0, 2}) {
     EXPECT_EQ(st[r].code(), core::StatusCode::kTimeout) << st[r].ToString();
     EXPECT_NE(st[r].message().find("rank " + std::to_string(r) + ": no data from rank 1 for"),
-              std::string::npos) << st[r].message();
+              std::string::npos)
+        << st[r].message();
     EXPECT_NE(st[r].message().find("in allReduce direct step 0"), std::string::npos);
     EXPECT_GE(took[r], 0.5);
     EXPECT_LT(took[r], 3.0);

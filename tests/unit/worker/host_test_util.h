@@ -43,8 +43,12 @@ struct HostRanks {
                                    double timeout_s = 10) {
     std::vector<core::Status> st(world);
     RunOnRanks(world, [&](int r) {
-      auto b = host::HostBackend::Create(r, world, *dirs[r], cancel, options, DeadlineIn(timeout_s));
-      if (b.ok()) backends[r] = std::move(b).value(); else st[r] = b.status();
+      auto b =
+          host::HostBackend::Create(r, world, *dirs[r], cancel, options, DeadlineIn(timeout_s));
+      if (b.ok())
+        backends[r] = std::move(b).value();
+      else
+        st[r] = b.status();
     });
     return st;
   }

@@ -30,7 +30,8 @@ class ThreadPeerExchange {
     slots[rank] = mine;
     cv_.notify_all();
     const bool all = cv_.wait_until(lock, deadline, [&] {
-      for (const auto& s : slots) if (!s) return false;
+      for (const auto& s : slots)
+        if (!s) return false;
       return true;
     });
     if (!all) return core::TimeoutError("thread directory: not every rank published " + name);
@@ -52,8 +53,7 @@ class ThreadPeerDirectory final : public PeerDirectory {
  public:
   ThreadPeerDirectory(ThreadPeerExchange& exchange, int rank) : ex_(exchange), rank_(rank) {}
 
-  core::Result<std::vector<std::string>> AllGather(const std::string& name,
-                                                   const std::string& mine,
+  core::Result<std::vector<std::string>> AllGather(const std::string& name, const std::string& mine,
                                                    Deadline deadline) override {
     auto all = ex_.AllGather(name, rank_, mine, deadline);
     if (all.ok() && after_gather) after_gather(name, *all);
