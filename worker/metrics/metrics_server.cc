@@ -49,6 +49,11 @@ core::Result<net::UniqueFd> Listen(const std::string& address, int port, int& bo
 
 core::Result<std::unique_ptr<MetricsServer>> MetricsServer::Start(const core::Registry& registry,
                                                                   const Options& options) {
+  return Start([&registry] { return core::SerializeText(registry); }, options);
+}
+
+core::Result<std::unique_ptr<MetricsServer>> MetricsServer::Start(Render render,
+                                                                  const Options& options) {
   int bound_port = 0;
   CCLTUNE_ASSIGN_OR_RETURN(net::UniqueFd listener,
                            Listen(options.bind_address, options.port, bound_port));
@@ -56,14 +61,13 @@ core::Result<std::unique_ptr<MetricsServer>> MetricsServer::Start(const core::Re
   if (pipe2(pipe_fds, O_CLOEXEC) < 0)
     return core::Internal(std::string("pipe: ") + std::strerror(errno));
   return std::unique_ptr<MetricsServer>(
-      new MetricsServer(registry, options, std::move(listener), bound_port,
+      new MetricsServer(std::move(render), options, std::move(listener), bound_port,
                         net::UniqueFd(pipe_fds[0]), net::UniqueFd(pipe_fds[1])));
 }
 
-MetricsServer::MetricsServer(const core::Registry& registry, const Options& options,
-                             net::UniqueFd listener, int port, net::UniqueFd wake_read,
-                             net::UniqueFd wake_write)
-    : registry_(registry),
+MetricsServer::MetricsServer(Render render, const Options& options, net::UniqueFd listener,
+                             int port, net::UniqueFd wake_read, net::UniqueFd wake_write)
+    : render_(std::move(render)),
       options_(options),
       listener_(std::move(listener)),
       port_(port),
@@ -125,7 +129,7 @@ std::string MetricsServer::Respond(const std::string& request) const {
   if (method != "GET" && method != "HEAD")
     return HttpResponse("405 Method Not Allowed", "text/plain", "GET or HEAD only\n", true,
                         "Allow: GET, HEAD\r\n");
-  return HttpResponse("200 OK", core::kTextContentType, core::SerializeText(registry_),
+  return HttpResponse("200 OK", core::kTextContentType, render_(),
                       method == "GET");
 }
 

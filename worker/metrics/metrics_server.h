@@ -8,10 +8,11 @@
 // → 404, an oversized request → 431. No keep-alive: Prometheus reconnects each scrape.
 //
 // Thread-safety: construction and destruction on one thread; port() from any thread.
-// Ownership: `registry` must outlive the server. RAII: the destructor stops the thread
+// Ownership: `registry` (or what `render` reads) must outlive the server. RAII: the destructor stops the thread
 // (within one poll round, it is woken through a pipe) and closes the socket.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -35,6 +36,11 @@ class MetricsServer {
   // InvalidArgument) is reported here and a scrape right after Start() succeeds.
   static core::Result<std::unique_ptr<MetricsServer>> Start(const core::Registry& registry,
                                                             const Options& options);
+  // Same, for an exposition that is not one Registry (e.g. a component that refreshes gauges
+  // before serializing). `render` runs on the server thread and must be thread-safe.
+  using Render = std::function<std::string()>;
+  static core::Result<std::unique_ptr<MetricsServer>> Start(Render render,
+                                                            const Options& options);
   ~MetricsServer();
   MetricsServer(const MetricsServer&) = delete;
   MetricsServer& operator=(const MetricsServer&) = delete;
@@ -42,13 +48,13 @@ class MetricsServer {
   int port() const { return port_; }
 
  private:
-  MetricsServer(const core::Registry& registry, const Options& options, net::UniqueFd listener,
-                int port, net::UniqueFd wake_read, net::UniqueFd wake_write);
+  MetricsServer(Render render, const Options& options, net::UniqueFd listener, int port,
+                net::UniqueFd wake_read, net::UniqueFd wake_write);
   void Serve();
   void HandleConnection(int fd) const;
   std::string Respond(const std::string& request) const;
 
-  const core::Registry& registry_;
+  Render render_;
   Options options_;
   net::UniqueFd listener_;
   int port_ = 0;

@@ -1,0 +1,83 @@
+"""The quickstart path end to end: `kubectl apply -f manifests/crds/ -f
+manifests/examples/host-allreduce.yaml` against the simulator, the real controller, the real
+`ccltune worker` pods (host backend, 4 ranks in 2 pods) and a real redis-server."""
+
+import os
+import subprocess
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from test_controller_common import ControllerEnv, SOURCE_DIR, test_failed, wait_until  # noqa: E402
+
+EXAMPLE = os.path.join(SOURCE_DIR, 'manifests', 'examples', 'host-allreduce.yaml')
+
+
+class QuickstartTest(unittest.TestCase):
+    def setUp(self):
+        self.env = ControllerEnv(nodes=2)
+        self.ctl = self.env.start_controller()
+
+    def tearDown(self):
+        self.env.close(failed=test_failed(self))
+
+    def test_host_allreduce_example_succeeds_publishes_and_is_cleaned_after_ttl(self):
+        env = self.env
+        env.kubectl('apply', '-f', os.path.join(SOURCE_DIR, 'manifests', 'crds'), '-f', EXAMPLE)
+        st = env.wait_phase('host-allreduce', ('Succeeded', 'Failed'), timeout=90)
+        self.assertEqual(st['phase'], 'Succeeded', st)
+        # kubectl's printer columns come from the CRD.
+        out = env.kubectl('get', 'ctj').stdout
+        self.assertRegex(out, r'host-allreduce\s+Succeeded\s+4\s+')
+        # Conditions, in metav1.Condition shape.
+        conds = {c['type']: c for c in st['conditions']}
+        for t in ('Validated', 'PodsScheduled', 'Complete'):
+            self.assertEqual(conds[t]['status'], 'True', conds)
+            for f in ('reason', 'message', 'lastTransitionTime', 'observedGeneration'):
+                self.assertIn(f, conds[t])
+        self.assertEqual(conds['Failed']['status'], 'False')
+        # Winners: allReduce fp32 at 1KiB, 4KiB, 16KiB, 64KiB, 256KiB (factor 4).
+        res = st['results']
+        self.assertEqual(res['problems'], 5, res)
+        self.assertEqual(sorted(w['bytes'] for w in res['winners']), [1024, 4096, 16384, 65536, 262144])
+        for w in res['winners']:
+            self.assertEqual((w['op'], w['dtype']), ('allReduce', 'fp32'))
+            self.assertTrue(w['choice'])
+            self.assertGreater(w['timeUs'], 0)
+        self.assertGreater(res['speedupGeomean'], 0)
+        self.assertTrue(st['fingerprint'])
+        self.assertIn('waitMs', st['preSync'])
+        self.assertEqual(st['pods']['total'], 2)
+        self.assertEqual(st['pods']['succeeded'], 2)
+        # The env contract reached the pods.
+        pods = env.pods('host-allreduce')
+        self.assertEqual(sorted(p['metadata']['name'] for p in pods), ['host-allreduce-a0-0', 'host-allreduce-a0-1'])
+        envs = {e['name']: e for e in pods[0]['spec']['containers'][0]['env']}
+        for k in ('CCLTUNE_JOB_ID', 'CCLTUNE_ATTEMPT', 'CCLTUNE_POD_INDEX', 'CCLTUNE_WORLD_SIZE',
+                  'CCLTUNE_RANKS_PER_POD', 'CCLTUNE_REDIS_URL', 'CCLTUNE_PLAN_FILE', 'CCLTUNE_BACKEND'):
+            self.assertIn(k, envs)
+        self.assertEqual(envs['CCLTUNE_RANKS_PER_POD']['value'], '2')
+        self.assertEqual(pods[0]['metadata']['ownerReferences'][0]['kind'], 'CollectiveTuningJob')
+        # Redis holds the published records for the status's fingerprint.
+        fp = st['fingerprint']
+        self.assertEqual(len(env.redis.keys('ccltune:v1:result:%s:*' % fp)), 5)
+        uid = env.job('host-allreduce')['metadata']['uid']
+        self.assertTrue(env.redis.keys('ccltune:v1:job:%s:*' % uid), 'attempt keys before deletion')
+        # Results API and metrics of the controller.
+        code, body = self.ctl.get('/api/v1/results?fingerprint=%s&op=allReduce&dtype=fp32&bytes=2000' % fp)
+        self.assertEqual(code, 200, body)
+        self.assertIn('"winner"', body)
+        self.assertEqual(self.ctl.metric('ccltune_jobs', 'phase="Succeeded"'), 1)
+        metrics = self.ctl.get('/metrics')[1]
+        check = subprocess.run(['promtool', 'check', 'metrics'], input=metrics, capture_output=True, text=True)
+        self.assertEqual(check.returncode, 0, check.stdout + check.stderr)
+        # TTL: shorten it; the job, its pods and its Redis attempt keys go; the records stay.
+        env.kubectl('patch', 'ctj', 'host-allreduce', '--type', 'merge', '-p', '{"spec":{"ttlSecondsAfterFinished":2}}')
+        wait_until(lambda: env.job('host-allreduce') is None, 30, 'job deleted after its TTL')
+        wait_until(lambda: not env.pods('host-allreduce'), 30, 'pods gone after the TTL')
+        wait_until(lambda: not env.redis.keys('ccltune:v1:job:%s:*' % uid), 10, 'attempt keys removed by the finalizer')
+        self.assertEqual(len(env.redis.keys('ccltune:v1:result:%s:*' % fp)), 5)
+
+
+if __name__ == '__main__':
+    unittest.main()

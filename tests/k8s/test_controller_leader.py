@@ -1,0 +1,54 @@
+"""Two controller replicas with --leader-elect: exactly one holds the Lease and reconciles;
+the standby is ready (synced caches) but idle; when the leader dies without releasing the
+Lease, the standby takes over after the lease duration and reconciles new jobs."""
+
+import os
+import signal
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from test_controller_common import ControllerEnv, test_failed, tiny_spec, wait_until  # noqa: E402
+
+LEASE = '/apis/coordination.k8s.io/v1/namespaces/default/leases/ccltune-controller'
+
+
+class LeaderElectionTest(unittest.TestCase):
+    def setUp(self):
+        self.env = ControllerEnv(nodes=1)
+        self.env.install_crd()
+
+    def tearDown(self):
+        self.env.close(failed=test_failed(self))
+
+    def holder(self):
+        code, lease = self.env.api('GET', LEASE)
+        return lease.get('spec', {}).get('holderIdentity') if code == 200 else None
+
+    def test_two_replicas_exactly_one_reconciles_and_the_standby_takes_over(self):
+        env = self.env
+        a = env.start_controller('replica-a', ['--leader-elect'])
+        b = env.start_controller('replica-b', ['--leader-elect'])
+        leader_name = wait_until(self.holder, 20, 'a lease holder')
+        leader, standby = (a, b) if leader_name == 'replica-a' else (b, a)
+        wait_until(lambda: leader.get('/readyz')[1].strip() == 'ready: leader', 20, 'leader readyz')
+        self.assertEqual(standby.get('/readyz'), (200, 'ready: standby\n'))
+        for i in range(3):
+            env.create_job('le-%d' % i, tiny_spec())
+        for i in range(3):
+            self.assertEqual(env.wait_phase('le-%d' % i, ('Succeeded', 'Failed'), 60)['phase'], 'Succeeded')
+        self.assertGreater(leader.metric('ccltune_reconcile_total'), 0)
+        self.assertEqual(standby.metric('ccltune_reconcile_total'), 0, 'the standby must not reconcile')
+        self.assertEqual(standby.metric('ccltune_controller_leader'), 0)
+        # The leader dies without releasing: the standby waits out the lease (15 s), then leads.
+        leader.kill(signal.SIGKILL)
+        wait_until(lambda: self.holder() == standby.name, 40, 'standby to acquire the lease')
+        wait_until(lambda: standby.get('/readyz')[1].strip() == 'ready: leader', 10, 'standby readyz leader')
+        env.create_job('after-failover', tiny_spec())
+        st = env.wait_phase('after-failover', ('Succeeded', 'Failed'), 60)
+        self.assertEqual(st['phase'], 'Succeeded')
+        self.assertGreater(standby.metric('ccltune_reconcile_total'), 0)
+
+
+if __name__ == '__main__':
+    unittest.main()

@@ -1,0 +1,177 @@
+// The Helm chart: `helm lint` / `helm template` when helm is on PATH (else skipped, said so),
+// CRDs byte-identical to manifests/crds/, dashboards identical to dashboards/, RBAC rules equal
+// to manifests/rbac/, optional parts gated on their value, and every values.yaml key both
+// referenced by a template and documented by a comment.
+#include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "tests/metrics/child_process.h"
+
+namespace ccltune::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+fs::path Root() {
+  const char* dir = std::getenv("CCLTUNE_SOURCE_DIR");
+  return dir ? dir : CCLTUNE_TEST_SOURCE_DIR;
+}
+fs::path Chart() { return Root() / "charts" / "ccltune"; }
+
+std::string ReadFile(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// Files of a directory (names only, sorted), for byte-for-byte directory comparisons.
+std::set<std::string> Files(const fs::path& dir, const std::string& ext) {
+  std::set<std::string> out;
+  if (!fs::is_directory(dir)) return out;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.is_regular_file() && e.path().extension() == ext) out.insert(e.path().filename());
+  return out;
+}
+
+void ExpectSameDirectory(const fs::path& chart_dir, const fs::path& source_dir,
+                         const std::string& ext) {
+  auto chart = Files(chart_dir, ext), source = Files(source_dir, ext);
+  ASSERT_FALSE(source.empty()) << source_dir << " has no " << ext << " files";
+  EXPECT_EQ(chart, source) << "copy them: cp " << source_dir.string() << "/*" << ext << " "
+                           << chart_dir.string() << "/";
+  for (const auto& f : source)
+    EXPECT_TRUE(chart.count(f) && ReadFile(chart_dir / f) == ReadFile(source_dir / f))
+        << (chart_dir / f) << " differs from " << (source_dir / f);
+}
+
+std::string AllTemplates() {
+  std::string all;
+  for (const auto& e : fs::directory_iterator(Chart() / "templates")) all += ReadFile(e.path());
+  return all;
+}
+
+// Leaf key paths of values.yaml ("redis.passwordSecret.name"); empty maps and lists are leaves.
+void LeafPaths(const YAML::Node& node, const std::string& prefix, std::vector<std::string>& out) {
+  if (!node.IsMap() || node.size() == 0) {
+    out.push_back(prefix);
+    return;
+  }
+  for (const auto& kv : node)
+    LeafPaths(kv.second, prefix.empty() ? kv.first.as<std::string>()
+                                        : prefix + "." + kv.first.as<std::string>(), out);
+}
+
+// A leaf is used when a template names it or one of its parents as a whole (toYaml of
+// `.Values.resources` uses every key under it).
+bool Referenced(const std::string& templates, const std::string& path) {
+  for (std::string p = path;; p = p.substr(0, p.rfind('.'))) {
+    std::regex use("\\.Values\\." + std::regex_replace(p, std::regex("\\."), "\\.") +
+                   "(?![A-Za-z0-9_.])");
+    if (std::regex_search(templates, use)) return true;
+    if (p.find('.') == std::string::npos) return false;
+  }
+}
+
+TEST(Chart, HelmLintAndTemplateWhenHelmIsAvailable) {
+  if (!OnPath("helm")) GTEST_SKIP() << "helm is not on PATH: helm lint/template skipped";
+  auto lint = RunCommand({"helm", "lint", "--strict", Chart().string()}, "", 120s);
+  ASSERT_TRUE(lint.ok()) << lint.status().ToString();
+  EXPECT_EQ(lint->exit_code, 0) << lint->output;
+  for (const std::string& set :
+       {std::string("dashboards.enabled=true,metrics.serviceMonitor.enabled=true,"
+                    "metrics.podMonitor.enabled=true"),
+        std::string("redis.enabled=false,redis.externalURL=redis://r:6379/0,rbac.create=false")}) {
+    auto out = RunCommand({"helm", "template", "t", Chart().string(), "--set", set}, "", 120s);
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    EXPECT_EQ(out->exit_code, 0) << set << "\n" << out->output;
+    EXPECT_NE(out->output.find("kind: Deployment"), std::string::npos) << out->output;
+  }
+}
+
+TEST(Chart, CrdsAreIdenticalToManifests) {
+  ExpectSameDirectory(Chart() / "crds", Root() / "manifests" / "crds", ".yaml");
+}
+
+TEST(Chart, DashboardsAreIdenticalToDashboardsDir) {
+  ExpectSameDirectory(Chart() / "dashboards", Root() / "dashboards", ".json");
+}
+
+TEST(Chart, ClusterRoleRulesEqualManifestsRbac) {
+  YAML::Node manifest_rules;
+  for (const auto& doc : YAML::LoadAllFromFile((Root() / "manifests/rbac/clusterrole.yaml").string()))
+    if (doc["kind"].as<std::string>() == "ClusterRole") manifest_rules = doc["rules"];
+  ASSERT_TRUE(manifest_rules.IsSequence());
+  // The template's rules block has no template expressions: cut it out and parse it.
+  std::string tpl = ReadFile(Chart() / "templates/clusterrole.yaml");
+  std::size_t from = tpl.find("rules:"), to = tpl.find("{{- end }}", from);
+  ASSERT_NE(from, std::string::npos);
+  YAML::Node chart_rules = YAML::Load(tpl.substr(from, to - from))["rules"];
+  YAML::Emitter a, b;
+  a << YAML::Flow << manifest_rules;
+  b << YAML::Flow << chart_rules;
+  EXPECT_EQ(std::string(b.c_str()), std::string(a.c_str()));
+}
+
+TEST(Chart, OptionalPartsAreGatedOnTheirValues) {
+  const std::map<std::string, std::string> gates = {
+      {"serviceaccount.yaml", ".Values.serviceAccount.create"},
+      {"clusterrole.yaml", ".Values.rbac.create"},
+      {"clusterrolebinding.yaml", ".Values.rbac.create"},
+      {"leader-election-rbac.yaml", "and .Values.rbac.create .Values.leaderElection.enabled"},
+      {"redis-deployment.yaml", ".Values.redis.enabled"},
+      {"redis-service.yaml", ".Values.redis.enabled"},
+      {"redis-pvc.yaml", ".Values.redis.enabled"},
+      {"servicemonitor.yaml", ".Values.metrics.serviceMonitor.enabled"},
+      {"podmonitor.yaml", ".Values.metrics.podMonitor.enabled"},
+      {"dashboards-configmap.yaml", ".Values.dashboards.enabled"}};
+  for (const auto& [file, gate] : gates) {
+    std::string text = ReadFile(Chart() / "templates" / file);
+    EXPECT_EQ(text.rfind("{{- if " + gate + " }}\n", 0), 0u) << file << " must start with the gate";
+    EXPECT_NE(text.rfind("{{- end }}"), std::string::npos) << file;
+  }
+  std::string cm = ReadFile(Chart() / "templates/dashboards-configmap.yaml");
+  EXPECT_NE(cm.find("grafana_dashboard: \"1\""), std::string::npos);
+  EXPECT_NE(cm.find(".Files.Get"), std::string::npos);
+}
+
+TEST(Chart, EveryValueIsReferencedAndDocumented) {
+  YAML::Node values = YAML::LoadFile((Chart() / "values.yaml").string());
+  std::vector<std::string> leaves;
+  LeafPaths(values, "", leaves);
+  ASSERT_GT(leaves.size(), 20u);
+  std::string templates = AllTemplates();
+  for (const auto& path : leaves) EXPECT_TRUE(Referenced(templates, path)) << path << " unused";
+  for (const char* required : {"image.repository", "rbac.create", "serviceAccount.create",
+                               "serviceAccount.name", "leaderElection.enabled", "redis.enabled",
+                               "redis.externalURL", "redis.passwordSecret.name",
+                               "redis.passwordSecret.key", "metrics.serviceMonitor.enabled",
+                               "metrics.serviceMonitor.labels", "dashboards.enabled",
+                               "replicaCount", "nodeSelector", "tolerations", "affinity",
+                               "resources.requests.cpu"})
+    EXPECT_TRUE(std::find(leaves.begin(), leaves.end(), required) != leaves.end()) << required;
+  // Documented: each key line has a comment line right above it or a comment at its end.
+  std::istringstream in(ReadFile(Chart() / "values.yaml"));
+  std::string previous;
+  std::regex key_line(R"(^\s*([A-Za-z_][A-Za-z0-9_]*):)");
+  int line_no = 0;
+  for (std::string line; std::getline(in, line); previous = line) {
+    ++line_no;
+    std::smatch m;
+    if (!std::regex_search(line, m, key_line)) continue;
+    bool above = std::regex_search(previous, std::regex(R"(^\s*#)"));
+    bool inline_comment = line.find(" # ") != std::string::npos;
+    bool has_children = line.find_first_not_of(" ", line.find(':') + 1) == std::string::npos;
+    EXPECT_TRUE(above || inline_comment || has_children)
+        << "values.yaml:" << line_no << " key '" << m[1] << "' has no comment";
+  }
+}
+
+}  // namespace
+}  // namespace ccltune::testing
