@@ -18,7 +18,7 @@ struct Algorithm {
   bool test_only = false;  // offered only with CCLTUNE_ENABLE_TEST_CHOICES=1
 };
 
-// Catalog order: per op, the default (ring where the op has one) first.
+// Catalog order: per op, the default `ring` first (DESIGN §2.6: always measured).
 const std::vector<Algorithm>& Algorithms();
 const Algorithm* FindAlgorithm(core::Op op, std::string_view name);
 std::string AlgorithmNames(core::Op op, bool with_test_choices);  // "ring, direct"
@@ -47,8 +47,10 @@ core::Status AllGatherRing(HostComm& c, const CollArgs& a);
 core::Status AllGatherDirect(HostComm& c, const CollArgs& a);
 core::Status ReduceScatterRing(HostComm& c, const CollArgs& a);
 core::Status ReduceScatterDirect(HostComm& c, const CollArgs& a);
+core::Status AllToAllRing(HostComm& c, const CollArgs& a);
 core::Status AllToAllPairwise(HostComm& c, const CollArgs& a);
 core::Status AllToAllDirect(HostComm& c, const CollArgs& a);
+core::Status BroadcastRing(HostComm& c, const CollArgs& a);
 core::Status BroadcastBinomial(HostComm& c, const CollArgs& a);
 core::Status BroadcastDirect(HostComm& c, const CollArgs& a);
 // Test-only: the hang rank blocks (polling deadline and token) instead of communicating.

@@ -31,13 +31,27 @@ void TcpMesh::CloseForRecovery() {
   Abandon();
 }
 
+// Best effort, bounded: a peer that does not read within 20 ms is not healthy anyway, and
+// it then reports PeerLost instead of the reason given here.
 void TcpMesh::SendControlAndClose(FrameKind kind) {
-  FrameHeader bye;
-  bye.kind = kind;
+  FrameHeader frame;
+  frame.kind = kind;
   for (Link& link : links_) {
     if (!link.fd.valid() || link.eof) continue;
-    // Best effort: a full send buffer means the peer is not reading, i.e. not healthy.
-    (void)send(link.fd.get(), &bye, sizeof(bye), MSG_DONTWAIT | MSG_NOSIGNAL);
+    const Deadline until = DeadlineIn(0.02);
+    std::size_t sent = 0;
+    while (sent < sizeof(frame) && !Expired(until)) {
+      const long w = send(link.fd.get(), reinterpret_cast<const char*>(&frame) + sent,
+                          sizeof(frame) - sent, MSG_DONTWAIT | MSG_NOSIGNAL);
+      if (w > 0) {
+        sent += static_cast<std::size_t>(w);
+      } else if (w < 0 && (errno == EAGAIN || errno == EINTR)) {
+        pollfd p{link.fd.get(), POLLOUT, 0};
+        (void)poll(&p, 1, 5);
+      } else {
+        break;
+      }
+    }
     shutdown(link.fd.get(), SHUT_WR);
     // Unread bytes at close() turn the FIN into a RST; read what is already here.
     std::byte sink[4096];
@@ -65,28 +79,48 @@ core::Status TcpMesh::Fail(core::Status status) {
 }
 
 long TcpMesh::ReadLink(Link& link, void* dst, std::size_t n) {
+  long got = 0;
   if (link.staged_off < link.staged.size()) {
     const std::size_t m = std::min(n, link.staged.size() - link.staged_off);
     std::memcpy(dst, link.staged.data() + link.staged_off, m);
     link.staged_off += m;
-    return static_cast<long>(m);
+    got = static_cast<long>(m);
+  } else if (!link.eof) {
+    got = recv(link.fd.get(), dst, n, MSG_DONTWAIT);
   }
-  if (link.eof) return 0;
-  return recv(link.fd.get(), dst, n, MSG_DONTWAIT);
+  if (got > 0) NoteTail(link, static_cast<const std::byte*>(dst), static_cast<std::size_t>(got));
+  return got;
+}
+
+void TcpMesh::NoteTail(Link& link, const std::byte* data, std::size_t n) {
+  constexpr std::size_t kCap = sizeof(FrameHeader);
+  if (n >= kCap) {
+    std::memcpy(link.tail.data(), data + n - kCap, kCap);
+    link.tail_len = kCap;
+    return;
+  }
+  const std::size_t keep = std::min(link.tail_len, kCap - n);
+  std::memmove(link.tail.data(), link.tail.data() + link.tail_len - keep, keep);
+  std::memcpy(link.tail.data() + keep, data, n);
+  link.tail_len = keep + n;
 }
 
 FrameKind TcpMesh::FinalControlFrame(const Link& link) const {
-  std::size_t pos = link.staged_off;
-  while (link.staged.size() - pos >= sizeof(FrameHeader)) {
-    FrameHeader h;
-    std::memcpy(&h, link.staged.data() + pos, sizeof(h));
-    if (h.magic != kFrameMagic) return FrameKind::kData;
-    if (h.kind != FrameKind::kData) {
-      return pos + sizeof(h) == link.staged.size() ? h.kind : FrameKind::kData;
-    }
-    pos += sizeof(h) + h.bytes;
+  constexpr std::size_t kCap = sizeof(FrameHeader);
+  const std::size_t staged = link.staged.size() - link.staged_off;
+  std::byte last[kCap];
+  if (staged >= kCap) {
+    std::memcpy(last, link.staged.data() + link.staged.size() - kCap, kCap);
+  } else {
+    const std::size_t from_tail = kCap - staged;
+    if (link.tail_len < from_tail) return FrameKind::kData;
+    std::memcpy(last, link.tail.data() + link.tail_len - from_tail, from_tail);
+    std::memcpy(last + from_tail, link.staged.data() + link.staged_off, staged);
   }
-  return FrameKind::kData;
+  FrameHeader h;
+  std::memcpy(&h, last, kCap);
+  const bool control = h.kind == FrameKind::kGoodbye || h.kind == FrameKind::kRecovering;
+  return h.magic == kFrameMagic && control && h.bytes == 0 ? h.kind : FrameKind::kData;
 }
 
 core::Status TcpMesh::PeerEnded(int peer, FrameKind kind, const StepLabel& label) const {

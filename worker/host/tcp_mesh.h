@@ -13,6 +13,7 @@
 
 #include <poll.h>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -94,6 +95,10 @@ class TcpMesh {
     std::size_t staged_off = 0;
     bool eof = false;      // the peer closed its side; only `staged` is left to read
     bool goodbye = false;  // ... and it said goodbye first (a clean exit)
+    // The last bytes taken from the stream: a control frame may have been read as part of
+    // a data frame's payload when the peer dropped the mesh in the middle of a message.
+    std::array<std::byte, sizeof(FrameHeader)> tail{};
+    std::size_t tail_len = 0;
   };
   struct Transfer {
     int peer = -1;
@@ -118,7 +123,9 @@ class TcpMesh {
                            const StepLabel& label) const;
   bool DrainHungUp(Link& link);
   core::Status HandleHangup(int peer, bool sending, const StepLabel& label);
-  // The control frame that ends the read-ahead bytes, kData when there is none.
+  static void NoteTail(Link& link, const std::byte* data, std::size_t n);
+  // The control frame that ends the peer's stream (the last 24 bytes taken or staged),
+  // kData when there is none.
   FrameKind FinalControlFrame(const Link& link) const;
   core::Status PeerEnded(int peer, FrameKind kind, const StepLabel& label) const;
   core::Status LostPeer(int peer, const std::string& why, const StepLabel& label) const;

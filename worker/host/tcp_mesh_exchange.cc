@@ -207,13 +207,12 @@ core::Status TcpMesh::PumpRecv(Transfer& t, std::uint32_t seq, std::uint32_t ste
       progressed = true;
       last_heard_[t.peer] = Clock::now();
       if (t.done == kHeader) CCLTUNE_RETURN_IF_ERROR(CheckHeader(t, seq, step, label));
-    } else if (r == 0) {
-      return LostPeer(t.peer, "connection closed", label);
+    } else if (r == 0 || (r < 0 && errno == ECONNRESET)) {
+      // Bytes before a reset are delivered first, so the stream's end is all we have.
+      link.eof = true;
+      return PeerEnded(t.peer, FinalControlFrame(link), label);
     } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
       return core::Status::Ok();
-    } else if (errno == ECONNRESET) {
-      link.eof = true;  // bytes before the reset were delivered; only the staged ones are left
-      return LostPeer(t.peer, "connection reset", label);
     } else if (errno != EINTR) {
       return LostPeer(t.peer, ErrnoText(errno), label);
     }

@@ -44,9 +44,9 @@ TEST_F(HostBackendTest, CandidatesPutTheDefaultFirstAndHonourRequests) {
   EXPECT_EQ(Names(B(0).Candidates(MakeProblem(core::Op::kAllReduce, 4096))),
             (std::vector<std::string>{"ring", "recursive-doubling", "direct", "rs+ag"}));
   EXPECT_EQ(Names(B(0).Candidates(MakeProblem(core::Op::kAllToAll, 4096))),
-            (std::vector<std::string>{"pairwise", "direct"}));
+            (std::vector<std::string>{"ring", "pairwise", "direct"}));
   EXPECT_EQ(Names(B(0).Candidates(MakeProblem(core::Op::kBroadcast, 4096))),
-            (std::vector<std::string>{"binomial", "direct"}));
+            (std::vector<std::string>{"ring", "binomial", "direct"}));
   core::Problem p = MakeProblem(core::Op::kAllGather, 4096);
   p.choices = {"direct", "recursive-doubling"};
   const auto cands = B(0).Candidates(p);

@@ -148,6 +148,29 @@ TEST(HostMeshTest, PeerDroppingTheMeshToRecoverIsAbortedNotLost) {
   }
 }
 
+TEST(HostMeshTest, PeerDroppingTheMeshMidMessageIsStillAborted) {
+  HostRanks ranks(2);
+  NeverCancel never;
+  CreateAll(ranks, never);
+  const std::size_t bytes = 16u << 20;
+  std::vector<char> in(bytes, 'x'), out(bytes);
+  // Rank 0 gets a few MiB into the socket buffers, then times out: half a message is out.
+  const SendOp s{1, in.data(), bytes};
+  const core::Status sent = ranks.backends[0]->comm().mesh()->Exchange(
+      {&s, 1}, {}, 1, 0, WaitSpec{DeadlineIn(0.3), &never, {}});
+  ASSERT_EQ(sent.code(), core::StatusCode::kTimeout) << sent.ToString();
+  core::Status got;
+  std::thread receiver([&] {
+    const RecvOp v{0, out.data(), bytes};
+    got = ranks.backends[1]->comm().mesh()->Exchange({}, {&v, 1}, 1, 0,
+                                                     WaitSpec{DeadlineIn(10), &never, {}});
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ranks.backends[0]->comm().mesh()->CloseForRecovery();
+  receiver.join();
+  EXPECT_EQ(got.code(), core::StatusCode::kAborted) << got.ToString();
+}
+
 TEST(HostMeshTest, CancelledTokenAbortsAWait) {
   HostRanks ranks(2);
   FlagCancel cancel;
