@@ -1,0 +1,38 @@
+// Internal: the state shared by the controller's threads (informers, workers, elector, HTTP
+// handlers). Only controller_app.cc and http_routes.cc use it.
+#pragma once
+
+#include <atomic>
+#include <memory>
+
+#include "controller/controller_app.h"
+#include "controller/http_server.h"
+#include "controller/informer.h"
+#include "controller/job_redis.h"
+#include "controller/kube_client.h"
+#include "controller/leader_elector.h"
+#include "controller/metrics.h"
+#include "controller/reconciler.h"
+#include "controller/results_api.h"
+#include "controller/work_queue.h"
+
+namespace ccltune::controller {
+
+// Everything the process runs, so thread bodies can reach it through one pointer.
+struct App {
+  ControllerOptions options;
+  std::unique_ptr<KubeClient> kube;
+  ControllerMetrics metrics;
+  std::unique_ptr<JobRedis> redis;
+  WorkQueue queue;
+  std::unique_ptr<Informer> jobs, pods;
+  std::unique_ptr<JobReconciler> reconciler;
+  std::unique_ptr<LeaderElector> elector;
+  std::unique_ptr<ResultsApi> results;
+  std::atomic<bool> leader{false};
+  std::atomic<long long> worker_heartbeat_ms{0};
+};
+
+HttpHandler MakeHttpHandler(App& app);
+
+}  // namespace ccltune::controller

@@ -1,0 +1,32 @@
+// The controller process: informers (jobs, owned pods) feed a work queue; worker threads
+// run JobReconciler while this replica leads; an HTTP server answers /healthz, /readyz,
+// /metrics and the results API. Owns every thread it starts.
+#pragma once
+
+#include <atomic>
+#include <string>
+
+#include "core/status.h"
+
+namespace ccltune::controller {
+
+struct ControllerOptions {
+  std::string kubeconfig;           // empty: in-cluster config
+  std::string watch_namespace;      // empty: all namespaces
+  bool leader_elect = false;
+  std::string lease_name = "ccltune-controller";
+  std::string lease_namespace;      // empty: the config's namespace
+  int metrics_port = 8080;
+  std::string worker_image;
+  std::string ccltune_command = "ccltune";
+  std::string redis_url = "redis://ccltune-redis:6379/0";
+  std::string redis_password_secret;  // "name/key" given to pods of jobs without one
+  int workers = 1;
+  int watch_timeout_seconds = 300;
+  std::string identity;             // empty: hostname + random suffix
+};
+
+// Runs until `stop` becomes true (SIGTERM). Errors: bad configuration, port in use.
+core::Status RunController(const ControllerOptions& options, const std::atomic<bool>& stop);
+
+}  // namespace ccltune::controller

@@ -1,0 +1,57 @@
+// What one Reconcile call knows about one job: a private copy of the object from the API
+// server (never the informer's cache), the desired status being built by the policy steps,
+// the job's pods, and the earliest time the job wants to be looked at again.
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "controller/job_spec.h"
+#include "controller/time_util.h"
+
+namespace ccltune::controller {
+
+class KubeClient;
+class JobRedis;
+class ControllerMetrics;
+
+inline constexpr const char* kFinalizer = "ccltune.io/redis-cleanup";
+inline constexpr const char* kJobLabel = "ccltune.io/job";
+inline constexpr const char* kAttemptLabel = "ccltune.io/attempt";
+inline constexpr const char* kPodIndexLabel = "ccltune.io/pod-index";
+
+struct JobContext {
+  nlohmann::json job;                   // fresh copy from the API server
+  nlohmann::json status;                // desired status: written once at the end
+  JobSpec spec;                         // valid once the validation step passed
+  std::vector<nlohmann::json> pods;     // pods owned by this job (any attempt)
+  Clock::time_point now = Clock::now();
+  std::optional<std::chrono::milliseconds> requeue_after;
+
+  std::string ns() const { return job["metadata"].value("namespace", ""); }
+  std::string name() const { return job["metadata"].value("name", ""); }
+  std::string uid() const { return job["metadata"].value("uid", ""); }
+  long long generation() const { return job["metadata"].value("generation", 0LL); }
+  int attempt() const { return status.value("attempt", 0); }
+  // Keeps the earliest requested requeue.
+  void RequeueAfter(std::chrono::milliseconds d) {
+    d = std::max(d, std::chrono::milliseconds(0));
+    requeue_after = requeue_after ? std::min(*requeue_after, d) : d;
+  }
+};
+
+// Options every policy may need: where to find collaborators and controller flags.
+struct ReconcilerDeps {
+  KubeClient& kube;
+  JobRedis& redis;
+  ControllerMetrics& metrics;
+  JobDefaults defaults;
+  std::string ccltune_command = "ccltune";  // container command[0]
+};
+
+}  // namespace ccltune::controller

@@ -1,0 +1,47 @@
+// The controller's typed view of a CollectiveTuningJob spec (DESIGN §6), parsed and
+// validated from the object's JSON. Each error names its field path ("spec.gpusPerPod: ...")
+// because it becomes the message of condition Validated=False. The API server's schema may
+// already reject some of these; the controller does not rely on it.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "core/plan.h"
+#include "core/status.h"
+
+namespace ccltune::controller {
+
+struct SecretKeyRef {
+  std::string name, key;
+};
+
+struct JobSpec {
+  int world_size = 0;
+  int gpus_per_pod = 0;
+  std::string backend = "nccl";
+  nlohmann::json pod_template = nlohmann::json::object();  // validated spec.template
+  core::Plan plan;
+  std::string redis_url;                    // spec.cache.redisURL or the controller default
+  std::optional<SecretKeyRef> password_ref;  // spec.cache.passwordSecretRef or the default
+  bool publish = true;
+  int backoff_limit = 2;
+  std::optional<int> active_deadline_seconds;
+  std::optional<int> ttl_seconds_after_finished;
+  bool suspend = false;
+
+  int pods() const { return world_size / gpus_per_pod; }
+};
+
+// What a job inherits from the controller's flags when its spec leaves it out.
+struct JobDefaults {
+  std::string image;                         // --worker-image
+  std::string redis_url;                     // --redis-url
+  std::optional<SecretKeyRef> password_ref;  // --redis-password-secret name/key
+};
+
+core::Result<JobSpec> ParseJobSpec(const nlohmann::json& spec, const JobDefaults& defaults);
+
+}  // namespace ccltune::controller

@@ -1,0 +1,119 @@
+#include "controller/results_api.h"
+
+#include <nlohmann/json.hpp>
+
+#include "core/redis_client.h"
+#include "core/result_store.h"
+
+namespace ccltune::controller {
+namespace {
+
+using Json = nlohmann::json;
+
+HttpResponse JsonResponse(int code, const Json& body) {
+  return {code, "application/json", body.dump() + "\n"};
+}
+
+HttpResponse Error(int code, const std::string& message) {
+  return JsonResponse(code, {{"error", message}});
+}
+
+int HttpCodeOf(const core::Status& s) {
+  switch (s.code()) {
+    case core::StatusCode::kInvalidArgument: return 400;
+    case core::StatusCode::kNotFound: return 404;
+    case core::StatusCode::kUnavailable:
+    case core::StatusCode::kTimeout: return 503;
+    default: return 500;
+  }
+}
+
+core::Result<std::unique_ptr<core::RedisClient>> Open(const std::string& url,
+                                                      const std::string& password) {
+  CCLTUNE_ASSIGN_OR_RETURN(core::RedisEndpoint ep, core::ParseRedisUrl(url));
+  if (ep.password.empty()) ep.password = password;
+  core::RedisOptions opts;
+  opts.connect_timeout = std::chrono::milliseconds(1000);
+  opts.command_timeout = std::chrono::milliseconds(2000);
+  opts.reconnect_deadline = std::chrono::milliseconds(1000);
+  return core::RedisClient::Connect(ep, opts);
+}
+
+// Query parameters of a point lookup; InvalidArgument names the bad parameter.
+core::Status ParseLookup(const HttpRequest& req, core::Op* op, core::Dtype* dtype,
+                         core::RedOp* redop, std::uint64_t* bytes) {
+  CCLTUNE_ASSIGN_OR_RETURN(*op, core::ParseOp(req.query.at("op")));
+  CCLTUNE_ASSIGN_OR_RETURN(*dtype, core::ParseDtype(req.query.at("dtype")));
+  *redop = core::IsReducing(*op) ? core::RedOp::kSum : core::RedOp::kNone;
+  if (req.query.count("redop") && core::IsReducing(*op)) {
+    CCLTUNE_ASSIGN_OR_RETURN(*redop, core::ParseRedOp(req.query.at("redop")));
+  }
+  auto b = core::ParseSize(req.query.at("bytes"));
+  if (!b.ok()) return core::InvalidArgument("bytes: " + b.status().message());
+  *bytes = *b;
+  return core::Status::Ok();
+}
+
+}  // namespace
+
+HttpResponse ResultsApi::Handle(const HttpRequest& req) const {
+  if (req.path == "/api/v1/fingerprints") return Fingerprints();
+  return Results(req);
+}
+
+HttpResponse ResultsApi::Fingerprints() const {
+  auto redis = Open(redis_url_, password_);
+  if (!redis.ok()) return Error(HttpCodeOf(redis.status()), redis.status().message());
+  core::ResultStore store(**redis);
+  auto fps = store.Fingerprints();
+  if (!fps.ok()) return Error(HttpCodeOf(fps.status()), fps.status().message());
+  return JsonResponse(200, {{"fingerprints", *fps}});
+}
+
+HttpResponse ResultsApi::Results(const HttpRequest& req) const {
+  if (!req.query.count("fingerprint")) return Error(400, "fingerprint: required");
+  const std::string& fp = req.query.at("fingerprint");
+  bool point = req.query.count("op") && req.query.count("dtype") && req.query.count("bytes");
+  core::Op op{};
+  core::Dtype dtype{};
+  core::RedOp redop{};
+  std::uint64_t bytes = 0;
+  if (point) {
+    core::Status s = ParseLookup(req, &op, &dtype, &redop, &bytes);
+    if (!s.ok()) return Error(400, s.message());
+  }
+  auto redis = Open(redis_url_, password_);
+  if (!redis.ok()) return Error(HttpCodeOf(redis.status()), redis.status().message());
+  core::ResultStore store(**redis);
+  if (point) {
+    auto rec = store.Lookup(fp, op, dtype, redop, bytes);
+    if (!rec.ok()) return Error(HttpCodeOf(rec.status()), rec.status().message());
+    return JsonResponse(200, core::ToJson(*rec));
+  }
+  auto all = store.List(fp);
+  if (!all.ok()) return Error(HttpCodeOf(all.status()), all.status().message());
+  Json out = Json::array();
+  for (const auto& r : *all) {
+    if (req.query.count("op") && req.query.at("op") != core::OpName(r.op)) continue;
+    if (req.query.count("dtype") && req.query.at("dtype") != core::DtypeName(r.dtype)) continue;
+    out.push_back(core::ToJson(r));
+  }
+  return JsonResponse(200, {{"fingerprint", fp}, {"results", out}});
+}
+
+core::Result<long long> ResultsApi::CountRecords() const {
+  CCLTUNE_ASSIGN_OR_RETURN(auto redis, Open(redis_url_, password_));
+  std::string cursor = "0";
+  long long n = 0;
+  do {
+    CCLTUNE_ASSIGN_OR_RETURN(core::RedisValue page,
+                             redis->Command({"SCAN", cursor, "MATCH", "ccltune:v1:result:*",
+                                             "COUNT", "1000"}));
+    if (page.elements.size() != 2) return core::Internal("SCAN: unexpected reply");
+    cursor = page.elements[0].str;
+    n += static_cast<long long>(page.elements[1].elements.size());
+  } while (cursor != "0");
+  return n;
+}
+
+}  // namespace ccltune::controller

@@ -1,0 +1,47 @@
+#include "controller/results_summary.h"
+
+#include <cmath>
+
+#include "core/result.h"
+#include "core/types.h"
+
+namespace ccltune::controller {
+
+using Json = nlohmann::json;
+
+core::Status FillResults(Json& status, const Json& summary) {
+  Json winners = Json::array();
+  double log_sum = 0;
+  int n = 0;
+  const Json& records = summary.value("records", Json::array());
+  for (size_t i = 0; i < records.size(); ++i) {
+    auto r = core::ResultFromJson(records[i]);
+    if (!r.ok()) {
+      return core::DataLoss("summary records[" + std::to_string(i) + "]: " +
+                            r.status().message());
+    }
+    if (r->speedup_vs_default > 0) {
+      log_sum += std::log(r->speedup_vs_default);
+      ++n;
+    }
+    if (winners.size() < kMaxWinners) {
+      winners.push_back({{"op", core::OpName(r->op)},
+                         {"dtype", core::DtypeName(r->dtype)},
+                         {"bytes", r->bytes},
+                         {"choice", r->winner},
+                         {"timeUs", r->time_us},
+                         {"speedup", r->speedup_vs_default}});
+    }
+  }
+  status["fingerprint"] = summary.value("fingerprint", "");
+  const Json& presync = summary.value("presync", Json::object());
+  status["preSync"] = {{"waitMs", presync.value("waitMs", 0.0)},
+                       {"skewMs", presync.value("skewMs", 0.0)}};
+  status["results"] = {{"problems", summary.value("problems", static_cast<int>(records.size()))},
+                       {"published", summary.value("published", 0)},
+                       {"speedupGeomean", n ? std::exp(log_sum / n) : 1.0},
+                       {"winners", winners}};
+  return core::Status::Ok();
+}
+
+}  // namespace ccltune::controller
