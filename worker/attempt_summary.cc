@@ -13,8 +13,8 @@ double Median(std::vector<double> v) {
 }  // namespace
 
 nlohmann::json RankStats::ToJson() const {
-  return {{"presyncWaitS", presync_wait_s}, {"presyncSkewS", presync_skew_s},
-          {"barrierS", barrier_s}};
+  return {
+      {"presyncWaitS", presync_wait_s}, {"presyncSkewS", presync_skew_s}, {"barrierS", barrier_s}};
 }
 
 RankStats RankStats::FromJson(const nlohmann::json& j) {
@@ -36,12 +36,13 @@ nlohmann::json PresyncAndBarrierJson(const std::vector<RankStats>& ranks) {
   const double max_wait = waits.empty() ? 0 : *std::max_element(waits.begin(), waits.end());
   const double max_barrier =
       barriers.empty() ? 0 : *std::max_element(barriers.begin(), barriers.end());
-  return {{"presync",
-           {{"waitMs", max_wait * 1e3}, {"waitMsMedian", Median(waits) * 1e3},
-            {"skewMs", skew * 1e3}}},
-          {"barrier",
-           {{"medianUs", Median(barriers) * 1e6}, {"maxUs", max_barrier * 1e6},
-            {"count", barriers.size()}}}};
+  return {
+      {"presync",
+       {{"waitMs", max_wait * 1e3}, {"waitMsMedian", Median(waits) * 1e3}, {"skewMs", skew * 1e3}}},
+      {"barrier",
+       {{"medianUs", Median(barriers) * 1e6},
+        {"maxUs", max_barrier * 1e6},
+        {"count", barriers.size()}}}};
 }
 
 }  // namespace ccltune::worker

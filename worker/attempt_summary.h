@@ -6,10 +6,9 @@
 //   problems, published, records:[ResultRecord JSON], unresolved:[problem keys]}
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "core/result.h"
 

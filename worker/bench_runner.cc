@@ -69,8 +69,8 @@ Result<core::ResultRecord> BenchRunner::RunProblem(const core::Problem& problem)
     rec.choices.push_back(std::move(result));
   }
   // No valid choice at all leaves the record without a winner: reported, never published.
-  auto st = core::PickWinner(rec, core::DefaultChoice(backend_.name()),
-                             bench_.noise_threshold_percent);
+  auto st =
+      core::PickWinner(rec, core::DefaultChoice(backend_.name()), bench_.noise_threshold_percent);
   if (!st.ok()) core::LogWarn(problem.Key() + ": no winner: " + st.message());
   if (st.ok())
     for (auto* o : observers_) o->OnRecord(rec);
@@ -168,10 +168,10 @@ Result<bool> BenchRunner::AgreeAllOk(bool ok, Deadline deadline) {
 Result<ChoiceResult> BenchRunner::HandleTimeout(const Status& why, ChoiceResult result) {
   result.status = ChoiceStatus::kTimeout;
   result.reason = why.message();
-  core::LogWarn(result.name + ": " + why.ToString() + "; aborting epoch " +
-                std::to_string(epoch_) + " and rebuilding the communicator");
-  (void)control_.RaiseAbort(epoch_, "rank " + std::to_string(backend_.rank()) + ": " +
-                                        why.message());
+  core::LogWarn(result.name + ": " + why.ToString() + "; aborting epoch " + std::to_string(epoch_) +
+                " and rebuilding the communicator");
+  (void)control_.RaiseAbort(epoch_,
+                            "rank " + std::to_string(backend_.rank()) + ": " + why.message());
   ++epoch_;
   control_.SetEpoch(epoch_);
   const auto t0 = Clock::now();
@@ -193,8 +193,7 @@ void Summarize(const std::vector<double>& round_seconds, const core::Problem& pr
   out.status = ChoiceStatus::kOk;
   const double bytes = static_cast<double>(
       core::EffectiveBytes(problem.op, problem.dtype, problem.bytes, world_size));
-  out.busbw_gbs = median > 0 ? bytes / median / 1e9 * core::BusBwFactor(problem.op, world_size)
-                             : 0;
+  out.busbw_gbs = median > 0 ? bytes / median / 1e9 * core::BusBwFactor(problem.op, world_size) : 0;
 }
 
 }  // namespace ccltune::worker

@@ -18,10 +18,10 @@ namespace ccltune::worker {
 
 // Where the time of a tuning run went (seconds, this rank).
 struct TimingBreakdown {
-  double comm_setup = 0;   // backend creation + recoveries
+  double comm_setup = 0;  // backend creation + recoveries
   double presync = 0;
   double barriers = 0;
-  double timed_runs = 0;   // inside timed rounds
+  double timed_runs = 0;  // inside timed rounds
   double warmup_verify = 0;
   double total = 0;
 };

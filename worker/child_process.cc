@@ -60,8 +60,7 @@ core::Result<ChildProcess> ChildProcess::Spawn(const std::vector<std::string>& a
   pid_t pid = -1;
   const int rc = posix_spawnp(&pid, cargs[0], &actions, nullptr, cargs.data(), cenv.data());
   posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0)
-    return core::Unavailable("cannot start " + argv[0] + ": " + std::strerror(rc));
+  if (rc != 0) return core::Unavailable("cannot start " + argv[0] + ": " + std::strerror(rc));
   return ChildProcess(pid);
 }
 

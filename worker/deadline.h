@@ -13,8 +13,8 @@ using Clock = std::chrono::steady_clock;
 using Deadline = Clock::time_point;
 
 inline Deadline DeadlineIn(double seconds) {
-  return Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                            std::chrono::duration<double>(seconds));
+  return Clock::now() +
+         std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
 }
 inline double SecondsLeft(Deadline d) {
   return std::chrono::duration<double>(d - Clock::now()).count();

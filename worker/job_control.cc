@@ -70,10 +70,14 @@ core::Status JobControl::RaiseAbort(int epoch, const std::string& reason) {
   return r.ok() ? core::Status::Ok() : r.status().WithContext("raise abort");
 }
 
-void JobControl::RaiseFailure(const std::string& message) {
-  auto r = caller_redis_->Command({"SET", keys_.Failure(), message, "NX", "EX",
+std::string JobControl::RaiseFailure(const std::string& message) {
+  auto r = caller_redis_->Command({"SET", keys_.Failure(), message, "NX", "GET", "EX",
                                    std::to_string(options_.key_ttl_seconds)});
-  if (!r.ok()) core::LogWarn("could not record the failure in Redis: " + r.status().ToString());
+  if (!r.ok()) {
+    core::LogWarn("could not record the failure in Redis: " + r.status().ToString());
+    return message;
+  }
+  return r->is_nil() ? message : r->str;  // SET ... GET returns the earlier value
 }
 
 void JobControl::SetState(core::Status st) {

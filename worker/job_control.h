@@ -51,7 +51,8 @@ class JobControl final : public CancelToken {
   void SetEpoch(int epoch);
   int epoch() const { return epoch_.load(); }
   // Attempt-level failure: first writer wins; every rank's Check() then fails with it.
-  void RaiseFailure(const std::string& message);
+  // Returns the failure that won (ours, or an earlier one of another rank).
+  std::string RaiseFailure(const std::string& message);
 
  private:
   JobControl(std::unique_ptr<core::RedisClient> redis,
@@ -75,7 +76,7 @@ class JobControl final : public CancelToken {
   std::vector<Clock::time_point> peer_missing_since_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  core::Status fatal_;  // guarded by mu_
+  core::Status fatal_;        // guarded by mu_
   std::string abort_reason_;  // guarded by mu_
   std::thread thread_;
 };

@@ -82,11 +82,11 @@ int PrintSummary(core::RedisClient& redis, const core::JobKeys& keys, const Tune
               keys.job_id().c_str(), o.ranks, o.backend.c_str(),
               summary.value("fingerprint", "").c_str(), records.size(),
               summary.value("published", 0));
-  std::printf("# pre-sync wait %.3f ms median, %.3f ms max over ranks; skew %.3f ms; "
-              "barrier %.1f us median, %.1f us max; tuning %.2f s\n",
-              ps.value("waitMsMedian", 0.0), ps.value("waitMs", 0.0), ps.value("skewMs", 0.0),
-              b.value("medianUs", 0.0), b.value("maxUs", 0.0),
-              summary.at("timing").value("tuningS", 0.0));
+  std::printf(
+      "# pre-sync wait %.3f ms median, %.3f ms max over ranks; skew %.3f ms; "
+      "barrier %.1f us median, %.1f us max; tuning %.2f s\n",
+      ps.value("waitMsMedian", 0.0), ps.value("waitMs", 0.0), ps.value("skewMs", 0.0),
+      b.value("medianUs", 0.0), b.value("maxUs", 0.0), summary.at("timing").value("tuningS", 0.0));
   if (!o.json_file.empty()) std::ofstream(o.json_file) << summary.dump(2) << "\n";
   return 0;
 }
@@ -106,15 +106,12 @@ core::Result<std::vector<ChildProcess>> SpawnRanks(const RankLaunch& l,
                                                    const std::string& report_file) {
   std::vector<ChildProcess> children;
   for (std::size_t i = 0; i < ranks.size(); ++i) {
-    std::vector<std::string> argv{SelfExecutable(), "worker",  "--rank",
-                                  std::to_string(ranks[i]),    "--local-rank",
-                                  std::to_string(i),           "--world-size",
-                                  std::to_string(l.world_size), "--job-id",
-                                  l.job_id,                    "--attempt",
-                                  std::to_string(l.attempt),   "--backend",
-                                  l.backend,                   "--redis",
-                                  l.redis_url,                 "--plan",
-                                  l.plan_file};
+    std::vector<std::string> argv{
+        SelfExecutable(), "worker",          "--rank",       std::to_string(ranks[i]),
+        "--local-rank",   std::to_string(i), "--world-size", std::to_string(l.world_size),
+        "--job-id",       l.job_id,          "--attempt",    std::to_string(l.attempt),
+        "--backend",      l.backend,         "--redis",      l.redis_url,
+        "--plan",         l.plan_file};
     if (ranks[i] == 0 && !report_file.empty()) argv.insert(argv.end(), {"--report", report_file});
     if (l.metrics_port_base >= 0)
       argv.insert(argv.end(), {"--metrics-port", std::to_string(l.metrics_port_base + ranks[i])});
@@ -136,8 +133,10 @@ int SuperviseRanks(std::vector<ChildProcess>& children, const std::vector<int>& 
     bool all_done = true;
     for (auto& c : children) {
       auto code = c.Poll();
-      if (!code) all_done = false;
-      else if (*code != 0 && first_failure == 0) first_failure = *code;
+      if (!code)
+        all_done = false;
+      else if (*code != 0 && first_failure == 0)
+        first_failure = *code;
     }
     if (all_done) return first_failure;
     if (first_failure != 0 && !kill_at) kill_at = DeadlineIn(grace_seconds);
@@ -171,8 +170,15 @@ int RunTune(const TuneOptions& o) {
   const std::string dir = WriteJobFiles(o, job_id);
   core::RedisEndpoint no_password = ep;
   no_password.password.clear();
-  RankLaunch launch{job_id,          0,         o.ranks, o.backend, no_password.ToString(),
-                    ep.password,     dir + "/plan.json", o.metrics_port_base, o.pushgateway,
+  RankLaunch launch{job_id,
+                    0,
+                    o.ranks,
+                    o.backend,
+                    no_password.ToString(),
+                    ep.password,
+                    dir + "/plan.json",
+                    o.metrics_port_base,
+                    o.pushgateway,
                     o.publish};
   std::vector<int> ranks(o.ranks);
   for (int r = 0; r < o.ranks; ++r) ranks[r] = r;

@@ -21,10 +21,10 @@ struct TuneOptions {
   std::optional<core::RedisEndpoint> redis;  // none: start the private redis-server
   std::string cache_dir;                     // private Redis data and job files
   std::string json_file;
-  std::string job_id;                        // empty: a random one
+  std::string job_id;  // empty: a random one
   bool verbose = false;
   bool publish = true;
-  int metrics_port_base = -1;                // rank r serves /metrics on base + r
+  int metrics_port_base = -1;  // rank r serves /metrics on base + r
   std::string pushgateway;
 };
 

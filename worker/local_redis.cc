@@ -77,10 +77,10 @@ core::Result<std::unique_ptr<LocalRedis>> LocalRedis::Start(const std::string& d
   for (int attempt = 0; attempt < 3; ++attempt) {  // a picked port can be taken meanwhile
     auto port = PickFreePort();
     if (!port.ok()) break;
-    auto proc = ChildProcess::Spawn(
-        {"redis-server", "--port", std::to_string(*port), "--bind", "127.0.0.1",
-         "--protected-mode", "yes", "--dir", dir, "--appendonly", "yes", "--save", "",
-         "--daemonize", "no", "--loglevel", "warning", "--logfile", dir + "/redis.log"});
+    auto proc = ChildProcess::Spawn({"redis-server", "--port", std::to_string(*port), "--bind",
+                                     "127.0.0.1", "--protected-mode", "yes", "--dir", dir,
+                                     "--appendonly", "yes", "--save", "", "--daemonize", "no",
+                                     "--loglevel", "warning", "--logfile", dir + "/redis.log"});
     if (!proc.ok()) {
       ::close(lock_fd);
       return core::Unavailable(proc.status().message() +

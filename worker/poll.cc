@@ -7,8 +7,7 @@ namespace ccltune::worker {
 
 core::Status PollUntil(Deadline deadline, const CancelToken& cancel,
                        const std::function<core::Result<bool>()>& step,
-                       const std::function<std::string()>& on_timeout,
-                       const PollOptions& options) {
+                       const std::function<std::string()>& on_timeout, const PollOptions& options) {
   double interval = options.first_interval_seconds;
   while (true) {
     auto done = step();

@@ -75,8 +75,7 @@ struct RankMetrics {
 core::Result<std::unique_ptr<RankMetrics>> StartMetrics(const RankConfig& cfg) {
   auto m = std::make_unique<RankMetrics>();
   if (cfg.metrics_port < 0 && cfg.pushgateway.empty()) return m;
-  CCLTUNE_ASSIGN_OR_RETURN(m->metrics,
-                           WorkerMetrics::Create(m->registry, {cfg.job_id, cfg.rank}));
+  CCLTUNE_ASSIGN_OR_RETURN(m->metrics, WorkerMetrics::Create(m->registry, {cfg.job_id, cfg.rank}));
   if (cfg.metrics_port >= 0) {
     MetricsServer::Options o;
     o.bind_address = cfg.metrics_bind;
@@ -89,8 +88,8 @@ core::Result<std::unique_ptr<RankMetrics>> StartMetrics(const RankConfig& cfg) {
 void FinishMetrics(const RankConfig& cfg, RankMetrics& m) {
   if (!m.metrics) return;
   if (!cfg.pushgateway.empty()) {
-    auto st = PushgatewayClient::Push(cfg.pushgateway, cfg.job_id, cfg.rank, m.registry,
-                                      DeadlineIn(5));
+    auto st =
+        PushgatewayClient::Push(cfg.pushgateway, cfg.job_id, cfg.rank, m.registry, DeadlineIn(5));
     if (!st.ok()) core::LogWarn("pushgateway: " + st.ToString());
   }
   if (m.server && cfg.metrics_linger_seconds > 0)
@@ -130,8 +129,10 @@ Status PublishAndSummarize(Attempt& a, const Backend& backend,
   nlohmann::json all = nlohmann::json::array(), unresolved = nlohmann::json::array();
   for (const auto& r : records) {
     all.push_back(core::ToJson(r));
-    if (r.winner.empty()) unresolved.push_back(r.Key());
-    else winners.push_back(r);
+    if (r.winner.empty())
+      unresolved.push_back(r.Key());
+    else
+      winners.push_back(r);
   }
   CCLTUNE_RETURN_IF_ERROR(a.control.Fatal());
   if (a.cfg.publish) {
@@ -170,8 +171,8 @@ Status Finish(Attempt& a, Backend& backend, std::vector<core::ResultRecord> reco
   summary["attempt"] = a.cfg.attempt;
   summary["backend"] = a.cfg.backend;
   summary["worldSize"] = a.cfg.world_size;
-  summary["timing"] = {{"commSetupS", timing.comm_setup},   {"presyncS", timing.presync},
-                       {"barriersS", timing.barriers},      {"timedRunsS", timing.timed_runs},
+  summary["timing"] = {{"commSetupS", timing.comm_setup},       {"presyncS", timing.presync},
+                       {"barriersS", timing.barriers},          {"timedRunsS", timing.timed_runs},
                        {"warmupVerifyS", timing.warmup_verify}, {"tuningS", timing.total}};
   return PublishAndSummarize(a, backend, std::move(records), std::move(summary));
 }
@@ -179,8 +180,8 @@ Status Finish(Attempt& a, Backend& backend, std::vector<core::ResultRecord> reco
 Status RunAttempt(Attempt& a) {
   const auto& bench = a.cfg.plan.benchmark;
   CCLTUNE_ASSIGN_OR_RETURN(
-      a.peers, a.rendezvous.Join(LocalRankRecord(a.cfg.rank),
-                                 DeadlineIn(bench.rendezvous_timeout_seconds)));
+      a.peers,
+      a.rendezvous.Join(LocalRankRecord(a.cfg.rank), DeadlineIn(bench.rendezvous_timeout_seconds)));
   a.control.WatchPeers();
   TimingBreakdown setup;
   auto t0 = Clock::now();
@@ -236,14 +237,20 @@ int RunRank(const RankConfig& cfg) {
   if (!control.ok()) return fail(control.status());
   auto metrics = StartMetrics(cfg);
   if (!metrics.ok()) return fail(metrics.status().WithContext("metrics"));
-  Attempt attempt{cfg, **redis, **control, keys,
-                  Rendezvous(**redis, keys, cfg.rank, cfg.world_size, **control), {}, {}, nullptr};
+  Attempt attempt{
+      cfg, **redis, **control, keys, Rendezvous(**redis, keys, cfg.rank, cfg.world_size, **control),
+      {},  {},      nullptr};
   attempt.metrics = (*metrics)->metrics.get();
   if (attempt.metrics) attempt.observers.push_back(attempt.metrics);
   Status st = RunAttempt(attempt);
   FinishMetrics(cfg, **metrics);
   if (st.ok()) return 0;
-  (*control)->RaiseFailure("rank " + std::to_string(cfg.rank) + ": " + st.message());
+  // A lost peer often cascades (rank 1 sees rank 2 die and exits; rank 0 then sees rank 1
+  // go): name the first failure of the attempt too, which is the root cause.
+  const std::string mine = "rank " + std::to_string(cfg.rank) + ": " + st.message();
+  const std::string first = (*control)->RaiseFailure(mine);
+  if (first != mine)
+    st = core::Status(st.code(), st.message() + "; the attempt failed first on " + first);
   return fail(st);
 }
 

@@ -23,9 +23,9 @@ struct RankConfig {
   std::string listen_host = "127.0.0.1";  // host backend: address peers connect to
   int metrics_port = -1;                  // < 0: no /metrics server
   std::string metrics_bind = "127.0.0.1";
-  std::string pushgateway;                // "" = no push at the end
-  double metrics_linger_seconds = 0;      // keep /metrics up this long after the end
-  std::string report_file;                // rank 0 also writes the summary JSON here
+  std::string pushgateway;            // "" = no push at the end
+  double metrics_linger_seconds = 0;  // keep /metrics up this long after the end
+  std::string report_file;            // rank 0 also writes the summary JSON here
 };
 
 // Runs the rank; returns the process exit code (0 ok, 2 bad input, 1 any other failure)

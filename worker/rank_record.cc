@@ -7,10 +7,14 @@
 namespace ccltune::worker {
 
 nlohmann::json RankRecord::ToJson() const {
-  return {{"rank", rank},         {"host", host},
-          {"pid", pid},           {"gpuUUID", gpu_uuid},
-          {"pciBus", pci_bus},    {"nvlinkPeers", nvlink_peers},
-          {"ncclVersion", nccl_version}, {"cudaVersion", cuda_version},
+  return {{"rank", rank},
+          {"host", host},
+          {"pid", pid},
+          {"gpuUUID", gpu_uuid},
+          {"pciBus", pci_bus},
+          {"nvlinkPeers", nvlink_peers},
+          {"ncclVersion", nccl_version},
+          {"cudaVersion", cuda_version},
           {"driverVersion", driver_version}};
 }
 

@@ -1,10 +1,9 @@
 // What a rank tells the others when it joins (DESIGN §3): where it runs and on what.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "core/status.h"
 
@@ -14,7 +13,7 @@ struct RankRecord {
   int rank = 0;
   std::string host;
   int pid = 0;
-  std::string gpu_uuid;      // "" on the host backend
+  std::string gpu_uuid;  // "" on the host backend
   std::string pci_bus;
   std::vector<int> nvlink_peers;
   std::string nccl_version;

@@ -72,8 +72,8 @@ Result<std::vector<RankRecord>> Rendezvous::Join(const RankRecord& self, Deadlin
         return missing.empty();
       },
       [&] {
-        return "rendezvous: " + std::to_string(world_ - static_cast<int>(missing.size())) +
-               " of " + std::to_string(world_) + " ranks joined before the deadline; missing " +
+        return "rendezvous: " + std::to_string(world_ - static_cast<int>(missing.size())) + " of " +
+               std::to_string(world_) + " ranks joined before the deadline; missing " +
                "ranks: " + JoinRanks(missing);
       },
       {0.001, 0.1});
@@ -133,8 +133,7 @@ Result<PreSyncReport> Rendezvous::PreSync(double window_seconds, Deadline deadli
 }
 
 Result<std::vector<std::string>> Rendezvous::AllGather(const std::string& name,
-                                                       const std::string& mine,
-                                                       Deadline deadline) {
+                                                       const std::string& mine, Deadline deadline) {
   const std::string key = keys_.Exchange(name);
   auto w = redis_.Command({"HSET", key, std::to_string(rank_), mine});
   if (!w.ok()) return w.status().WithContext("exchange " + name);

@@ -32,8 +32,7 @@ class Rendezvous final : public PeerDirectory {
   // (measured on Redis TIME) or the attempt fails with PreSyncTimeout naming the late ranks.
   core::Result<PreSyncReport> PreSync(double window_seconds, Deadline deadline);
 
-  core::Result<std::vector<std::string>> AllGather(const std::string& name,
-                                                   const std::string& mine,
+  core::Result<std::vector<std::string>> AllGather(const std::string& name, const std::string& mine,
                                                    Deadline deadline) override;
   core::Result<std::string> Broadcast(const std::string& name, int root,
                                       const std::optional<std::string>& value,

@@ -22,9 +22,9 @@ double AlgBw(const core::ResultRecord& r, double time_us) {
 void PrintHeader(std::FILE* out, const core::ResultRecord& r) {
   std::fprintf(out, "\n# %s, %d ranks%s%s\n", GroupOf(r).c_str(), r.world_size,
                r.fingerprint.empty() ? "" : ", fingerprint ", r.fingerprint.c_str());
-  std::fprintf(out, "#%11s %10s %6s %6s %12s  %-24s %10s %12s %12s %8s\n", "size", "count",
-               "type", "redop", "default(us)", "winner", "time(us)", "algbw(GB/s)",
-               "busbw(GB/s)", "speedup");
+  std::fprintf(out, "#%11s %10s %6s %6s %12s  %-24s %10s %12s %12s %8s\n", "size", "count", "type",
+               "redop", "default(us)", "winner", "time(us)", "algbw(GB/s)", "busbw(GB/s)",
+               "speedup");
 }
 
 void PrintChoices(std::FILE* out, const core::ResultRecord& r) {
@@ -52,15 +52,14 @@ void PrintResultsTable(std::FILE* out, const std::vector<core::ResultRecord>& re
     const auto count = core::ElementCount(r.op, r.dtype, r.bytes, r.world_size);
     if (r.winner.empty()) {
       std::fprintf(out, " %11llu %10llu %6s %6s %12s  %-24s\n",
-                   static_cast<unsigned long long>(r.bytes),
-                   static_cast<unsigned long long>(count), core::DtypeName(r.dtype),
-                   core::RedOpName(r.redop), "-", "(no valid choice)");
+                   static_cast<unsigned long long>(r.bytes), static_cast<unsigned long long>(count),
+                   core::DtypeName(r.dtype), core::RedOpName(r.redop), "-", "(no valid choice)");
     } else {
       std::fprintf(out, " %11llu %10llu %6s %6s %12.2f  %-24s %10.2f %12.3f %12.3f %7.2fx\n",
-                   static_cast<unsigned long long>(r.bytes),
-                   static_cast<unsigned long long>(count), core::DtypeName(r.dtype),
-                   core::RedOpName(r.redop), r.default_time_us, r.winner.c_str(), r.time_us,
-                   AlgBw(r, r.time_us), r.busbw_gbs, r.speedup_vs_default);
+                   static_cast<unsigned long long>(r.bytes), static_cast<unsigned long long>(count),
+                   core::DtypeName(r.dtype), core::RedOpName(r.redop), r.default_time_us,
+                   r.winner.c_str(), r.time_us, AlgBw(r, r.time_us), r.busbw_gbs,
+                   r.speedup_vs_default);
     }
     if (verbose) PrintChoices(out, r);
   }

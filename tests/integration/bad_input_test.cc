@@ -49,7 +49,8 @@ std::vector<std::string> Tune(std::vector<std::string> more) {
 INSTANTIATE_TEST_SUITE_P(
     Flags, BadInputTest,
     ::testing::Values(
-        BadInput{"UnknownOp", Tune({"--op", "allreduce"}), "", "--op: 'allreduce' is not a known op"},
+        BadInput{"UnknownOp", Tune({"--op", "allreduce"}), "",
+                 "--op: 'allreduce' is not a known op"},
         BadInput{"UnknownDtype", Tune({"--dtypes", "fp64"}), "", "--dtypes: 'fp64'"},
         BadInput{"ZeroSize", Tune({"--sizes", "0"}), "", "--sizes"},
         BadInput{"NegativeSize", Tune({"--sizes", "-4096"}), "", "--sizes"},
@@ -67,7 +68,8 @@ INSTANTIATE_TEST_SUITE_P(
                  "/nonexistent/plan.yaml"},
         BadInput{"WorkerWithoutWorldSize",
                  {"worker", "--job-id", "j", "--redis", "redis://127.0.0.1:1/0", "--plan", "p"},
-                 "", "--world-size"},
+                 "",
+                 "--world-size"},
         BadInput{"BadRedisUrl", Tune({"--redis", "http://localhost:6379"}), "", "--redis"}),
     [](const auto& info) { return info.param.name; });
 
@@ -98,8 +100,7 @@ INSTANTIATE_TEST_SUITE_P(
                  "collectives[0].dtypes"},
         BadInput{"PlanHugeSize", Tune({"--plan", "{plan}"}),
                  "collectives: [{op: allReduce, sizes: [64GiB]}]", "collectives[0].sizes"},
-        BadInput{"PlanNoCollectives", Tune({"--plan", "{plan}"}), "collectives: []",
-                 "collectives"},
+        BadInput{"PlanNoCollectives", Tune({"--plan", "{plan}"}), "collectives: []", "collectives"},
         BadInput{"PlanBrokenYaml", Tune({"--plan", "{plan}"}), "collectives: [{op: allReduce",
                  "line"}),
     [](const auto& info) { return info.param.name; });

@@ -12,9 +12,9 @@
 namespace ccltune::testing {
 
 struct RunResult {
-  int code = -1;         // exit code; -1 if it had to be killed at the deadline
-  std::string output;    // stdout + stderr
-  double seconds = 0;    // wall time
+  int code = -1;       // exit code; -1 if it had to be killed at the deadline
+  std::string output;  // stdout + stderr
+  double seconds = 0;  // wall time
 };
 
 std::string CcltuneBin();

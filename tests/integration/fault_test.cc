@@ -48,10 +48,10 @@ class FaultTest : public ::testing::Test {
                                          const std::vector<int>& ranks, int world) {
     std::vector<ChildProcess> out;
     for (int r : ranks)
-      out.push_back(StartCcltune({"worker", "--rank", std::to_string(r), "--world-size",
-                                  std::to_string(world), "--job-id", job, "--redis",
-                                  redis_->url(), "--plan", plan},
-                                 {}, dir_.File("rank" + std::to_string(r) + ".log")));
+      out.push_back(StartCcltune(
+          {"worker", "--rank", std::to_string(r), "--world-size", std::to_string(world), "--job-id",
+           job, "--redis", redis_->url(), "--plan", plan},
+          {}, dir_.File("rank" + std::to_string(r) + ".log")));
     return out;
   }
 
@@ -106,11 +106,10 @@ benchmark: {rendezvousTimeoutSeconds: 3}
 }
 
 TEST_F(FaultTest, LateRankFailsThePreSyncWindowNamingIt) {
-  auto run = RunCcltune({"tune", "--ranks", "3", "--backend", "host", "--redis", redis_->url(),
-                         "--op", "allReduce", "--sizes", "4096", "--presync-window", "1"},
-                        {{"CCLTUNE_TEST_PRESYNC_DELAY_RANK", "2"},
-                         {"CCLTUNE_TEST_PRESYNC_DELAY_SECONDS", "3"}},
-                        60);
+  auto run = RunCcltune(
+      {"tune", "--ranks", "3", "--backend", "host", "--redis", redis_->url(), "--op", "allReduce",
+       "--sizes", "4096", "--presync-window", "1"},
+      {{"CCLTUNE_TEST_PRESYNC_DELAY_RANK", "2"}, {"CCLTUNE_TEST_PRESYNC_DELAY_SECONDS", "3"}}, 60);
   EXPECT_NE(run.code, 0) << run.output;
   EXPECT_NE(run.output.find("PreSyncTimeout: ranks 2 did not arrive"), std::string::npos)
       << run.output;
@@ -123,15 +122,14 @@ TEST_F(FaultTest, UnreachableRedisIsReportedClearly) {
   const std::string url = "redis://127.0.0.1:" + std::to_string(port) + "/0";
   auto run = RunCcltune({"tune", "--ranks", "2", "--backend", "host", "--redis", url}, {}, 60);
   EXPECT_EQ(run.code, 1) << run.output;
-  EXPECT_NE(run.output.find("127.0.0.1:" + std::to_string(port)), std::string::npos)
-      << run.output;
+  EXPECT_NE(run.output.find("127.0.0.1:" + std::to_string(port)), std::string::npos) << run.output;
   EXPECT_LT(run.seconds, 30);
 }
 
 TEST_F(FaultTest, RedisRestartedMidJobIsRiddenOut) {
   const auto plan = WritePlan(dir_, "plan.yaml", kLongPlan);
-  auto tune = StartCcltune({"tune", "--ranks", "3", "--backend", "host", "--redis",
-                            redis_->url(), "--plan", plan, "--job-id", "restart"},
+  auto tune = StartCcltune({"tune", "--ranks", "3", "--backend", "host", "--redis", redis_->url(),
+                            "--plan", plan, "--job-id", "restart"},
                            {}, dir_.File("tune.log"));
   WaitForProgress("restart", 2, 60);
   ASSERT_TRUE(redis_->Restart().ok());
@@ -143,14 +141,14 @@ TEST_F(FaultTest, RedisRestartedMidJobIsRiddenOut) {
 }
 
 TEST_F(FaultTest, TwoJobsShareOneRedisWithoutMixing) {
-  auto a = StartCcltune({"tune", "--ranks", "2", "--backend", "host", "--redis", redis_->url(),
-                         "--op", "allReduce", "--sizes", "1KiB:64KiB:4", "--json",
-                         dir_.File("a.json")},
-                        {}, dir_.File("a.log"));
-  auto b = StartCcltune({"tune", "--ranks", "2", "--backend", "host", "--redis", redis_->url(),
-                         "--op", "allGather", "--sizes", "1KiB:64KiB:4", "--json",
-                         dir_.File("b.json")},
-                        {}, dir_.File("b.log"));
+  auto a =
+      StartCcltune({"tune", "--ranks", "2", "--backend", "host", "--redis", redis_->url(), "--op",
+                    "allReduce", "--sizes", "1KiB:64KiB:4", "--json", dir_.File("a.json")},
+                   {}, dir_.File("a.log"));
+  auto b =
+      StartCcltune({"tune", "--ranks", "2", "--backend", "host", "--redis", redis_->url(), "--op",
+                    "allGather", "--sizes", "1KiB:64KiB:4", "--json", dir_.File("b.json")},
+                   {}, dir_.File("b.log"));
   auto ca = a.Wait(DeadlineIn(180));
   auto cb = b.Wait(DeadlineIn(180));
   ASSERT_TRUE(ca.ok() && cb.ok());

@@ -2,9 +2,8 @@
 // CLI11 app and returns the function that runs it (exit code).
 #pragma once
 
-#include <functional>
-
 #include <CLI/CLI.hpp>
+#include <functional>
 
 #include "core/redis_client.h"
 

@@ -44,10 +44,12 @@ Result<std::vector<std::uint64_t>> ParseSizesList(const std::string& text) {
     if (range.size() == 3) {
       char* end = nullptr;
       const long long f = std::strtoll(range[2].c_str(), &end, 10);
-      if (*end || f < 2) return core::InvalidArgument("factor '" + range[2] + "' must be an integer >= 2");
+      if (*end || f < 2)
+        return core::InvalidArgument("factor '" + range[2] + "' must be an integer >= 2");
       factor = static_cast<std::uint64_t>(f);
     }
-    if (*lo > *hi) return core::InvalidArgument("min " + range[0] + " is larger than max " + range[1]);
+    if (*lo > *hi)
+      return core::InvalidArgument("min " + range[0] + " is larger than max " + range[1]);
     for (std::uint64_t s = *lo; s <= *hi; s *= factor) {
       sizes.push_back(s);
       if (sizes.size() > 4096 || s > (UINT64_MAX / factor)) break;
@@ -66,8 +68,8 @@ Result<std::vector<std::uint64_t>> ParseSizesList(const std::string& text) {
 core::Status ApplyCollectiveFlags(const PlanFlags& f, const std::string& backend,
                                   const core::PlanLimits& limits, core::Plan& plan) {
   if (!f.ops.empty()) {
-    const core::CollectiveSpec tmpl = plan.collectives.empty() ? core::CollectiveSpec{}
-                                                               : plan.collectives.front();
+    const core::CollectiveSpec tmpl =
+        plan.collectives.empty() ? core::CollectiveSpec{} : plan.collectives.front();
     plan.collectives.clear();
     for (const auto& name : SplitList(f.ops)) {
       auto op = core::ParseOp(name);

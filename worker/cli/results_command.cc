@@ -1,8 +1,8 @@
 #include <cstdio>
 #include <memory>
 
-#include "core/result_store.h"
 #include "core/plan.h"
+#include "core/result_store.h"
 #include "worker/cli/commands.h"
 #include "worker/local_redis.h"
 #include "worker/report_table.h"

@@ -78,11 +78,13 @@ Runner AddTuneCommand(CLI::App& app) {
   c->add_option("--job-id", f->options.job_id, "Job id (default: random)");
   c->add_option("--cache-dir", f->options.cache_dir, "Private Redis data and job files");
   c->add_option("--metrics-port-base", f->options.metrics_port_base,
-                "Rank r serves /metrics on this port + r")->check(CLI::Range(1, 65000));
+                "Rank r serves /metrics on this port + r")
+      ->check(CLI::Range(1, 65000));
   c->add_option("--pushgateway", f->options.pushgateway, "Push final metrics here (http://...)");
   c->add_flag("--verbose,-v", f->options.verbose, "Show every choice under each size");
-  c->add_flag("--no-publish", [f](std::int64_t) { f->options.publish = false; },
-              "Do not publish winners to the shared cache");
+  c->add_flag(
+      "--no-publish", [f](std::int64_t) { f->options.publish = false; },
+      "Do not publish winners to the shared cache");
   return [f] { return RunTuneCommand(*f); };
 }
 

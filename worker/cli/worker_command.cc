@@ -34,8 +34,8 @@ core::Status CheckFlags(const WorkerFlags& f) {
   if (f.world_size < 1)
     return core::InvalidArgument("--world-size (CCLTUNE_WORLD_SIZE) must be >= 1");
   if (f.rank >= f.world_size)
-    return core::InvalidArgument("--rank " + std::to_string(f.rank) + " is not below --world-size " +
-                                 std::to_string(f.world_size));
+    return core::InvalidArgument("--rank " + std::to_string(f.rank) +
+                                 " is not below --world-size " + std::to_string(f.world_size));
   if (f.backend != "host" && f.backend != "nccl")
     return core::InvalidArgument("--backend (CCLTUNE_BACKEND): '" + f.backend +
                                  "' is not one of nccl, host");
@@ -51,8 +51,8 @@ int RunPodRanks(const WorkerFlags& f, const core::RedisEndpoint& ep, const core:
   for (int i = 0; i < f.ranks_per_pod; ++i) ranks.push_back(f.pod_index * f.ranks_per_pod + i);
   core::RedisEndpoint no_password = ep;
   no_password.password.clear();
-  RankLaunch l{f.job_id, f.attempt, f.world_size, f.backend, no_password.ToString(), ep.password,
-               f.plan_file, f.metrics_port, f.pushgateway, !f.no_publish};
+  RankLaunch l{f.job_id,    f.attempt,   f.world_size,   f.backend,     no_password.ToString(),
+               ep.password, f.plan_file, f.metrics_port, f.pushgateway, !f.no_publish};
   auto children = SpawnRanks(l, ranks, f.report_file);
   if (!children.ok()) return UsageError(children.status().message());
   return SuperviseRanks(*children, ranks, plan.benchmark.choice_timeout_seconds + 10, nullptr);
@@ -94,10 +94,13 @@ Runner AddWorkerCommand(CLI::App& app) {
   c->add_option("--local-rank", f->local_rank, "Rank within the pod (GPU index)")
       ->check(CLI::Range(0, 1023));
   c->add_option("--world-size", f->world_size, "Ranks in total")
-      ->envname("CCLTUNE_WORLD_SIZE")->check(CLI::Range(1, 65536));
-  c->add_option("--pod-index", f->pod_index)->envname("CCLTUNE_POD_INDEX")
+      ->envname("CCLTUNE_WORLD_SIZE")
+      ->check(CLI::Range(1, 65536));
+  c->add_option("--pod-index", f->pod_index)
+      ->envname("CCLTUNE_POD_INDEX")
       ->check(CLI::Range(0, 65535));
-  c->add_option("--ranks-per-pod", f->ranks_per_pod)->envname("CCLTUNE_RANKS_PER_POD")
+  c->add_option("--ranks-per-pod", f->ranks_per_pod)
+      ->envname("CCLTUNE_RANKS_PER_POD")
       ->check(CLI::Range(1, 1024));
   c->add_option("--job-id", f->job_id)->envname("CCLTUNE_JOB_ID");
   c->add_option("--attempt", f->attempt)->envname("CCLTUNE_ATTEMPT")->check(CLI::Range(0, 1000));
@@ -108,7 +111,8 @@ Runner AddWorkerCommand(CLI::App& app) {
   c->add_option("--listen-host", f->listen_host, "Address peers reach this rank on (host backend)")
       ->envname("CCLTUNE_POD_IP");
   c->add_option("--metrics-port", f->metrics_port, "Serve /metrics on this port")
-      ->envname("CCLTUNE_METRICS_PORT")->check(CLI::Range(1, 65535));
+      ->envname("CCLTUNE_METRICS_PORT")
+      ->check(CLI::Range(1, 65535));
   c->add_option("--metrics-bind", f->metrics_bind, "Address of the /metrics server");
   c->add_option("--pushgateway", f->pushgateway)->envname("CCLTUNE_PUSHGATEWAY");
   c->add_option("--metrics-linger", f->metrics_linger,
