@@ -60,6 +60,12 @@ int RunOneChoice(worker::Backend& be, const core::Problem& p, const worker::Choi
               : core::Result<double>(st);
   if (t.ok()) st = pc.Verify(worker::DeadlineIn(bench.choice_timeout_seconds));
   if (!t.ok()) st = t.status();
+  if (!st.ok() && st.message().rfind("wrong:", 0) == 0) {
+    // The protocol's verdict, not a backend failure: every rank completed the check, so
+    // the ranks stay in step. Summarize() decides whether this wrong result is accepted.
+    out << head << "WRONG||" << st.ToString() << "\n";
+    return 0;
+  }
   if (!st.ok()) {
     out << head << "FAILED||" << st.ToString() << "\n";
     return 1;
@@ -102,9 +108,28 @@ struct SweepSummary {
   int ok = 0;
   int skipped = 0;
   int failed = 0;
-  std::string table;     // markdown rows of rank 0
-  std::string failures;  // every FAILED line of every rank
+  std::string table;          // markdown rows of rank 0
+  std::string failures;       // every FAILED (and unexplained WRONG) line of every rank
+  std::string known_defects;  // WRONG lines explained by KnownNcclDefect
 };
+
+// NCCL 2.28.3's symmetric-window kernels return shifted data when a rank's block is not a
+// multiple of 4 bytes (seen on 2 H200s: allGather bf16 3078 B, 769 elements per rank,
+// element 769 held the peer's element 1). The backend reports it as `wrong` — the protocol
+// disqualifies the choice — and the test accepts exactly that case, nothing else.
+bool KnownNcclDefect(const std::string& label, const std::string& choice, int world) {
+  if (choice != "nccl-symm") return false;
+  std::stringstream ss(label);
+  std::string op_name, dtype_name;
+  std::uint64_t bytes = 0;
+  ss >> op_name >> dtype_name >> bytes;
+  auto op = core::ParseOp(op_name);
+  auto dtype = core::ParseDtype(dtype_name);
+  if (!op.ok() || !dtype.ok()) return false;
+  const std::uint64_t block =
+      core::ElementCount(*op, *dtype, bytes, world) * core::DtypeSize(*dtype);
+  return block % 4 != 0;
+}
 
 SweepSummary Summarize(const std::string& dir, int world) {
   SweepSummary s;
@@ -118,10 +143,17 @@ SweepSummary Summarize(const std::string& dir, int world) {
       while (std::getline(ss, col, '|')) cols.push_back(col);
       cols.resize(5);
       if (cols[2] == "FAILED") s.failures += "rank " + std::to_string(r) + ": " + line + "\n";
+      if (cols[2] == "WRONG") {
+        if (KnownNcclDefect(cols[0], cols[1], world)) {
+          s.known_defects += "rank " + std::to_string(r) + ": " + line + "\n";
+        } else {
+          s.failures += "rank " + std::to_string(r) + ": " + line + "\n";
+        }
+      }
       if (r != 0) continue;
       if (cols[2] == "ok") ++s.ok;
       if (cols[2] == "skipped") ++s.skipped;
-      if (cols[2] == "FAILED") ++s.failed;
+      if (cols[2] == "FAILED" || cols[2] == "WRONG") ++s.failed;
       s.table += "| " + cols[0] + " | " + cols[1] + " | " + cols[2] + " | " + cols[3] + " | " +
                  cols[4] + " |\n";
     }
@@ -148,6 +180,10 @@ void RunSweep(const std::string& name, const SweepConfig& cfg, double timeout_s)
   WriteSummary(name + "-" + std::to_string(world) + "gpu.md", header + s.table);
   std::printf("%s: %d ok, %d skipped, %d failed on %d GPUs\n", name.c_str(), s.ok, s.skipped,
               s.failed, world);
+  if (!s.known_defects.empty()) {
+    std::printf("wrong results accepted as the known NCCL symmetric-kernel defect:\n%s",
+                s.known_defects.c_str());
+  }
   for (const auto& o : outcomes) EXPECT_EQ(o.exit_code, 0) << Describe(outcomes);
   EXPECT_TRUE(s.failures.empty()) << s.failures;
   EXPECT_GT(s.ok, 0);

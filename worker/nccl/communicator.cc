@@ -11,16 +11,25 @@ namespace ccltune::worker::nccl {
 
 core::Status PollUntil(const std::function<core::Result<bool>()>& done, Deadline deadline,
                        const CancelToken& cancel, const std::string& what) {
-  // 20 µs keeps the poll cheap for the CPU without adding visible latency to µs-scale ops;
-  // timing uses CUDA events, so the poll period never enters a measurement.
+  // Spin (yielding) for the first milliseconds: an enqueue leaves ncclInProgress and a
+  // µs-scale op completes within tens of µs, and sleep_for(20 µs) really sleeps ~60-100 µs,
+  // which would put host latency into eager rounds and skew between ranks into barriers.
+  // Longer waits back off to ~20 µs sleeps.
+  constexpr auto kSpinFor = std::chrono::milliseconds(2);
   constexpr auto kPollPeriod = std::chrono::microseconds(20);
+  const auto spin_until = Clock::now() + kSpinFor;
   for (;;) {
     core::Result<bool> r = done();
     if (!r.ok()) return r.status().WithContext(what);
     if (r.value()) return core::Status::Ok();
     CCLTUNE_RETURN_IF_ERROR(cancel.Check().WithContext(what));
-    if (Expired(deadline)) return core::TimeoutError(what + ": deadline passed");
-    std::this_thread::sleep_for(kPollPeriod);
+    const auto now = Clock::now();
+    if (now >= deadline) return core::TimeoutError(what + ": deadline passed");
+    if (now < spin_until) {
+      std::this_thread::yield();
+    } else {
+      std::this_thread::sleep_for(kPollPeriod);
+    }
   }
 }
 

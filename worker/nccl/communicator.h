@@ -16,8 +16,8 @@
 
 namespace ccltune::worker::nccl {
 
-// Calls `done` every ~20 µs until it yields true, an error, the deadline (Timeout) or the
-// token's cancellation. `what` names the wait in the message.
+// Calls `done` (spinning for 2 ms, then every ~20 µs) until it yields true, an error, the deadline
+// (Timeout) or the token's cancellation. `what` names the wait in the message.
 core::Status PollUntil(const std::function<core::Result<bool>()>& done, Deadline deadline,
                        const CancelToken& cancel, const std::string& what);
 

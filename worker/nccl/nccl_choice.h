@@ -30,6 +30,9 @@ class NcclChoice final : public PreparedChoice {
                                                               Deadline deadline);
 
   core::Status Warmup(int iters, Deadline deadline) override;
+  // Each round: [gate] → device barrier → start event → iters ops (or one graph replay) →
+  // end event, then the gate opens. The gate keeps the host's per-call launch latency out of
+  // the time; the device barrier keeps rank skew out of it.
   core::Result<double> TimedRound(int iters, Deadline deadline) override;
   core::Status Verify(Deadline deadline) override;
 
@@ -44,7 +47,11 @@ class NcclChoice final : public PreparedChoice {
   core::Status EnqueueParts(int slice, Deadline deadline);
   core::Status EnqueueMany(int n, Deadline deadline);
   core::Status Capture(int iters, Deadline deadline);
+  core::Result<double> RunRound(int iters, bool gated, Deadline deadline);
   core::Result<double> ElapsedPerOp(int iters, Deadline deadline);
+
+  static constexpr int kMaxGatedIters = 64;
+  static constexpr double kGateBoundSeconds = 2;
 
   Runtime& rt_;
   ChoiceSpec spec_;

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "core/log.h"
+#include "worker/kernels/kernels.h"
 #include "worker/nccl/cuda_check.h"
 
 namespace ccltune::worker::nccl {
@@ -43,8 +44,8 @@ core::Status Runtime::Start(std::optional<TunerControl> tuner, Deadline deadline
   tuner_ = std::move(tuner);
   CCLTUNE_CUDA_TRY(cudaSetDevice(device_));
   CCLTUNE_ASSIGN_OR_RETURN(stream_, Stream::Create());
-  CCLTUNE_ASSIGN_OR_RETURN(spin_flags_, MappedHost::Allocate(2 * sizeof(int)));
-  std::memset(spin_flags_.host(), 0, 2 * sizeof(int));
+  CCLTUNE_ASSIGN_OR_RETURN(spin_flags_, MappedHost::Allocate(kFlagCount * sizeof(int)));
+  std::memset(spin_flags_.host(), 0, kFlagCount * sizeof(int));
   int l2 = 0;
   CCLTUNE_CUDA_TRY(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device_));
   if (l2 > 0) l2_bytes_ = static_cast<std::size_t>(l2);
@@ -81,8 +82,7 @@ core::Status Runtime::Recover(int epoch, Deadline deadline) {
       deadline, NeverCancel(), "recover: stream drain"));
   default_comm_.reset();
   ctas_comms_.clear();
-  spin_flags_host()[0] = 0;
-  spin_flags_host()[1] = 0;
+  for (int i = 0; i < kFlagCount; ++i) flags()[i] = 0;
   if (tuner_) tuner_->Clear();
   return InitDefaultComm(epoch, deadline).WithContext("recover epoch " + std::to_string(epoch));
 }
@@ -130,11 +130,40 @@ core::Status Runtime::WaitGpu(cudaEvent_t event, Deadline deadline, const std::s
 
 void Runtime::AbortAll() {
   if (spin_flags_.host() != nullptr) {
-    reinterpret_cast<volatile int*>(spin_flags_host())[0] = 1;
+    flags()[0] = 1;  // test-hang spins
+    flags()[2] = 1;  // gates
   }
   if (default_comm_) default_comm_->Abort();
   for (auto& [n, c] : ctas_comms_) c->Abort();
 }
+
+core::Status Runtime::EnqueueDeviceBarrier(Deadline deadline) {
+  if (default_comm_ == nullptr || default_comm_->aborted()) {
+    return core::FailedPrecondition("barrier: communicator aborted; Recover first");
+  }
+  if (barrier_word_.data() == nullptr) {
+    CCLTUNE_ASSIGN_OR_RETURN(barrier_word_,
+                             DeviceBuffer::Allocate(sizeof(float), MemoryKind::kCuda));
+    CCLTUNE_CUDA_TRY(cudaMemsetAsync(barrier_word_.data(), 0, sizeof(float), stream_.get()));
+  }
+  float* word = static_cast<float*>(barrier_word_.data());
+  ncclComm_t comm = default_comm_->get();
+  CCLTUNE_NCCL_TRY(comm, ncclAllReduce(word, word, 1, ncclFloat32, ncclSum, comm, stream_.get()));
+  return WaitEnqueued(*default_comm_, deadline, "device barrier enqueue");
+}
+
+core::Status Runtime::LaunchGate(double bound_seconds) {
+  flags()[2] = 0;
+  flags()[3] = 0;
+  CCLTUNE_CUDA_TRY(kernels::LaunchBoundedSpin(spin_flags_device() + 2,
+                                              static_cast<std::uint64_t>(bound_seconds * 1e9),
+                                              spin_flags_device() + 3, stream_.get()));
+  return core::Status::Ok();
+}
+
+void Runtime::ReleaseGate() { flags()[2] = 1; }
+
+bool Runtime::GateTimedOut() const { return flags()[3] != 0; }
 
 core::Status Runtime::Fail(core::Status status) {
   core::LogWarn("rank " + std::to_string(rank_) + ": " + status.ToString() +

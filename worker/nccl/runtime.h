@@ -44,6 +44,17 @@ class Runtime {
   // Aborts every communicator and releases bounded-spin kernels. Idempotent.
   void AbortAll();
 
+  // A 1-element allReduce on the default communicator, enqueued (not waited for): placed
+  // right before a start event it aligns the ranks on the GPU itself, so host-side skew
+  // between ranks does not enter the first rank's measurement.
+  core::Status EnqueueDeviceBarrier(Deadline deadline);
+  // The gate: a bounded spin kernel that holds the stream until ReleaseGate(), so all of a
+  // round's launches are queued before the GPU runs them and the host's launch latency
+  // (a thread per call on a non-blocking communicator) stays out of the timing.
+  core::Status LaunchGate(double bound_seconds);
+  void ReleaseGate();
+  bool GateTimedOut() const;
+
   int rank() const { return rank_; }
   int world() const { return world_; }
   int device() const { return device_; }
@@ -53,12 +64,15 @@ class Runtime {
   Communicator& default_comm() const { return *default_comm_; }
   std::size_t l2_bytes() const { return l2_bytes_; }
   int nccl_version() const { return nccl_version_; }
-  // Host-mapped ints: [0] spin abort flag (kernels read), [1] spin timed-out (kernels write).
+  // Host-mapped ints: [0] spin abort flag (kernels read), [1] spin timed-out (kernels
+  // write), [2] gate release, [3] gate timed-out.
   int* spin_flags_host() const { return static_cast<int*>(spin_flags_.host()); }
   int* spin_flags_device() const { return static_cast<int*>(spin_flags_.device()); }
 
  private:
   core::Status Fail(core::Status status);
+  volatile int* flags() const { return static_cast<volatile int*>(spin_flags_.host()); }
+  static constexpr int kFlagCount = 4;
 
   int rank_;
   int world_;
@@ -67,6 +81,7 @@ class Runtime {
   const CancelToken& cancel_;
   Stream stream_;
   MappedHost spin_flags_;
+  DeviceBuffer barrier_word_;
   std::optional<TunerControl> tuner_;
   std::shared_ptr<Communicator> default_comm_;
   std::map<int, std::shared_ptr<Communicator>> ctas_comms_;
