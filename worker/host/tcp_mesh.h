@@ -88,6 +88,15 @@ class TcpMesh {
   // Tells every peer this mesh is dropped for recovery (they get Aborted), then closes.
   void CloseForRecovery();
 
+ // Public so the progress engine's file-local helpers can name it; not part of the API.
+  struct Transfer {
+    int peer = -1;
+    std::byte* data = nullptr;
+    std::size_t bytes = 0;
+    FrameHeader header;
+    std::size_t done = 0;  // over header + payload
+  };
+
  private:
   struct Link {
     UniqueFd fd;
@@ -100,14 +109,6 @@ class TcpMesh {
     std::array<std::byte, sizeof(FrameHeader)> tail{};
     std::size_t tail_len = 0;
   };
-  struct Transfer {
-    int peer = -1;
-    std::byte* data = nullptr;
-    std::size_t bytes = 0;
-    FrameHeader header;
-    std::size_t done = 0;  // over header + payload
-  };
-
   std::string Who(int peer) const;  // "rank 3"
   long ReadLink(Link& link, void* dst, std::size_t n);
   core::Status Post(std::span<const SendOp> sends, std::span<const RecvOp> recvs, std::uint32_t seq,

@@ -15,6 +15,8 @@ namespace {
 constexpr std::size_t kHeader = sizeof(FrameHeader);
 constexpr int kPollSliceMs = 50;
 
+bool Finished(const TcpMesh::Transfer& t) { return t.done == kHeader + t.bytes; }
+
 std::string Seconds(double s) {
   char buf[32];
   std::snprintf(buf, sizeof(buf), "%.1f s", s);
@@ -73,33 +75,23 @@ core::Status TcpMesh::Post(std::span<const SendOp> sends, std::span<const RecvOp
 }
 
 // One non-blocking sweep over every posted transfer; per peer, only the oldest unfinished
-// send and receive may move (TCP keeps a peer's messages in order).
+// send and receive may move (TCP keeps a peer's messages in order). `done` when none is left.
 core::Status TcpMesh::Pass(const WaitSpec& wait, std::uint32_t seq, std::uint32_t step,
                            bool& progressed, bool& done) {
   std::fill(sending_.begin(), sending_.end(), 0);
   std::fill(receiving_.begin(), receiving_.end(), 0);
   done = true;
   for (Transfer& t : sends_) {
-    if (t.done == kHeader + t.bytes) continue;
+    if (!Finished(t) && !sending_[t.peer]) CCLTUNE_RETURN_IF_ERROR(PumpSend(t, wait.label, progressed));
+    if (Finished(t)) continue;
     done = false;
-    if (sending_[t.peer]) continue;
-    CCLTUNE_RETURN_IF_ERROR(PumpSend(t, wait.label, progressed));
-    if (t.done != kHeader + t.bytes) sending_[t.peer] = 1;
+    sending_[t.peer] = 1;  // later transfers to this peer wait their turn
   }
   for (Transfer& t : recvs_) {
-    if (t.done == kHeader + t.bytes) continue;
+    if (!Finished(t) && !receiving_[t.peer]) CCLTUNE_RETURN_IF_ERROR(PumpRecv(t, seq, step, wait.label, progressed));
+    if (Finished(t)) continue;
     done = false;
-    if (receiving_[t.peer]) continue;
-    CCLTUNE_RETURN_IF_ERROR(PumpRecv(t, seq, step, wait.label, progressed));
-    if (t.done != kHeader + t.bytes) receiving_[t.peer] = 1;
-  }
-  if (progressed) {
-    // A later transfer may have become the oldest one: let the next pass decide.
-    done = false;
-    bool all = true;
-    for (const Transfer& t : sends_) all = all && t.done == kHeader + t.bytes;
-    for (const Transfer& t : recvs_) all = all && t.done == kHeader + t.bytes;
-    done = all;
+    receiving_[t.peer] = 1;  // later transfers to this peer wait their turn
   }
   return core::Status::Ok();
 }
