@@ -65,7 +65,8 @@ Status ParseTemplate(const Json& spec, const JobDefaults& defaults, JobSpec& out
   }
   CCLTUNE_RETURN_IF_ERROR(CheckType(t, "tolerations", p, Json::value_t::array, "a list"));
   CCLTUNE_RETURN_IF_ERROR(CheckType(t, "hostIPC", p, Json::value_t::boolean, "true or false"));
-  for (auto& [k, v] : t.value("nodeSelector", Json::object()).items()) {
+  const Json selector = t.value("nodeSelector", Json::object());
+  for (auto& [k, v] : selector.items()) {
     if (!v.is_string()) return InvalidArgument(p + "nodeSelector." + k + ": must be a string");
   }
   std::string pull = t.value("imagePullPolicy", "IfNotPresent");

@@ -90,7 +90,8 @@ core::Result<Json> CpprestKubeClient::Call(const http::method& m, const std::str
                                            const std::string& what) {
   try {
     http::http_request req = MakeRequest(m, path);
-    if (body) req.set_body(body->dump(), content_type);
+    // replace: a stray invalid UTF-8 byte must not turn into an exception mid-reconcile.
+    if (body) req.set_body(body->dump(-1, ' ', false, Json::error_handler_t::replace), content_type);
     http::http_response resp = client_.request(req).get();
     std::string text = resp.extract_utf8string(true).get();
     int code = resp.status_code();

@@ -43,6 +43,18 @@ void RedisProgress(ReconcilerDeps& deps, JobContext& ctx) {
                ctx.generation(), ctx.now);
 }
 
+// The scheduler's own explanation ("0/2 nodes are available: ...") of an unplaced pod.
+std::string UnschedulableMessage(const std::vector<Json>& pods) {
+  for (const Json& pod : pods) {
+    for (const Json& c : pod.value("status", Json::object()).value("conditions", Json::array())) {
+      if (c.value("type", "") == "PodScheduled" && c.value("status", "") == "False") {
+        return "pod " + pod["metadata"].value("name", "") + ": " + c.value("message", "");
+      }
+    }
+  }
+  return "waiting for the scheduler to place every pod";
+}
+
 }  // namespace
 
 core::Result<Step> TrackProgress(ReconcilerDeps& deps, JobContext& ctx) {
@@ -53,7 +65,7 @@ core::Result<Step> TrackProgress(ReconcilerDeps& deps, JobContext& ctx) {
   SetCondition(ctx.status, "PodsScheduled", scheduled, scheduled ? "Scheduled" : "Unschedulable",
                scheduled ? "every pod of attempt " + std::to_string(ctx.attempt()) +
                                " is bound to a node"
-                         : "waiting for the scheduler to place every pod",
+                         : UnschedulableMessage(pods),
                ctx.generation(), ctx.now);
   if (running > 0) ctx.status["phase"] = "Running";
   if (running == ctx.spec.pods()) {

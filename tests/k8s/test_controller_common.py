@@ -120,7 +120,7 @@ class Controller:
         return 0
 
     def logs(self):
-        with open(self.log_path) as f:
+        with open(self.log_path, errors='replace') as f:
             return f.read()
 
     def kill(self, sig=signal.SIGKILL):
