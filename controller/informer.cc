@@ -128,7 +128,8 @@ void Informer::Run(const std::atomic<bool>& stop) {
     for (auto waited = 0ms; waited < backoff && !stop.load(); waited += 100ms) {
       std::this_thread::sleep_for(100ms);
     }
-    backoff = std::min(backoff * 2, std::chrono::milliseconds(30s));
+    // Capped low: a missing CRD (installed right after the controller) should be noticed soon.
+    backoff = std::min(backoff * 2, std::chrono::milliseconds(5s));
   }
 }
 

@@ -82,7 +82,7 @@ class Redis:
 class Controller:
     """One ccltune-controller process against the simulator."""
 
-    def __init__(self, env, name, extra_args=()):
+    def __init__(self, env, name, extra_args=(), wait_ready=True):
         self.env = env
         self.name = name
         self.port = free_port()
@@ -92,7 +92,11 @@ class Controller:
                 '--identity', name] + list(extra_args)
         self.log = open(self.log_path, 'w')
         self.proc = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT)
-        wait_until(lambda: self.get('/readyz')[0] == 200, 30, 'controller %s /readyz' % name)
+        if wait_ready:
+            self.wait_ready()
+
+    def wait_ready(self):
+        wait_until(lambda: self.get('/readyz')[0] == 200, 30, 'controller %s /readyz' % self.name)
 
     def get(self, path):
         try:
@@ -144,8 +148,8 @@ class ControllerEnv:
                              extra_args=['--ccltune-bin', WORKER_BIN, '--node-cpu', '1000'] + list(sim_args)).start()
         self.controllers = []
 
-    def start_controller(self, name='c0', extra_args=()):
-        c = Controller(self, name, extra_args)
+    def start_controller(self, name='c0', extra_args=(), wait_ready=True):
+        c = Controller(self, name, extra_args, wait_ready)
         self.controllers.append(c)
         return c
 

@@ -16,14 +16,21 @@ EXAMPLE = os.path.join(SOURCE_DIR, 'manifests', 'examples', 'host-allreduce.yaml
 class QuickstartTest(unittest.TestCase):
     def setUp(self):
         self.env = ControllerEnv(nodes=2)
-        self.ctl = self.env.start_controller()
-
-    def tearDown(self):
-        self.env.close(failed=test_failed(self))
+        self.addCleanup(lambda: self.env.close(failed=test_failed(self)))
+        # Started before the CRD exists, as in a fresh cluster: it must keep retrying its list.
+        self.ctl = self.env.start_controller(wait_ready=False)
 
     def test_host_allreduce_example_succeeds_publishes_and_is_cleaned_after_ttl(self):
         env = self.env
-        env.kubectl('apply', '-f', os.path.join(SOURCE_DIR, 'manifests', 'crds'), '-f', EXAMPLE)
+        crds = os.path.join(SOURCE_DIR, 'manifests', 'crds')
+        # kubectl resolves every kind before it creates anything, so a CR in the same apply as
+        # its brand-new CRD fails ("ensure CRDs are installed first") on any cluster: install
+        # the CRD first, as a cluster admin would, then run the quickstart command itself.
+        env.kubectl('apply', '-f', crds)
+        env.kubectl('wait', '--for', 'condition=established', '--timeout=30s',
+                    'crd/collectivetuningjobs.ccltune.io')
+        self.ctl.wait_ready()
+        env.kubectl('apply', '-f', crds, '-f', EXAMPLE)
         st = env.wait_phase('host-allreduce', ('Succeeded', 'Failed'), timeout=90)
         self.assertEqual(st['phase'], 'Succeeded', st)
         # kubectl's printer columns come from the CRD.

@@ -40,11 +40,9 @@ class PodWatcher(threading.Thread):
 class FaultTest(unittest.TestCase):
     def setUp(self):
         self.env = ControllerEnv(nodes=2)
+        self.addCleanup(lambda: self.env.close(failed=test_failed(self)))
         self.env.install_crd()
         self.ctl = self.env.start_controller()
-
-    def tearDown(self):
-        self.env.close(failed=test_failed(self))
 
     def running_pid(self, pod):
         return wait_until(lambda: self.env.sim.pid_of(pod), 60, 'process of pod %s' % pod, interval=0.05)

@@ -16,10 +16,8 @@ LEASE = '/apis/coordination.k8s.io/v1/namespaces/default/leases/ccltune-controll
 class LeaderElectionTest(unittest.TestCase):
     def setUp(self):
         self.env = ControllerEnv(nodes=1)
+        self.addCleanup(lambda: self.env.close(failed=test_failed(self)))
         self.env.install_crd()
-
-    def tearDown(self):
-        self.env.close(failed=test_failed(self))
 
     def holder(self):
         code, lease = self.env.api('GET', LEASE)

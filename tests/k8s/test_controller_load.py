@@ -18,11 +18,9 @@ N = int(os.environ.get('CCLTUNE_LOAD_JOBS', '200'))
 class LoadTest(unittest.TestCase):
     def setUp(self):
         self.env = ControllerEnv(nodes=4, sim_args=['--node-pods', '200'])
+        self.addCleanup(lambda: self.env.close(failed=test_failed(self)))
         self.env.install_crd()
         self.ctl = self.env.start_controller()
-
-    def tearDown(self):
-        self.env.close(failed=test_failed(self))
 
     def final_count(self):
         items = self.env.api('GET', JOBS)[1].get('items', [])

@@ -66,9 +66,7 @@ def permissive_crd(path):
 class ValidationTest(unittest.TestCase):
     def setUp(self):
         self.env = ControllerEnv(nodes=1)
-
-    def tearDown(self):
-        self.env.close(failed=test_failed(self))
+        self.addCleanup(lambda: self.env.close(failed=test_failed(self)))
 
     def wait_rejected(self, name, field):
         cond = wait_until(lambda: self.env.condition(name, 'Validated'), 30, 'Validated on %s' % name)
