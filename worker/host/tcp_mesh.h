@@ -88,7 +88,7 @@ class TcpMesh {
   // Tells every peer this mesh is dropped for recovery (they get Aborted), then closes.
   void CloseForRecovery();
 
- // Public so the progress engine's file-local helpers can name it; not part of the API.
+  // Public so the progress engine's file-local helpers can name it; not part of the API.
   struct Transfer {
     int peer = -1;
     std::byte* data = nullptr;
