@@ -104,6 +104,9 @@ class FaultTest(unittest.TestCase):
         self.running_pid('adopt-a0-1')
         self.ctl.kill(signal.SIGKILL)
         time.sleep(1)
+        self.assertTrue(env.sim.pid_of('adopt-a0-0') and env.sim.pid_of('adopt-a0-1'),
+                        'the attempt must still be running while no controller is up')
+        self.assertNotIn(env.phase('adopt'), ('Succeeded', 'Failed'))
         env.start_controller('c1')
         st = env.wait_phase('adopt', ('Succeeded', 'Failed'), timeout=100)
         watcher.stop.set()
