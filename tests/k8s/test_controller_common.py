@@ -137,7 +137,7 @@ class Controller:
 class ControllerEnv:
     """Simulator (+node agent running the real worker) + Redis + controllers."""
 
-    def __init__(self, nodes=2, sim_args=()):
+    def __init__(self, nodes=2, sim_args=(), token=None):
         if not CONTROLLER_BIN or not os.access(CONTROLLER_BIN, os.X_OK):
             raise RuntimeError('CCLTUNE_CONTROLLER_BIN is not an executable: %r' % CONTROLLER_BIN)
         if not WORKER_BIN or not os.access(WORKER_BIN, os.X_OK):
@@ -145,7 +145,8 @@ class ControllerEnv:
         self.dir = tempfile.mkdtemp(prefix='ccltune-ctrltest-')
         self.redis = Redis(self.dir)
         self.sim = Simulator(node_agent=True, nodes=nodes,
-                             extra_args=['--ccltune-bin', WORKER_BIN, '--node-cpu', '1000'] + list(sim_args)).start()
+                             extra_args=['--ccltune-bin', WORKER_BIN, '--node-cpu', '1000'] + list(sim_args),
+                             token=token).start()
         self.controllers = []
 
     def start_controller(self, name='c0', extra_args=(), wait_ready=True):

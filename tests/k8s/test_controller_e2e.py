@@ -2,13 +2,14 @@
 manifests/examples/host-allreduce.yaml` against the simulator, the real controller, the real
 `ccltune worker` pods (host backend, 4 ranks in 2 pods) and a real redis-server."""
 
+import json
 import os
 import subprocess
 import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_controller_common import ControllerEnv, SOURCE_DIR, test_failed, wait_until  # noqa: E402
+from test_controller_common import ControllerEnv, SOURCE_DIR, test_failed, tiny_spec, wait_until  # noqa: E402
 
 EXAMPLE = os.path.join(SOURCE_DIR, 'manifests', 'examples', 'host-allreduce.yaml')
 
@@ -76,6 +77,12 @@ class QuickstartTest(unittest.TestCase):
         self.assertIn('"winner"', body)
         self.assertEqual(self.ctl.metric('ccltune_jobs', 'phase="Succeeded"'), 1)
         metrics = self.ctl.get('/metrics')[1]
+        self.assertIn('ccltune_job_presync_wait_seconds{namespace="default",job="host-allreduce"}', metrics)
+        self.assertGreaterEqual(self.ctl.metric('ccltune_job_duration_seconds_count'), 1)
+        self.assertGreaterEqual(self.ctl.metric('ccltune_cache_entries'), 0)
+        events = env.kubectl('get', 'events', '--field-selector', 'involvedObject.name=host-allreduce').stdout
+        self.assertIn('AttemptStarted', events)
+        self.assertIn('Succeeded', events)
         check = subprocess.run(['promtool', 'check', 'metrics'], input=metrics, capture_output=True, text=True)
         self.assertEqual(check.returncode, 0, check.stdout + check.stderr)
         # TTL: shorten it; the job, its pods and its Redis attempt keys go; the records stay.
@@ -84,6 +91,30 @@ class QuickstartTest(unittest.TestCase):
         wait_until(lambda: not env.pods('host-allreduce'), 30, 'pods gone after the TTL')
         wait_until(lambda: not env.redis.keys('ccltune:v1:job:%s:*' % uid), 10, 'attempt keys removed by the finalizer')
         self.assertEqual(len(env.redis.keys('ccltune:v1:result:%s:*' % fp)), 5)
+
+
+class HttpsTokenTest(unittest.TestCase):
+    """Against an HTTPS API server that demands a bearer token: the controller uses the
+    kubeconfig's server, certificate-authority-data and token (kubectl drives the test)."""
+
+    def setUp(self):
+        self.env = ControllerEnv(nodes=1, sim_args=['--https'], token='s3cret-token')
+        self.addCleanup(lambda: self.env.close(failed=test_failed(self)))
+
+    def test_controller_runs_a_job_over_https_with_a_token(self):
+        env = self.env
+        self.assertTrue(env.sim.url.startswith('https://'))
+        env.kubectl('apply', '-f', os.path.join(SOURCE_DIR, 'manifests', 'crds'))
+        ctl = env.start_controller()
+        doc = {'apiVersion': 'ccltune.io/v1alpha1', 'kind': 'CollectiveTuningJob',
+               'metadata': {'name': 'tls'}, 'spec': tiny_spec()}
+        env.kubectl('apply', '-f', '-', input=json.dumps(doc))
+
+        def phase():
+            r = env.kubectl('get', 'ctj', 'tls', '-o', 'jsonpath={.status.phase}', check=False)
+            return r.stdout if r.stdout in ('Succeeded', 'Failed') else None
+        self.assertEqual(wait_until(phase, 60, 'job over https'), 'Succeeded')
+        self.assertNotIn('s3cret-token', ctl.logs())
 
 
 if __name__ == '__main__':

@@ -130,6 +130,29 @@ class FaultTest(unittest.TestCase):
         self.assertEqual(st['phase'], 'Succeeded', st)
         self.assertIn('watch expired (410), relisting', self.ctl.logs())
 
+    def test_status_write_conflicts_are_retried_on_a_fresh_copy(self):
+        env = self.env
+        env.api('POST', '/_sim/faults', {'verb': 'update', 'resource': 'collectivetuningjobs',
+                                         'subresource': 'status', 'namespace': 'default', 'name': 'conflicted',
+                                         'code': 409, 'count': 3})
+        env.create_job('conflicted', tiny_spec())
+        st = env.wait_phase('conflicted', ('Succeeded', 'Failed'), timeout=60)
+        self.assertEqual(st['phase'], 'Succeeded', st)
+        left = [f for f in env.api('GET', '/_sim/faults')[1].get('faults', []) if f.get('name') == 'conflicted']
+        self.assertEqual(left, [], 'every injected 409 was consumed (and retried past)')
+
+    def test_suspend_deletes_pods_and_resume_runs_a_fresh_attempt(self):
+        env = self.env
+        env.create_job('pausable', slow_spec())
+        self.running_pid('pausable-a0-0')
+        env.kubectl('patch', 'ctj', 'pausable', '--type', 'merge', '-p', '{"spec":{"suspend":true}}')
+        env.wait_phase('pausable', 'Suspended', timeout=20)
+        wait_until(lambda: not env.pods('pausable'), 30, 'pods deleted on suspend')
+        self.assertNotIn('startTime', env.status('pausable'))
+        env.kubectl('patch', 'ctj', 'pausable', '--type', 'merge', '-p', '{"spec":{"suspend":false}}')
+        st = env.wait_phase('pausable', ('Succeeded', 'Failed'), timeout=100)
+        self.assertEqual((st['phase'], st['attempt'], st.get('failures', 0)), ('Succeeded', 1, 0), st)
+
 
 if __name__ == '__main__':
     unittest.main()

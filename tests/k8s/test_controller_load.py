@@ -42,8 +42,12 @@ class LoadTest(unittest.TestCase):
         reconciles = self.ctl.metric('ccltune_reconcile_total')
         rss_mib = self.ctl.peak_rss_kib() / 1024.0
         print('\nLOAD: %d jobs created in %.1f s, all final after %.1f s: %s' % (N, created, elapsed, phases))
+        busy = self.ctl.metric('ccltune_reconcile_duration_seconds_sum')
         print('LOAD: %d reconciles, %.1f reconciles/s, %.1f jobs/s, controller peak RSS %.1f MiB'
               % (reconciles, reconciles / elapsed, N / elapsed, rss_mib))
+        # The rate above is paced by the workers; this is what one reconcile worker can do.
+        print('LOAD: mean reconcile %.1f ms (worker busy %.0f%% of the run) -> capacity ~%.0f reconciles/s'
+              % (1000 * busy / reconciles, 100 * busy / elapsed, reconciles / busy))
         self.assertEqual(phases.get('Succeeded'), N, phases)
         self.assertEqual(self.ctl.metric('ccltune_jobs', 'phase="Succeeded"'), N)
 
