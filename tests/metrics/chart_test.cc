@@ -103,20 +103,30 @@ TEST(Chart, DashboardsAreIdenticalToDashboardsDir) {
   ExpectSameDirectory(Chart() / "dashboards", Root() / "dashboards", ".json");
 }
 
-TEST(Chart, ClusterRoleRulesEqualManifestsRbac) {
-  YAML::Node manifest_rules;
+std::string FlowYaml(const YAML::Node& node) {
+  YAML::Emitter out;
+  out << YAML::Flow << node;
+  return out.c_str();
+}
+
+// The rules block of a chart template has no template expressions: cut it out and parse it.
+YAML::Node TemplateRules(const std::string& file, const std::string& end_marker) {
+  std::string tpl = ReadFile(Chart() / "templates" / file);
+  std::size_t from = tpl.find("rules:"), to = tpl.find(end_marker, from);
+  if (from == std::string::npos) return YAML::Node();
+  return YAML::Load(tpl.substr(from, to - from))["rules"];
+}
+
+TEST(Chart, RbacRulesEqualManifestsRbac) {
+  std::map<std::string, YAML::Node> manifest_rules;  // kind → rules
   for (const auto& doc : YAML::LoadAllFromFile((Root() / "manifests/rbac/clusterrole.yaml").string()))
-    if (doc["kind"].as<std::string>() == "ClusterRole") manifest_rules = doc["rules"];
-  ASSERT_TRUE(manifest_rules.IsSequence());
-  // The template's rules block has no template expressions: cut it out and parse it.
-  std::string tpl = ReadFile(Chart() / "templates/clusterrole.yaml");
-  std::size_t from = tpl.find("rules:"), to = tpl.find("{{- end }}", from);
-  ASSERT_NE(from, std::string::npos);
-  YAML::Node chart_rules = YAML::Load(tpl.substr(from, to - from))["rules"];
-  YAML::Emitter a, b;
-  a << YAML::Flow << manifest_rules;
-  b << YAML::Flow << chart_rules;
-  EXPECT_EQ(std::string(b.c_str()), std::string(a.c_str()));
+    if (doc["rules"]) manifest_rules[doc["kind"].as<std::string>()] = doc["rules"];
+  ASSERT_TRUE(manifest_rules["ClusterRole"].IsSequence());
+  ASSERT_TRUE(manifest_rules["Role"].IsSequence());
+  EXPECT_EQ(FlowYaml(TemplateRules("clusterrole.yaml", "{{- end }}")),
+            FlowYaml(manifest_rules["ClusterRole"]));
+  EXPECT_EQ(FlowYaml(TemplateRules("leader-election-rbac.yaml", "---")),
+            FlowYaml(manifest_rules["Role"]));
 }
 
 TEST(Chart, OptionalPartsAreGatedOnTheirValues) {

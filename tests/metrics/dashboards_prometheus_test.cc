@@ -259,6 +259,25 @@ TEST(Dashboards, EveryPanelHasAUnitTheDatasourceVariableAndAnExpr) {
   }
 }
 
+#ifdef CCLTUNE_TEST_HAVE_CONTROLLER
+TEST(ControllerMetrics, PromtoolAcceptsTheControllerExposition) {
+  controller::ControllerMetrics m;
+  m.SetJobsByPhase({{"Running", 2}});
+  m.CountReconcile("ok", 0.004);
+  m.ObserveJobDuration(420);
+  m.SetJobPreSyncWait("team-a", "allreduce-sweep", 0.012);
+  m.SetResultCacheEntries(128);
+  m.CountResultsRequest(200);
+  auto out = RunCommand({"promtool", "check", "metrics"}, m.Text(), 30s);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(out->exit_code, 0) << out->output << "\n--- exposition:\n" << m.Text();
+}
+#else
+TEST(ControllerMetrics, PromtoolAcceptsTheControllerExposition) {
+  GTEST_SKIP() << "ccltune_controller_lib is not built (CCLTUNE_BUILD_CONTROLLER=OFF)";
+}
+#endif
+
 TEST(Dashboards, EveryPanelQueryReturnsDataFromARealPrometheus) {
   TempDir pgw_dir("ccltune-pgw"), prom_dir("ccltune-prom");
   auto pgw = StartPushgateway(pgw_dir);
