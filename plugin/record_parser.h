@@ -1,0 +1,51 @@
+// The plugin's reader of published records (a Redis value, or the array file that
+// `ccltune export --format json` writes). Input is untrusted: whatever bytes the cache or
+// file hold must give a record or an error, never a crash, a throw or unbounded work
+// (fuzzed: tests/plugin/fuzz_record_parser.cc). The record schema itself is core's
+// (core::ResultFromJson); this adds size and nesting bounds and the winner's meaning.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/status.h"
+#include "core/types.h"
+#include "plugin/forced_choice.h"
+
+namespace ccltune::plugin {
+
+inline constexpr std::size_t kMaxRecordBytes = 256 * 1024;     // one record
+inline constexpr std::size_t kMaxResultsFileBytes = 64 << 20;  // the whole file
+inline constexpr std::size_t kMaxRecords = 4096;               // per communicator
+inline constexpr int kMaxJsonDepth = 32;  // records nest 4 deep; bounds parser recursion
+
+// One problem's winner, as the plugin needs it.
+struct WinnerRecord {
+  std::string fingerprint;
+  core::Op op = core::Op::kAllReduce;
+  core::Dtype dtype = core::Dtype::kFp32;
+  core::RedOp redop = core::RedOp::kSum;
+  std::uint64_t bytes = 0;
+  std::string winner;
+  bool nccl_internal = false;  // forced is meaningful
+  ForcedChoice forced;
+  std::string not_forced_reason;  // why NCCL is left alone, when !nccl_internal
+};
+
+// One record (JSON object text). DataLoss naming the problem when it is not a schema-1
+// record, is too big or too deep, or has bytes == 0.
+core::Result<WinnerRecord> ParseWinnerRecord(std::string_view text);
+
+struct ParsedFile {
+  std::vector<WinnerRecord> records;
+  std::size_t rejected = 0;  // array entries that were not valid records
+  std::string first_error;   // the first rejection's reason, for the log
+};
+// A JSON array of records. The whole file is an error when it is not a JSON array (or too
+// big/deep); single bad entries are counted and skipped. At most kMaxRecords are kept.
+core::Result<ParsedFile> ParseResultsFile(std::string_view text);
+
+}  // namespace ccltune::plugin
