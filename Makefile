@@ -6,7 +6,8 @@ JOBS ?= $(shell nproc)
 RANKS ?= 4
 DEB_PACKAGES := build-essential cmake pkg-config libhiredis-dev redis-server libcpprest-dev \
   libssl-dev prometheus prometheus-pushgateway python3-kubernetes nlohmann-json3-dev \
-  libyaml-cpp-dev libcli11-dev libspdlog-dev libfmt-dev libgtest-dev libgmock-dev
+  libyaml-cpp-dev libcli11-dev libspdlog-dev libfmt-dev libgtest-dev libgmock-dev \
+  zlib1g-dev clang-14 libclang-rt-14-dev chromium
 
 .PHONY: deps configure build run test clean
 
