@@ -37,9 +37,12 @@ Labels WithFamilyLabels(const Labels& const_labels, const std::vector<std::strin
 
 const char* MetricTypeName(MetricType type) {
   switch (type) {
-    case MetricType::kCounter: return "counter";
-    case MetricType::kGauge: return "gauge";
-    case MetricType::kHistogram: return "histogram";
+    case MetricType::kCounter:
+      return "counter";
+    case MetricType::kGauge:
+      return "gauge";
+    case MetricType::kHistogram:
+      return "histogram";
   }
   return "untyped";
 }
@@ -57,8 +60,8 @@ Histogram::Histogram(std::shared_ptr<const std::vector<double>> upper_bounds)
 void Histogram::Observe(double value) {
   // Bucket i counts value <= bound i (Prometheus `le`); NaN lands in +Inf only.
   auto it = std::lower_bound(bounds_->begin(), bounds_->end(), value);
-  std::size_t index = std::isnan(value) ? bounds_->size()
-                                        : static_cast<std::size_t>(it - bounds_->begin());
+  std::size_t index =
+      std::isnan(value) ? bounds_->size() : static_cast<std::size_t>(it - bounds_->begin());
   std::lock_guard<std::mutex> lock(mu_);
   ++counts_[index];
   sum_ += value;
@@ -232,7 +235,8 @@ std::vector<FamilySnapshot> Registry::Collect() const {
   std::vector<FamilySnapshot> out;
   FamilySnapshot dropped{kDroppedLabelSetsFamily,
                          "Label sets not exported because a family reached its cap.",
-                         MetricType::kCounter, {}};
+                         MetricType::kCounter,
+                         {}};
   for (const auto& [name, family] : families_) {
     out.push_back(family->Collect(const_labels));
     if (family->options().label_names.empty()) continue;
@@ -241,8 +245,9 @@ std::vector<FamilySnapshot> Registry::Collect() const {
     dropped.samples.push_back({"", std::move(labels), static_cast<double>(family->dropped())});
   }
   // Keep the families sorted by name: the dropped counter sorts among them.
-  auto pos = std::lower_bound(out.begin(), out.end(), dropped.name,
-                              [](const FamilySnapshot& f, const std::string& n) { return f.name < n; });
+  auto pos =
+      std::lower_bound(out.begin(), out.end(), dropped.name,
+                       [](const FamilySnapshot& f, const std::string& n) { return f.name < n; });
   out.insert(pos, std::move(dropped));
   return out;
 }

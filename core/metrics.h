@@ -71,8 +71,8 @@ class Histogram {
   void Observe(double value);
 
   struct Snapshot {
-    std::vector<double> upper_bounds;          // without +Inf
-    std::vector<std::uint64_t> cumulative;     // one per bound, then +Inf (== count)
+    std::vector<double> upper_bounds;       // without +Inf
+    std::vector<std::uint64_t> cumulative;  // one per bound, then +Inf (== count)
     double sum = 0;
     std::uint64_t count = 0;
   };
@@ -108,7 +108,7 @@ struct FamilyOptions {
   std::string help;                      // one line; escaped on output
   std::vector<std::string> label_names;  // fixed for the family's lifetime
   std::size_t max_label_sets = kDefaultMaxLabelSets;
-  std::vector<double> buckets;           // histograms only: finite upper bounds, increasing
+  std::vector<double> buckets;  // histograms only: finite upper bounds, increasing
 };
 
 namespace internal {

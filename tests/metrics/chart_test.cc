@@ -64,8 +64,10 @@ void LeafPaths(const YAML::Node& node, const std::string& prefix, std::vector<st
     return;
   }
   for (const auto& kv : node)
-    LeafPaths(kv.second, prefix.empty() ? kv.first.as<std::string>()
-                                        : prefix + "." + kv.first.as<std::string>(), out);
+    LeafPaths(
+        kv.second,
+        prefix.empty() ? kv.first.as<std::string>() : prefix + "." + kv.first.as<std::string>(),
+        out);
 }
 
 // A leaf is used when a template names it or one of its parents as a whole (toYaml of
@@ -119,7 +121,8 @@ YAML::Node TemplateRules(const std::string& file, const std::string& end_marker)
 
 TEST(Chart, RbacRulesEqualManifestsRbac) {
   std::map<std::string, YAML::Node> manifest_rules;  // kind → rules
-  for (const auto& doc : YAML::LoadAllFromFile((Root() / "manifests/rbac/clusterrole.yaml").string()))
+  for (const auto& doc :
+       YAML::LoadAllFromFile((Root() / "manifests/rbac/clusterrole.yaml").string()))
     if (doc["rules"]) manifest_rules[doc["kind"].as<std::string>()] = doc["rules"];
   ASSERT_TRUE(manifest_rules["ClusterRole"].IsSequence());
   ASSERT_TRUE(manifest_rules["Role"].IsSequence());
@@ -158,13 +161,12 @@ TEST(Chart, EveryValueIsReferencedAndDocumented) {
   ASSERT_GT(leaves.size(), 20u);
   std::string templates = AllTemplates();
   for (const auto& path : leaves) EXPECT_TRUE(Referenced(templates, path)) << path << " unused";
-  for (const char* required : {"image.repository", "rbac.create", "serviceAccount.create",
-                               "serviceAccount.name", "leaderElection.enabled", "redis.enabled",
-                               "redis.externalURL", "redis.passwordSecret.name",
-                               "redis.passwordSecret.key", "metrics.serviceMonitor.enabled",
-                               "metrics.serviceMonitor.labels", "dashboards.enabled",
-                               "replicaCount", "nodeSelector", "tolerations", "affinity",
-                               "resources.requests.cpu"})
+  for (const char* required :
+       {"image.repository", "rbac.create", "serviceAccount.create", "serviceAccount.name",
+        "leaderElection.enabled", "redis.enabled", "redis.externalURL", "redis.passwordSecret.name",
+        "redis.passwordSecret.key", "metrics.serviceMonitor.enabled",
+        "metrics.serviceMonitor.labels", "dashboards.enabled", "replicaCount", "nodeSelector",
+        "tolerations", "affinity", "resources.requests.cpu"})
     EXPECT_TRUE(std::find(leaves.begin(), leaves.end(), required) != leaves.end()) << required;
   // Documented: each key line has a comment line right above it or a comment at its end.
   std::istringstream in(ReadFile(Chart() / "values.yaml"));

@@ -15,8 +15,8 @@
 namespace ccltune::testing {
 
 struct CommandOutput {
-  int exit_code = -1;   // -1 when killed by a signal or the deadline
-  std::string output;   // stdout and stderr together
+  int exit_code = -1;  // -1 when killed by a signal or the deadline
+  std::string output;  // stdout and stderr together
 };
 
 // Runs argv[0] (searched on PATH) with `stdin_data` on its standard input; kills it at the
@@ -37,8 +37,8 @@ class ChildProcess {
   ChildProcess(const ChildProcess&) = delete;
   ChildProcess& operator=(const ChildProcess&) = delete;
 
-  bool Exited();                 // reaps it if it has exited
-  std::string LogTail() const;   // last ~2 KB of its log, for failure messages
+  bool Exited();                // reaps it if it has exited
+  std::string LogTail() const;  // last ~2 KB of its log, for failure messages
 
  private:
   ChildProcess(pid_t pid, std::string log_path) : pid_(pid), log_path_(std::move(log_path)) {}

@@ -56,9 +56,11 @@ class ObservedRun {
     auto run = std::make_unique<ObservedRun>();
     for (int rank = 0; rank < 2; ++rank) {
       auto& registry = *run->registries_.emplace_back(std::make_unique<core::Registry>());
-      CCLTUNE_ASSIGN_OR_RETURN(auto metrics, worker::WorkerMetrics::Create(registry, {run->job_id, rank}));
+      CCLTUNE_ASSIGN_OR_RETURN(auto metrics,
+                               worker::WorkerMetrics::Create(registry, {run->job_id, rank}));
       FeedSyntheticRun(*metrics, rank);
-      CCLTUNE_ASSIGN_OR_RETURN(auto server, worker::MetricsServer::Start(registry, {"127.0.0.1", 0, 5, 8192}));
+      CCLTUNE_ASSIGN_OR_RETURN(auto server,
+                               worker::MetricsServer::Start(registry, {"127.0.0.1", 0, 5, 8192}));
       run->metrics_ports.push_back(server->port());
       CCLTUNE_RETURN_IF_ERROR(worker::PushgatewayClient::Push(pushgateway_url, run->job_id, rank,
                                                               registry, worker::DeadlineIn(10)));
@@ -79,21 +81,24 @@ class ControllerExposition {
  public:
   core::Result<int> Start() {
 #ifdef CCLTUNE_TEST_HAVE_CONTROLLER
-    std::fprintf(stderr, "controller panels: real ControllerMetrics families "
-                         "(controller/metrics.cc), phase counts set by this test; no running "
-                         "controller\n");
+    std::fprintf(stderr,
+                 "controller panels: real ControllerMetrics families "
+                 "(controller/metrics.cc), phase counts set by this test; no running "
+                 "controller\n");
     metrics_.SetJobsByPhase({{"Running", 1}, {"Succeeded", 3}});
     auto render = [this] { return metrics_.Text(); };
 #else
-    std::fprintf(stderr, "controller panels: STAND-IN exposition of ccltune_jobs{phase} "
-                         "(ccltune-controller is not built); replace with the real controller\n");
+    std::fprintf(stderr,
+                 "controller panels: STAND-IN exposition of ccltune_jobs{phase} "
+                 "(ccltune-controller is not built); replace with the real controller\n");
     auto jobs = registry_.AddGauge({"ccltune_jobs", "Jobs by phase (stand-in)", {"phase"}});
     if (!jobs.ok()) return jobs.status();
     (*jobs)->WithLabels({"Running"}).Set(1);
     (*jobs)->WithLabels({"Succeeded"}).Set(3);
     auto render = [this] { return core::SerializeText(registry_); };
 #endif
-    CCLTUNE_ASSIGN_OR_RETURN(server_, worker::MetricsServer::Start(render, {"127.0.0.1", 0, 5, 8192}));
+    CCLTUNE_ASSIGN_OR_RETURN(server_,
+                             worker::MetricsServer::Start(render, {"127.0.0.1", 0, 5, 8192}));
     return server_->port();
   }
 
@@ -112,18 +117,23 @@ class ControllerExposition {
 // with honor_labels so pushed `job="ccltune"`, `ccltune_job` and `rank` survive.
 std::string PrometheusConfig(const std::vector<int>& workers, int pushgateway, int controller) {
   std::string targets;
-  for (int p : workers) targets += (targets.empty() ? "'" : ", '") + std::string("127.0.0.1:") +
-                                   std::to_string(p) + "'";
+  for (int p : workers)
+    targets +=
+        (targets.empty() ? "'" : ", '") + std::string("127.0.0.1:") + std::to_string(p) + "'";
   return "global: {scrape_interval: 1s, evaluation_interval: 1s}\n"
          "scrape_configs:\n"
          "- job_name: ccltune-worker\n"
-         "  static_configs: [{targets: [" + targets + "], labels: {namespace: " + kNamespace +
+         "  static_configs: [{targets: [" +
+         targets + "], labels: {namespace: " + kNamespace +
          "}}]\n"
          "- job_name: pushgateway\n"
          "  honor_labels: true\n"
-         "  static_configs: [{targets: ['127.0.0.1:" + std::to_string(pushgateway) + "']}]\n"
+         "  static_configs: [{targets: ['127.0.0.1:" +
+         std::to_string(pushgateway) +
+         "']}]\n"
          "- job_name: ccltune-controller\n"
-         "  static_configs: [{targets: ['127.0.0.1:" + std::to_string(controller) + "']}]\n";
+         "  static_configs: [{targets: ['127.0.0.1:" +
+         std::to_string(controller) + "']}]\n";
 }
 
 core::Result<json> PromApi(int port, const std::string& path_and_query) {
@@ -182,7 +192,8 @@ std::string Substitute(std::string text, const std::map<std::string, std::string
         text.replace(at, form.size(), value);
       }
     }
-    for (char& c : text) if (c == '\x01') c = '$';
+    for (char& c : text)
+      if (c == '\x01') c = '$';
   }
   return text;
 }
@@ -201,14 +212,16 @@ core::Result<std::map<std::string, std::string>> ResolveVariables(int port, cons
     if (!std::regex_match(def, m, label_values))
       return core::InvalidArgument("variable " + name + ": unsupported query '" + def + "'");
     std::string selector = Substitute(m[1].str(), values);
-    CCLTUNE_ASSIGN_OR_RETURN(json series, PromApi(port, "/api/v1/series?match[]=" + UrlEncode(selector)));
+    CCLTUNE_ASSIGN_OR_RETURN(json series,
+                             PromApi(port, "/api/v1/series?match[]=" + UrlEncode(selector)));
     std::set<std::string> found;
-    for (const auto& s : series) if (s.contains(m[2].str())) found.insert(s[m[2].str()]);
+    for (const auto& s : series)
+      if (s.contains(m[2].str())) found.insert(s[m[2].str()]);
     if (found.empty())
-      return core::NotFound("variable " + name + ": label_values(" + selector + ", " +
-                            m[2].str() + ") is empty");
-    values[name] = (use_all && v.value("includeAll", false)) ? v.value("allValue", ".*")
-                                                             : *found.begin();
+      return core::NotFound("variable " + name + ": label_values(" + selector + ", " + m[2].str() +
+                            ") is empty");
+    values[name] =
+        (use_all && v.value("includeAll", false)) ? v.value("allValue", ".*") : *found.begin();
   }
   return values;
 }
@@ -224,10 +237,14 @@ std::vector<std::string> CheckPanels(int port, const json& dash,
       if (!target.contains("expr")) continue;
       ++queries;
       std::string expr = Substitute(target["expr"], values);
-      std::string where = dash["uid"].get<std::string>() + " / " + panel["title"].get<std::string>() +
-                          " / " + target.value("refId", "?") + ": " + expr;
+      std::string where = dash["uid"].get<std::string>() + " / " +
+                          panel["title"].get<std::string>() + " / " + target.value("refId", "?") +
+                          ": " + expr;
       auto data = Query(port, expr);
-      if (!data.ok()) { problems.push_back(where + " → " + data.status().ToString()); continue; }
+      if (!data.ok()) {
+        problems.push_back(where + " → " + data.status().ToString());
+        continue;
+      }
       const json& result = (*data)["result"];
       if (result.empty()) problems.push_back(where + " → no series");
       for (const auto& s : result)
@@ -287,8 +304,8 @@ TEST(Dashboards, EveryPanelQueryReturnsDataFromARealPrometheus) {
   ControllerExposition controller;
   auto controller_port = controller.Start();
   ASSERT_TRUE(controller_port.ok()) << controller_port.status().ToString();
-  auto prom = StartPrometheus(prom_dir, PrometheusConfig((*run)->metrics_ports, pgw->port,
-                                                         *controller_port));
+  auto prom = StartPrometheus(prom_dir,
+                              PrometheusConfig((*run)->metrics_ports, pgw->port, *controller_port));
   ASSERT_TRUE(prom.ok()) << prom.status().ToString();
   core::Status ready = WaitForData(prom->port);
   ASSERT_TRUE(ready.ok()) << ready.ToString() << "\n" << prom->process->LogTail();

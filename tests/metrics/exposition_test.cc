@@ -81,14 +81,15 @@ TEST(MetricsExposition, CardinalityCapDropsAndCounts) {
   ASSERT_TRUE(g.ok());
   (*g)->WithLabels({"a"}).Set(1);
   (*g)->WithLabels({"b"}).Set(2);
-  (*g)->WithLabels({"c"}).Set(3);     // over the cap: updated but not exported
+  (*g)->WithLabels({"c"}).Set(3);       // over the cap: updated but not exported
   (*g)->WithLabels({"a", "x"}).Set(4);  // wrong arity: also a drop, never a crash
-  (*g)->WithLabels({"a"}).Set(5);     // existing children keep working
+  (*g)->WithLabels({"a"}).Set(5);       // existing children keep working
   std::string text = SerializeText(r);
   EXPECT_EQ(text.find("k=\"c\""), std::string::npos) << text;
   EXPECT_NE(text.find("t_gauge{k=\"a\"} 5"), std::string::npos) << text;
   EXPECT_NE(text.find("ccltune_metrics_label_sets_dropped_total{family=\"t_gauge\"} 2"),
-            std::string::npos) << text;
+            std::string::npos)
+      << text;
   // Remove frees a slot for a new label set.
   (*g)->Remove({"b"});
   (*g)->WithLabels({"d"}).Set(6);
@@ -106,8 +107,9 @@ TEST(MetricsExposition, RejectsBadNamesBucketsAndDuplicates) {
   EXPECT_FALSE(r.AddHistogram({"h_seconds", "h", {"le"}, 1, {1.0}}).ok());
   EXPECT_FALSE(r.AddHistogram({"h_seconds", "h", {}, 1, {1.0, 1.0}}).ok());
   EXPECT_FALSE(r.AddHistogram({"h_seconds", "h", {}, 1, {}}).ok());
-  EXPECT_FALSE(r.AddHistogram({"h_seconds", "h", {}, 1,
-                               {1.0, std::numeric_limits<double>::infinity()}}).ok());
+  EXPECT_FALSE(
+      r.AddHistogram({"h_seconds", "h", {}, 1, {1.0, std::numeric_limits<double>::infinity()}})
+          .ok());
   ASSERT_TRUE(r.AddGauge({"ok_gauge", "h", {}, 1, {}}).ok());
   EXPECT_FALSE(r.AddCounter({"ok_gauge", "h", {}, 1, {}}).ok());
   EXPECT_FALSE(r.AddCounter({kDroppedLabelSetsFamily, "h", {}, 1, {}}).ok());

@@ -52,10 +52,10 @@ core::Result<PromServer> StartPushgateway(const TempDir& dir) {
 core::Result<PromServer> StartPrometheus(const TempDir& dir, const std::string& config_yaml) {
   std::ofstream(dir.File("prometheus.yml")) << config_yaml;
   return StartWithRetry("prometheus", dir.File("prometheus.log"), [&](int port) {
-    return std::vector<std::string>{
-        "prometheus", "--config.file=" + dir.File("prometheus.yml"),
-        "--storage.tsdb.path=" + dir.File("data"),
-        "--web.listen-address=127.0.0.1:" + std::to_string(port), "--log.level=warn"};
+    return std::vector<std::string>{"prometheus", "--config.file=" + dir.File("prometheus.yml"),
+                                    "--storage.tsdb.path=" + dir.File("data"),
+                                    "--web.listen-address=127.0.0.1:" + std::to_string(port),
+                                    "--log.level=warn"};
   });
 }
 

@@ -1,10 +1,10 @@
 // WorkerMetrics, MetricsServer and PushgatewayClient against real programs: `promtool check
 // metrics` on the exposition of a synthetic run, HTTP answers of the server, and pushes to a
 // real `prometheus-pushgateway`.
-#include <gtest/gtest.h>
-#include <sys/socket.h>
-#include <netinet/in.h>
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include <regex>
 #include <set>
@@ -62,13 +62,17 @@ TEST(WorkerMetrics, ExportsExactlyTheDesignFamilies) {
   std::regex type_line("# TYPE ([a-z_]+) ([a-z]+)");
   for (std::sregex_iterator it(text.begin(), text.end(), type_line), end; it != end; ++it)
     families.insert((*it)[1].str() + " " + (*it)[2].str());
-  std::set<std::string> expected = {
-      "ccltune_presync_wait_seconds histogram", "ccltune_presync_skew_seconds gauge",
-      "ccltune_presync_timeouts_total counter", "ccltune_barrier_seconds histogram",
-      "ccltune_choice_time_seconds gauge", "ccltune_choice_busbw_bytes_per_second gauge",
-      "ccltune_winner_info gauge", "ccltune_speedup_vs_default gauge",
-      "ccltune_choice_failures_total counter", "ccltune_tuning_duration_seconds gauge",
-      std::string(core::kDroppedLabelSetsFamily) + " counter"};
+  std::set<std::string> expected = {"ccltune_presync_wait_seconds histogram",
+                                    "ccltune_presync_skew_seconds gauge",
+                                    "ccltune_presync_timeouts_total counter",
+                                    "ccltune_barrier_seconds histogram",
+                                    "ccltune_choice_time_seconds gauge",
+                                    "ccltune_choice_busbw_bytes_per_second gauge",
+                                    "ccltune_winner_info gauge",
+                                    "ccltune_speedup_vs_default gauge",
+                                    "ccltune_choice_failures_total counter",
+                                    "ccltune_tuning_duration_seconds gauge",
+                                    std::string(core::kDroppedLabelSetsFamily) + " counter"};
   EXPECT_EQ(families, expected);
 }
 
@@ -79,7 +83,8 @@ TEST(WorkerMetrics, RecordsChoicesFailuresWinnersAndConstLabels) {
   // DESIGN §11: NCCL default allReduce bf16 at 64 MiB = 320.67 µs.
   EXPECT_TRUE(Contains(text, "ccltune_choice_time_seconds{" + c +
                                  ",op=\"allReduce\",dtype=\"bf16\",bytes=\"67108864\","
-                                 "choice=\"nccl\"} 0.00032067")) << text;
+                                 "choice=\"nccl\"} 0.00032067"))
+      << text;
   EXPECT_TRUE(Contains(text, "ccltune_choice_failures_total{" + c +
                                  ",choice=\"nccl:algo=ring,proto=ll\",reason=\"timeout\"} 2"));
   EXPECT_TRUE(Contains(text, "reason=\"skipped\"} 9"));
@@ -89,8 +94,8 @@ TEST(WorkerMetrics, RecordsChoicesFailuresWinnersAndConstLabels) {
   EXPECT_TRUE(Contains(text, "ccltune_barrier_seconds_count{" + c + "} 540"));
   // One winner per problem: 18 problems.
   std::regex winner("ccltune_winner_info\\{[^}]*\\} 1\n");
-  auto n = std::distance(std::sregex_iterator(text.begin(), text.end(), winner),
-                         std::sregex_iterator());
+  auto n =
+      std::distance(std::sregex_iterator(text.begin(), text.end(), winner), std::sregex_iterator());
   EXPECT_EQ(n, 18) << text;
 }
 
@@ -178,13 +183,15 @@ TEST(Pushgateway, PushedMetricsAppearUnderTheRanksGroup) {
   ASSERT_TRUE(st.ok()) << st.ToString() << "\n" << pgw->process->LogTail();
   auto scraped = HttpGet(pgw->port, "/metrics", 5s);
   ASSERT_TRUE(scraped.ok());
-  EXPECT_TRUE(Contains(scraped->body, "ccltune_tuning_duration_seconds{ccltune_job=\"job/with "
-                                      "spaces\",fingerprint=\"3f2a9c0d1e4b5a67\",instance=\"\","
-                                      "job=\"ccltune\",rank=\"3\"} 742.5"))
+  EXPECT_TRUE(Contains(scraped->body,
+                       "ccltune_tuning_duration_seconds{ccltune_job=\"job/with "
+                       "spaces\",fingerprint=\"3f2a9c0d1e4b5a67\",instance=\"\","
+                       "job=\"ccltune\",rank=\"3\"} 742.5"))
       << scraped->body.substr(0, 3000);
   // A second push of the same rank replaces the group (PUT), it does not add to it.
-  ASSERT_TRUE(PushgatewayClient::Push(pgw->url(), "job/with spaces", 3, filled.registry,
-                                      DeadlineIn(10)).ok());
+  ASSERT_TRUE(
+      PushgatewayClient::Push(pgw->url(), "job/with spaces", 3, filled.registry, DeadlineIn(10))
+          .ok());
   EXPECT_EQ(HttpGet(pgw->port, "/metrics", 5s)->body.find("742.5"),
             HttpGet(pgw->port, "/metrics", 5s)->body.rfind("742.5"));
 }

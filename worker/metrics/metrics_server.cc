@@ -7,8 +7,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 
 namespace ccltune::worker {
@@ -129,8 +129,7 @@ std::string MetricsServer::Respond(const std::string& request) const {
   if (method != "GET" && method != "HEAD")
     return HttpResponse("405 Method Not Allowed", "text/plain", "GET or HEAD only\n", true,
                         "Allow: GET, HEAD\r\n");
-  return HttpResponse("200 OK", core::kTextContentType, render_(),
-                      method == "GET");
+  return HttpResponse("200 OK", core::kTextContentType, render_(), method == "GET");
 }
 
 }  // namespace ccltune::worker

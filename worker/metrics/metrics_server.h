@@ -8,8 +8,8 @@
 // → 404, an oversized request → 431. No keep-alive: Prometheus reconnects each scrape.
 //
 // Thread-safety: construction and destruction on one thread; port() from any thread.
-// Ownership: `registry` (or what `render` reads) must outlive the server. RAII: the destructor stops the thread
-// (within one poll round, it is woken through a pipe) and closes the socket.
+// Ownership: `registry` (or what `render` reads) must outlive the server. RAII: the destructor
+// stops the thread (within one poll round, it is woken through a pipe) and closes the socket.
 #pragma once
 
 #include <functional>
@@ -39,8 +39,7 @@ class MetricsServer {
   // Same, for an exposition that is not one Registry (e.g. a component that refreshes gauges
   // before serializing). `render` runs on the server thread and must be thread-safe.
   using Render = std::function<std::string()>;
-  static core::Result<std::unique_ptr<MetricsServer>> Start(Render render,
-                                                            const Options& options);
+  static core::Result<std::unique_ptr<MetricsServer>> Start(Render render, const Options& options);
   ~MetricsServer();
   MetricsServer(const MetricsServer&) = delete;
   MetricsServer& operator=(const MetricsServer&) = delete;
@@ -58,7 +57,7 @@ class MetricsServer {
   Options options_;
   net::UniqueFd listener_;
   int port_ = 0;
-  net::UniqueFd wake_read_;   // the destructor writes to wake_write_ to stop Serve()
+  net::UniqueFd wake_read_;  // the destructor writes to wake_write_ to stop Serve()
   net::UniqueFd wake_write_;
   std::thread thread_;
 };

@@ -10,8 +10,8 @@ namespace {
 constexpr std::size_t kMaxResponseBytes = 64 * 1024;
 
 bool IsPlainSegmentChar(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-         c == '_' || c == '.' || c == '-';
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+         c == '.' || c == '-';
 }
 
 std::string Base64Url(const std::string& in) {
@@ -20,7 +20,8 @@ std::string Base64Url(const std::string& in) {
   std::string out;
   std::size_t i = 0;
   for (; i + 2 < in.size(); i += 3) {
-    unsigned v = (unsigned char)in[i] << 16 | (unsigned char)in[i + 1] << 8 | (unsigned char)in[i + 2];
+    unsigned v =
+        (unsigned char)in[i] << 16 | (unsigned char)in[i + 1] << 8 | (unsigned char)in[i + 2];
     for (int s : {18, 12, 6, 0}) out += kAlphabet[(v >> s) & 63];
   }
   if (std::size_t rest = in.size() - i; rest > 0) {
@@ -95,8 +96,8 @@ core::Status PushgatewayClient::Push(const std::string& job_id, int rank,
   auto answer = net::ReadUntil(fd.get(), "", kMaxResponseBytes, deadline);
   if (!answer.ok() && answer.status().code() != core::StatusCode::kFailedPrecondition)
     return answer.status().WithContext("push " + where);
-  return answer.ok() ? CheckAnswer(*answer, where) : core::Unavailable("push " + where +
-                                                                       ": answer too large");
+  return answer.ok() ? CheckAnswer(*answer, where)
+                     : core::Unavailable("push " + where + ": answer too large");
 }
 
 core::Status PushgatewayClient::Push(const std::string& url, const std::string& job_id, int rank,

@@ -41,36 +41,73 @@ core::Status WorkerMetrics::Register(core::Registry& r, const Options& o, Famili
   const std::vector<std::string> problem{"op", "dtype", "bytes"};
   const std::vector<std::string> choice{"op", "dtype", "bytes", "choice"};
   const std::size_t cap = o.max_label_sets;
-  CCLTUNE_RETURN_IF_ERROR(Take(r.AddHistogram({"ccltune_presync_wait_seconds",
-      "Time this rank waited in the pre-sync window for all ranks to arrive.", {}, cap,
-      PreSyncWaitBuckets()}), f.presync_wait));
-  CCLTUNE_RETURN_IF_ERROR(Take(r.AddGauge({"ccltune_presync_skew_seconds",
-      "Last minus first rank arrival in the pre-sync window (Redis TIME).", {}, cap, {}}),
-      f.presync_skew));
-  CCLTUNE_RETURN_IF_ERROR(Take(r.AddCounter({"ccltune_presync_timeouts_total",
-      "Pre-sync windows that expired before every rank arrived.", {}, cap, {}}),
-      f.presync_timeouts));
-  CCLTUNE_RETURN_IF_ERROR(Take(r.AddHistogram({"ccltune_barrier_seconds",
-      "Cost of the communicator barrier before each benchmark round.", {}, cap,
-      BarrierBuckets()}), f.barrier));
-  CCLTUNE_RETURN_IF_ERROR(Take(r.AddGauge({"ccltune_choice_time_seconds",
-      "Time per op of a choice: median over rounds of the max across ranks.", choice, cap,
-      {}}), f.choice_time));
+  CCLTUNE_RETURN_IF_ERROR(
+      Take(r.AddHistogram({"ccltune_presync_wait_seconds",
+                           "Time this rank waited in the pre-sync window for all ranks to arrive.",
+                           {},
+                           cap,
+                           PreSyncWaitBuckets()}),
+           f.presync_wait));
+  CCLTUNE_RETURN_IF_ERROR(
+      Take(r.AddGauge({"ccltune_presync_skew_seconds",
+                       "Last minus first rank arrival in the pre-sync window (Redis TIME).",
+                       {},
+                       cap,
+                       {}}),
+           f.presync_skew));
+  CCLTUNE_RETURN_IF_ERROR(
+      Take(r.AddCounter({"ccltune_presync_timeouts_total",
+                         "Pre-sync windows that expired before every rank arrived.",
+                         {},
+                         cap,
+                         {}}),
+           f.presync_timeouts));
+  CCLTUNE_RETURN_IF_ERROR(
+      Take(r.AddHistogram({"ccltune_barrier_seconds",
+                           "Cost of the communicator barrier before each benchmark round.",
+                           {},
+                           cap,
+                           BarrierBuckets()}),
+           f.barrier));
+  CCLTUNE_RETURN_IF_ERROR(
+      Take(r.AddGauge({"ccltune_choice_time_seconds",
+                       "Time per op of a choice: median over rounds of the max across ranks.",
+                       choice,
+                       cap,
+                       {}}),
+           f.choice_time));
   CCLTUNE_RETURN_IF_ERROR(Take(r.AddGauge({"ccltune_choice_busbw_bytes_per_second",
-      "Bus bandwidth of a choice as nccl-tests defines it.", choice, cap, {}}),
-      f.choice_busbw));
+                                           "Bus bandwidth of a choice as nccl-tests defines it.",
+                                           choice,
+                                           cap,
+                                           {}}),
+                               f.choice_busbw));
   CCLTUNE_RETURN_IF_ERROR(Take(r.AddGauge({"ccltune_winner_info",
-      "The winning choice of a problem (value is always 1).", choice, cap, {}}),
-      f.winner_info));
-  CCLTUNE_RETURN_IF_ERROR(Take(r.AddGauge({"ccltune_speedup_vs_default",
-      "Default choice time divided by winner time (1 = the default won).", problem, cap,
-      {}}), f.speedup));
-  CCLTUNE_RETURN_IF_ERROR(Take(r.AddCounter({"ccltune_choice_failures_total",
-      "Choices that did not produce a valid time, by choice and reason.",
-      {"choice", "reason"}, cap, {}}), f.choice_failures));
+                                           "The winning choice of a problem (value is always 1).",
+                                           choice,
+                                           cap,
+                                           {}}),
+                               f.winner_info));
+  CCLTUNE_RETURN_IF_ERROR(
+      Take(r.AddGauge({"ccltune_speedup_vs_default",
+                       "Default choice time divided by winner time (1 = the default won).",
+                       problem,
+                       cap,
+                       {}}),
+           f.speedup));
+  CCLTUNE_RETURN_IF_ERROR(
+      Take(r.AddCounter({"ccltune_choice_failures_total",
+                         "Choices that did not produce a valid time, by choice and reason.",
+                         {"choice", "reason"},
+                         cap,
+                         {}}),
+           f.choice_failures));
   return Take(r.AddGauge({"ccltune_tuning_duration_seconds",
-      "Seconds spent tuning so far; the total once tuning finished.", {}, cap, {}}),
-      f.tuning_duration);
+                          "Seconds spent tuning so far; the total once tuning finished.",
+                          {},
+                          cap,
+                          {}}),
+              f.tuning_duration);
 }
 
 core::Result<std::unique_ptr<WorkerMetrics>> WorkerMetrics::Create(core::Registry& registry,
