@@ -90,11 +90,21 @@ TEST(Chart, HelmLintAndTemplateWhenHelmIsAvailable) {
        {std::string("dashboards.enabled=true,metrics.serviceMonitor.enabled=true,"
                     "metrics.podMonitor.enabled=true"),
         std::string("redis.enabled=false,redis.externalURL=redis://r:6379/0,rbac.create=false")}) {
-    auto out = RunCommand({"helm", "template", "t", Chart().string(), "--set", set}, "", 120s);
+    auto out = RunCommand(
+        {"helm", "template", "t", Chart().string(), "--kube-version", "1.30.0", "--set", set}, "",
+        120s);
     ASSERT_TRUE(out.ok()) << out.status().ToString();
     EXPECT_EQ(out->exit_code, 0) << set << "\n" << out->output;
     EXPECT_NE(out->output.find("kind: Deployment"), std::string::npos) << out->output;
   }
+  // Without the bundled Redis, a URL is required: fail at render time, not in the cluster.
+  auto missing = RunCommand({"helm", "template", "t", Chart().string(), "--kube-version", "1.30.0",
+                             "--set", "redis.enabled=false"},
+                            "", 120s);
+  ASSERT_TRUE(missing.ok()) << missing.status().ToString();
+  EXPECT_NE(missing->exit_code, 0);
+  EXPECT_NE(missing->output.find("redis.externalURL is required"), std::string::npos)
+      << missing->output;
 }
 
 TEST(Chart, CrdsAreIdenticalToManifests) {

@@ -36,6 +36,14 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 app.kubernetes.io/component: controller
 {{- end }}
 
+{{/* Labels on the Redis objects: like ccltune.labels, but the redis component. */}}
+{{- define "ccltune.redisLabels" -}}
+helm.sh/chart: {{ include "ccltune.chart" . }}
+{{ include "ccltune.redisSelectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end }}
+
 {{- define "ccltune.redisSelectorLabels" -}}
 app.kubernetes.io/name: {{ include "ccltune.name" . }}-redis
 app.kubernetes.io/instance: {{ .Release.Name }}
