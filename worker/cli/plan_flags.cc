@@ -18,6 +18,18 @@ std::vector<std::string> SplitList(const std::string& s, char sep = ',') {
   return out;
 }
 
+// "nccl,nccl:algo=ring,proto=ll,rs+ag": commas separate choices and also the params of
+// one choice, so a piece that is only "key=value" continues the choice before it.
+std::vector<std::string> SplitChoices(const std::string& s) {
+  std::vector<std::string> out;
+  for (const auto& piece : SplitList(s)) {
+    const bool param = piece.find('=') != std::string::npos && piece.find(':') == std::string::npos;
+    if (param && !out.empty()) out.back() += "," + piece;
+    else out.push_back(piece);
+  }
+  return out;
+}
+
 Result<std::vector<std::uint64_t>> ParseSizesList(const std::string& text);
 
 // Sizes beyond the cap are rejected here so the message names the flag.
@@ -96,7 +108,7 @@ core::Status ApplyCollectiveFlags(const PlanFlags& f, const std::string& backend
     }
     if (!f.choices.empty()) {
       c.choices.clear();
-      for (const auto& name : SplitList(f.choices)) {
+      for (const auto& name : SplitChoices(f.choices)) {
         auto ch = core::ParseChoice(name, backend);
         if (!ch.ok()) return ch.status().WithContext("--choices");
         c.choices.push_back(ch->ToString());

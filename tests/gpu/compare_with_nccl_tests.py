@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+"""Tables for the README from one device run of tune_on_device.sh (files in OUT):
+tuning cost, accuracy of ccltune's `nccl` choice against nccl-tests, and NCCL default vs
+winner per size for allReduce (graph and eager). Reads ccltune's --json summaries and
+nccl-tests' stdout; prints Markdown."""
+import json
+import os
+import sys
+
+OPS = {"allReduce": "all_reduce", "allGather": "all_gather", "reduceScatter": "reduce_scatter"}
+
+
+def load_summary(out, name):
+    path = os.path.join(out, name + ".json")
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        return json.load(f)
+
+
+def nccl_tests(out, prefix, op, gpus):
+    """size -> (time_us, busbw) of the out-of-place columns."""
+    path = os.path.join(out, "%s_%s_%d.txt" % (prefix, OPS[op], gpus))
+    rows = {}
+    if not os.path.exists(path):
+        return rows
+    for line in open(path):
+        t = line.split()
+        if len(t) >= 8 and t[0].isdigit() and t[1].isdigit():
+            try:
+                rows[int(t[0])] = (float(t[5]), float(t[7]))
+            except ValueError:
+                pass
+    return rows
+
+
+def choice(rec, name):
+    for c in rec["choices"]:
+        if c["name"] == name and c["status"] == "ok":
+            return c
+    return None
+
+
+def cost_table(summary, name):
+    t = summary["timing"]
+    print("\n### Tuning cost: %s (%d ranks, %d problems)\n" % (name, summary["worldSize"],
+                                                              summary["problems"]))
+    print("| phase | seconds |\n|---|---|")
+    for key, label in [("commSetupS", "communicator setup + recoveries"),
+                       ("presyncS", "pre-sync window"), ("barriersS", "barriers"),
+                       ("timedRunsS", "timed rounds"), ("warmupVerifyS", "warm-up, verify, prepare"),
+                       ("tuningS", "benchmark loop in all")]:
+        print("| %s | %.2f |" % (label, t.get(key, 0)))
+    print("\npre-sync wait %.2f ms (max over ranks), skew %.2f ms; barrier median %.1f us" %
+          (summary["presync"]["waitMs"], summary["presync"]["skewMs"],
+           summary["barrier"]["medianUs"]))
+
+
+def accuracy_table(summary, out, gpus):
+    print("\n### `nccl` choice vs nccl-tests, %d GPUs, bf16, eager (busbw GB/s)\n" % gpus)
+    print("| op | size | ccltune time (us) | nccl-tests time (us) | ccltune busbw | "
+          "nccl-tests busbw | diff |")
+    print("|---|---|---|---|---|---|---|")
+    worst = {}
+    for rec in summary["records"]:
+        ref = nccl_tests(out, "nt", rec["op"], gpus).get(rec["bytes"])
+        mine = choice(rec, "nccl")
+        if not ref or not mine:
+            continue
+        diff = (mine["busbwGBs"] - ref[1]) / ref[1] * 100 if ref[1] > 0 else 0
+        if rec["bytes"] >= 1 << 20:
+            worst[rec["op"]] = max(worst.get(rec["op"], 0), abs(diff))
+        print("| %s | %d | %.2f | %.2f | %.2f | %.2f | %+.1f%% |" %
+              (rec["op"], rec["bytes"], mine["timeUs"], ref[0], mine["busbwGBs"], ref[1], diff))
+    for op, w in sorted(worst.items()):
+        print("\nworst |diff| at >= 1 MiB, %s: %.1f%%" % (op, w))
+
+
+def winner_table(graph, eager, out):
+    print("\n### allReduce bf16, 4 GPUs: NCCL default vs ccltune winner (us per op)\n")
+    print("| size | default (graph) | winner (graph) | time | speedup | default (eager) | "
+          "winner (eager) | time | speedup | nccl-tests graph |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    ntg = nccl_tests(out, "ntg", "allReduce", 4)
+    by_size = {r["bytes"]: r for r in eager["records"]} if eager else {}
+    for g in graph["records"]:
+        e = by_size.get(g["bytes"])
+        ref = ntg.get(g["bytes"])
+        print("| %d | %.2f | %s | %.2f | %.2fx | %s | %s | %s | %s | %s |" % (
+            g["bytes"], g["defaultTimeUs"], g["winner"], g["timeUs"], g["speedupVsDefault"],
+            "%.2f" % e["defaultTimeUs"] if e else "-", e["winner"] if e else "-",
+            "%.2f" % e["timeUs"] if e else "-", "%.2fx" % e["speedupVsDefault"] if e else "-",
+            "%.2f" % ref[0] if ref else "-"))
+
+
+def main(out):
+    for name in ("sweep4", "sweep2"):
+        s = load_summary(out, name)
+        if s:
+            cost_table(s, name)
+            accuracy_table(s, out, s["worldSize"])
+    graph, eager = load_summary(out, "graph4"), load_summary(out, "eager4")
+    if graph:
+        winner_table(graph, eager, out)
+    hang = load_summary(out, "hang4")
+    if hang:
+        print("\n### Hanging choice (test-hang), 4 GPUs, choiceTimeoutSeconds 5\n")
+        for rec in hang["records"]:
+            for c in rec["choices"]:
+                print("- %d B %s: %s %s" % (rec["bytes"], c["name"], c["status"],
+                                             c.get("reason", "")[:120]))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1] if len(sys.argv) > 1 else ".")

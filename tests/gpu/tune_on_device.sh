@@ -1,0 +1,84 @@
+#!/bin/bash
+# End-to-end ccltune on a GPU machine (issue 3's figures): `ccltune tune` with the NCCL
+# backend and its private Redis, a hanging choice and a killed rank through the real
+# Redis abort path, and nccl-tests side by side in the same run. Writes $OUT/tune.md.
+#
+# Here (build machine), once:
+#   cmake --build build -j2 --target ccltune ccltune_inproc_tuner
+#   /work/shared/tools/bundle-for-gpu.sh .gpu build/worker/ccltune build/worker/libccltune-inproc-tuner.so
+#   nccl-tests built outside the repository, binaries copied to .gpu/nccl-tests/ (optional)
+# There (repo root, .gpu/ carried): bash tests/gpu/tune_on_device.sh [section...]
+# Sections: sweep4 graph4 sweep2 faults nccltests (default: all). NVLink multicast stays off.
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 2
+[ -f .gpu/env.sh ] || { echo "no .gpu/env.sh: bundle first (see header)"; exit 2; }
+# shellcheck disable=SC1091
+source .gpu/env.sh
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+export CCLTUNE_INPROC_TUNER="$PWD/.gpu/bin/libccltune-inproc-tuner.so"
+export CCLTUNE_CACHE_DIR=${CCLTUNE_CACHE_DIR:-/tmp/ccltune-cache}
+OUT=${OUT:-$PWD/gpu-out}
+mkdir -p "$OUT"
+report=$OUT/tune.md
+sections=${*:-sweep4 graph4 sweep2 faults nccltests}
+log() { echo "$*" | tee -a "$report"; }
+: >"$report"
+log "# ccltune tune on $(hostname), $(date -u +%FT%TZ)"
+nvidia-smi -L | sed 's/^/    /' | tee -a "$report"
+nvidia-smi topo -m >"$OUT/topo.txt" 2>&1
+
+tune() {  # tune <name> <gpus csv> <args...>: timed `ccltune tune`, JSON kept
+  local name=$1 gpus=$2 n rc t0 t1
+  shift 2
+  n=$(echo "$gpus" | tr ',' '\n' | wc -l)
+  t0=$(date +%s.%N)
+  CUDA_VISIBLE_DEVICES=$gpus timeout -k 5 280 ccltune tune --backend nccl --ranks "$n" \
+    --json "$OUT/$name.json" "$@" >"$OUT/$name.txt" 2>&1
+  rc=$?
+  t1=$(date +%s.%N)
+  log "- $name: exit $rc, wall $(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.1f", b-a}') s: ccltune tune --ranks $n $*"
+}
+
+for s in $sections; do
+  case $s in
+    sweep4) tune sweep4 0,1,2,3 --op allReduce,allGather,reduceScatter --dtypes bf16 \
+              --sizes 1KiB:256MiB:2 ;;
+    graph4) tune graph4 0,1,2,3 --op allReduce --dtypes bf16 --sizes 1KiB:64MiB:4 --cuda-graph
+            tune eager4 0,1,2,3 --op allReduce --dtypes bf16 --sizes 1KiB:64MiB:4 ;;
+    sweep2) tune sweep2 0,1 --op allReduce,allGather,reduceScatter --dtypes bf16 \
+              --sizes 1KiB:256MiB:2 ;;
+    faults)
+      CCLTUNE_ENABLE_TEST_CHOICES=1 tune hang4 0,1,2,3 --op allReduce --dtypes bf16 \
+        --sizes 1MiB,16MiB --choices nccl,test-hang,nccl:algo=ring,proto=simple --choice-timeout 5
+      # A rank killed mid-benchmark: every other rank must end within choiceTimeout + 5 s.
+      CUDA_VISIBLE_DEVICES=0,1,2,3 ccltune tune --backend nccl --ranks 4 --op allReduce \
+        --dtypes bf16 --sizes 1KiB:256MiB:2 --choice-timeout 5 --no-publish \
+        >"$OUT/kill4.txt" 2>&1 &
+      tune_pid=$!
+      sleep 12
+      victim=$(pgrep -f -- "worker --rank 2 " | head -1)
+      kill -9 "$victim"
+      t0=$(date +%s.%N)
+      wait $tune_pid
+      rc=$?
+      t1=$(date +%s.%N)
+      log "- kill4: rank 2 (pid $victim) killed; tune exit $rc after $(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.1f", b-a}') s; survivors: $(pgrep -fc -- 'ccltune worker') still running"
+      grep -m3 "error" "$OUT/kill4.txt" | sed 's/^/    /' | tee -a "$report" ;;
+    nccltests)
+      if [ -x .gpu/nccl-tests/all_reduce_perf ]; then
+        for op in all_reduce all_gather reduce_scatter; do
+          for g in 4 2; do
+            devs=$([ $g = 4 ] && echo 0,1,2,3 || echo 0,1)
+            CUDA_VISIBLE_DEVICES=$devs timeout 120 ".gpu/nccl-tests/${op}_perf" -b 1K -e 256M \
+              -f 2 -t $g -g 1 -d bfloat16 -w 5 -n 20 -a 3 >"$OUT/nt_${op}_${g}.txt" 2>&1
+            CUDA_VISIBLE_DEVICES=$devs timeout 120 ".gpu/nccl-tests/${op}_perf" -b 1K -e 64M \
+              -f 4 -t $g -g 1 -d bfloat16 -w 5 -n 20 -a 3 -G 20 >"$OUT/ntg_${op}_${g}.txt" 2>&1
+          done
+        done
+      else
+        log "- nccl-tests: not carried (.gpu/nccl-tests/ missing)"
+      fi ;;
+  esac
+done
+python3 tests/gpu/compare_with_nccl_tests.py "$OUT" >>"$report" 2>&1
+cat "$report"
