@@ -263,8 +263,11 @@ TEST(Dashboards, EveryPanelHasAUnitTheDatasourceVariableAndAnExpr) {
     for (const auto& v : dash["templating"]["list"]) vars.insert(v["name"].get<std::string>());
     for (const char* v : {"datasource", "namespace", "job", "fingerprint"})
       EXPECT_TRUE(vars.count(v)) << name << " lacks variable " << v;
-    for (const auto& v : dash["templating"]["list"])
+    for (const auto& v : dash["templating"]["list"]) {
       if (v["name"] == "datasource") EXPECT_EQ(v["query"], "prometheus");
+      // The live test resolves `definition`: it must be the query Grafana runs.
+      if (v["type"] == "query") EXPECT_EQ(v["query"], v["definition"]) << v.dump();
+    }
     for (const auto& panel : AllPanels(dash)) {
       if (panel.value("type", "") == "row") continue;
       std::string title = panel.value("title", "?");
