@@ -117,6 +117,8 @@ core::Result<std::vector<ChildProcess>> SpawnRanks(const RankLaunch& l,
       argv.insert(argv.end(), {"--metrics-port", std::to_string(l.metrics_port_base + ranks[i])});
     if (!l.pushgateway.empty()) argv.insert(argv.end(), {"--pushgateway", l.pushgateway});
     if (!l.publish) argv.push_back("--no-publish");
+    if (l.metrics_linger_seconds > 0)
+      argv.insert(argv.end(), {"--metrics-linger", std::to_string(l.metrics_linger_seconds)});
     std::map<std::string, std::string> env;
     if (!l.redis_password.empty()) env["CCLTUNE_REDIS_PASSWORD"] = l.redis_password;
     CCLTUNE_ASSIGN_OR_RETURN(auto child, ChildProcess::Spawn(argv, env));
@@ -179,7 +181,8 @@ int RunTune(const TuneOptions& o) {
                     dir + "/plan.json",
                     o.metrics_port_base,
                     o.pushgateway,
-                    o.publish};
+                    o.publish,
+                    o.metrics_linger_seconds};
   std::vector<int> ranks(o.ranks);
   for (int r = 0; r < o.ranks; ++r) ranks[r] = r;
   std::fprintf(stderr, "ccltune tune: job %s, %d ranks, backend %s, Redis %s\n", job_id.c_str(),

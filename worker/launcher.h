@@ -43,6 +43,7 @@ struct RankLaunch {
   int metrics_port_base = -1;
   std::string pushgateway;
   bool publish = true;
+  double metrics_linger_seconds = 0;
 };
 
 // Spawns `ccltune worker` for the given ranks (local_rank = index in `ranks`).

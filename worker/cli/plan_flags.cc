@@ -24,8 +24,10 @@ std::vector<std::string> SplitChoices(const std::string& s) {
   std::vector<std::string> out;
   for (const auto& piece : SplitList(s)) {
     const bool param = piece.find('=') != std::string::npos && piece.find(':') == std::string::npos;
-    if (param && !out.empty()) out.back() += "," + piece;
-    else out.push_back(piece);
+    if (param && !out.empty())
+      out.back() += "," + piece;
+    else
+      out.push_back(piece);
   }
   return out;
 }

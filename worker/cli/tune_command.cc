@@ -81,6 +81,9 @@ Runner AddTuneCommand(CLI::App& app) {
                 "Rank r serves /metrics on this port + r")
       ->check(CLI::Range(1, 65000));
   c->add_option("--pushgateway", f->options.pushgateway, "Push final metrics here (http://...)");
+  c->add_option("--metrics-linger", f->options.metrics_linger_seconds,
+                "Ranks keep /metrics up this many seconds after the end (a last scrape)")
+      ->check(CLI::Range(0.0, 600.0));
   c->add_flag("--verbose,-v", f->options.verbose, "Show every choice under each size");
   c->add_flag(
       "--no-publish", [f](std::int64_t) { f->options.publish = false; },
