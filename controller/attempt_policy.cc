@@ -51,9 +51,9 @@ core::Result<Step> EnsureAttemptPods(ReconcilerDeps& deps, JobContext& ctx) {
   CCLTUNE_RETURN_IF_ERROR(ListJobPods(deps, ctx));
   int attempt = ctx.attempt();
   int expected = ctx.spec.pods();
-  if (ctx.status.value("pods", Json::object()).value("total", 0) == expected) {
-    return Step::kContinue;
-  }
+  // Pods already made for this attempt: a spec edited since then applies to the next attempt
+  // (one attempt never mixes pods of two specs).
+  if (ctx.status.value("pods", Json::object()).value("total", 0) != 0) return Step::kContinue;
   CCLTUNE_RETURN_IF_ERROR(EnsurePlanConfigMap(deps, ctx));
   CCLTUNE_RETURN_IF_ERROR(CreateMissingPods(deps, ctx, attempt));
   core::LogInfo("job " + ctx.ns() + "/" + ctx.name() + ": attempt " + std::to_string(attempt) +

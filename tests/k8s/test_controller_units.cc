@@ -66,10 +66,10 @@ TEST(WorkQueue, AddAfterWaitsForTheDelay) {
 
 TEST(TimeUtil, RoundTripsMetaAndMicroTime) {
   auto t = Clock::from_time_t(1795000000) + 123456us;
-  EXPECT_EQ(FormatTime(t), "2026-11-18T08:26:40Z");
-  EXPECT_EQ(FormatMicroTime(t), "2026-11-18T08:26:40.123456Z");
+  EXPECT_EQ(FormatTime(t), "2026-11-18T11:06:40Z");
+  EXPECT_EQ(FormatMicroTime(t), "2026-11-18T11:06:40.123456Z");
   EXPECT_EQ(*ParseTime(FormatMicroTime(t)), t);
-  EXPECT_EQ(*ParseTime("2026-11-18T09:26:40+01:00"), Clock::from_time_t(1795000000));
+  EXPECT_EQ(*ParseTime("2026-11-18T12:06:40+01:00"), Clock::from_time_t(1795000000));
   EXPECT_FALSE(ParseTime("yesterday"));
 }
 
@@ -162,14 +162,15 @@ TEST(ResultsSummary, WinnersAreCappedAndGeomeanComputed) {
                        {"speedupVsDefault", i % 2 ? 4.0 : 1.0}, {"busbwGBs", 1.0},
                        {"choices", Json::array({{{"name", "ring"}, {"params", Json::object()},
                                                  {"timeUs", 2.0}, {"minUs", 1.0}, {"maxUs", 3.0},
-                                                 {"status", "ok"}}})},
+                                                 {"busbwGBs", 1.0}, {"status", "ok"}}})},
                        {"worldSize", 4}, {"tunedAt", "2026-11-22T08:00:00Z"}, {"jobId", "u"},
                        {"attempt", 0}, {"toolVersion", "0.1.0"}});
   }
   Json summary = {{"fingerprint", "fp"}, {"presync", {{"waitMs", 3.5}, {"skewMs", 1.0}}},
                   {"problems", 70}, {"published", 70}, {"records", records}};
   Json status = Json::object();
-  ASSERT_TRUE(FillResults(status, summary).ok());
+  core::Status filled = FillResults(status, summary);
+  ASSERT_TRUE(filled.ok()) << filled.ToString();
   EXPECT_EQ(status["results"]["winners"].size(), kMaxWinners);
   EXPECT_NEAR(status["results"]["speedupGeomean"].get<double>(), 2.0, 1e-9);
   EXPECT_EQ(status["preSync"]["waitMs"], 3.5);
