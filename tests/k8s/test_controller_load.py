@@ -13,6 +13,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from test_controller_common import FINAL, JOBS, ControllerEnv, test_failed, tiny_spec, wait_until  # noqa: E402
 
 N = int(os.environ.get('CCLTUNE_LOAD_JOBS', '200'))
+WORKERS = int(os.environ.get('CCLTUNE_LOAD_WORKERS', '1'))
 
 
 class LoadTest(unittest.TestCase):
@@ -20,7 +21,7 @@ class LoadTest(unittest.TestCase):
         self.env = ControllerEnv(nodes=4, sim_args=['--node-pods', '200'])
         self.addCleanup(lambda: self.env.close(failed=test_failed(self)))
         self.env.install_crd()
-        self.ctl = self.env.start_controller()
+        self.ctl = self.env.start_controller(extra_args=['--workers', str(WORKERS)])
 
     def final_count(self):
         items = self.env.api('GET', JOBS)[1].get('items', [])
@@ -45,9 +46,10 @@ class LoadTest(unittest.TestCase):
         busy = self.ctl.metric('ccltune_reconcile_duration_seconds_sum')
         print('LOAD: %d reconciles, %.1f reconciles/s, %.1f jobs/s, controller peak RSS %.1f MiB'
               % (reconciles, reconciles / elapsed, N / elapsed, rss_mib))
-        # The rate above is paced by the workers; this is what one reconcile worker can do.
-        print('LOAD: mean reconcile %.1f ms (worker busy %.0f%% of the run) -> capacity ~%.0f reconciles/s'
-              % (1000 * busy / reconciles, 100 * busy / elapsed, reconciles / busy))
+        # Busy near 100% per worker means the controller paced the run; on the 2-core build
+        # machine the simulator and 200 worker processes share its CPUs.
+        print('LOAD: %d reconcile worker(s), mean reconcile %.1f ms, workers busy %.0f%% of the run'
+              % (WORKERS, 1000 * busy / reconciles, 100 * busy / elapsed / WORKERS))
         self.assertEqual(phases.get('Succeeded'), N, phases)
         self.assertEqual(self.ctl.metric('ccltune_jobs', 'phase="Succeeded"'), N)
 
