@@ -4,6 +4,8 @@
 #include <charconv>
 #include <cstdlib>
 
+#include "core/redis_client.h"
+
 namespace ccltune::plugin {
 namespace {
 
@@ -28,6 +30,10 @@ core::Result<PluginConfig> PluginConfigFromEnv() {
   PluginConfig c;
   c.results_file = Env("CCLTUNE_RESULTS_FILE");
   c.redis_url = Env("CCLTUNE_REDIS_URL");
+  if (!c.redis_url.empty()) {
+    auto ep = core::ParseRedisUrl(c.redis_url);  // the message never repeats a password
+    if (!ep.ok()) return ep.status().WithContext("CCLTUNE_REDIS_URL");
+  }
   if (const std::string t = Env("CCLTUNE_PLUGIN_TIMEOUT_MS"); !t.empty()) {
     CCLTUNE_ASSIGN_OR_RETURN(c.load_timeout, ParseTimeout(t));
   }

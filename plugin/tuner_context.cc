@@ -59,6 +59,14 @@ void TunerContext::Load(std::uint64_t comm_id, std::size_t n_ranks, std::size_t 
   table_ = WinnerTable::Build(std::move(loaded->records), config->dtype);
   log_.Write(abi::kLogInfo, flags, __LINE__,
              where + ": " + table_.Describe() + " in " + std::to_string(MsSince(start)) + " ms");
+  // ccltune measured ctas=N with minCTAs=maxCTAs=N at communicator creation; a tuner can
+  // only pick up to the communicator's own channel count (24 on 4xH200, seen on GPUs).
+  if (const int n = table_.max_channels(); n > 0)
+    log_.Write(abi::kLogInfo, flags, __LINE__,
+               "winners ask for up to " + std::to_string(n) +
+                   " channels; NCCL caps them at the communicator's channel count, so set "
+                   "NCCL_MIN_CTAS=" +
+                   std::to_string(n) + " to get what ccltune measured");
 }
 
 void TunerContext::GetCollInfo(int coll_type, std::size_t n_bytes, float** cost_table, int num_algo,

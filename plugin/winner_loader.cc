@@ -44,11 +44,17 @@ core::Result<ParsedFile> RunBounded(std::function<core::Result<ParsedFile>()> wo
 }
 
 core::Result<ParsedFile> LoadFile(const std::string& path, const std::string& fingerprint) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return core::NotFound("CCLTUNE_RESULTS_FILE " + path + " cannot be opened");
-  std::string text;
-  text.resize(kMaxResultsFileBytes + 1);  // one past the cap: the parser says "too big"
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) return core::Unavailable("CCLTUNE_RESULTS_FILE " + path + " cannot be opened");
+  const std::streamoff size = in.tellg();
+  if (size < 0) return core::Unavailable("CCLTUNE_RESULTS_FILE " + path + " cannot be read");
+  if (static_cast<std::uint64_t>(size) > kMaxResultsFileBytes)
+    return core::DataLoss("CCLTUNE_RESULTS_FILE " + path + " is " + std::to_string(size) +
+                          " bytes, more than the " + std::to_string(kMaxResultsFileBytes) +
+                          " allowed");
+  std::string text(static_cast<std::size_t>(size), '\0');
+  in.seekg(0);
+  in.read(text.data(), size);
   text.resize(static_cast<std::size_t>(in.gcount()));
   auto parsed = ParseResultsFile(text);
   if (!parsed.ok()) return parsed.status().WithContext(path);

@@ -100,6 +100,14 @@ std::size_t WinnerTable::size() const {
   return n;
 }
 
+int WinnerTable::max_channels() const {
+  int n = 0;
+  for (const auto& v : by_func_)
+    for (const auto& r : v)
+      if (r.nccl_internal) n = std::max(n, r.forced.channels);
+  return n;
+}
+
 std::string WinnerTable::Describe() const {
   std::string out;
   for (const auto& v : by_func_) {

@@ -45,6 +45,8 @@ class WinnerTable {
   // The record of the tuned size nearest to n_bytes for an ncclFunc_t; nullptr when none.
   const WinnerRecord* Lookup(int nccl_func, std::uint64_t n_bytes) const;
   std::size_t size() const;
+  // The largest channel count a winner asks for (ctas=N), 0 when none does.
+  int max_channels() const;
   // "allReduce bf16/sum 12 sizes (9 forced); allGather ..." for the init log line.
   std::string Describe() const;
 
