@@ -20,8 +20,8 @@ using Json = nlohmann::json;
 core::Status EnsurePlanConfigMap(ReconcilerDeps& deps, JobContext& ctx) {
   auto created = deps.kube.Create(ConfigMapsPath(ctx.ns()), BuildPlanConfigMap(ctx));
   if (created.ok() || !IsAlreadyExists(created.status())) return created.status();
-  CCLTUNE_ASSIGN_OR_RETURN(
-      Json cm, deps.kube.Get(ConfigMapPath(ctx.ns(), PlanConfigMapName(ctx.name()))));
+  CCLTUNE_ASSIGN_OR_RETURN(Json cm,
+                           deps.kube.Get(ConfigMapPath(ctx.ns(), PlanConfigMapName(ctx.name()))));
   for (const Json& ref : cm["metadata"].value("ownerReferences", Json::array())) {
     if (ref.value("uid", "") == ctx.uid()) return core::Status::Ok();
   }
@@ -35,7 +35,8 @@ core::Status CreateMissingPods(ReconcilerDeps& deps, JobContext& ctx, int attemp
   for (const Json& pod : AttemptPods(ctx, attempt)) existing.insert(pod["metadata"]["name"]);
   for (int i = 0; i < ctx.spec.pods(); ++i) {
     if (existing.count(PodName(ctx.name(), attempt, i))) continue;
-    auto created = deps.kube.Create(PodsPath(ctx.ns()), BuildPod(ctx, deps.ccltune_command, attempt, i));
+    auto created =
+        deps.kube.Create(PodsPath(ctx.ns()), BuildPod(ctx, deps.ccltune_command, attempt, i));
     if (created.ok()) {
       ctx.pods.push_back(*created);
     } else if (!IsAlreadyExists(created.status())) {
@@ -61,8 +62,8 @@ core::Result<Step> EnsureAttemptPods(ReconcilerDeps& deps, JobContext& ctx) {
   RecordEvent(deps, ctx, false, "AttemptStarted",
               "attempt " + std::to_string(attempt) + ": " + std::to_string(expected) + " pods");
   ctx.status["attempt"] = attempt;
-  ctx.status["pods"] = {{"total", expected}, {"pending", expected}, {"running", 0},
-                        {"succeeded", 0}, {"failed", 0}};
+  ctx.status["pods"] = {
+      {"total", expected}, {"pending", expected}, {"running", 0}, {"succeeded", 0}, {"failed", 0}};
   if (!ctx.status.contains("startTime")) ctx.status["startTime"] = FormatTime(ctx.now);
   if (ctx.status.value("phase", "") != "Running") ctx.status["phase"] = "Pending";
   return Step::kContinue;

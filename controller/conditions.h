@@ -3,9 +3,8 @@
 // condition's status flips, as `kubectl wait` and humans expect.
 #pragma once
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "controller/time_util.h"
 

@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "controller/app_state.h"
 #include "controller/http_server.h"
 #include "controller/informer.h"
 #include "controller/job_redis.h"
@@ -18,7 +19,6 @@
 #include "controller/metrics.h"
 #include "controller/reconciler.h"
 #include "controller/results_api.h"
-#include "controller/app_state.h"
 #include "core/log.h"
 
 namespace ccltune::controller {
@@ -51,7 +51,8 @@ core::Result<JobDefaults> MakeDefaults(const ControllerOptions& o) {
 
 long long NowMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::steady_clock::now().time_since_epoch()).count();
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
 }
 
 void ReconcileOne(App& app, const std::string& key) {
@@ -120,8 +121,10 @@ core::Status RunController(const ControllerOptions& options, const std::atomic<b
   app->results = std::make_unique<ResultsApi>(options.redis_url, pw ? pw : "");
   app->reconciler = std::make_unique<JobReconciler>(
       ReconcilerDeps{*app->kube, *app->redis, app->metrics, defaults, options.ccltune_command});
-  CCLTUNE_ASSIGN_OR_RETURN(auto http, HttpServer::Start(options.metrics_port, MakeHttpHandler(*app)));
-  core::LogInfo("serving /healthz /readyz /metrics /api/v1 on port " + std::to_string(http->port()));
+  CCLTUNE_ASSIGN_OR_RETURN(auto http,
+                           HttpServer::Start(options.metrics_port, MakeHttpHandler(*app)));
+  core::LogInfo("serving /healthz /readyz /metrics /api/v1 on port " +
+                std::to_string(http->port()));
   std::vector<std::thread> threads;
   MakeInformers(*app);
   // Informer threads block inside watch reads; they end with the process, not joined.

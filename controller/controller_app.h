@@ -11,11 +11,11 @@
 namespace ccltune::controller {
 
 struct ControllerOptions {
-  std::string kubeconfig;           // empty: in-cluster config
-  std::string watch_namespace;      // empty: all namespaces
+  std::string kubeconfig;       // empty: in-cluster config
+  std::string watch_namespace;  // empty: all namespaces
   bool leader_elect = false;
   std::string lease_name = "ccltune-controller";
-  std::string lease_namespace;      // empty: the config's namespace
+  std::string lease_namespace;  // empty: the config's namespace
   int metrics_port = 8080;
   std::string worker_image;
   std::string ccltune_command = "ccltune";
@@ -23,7 +23,7 @@ struct ControllerOptions {
   std::string redis_password_secret;  // "name/key" given to pods of jobs without one
   int workers = 1;
   int watch_timeout_seconds = 300;
-  std::string identity;             // empty: hostname + random suffix
+  std::string identity;  // empty: hostname + random suffix
 };
 
 // Runs until `stop` becomes true (SIGTERM). Errors: bad configuration, port in use.

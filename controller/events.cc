@@ -34,7 +34,8 @@ void RecordEvent(ReconcilerDeps& deps, const JobContext& ctx, bool warning,
       {"lastTimestamp", now},
       {"count", 1}};
   auto r = deps.kube.Create(EventsPath(ctx.ns()), event);
-  if (!r.ok()) core::LogDebug("event " + reason + " on " + ctx.name() + ": " + r.status().ToString());
+  if (!r.ok())
+    core::LogDebug("event " + reason + " on " + ctx.name() + ": " + r.status().ToString());
 }
 
 }  // namespace ccltune::controller

@@ -50,8 +50,8 @@ core::Result<Step> HandleAttemptFailure(ReconcilerDeps& deps, JobContext& ctx) {
     return Step::kStop;
   }
   ctx.status["attempt"] = ctx.attempt() + 1;
-  ctx.status["pods"] = {{"total", 0}, {"pending", 0}, {"running", 0}, {"succeeded", 0},
-                        {"failed", 0}};
+  ctx.status["pods"] = {
+      {"total", 0}, {"pending", 0}, {"running", 0}, {"succeeded", 0}, {"failed", 0}};
   ctx.status["phase"] = "Pending";
   SetCondition(ctx.status, "Failed", false, "AttemptFailed",
                "attempt " + std::to_string(ctx.attempt() - 1) + " failed, retrying: " + why,

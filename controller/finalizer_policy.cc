@@ -34,14 +34,14 @@ std::string RedisUrlOf(const ReconcilerDeps& deps, const Json& job) {
 core::Status CleanupRedis(ReconcilerDeps& deps, JobContext& ctx) {
   auto deleted = deps.redis.DeleteJobKeys(RedisUrlOf(deps, ctx.job), ctx.uid());
   if (deleted.ok()) {
-    core::LogInfo("job " + ctx.ns() + "/" + ctx.name() + ": deleted " +
-                  std::to_string(*deleted) + " Redis keys");
+    core::LogInfo("job " + ctx.ns() + "/" + ctx.name() + ": deleted " + std::to_string(*deleted) +
+                  " Redis keys");
     return core::Status::Ok();
   }
   auto since = ParseTime(ctx.job["metadata"].value("deletionTimestamp", ""));
   if (since && ctx.now - *since > kCleanupGiveUp) {
-    core::LogWarn("job " + ctx.ns() + "/" + ctx.name() + ": giving up Redis cleanup: " +
-                  deleted.status().ToString());
+    core::LogWarn("job " + ctx.ns() + "/" + ctx.name() +
+                  ": giving up Redis cleanup: " + deleted.status().ToString());
     return core::Status::Ok();
   }
   return deleted.status().WithContext("finalizer cleanup");
@@ -52,7 +52,8 @@ core::Status CleanupRedis(ReconcilerDeps& deps, JobContext& ctx) {
 core::Result<Step> EnsureFinalizer(ReconcilerDeps& deps, JobContext& ctx) {
   if (HasFinalizer(ctx.job)) return Step::kContinue;
   Json updated = ctx.job;
-  if (!updated["metadata"].contains("finalizers")) updated["metadata"]["finalizers"] = Json::array();
+  if (!updated["metadata"].contains("finalizers"))
+    updated["metadata"]["finalizers"] = Json::array();
   updated["metadata"]["finalizers"].push_back(kFinalizer);
   CCLTUNE_ASSIGN_OR_RETURN(ctx.job, deps.kube.Update(JobPath(ctx.ns(), ctx.name()), updated));
   return Step::kContinue;

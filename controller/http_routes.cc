@@ -16,7 +16,8 @@ constexpr long long kWorkerStuckMs = 120000;
 
 long long NowMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::steady_clock::now().time_since_epoch()).count();
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
 }
 
 HttpResponse Healthz(App& app) {

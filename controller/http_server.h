@@ -17,8 +17,8 @@ namespace ccltune::controller {
 
 struct HttpRequest {
   std::string method;
-  std::string path;                           // without the query
-  std::map<std::string, std::string> query;   // decoded
+  std::string path;                          // without the query
+  std::map<std::string, std::string> query;  // decoded
 };
 
 struct HttpResponse {

@@ -5,11 +5,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "controller/job_spec.h"
 #include "controller/time_util.h"
@@ -26,10 +25,10 @@ inline constexpr const char* kAttemptLabel = "ccltune.io/attempt";
 inline constexpr const char* kPodIndexLabel = "ccltune.io/pod-index";
 
 struct JobContext {
-  nlohmann::json job;                   // fresh copy from the API server
-  nlohmann::json status;                // desired status: written once at the end
-  JobSpec spec;                         // valid once the validation step passed
-  std::vector<nlohmann::json> pods;     // pods owned by this job (any attempt)
+  nlohmann::json job;                // fresh copy from the API server
+  nlohmann::json status;             // desired status: written once at the end
+  JobSpec spec;                      // valid once the validation step passed
+  std::vector<nlohmann::json> pods;  // pods owned by this job (any attempt)
   Clock::time_point now = Clock::now();
   std::optional<std::chrono::milliseconds> requeue_after;
 

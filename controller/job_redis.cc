@@ -35,8 +35,8 @@ core::Result<nlohmann::json> JobRedis::ReadSummary(const std::string& url,
   return j;
 }
 
-core::Result<AttemptProgress> JobRedis::Progress(const std::string& url,
-                                                 const std::string& job_id, int attempt) {
+core::Result<AttemptProgress> JobRedis::Progress(const std::string& url, const std::string& job_id,
+                                                 int attempt) {
   CCLTUNE_ASSIGN_OR_RETURN(auto redis, Open(url, password_));
   core::JobKeys keys(job_id, attempt);
   AttemptProgress p;
@@ -47,17 +47,15 @@ core::Result<AttemptProgress> JobRedis::Progress(const std::string& url,
   return p;
 }
 
-core::Result<long long> JobRedis::DeleteJobKeys(const std::string& url,
-                                                const std::string& job_id) {
+core::Result<long long> JobRedis::DeleteJobKeys(const std::string& url, const std::string& job_id) {
   CCLTUNE_ASSIGN_OR_RETURN(auto redis, Open(url, password_));
   std::string cursor = "0";
   long long deleted = 0;
   // SCAN, not KEYS: KEYS blocks a shared Redis for the whole keyspace.
   do {
-    CCLTUNE_ASSIGN_OR_RETURN(
-        core::RedisValue page,
-        redis->Command({"SCAN", cursor, "MATCH", core::JobKeys::JobPattern(job_id), "COUNT",
-                        "500"}));
+    CCLTUNE_ASSIGN_OR_RETURN(core::RedisValue page,
+                             redis->Command({"SCAN", cursor, "MATCH",
+                                             core::JobKeys::JobPattern(job_id), "COUNT", "500"}));
     if (page.elements.size() != 2) return core::Internal("SCAN: unexpected reply");
     cursor = page.elements[0].str;
     std::vector<std::string> del{"DEL"};

@@ -6,9 +6,8 @@
 // (once per finished attempt or deleted job) and this keeps the class thread-safe.
 #pragma once
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "core/status.h"
 

@@ -54,9 +54,11 @@ Status ParseTemplate(const Json& spec, const JobDefaults& defaults, JobSpec& out
   const std::string p = "spec.template.";
   Json t = spec.value("template", Json::object());
   if (!t.is_object()) return InvalidArgument("spec.template: must be an object");
-  CCLTUNE_RETURN_IF_ERROR(OnlyKnownFields(
-      t, {"image", "imagePullPolicy", "resources", "nodeSelector", "tolerations", "affinity",
-          "schedulerName", "priorityClassName", "hostIPC"}, p));
+  CCLTUNE_RETURN_IF_ERROR(
+      OnlyKnownFields(t,
+                      {"image", "imagePullPolicy", "resources", "nodeSelector", "tolerations",
+                       "affinity", "schedulerName", "priorityClassName", "hostIPC"},
+                      p));
   for (const char* k : {"image", "imagePullPolicy", "schedulerName", "priorityClassName"}) {
     CCLTUNE_RETURN_IF_ERROR(CheckType(t, k, p, Json::value_t::string, "a string"));
   }
@@ -158,8 +160,9 @@ Result<JobSpec> ParseJobSpec(const Json& spec, const JobDefaults& defaults) {
   if (!spec.is_object()) return InvalidArgument("spec: required");
   JobSpec out;
   CCLTUNE_RETURN_IF_ERROR(OnlyKnownFields(
-      spec, {"worldSize", "gpusPerPod", "backend", "template", "collectives", "benchmark", "cache",
-             "backoffLimit", "activeDeadlineSeconds", "ttlSecondsAfterFinished", "suspend"},
+      spec,
+      {"worldSize", "gpusPerPod", "backend", "template", "collectives", "benchmark", "cache",
+       "backoffLimit", "activeDeadlineSeconds", "ttlSecondsAfterFinished", "suspend"},
       "spec."));
   CCLTUNE_RETURN_IF_ERROR(ParseShape(spec, out));
   CCLTUNE_RETURN_IF_ERROR(ParseTemplate(spec, defaults, out));

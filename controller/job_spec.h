@@ -4,10 +4,9 @@
 // already reject some of these; the controller does not rely on it.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 #include "core/plan.h"
 #include "core/status.h"
@@ -24,7 +23,7 @@ struct JobSpec {
   std::string backend = "nccl";
   nlohmann::json pod_template = nlohmann::json::object();  // validated spec.template
   core::Plan plan;
-  std::string redis_url;                    // spec.cache.redisURL or the controller default
+  std::string redis_url;                     // spec.cache.redisURL or the controller default
   std::optional<SecretKeyRef> password_ref;  // spec.cache.passwordSecretRef or the default
   bool publish = true;
   int backoff_limit = 2;

@@ -15,9 +15,8 @@
 
 #include <functional>
 #include <memory>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "controller/kube_config.h"
 #include "core/status.h"

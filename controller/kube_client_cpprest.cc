@@ -1,11 +1,11 @@
 // The cpprestsdk adapter behind KubeClient: the only file of the controller that includes
 // cpprest (its headers compile slowly and its U() macro clashes with fmt). Exceptions from
 // cpprest stop here and become Status values.
-#include <boost/asio/ssl.hpp>
+#include <cpprest/containerstream.h>
 #include <cpprest/http_client.h>
 #include <cpprest/rawptrstream.h>
-#include <cpprest/containerstream.h>
 
+#include <boost/asio/ssl.hpp>
 #include <chrono>
 #include <memory>
 
@@ -42,8 +42,8 @@ class CpprestKubeClient : public KubeClient {
                 "patch " + path);
   }
   core::Status Delete(const std::string& path) override {
-    Json opts = {{"kind", "DeleteOptions"}, {"apiVersion", "v1"},
-                 {"propagationPolicy", "Background"}};
+    Json opts = {
+        {"kind", "DeleteOptions"}, {"apiVersion", "v1"}, {"propagationPolicy", "Background"}};
     auto r = Call(http::methods::DEL, path, &opts, "application/json", "delete " + path);
     return r.status();
   }
@@ -91,7 +91,8 @@ core::Result<Json> CpprestKubeClient::Call(const http::method& m, const std::str
   try {
     http::http_request req = MakeRequest(m, path);
     // replace: a stray invalid UTF-8 byte must not turn into an exception mid-reconcile.
-    if (body) req.set_body(body->dump(-1, ' ', false, Json::error_handler_t::replace), content_type);
+    if (body)
+      req.set_body(body->dump(-1, ' ', false, Json::error_handler_t::replace), content_type);
     http::http_response resp = client_.request(req).get();
     std::string text = resp.extract_utf8string(true).get();
     int code = resp.status_code();
@@ -128,13 +129,13 @@ core::Status CpprestKubeClient::Watch(const std::string& path, int timeout_secon
   std::string what = "watch " + path;
   try {
     // A client per watch: its idle timeout differs from the request client's.
-    http_client client(config_.server,
-                       MakeConfig(std::chrono::seconds(timeout_seconds + kWatchTimeoutMarginSeconds)));
+    http_client client(
+        config_.server,
+        MakeConfig(std::chrono::seconds(timeout_seconds + kWatchTimeoutMarginSeconds)));
     std::string sep = path.find('?') == std::string::npos ? "?" : "&";
     http::http_request req = MakeRequest(
-        http::methods::GET,
-        path + sep + "watch=true&allowWatchBookmarks=true&timeoutSeconds=" +
-            std::to_string(timeout_seconds));
+        http::methods::GET, path + sep + "watch=true&allowWatchBookmarks=true&timeoutSeconds=" +
+                                std::to_string(timeout_seconds));
     http::http_response resp = client.request(req).get();
     if (resp.status_code() != 200) {
       return StatusFromHttp(resp.status_code(), resp.extract_utf8string(true).get(), what);

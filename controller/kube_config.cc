@@ -1,12 +1,11 @@
 #include "controller/kube_config.h"
 
 #include <sys/stat.h>
+#include <yaml-cpp/yaml.h>
 
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
-
-#include <yaml-cpp/yaml.h>
 
 namespace ccltune::controller {
 namespace {

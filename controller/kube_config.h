@@ -11,11 +11,11 @@
 namespace ccltune::controller {
 
 struct KubeConfig {
-  std::string server;           // "https://10.0.0.1:443" or "http://127.0.0.1:PORT"
-  std::string token;            // static token (kubeconfig `token`)
-  std::string token_file;       // re-read on change (in-cluster, kubeconfig `tokenFile`)
-  std::string ca_file;          // PEM file
-  std::string ca_data;          // PEM text (kubeconfig certificate-authority-data, decoded)
+  std::string server;      // "https://10.0.0.1:443" or "http://127.0.0.1:PORT"
+  std::string token;       // static token (kubeconfig `token`)
+  std::string token_file;  // re-read on change (in-cluster, kubeconfig `tokenFile`)
+  std::string ca_file;     // PEM file
+  std::string ca_data;     // PEM text (kubeconfig certificate-authority-data, decoded)
   bool insecure_skip_tls_verify = false;
   std::string default_namespace = "default";
 };

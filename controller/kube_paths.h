@@ -6,9 +6,7 @@
 
 namespace ccltune::controller {
 
-inline std::string NsPrefix(const std::string& ns) {
-  return ns.empty() ? "" : "/namespaces/" + ns;
-}
+inline std::string NsPrefix(const std::string& ns) { return ns.empty() ? "" : "/namespaces/" + ns; }
 inline std::string JobsPath(const std::string& ns) {
   return "/apis/ccltune.io/v1alpha1" + NsPrefix(ns) + "/collectivetuningjobs";
 }

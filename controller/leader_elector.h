@@ -15,7 +15,7 @@
 namespace ccltune::controller {
 
 struct LeaderElectionConfig {
-  std::string ns;        // namespace of the Lease
+  std::string ns;  // namespace of the Lease
   std::string name = "ccltune-controller";
   std::string identity;  // unique per replica (pod name + random suffix)
   std::chrono::seconds lease_duration{15};
@@ -26,8 +26,7 @@ struct LeaderElectionConfig {
 class LeaderElector {
  public:
   // `on_change(true|false)` runs on the elector's thread when leadership flips.
-  LeaderElector(KubeClient& kube, LeaderElectionConfig config,
-                std::function<void(bool)> on_change);
+  LeaderElector(KubeClient& kube, LeaderElectionConfig config, std::function<void(bool)> on_change);
   void Run(const std::atomic<bool>& stop);
   bool is_leader() const { return leader_.load(); }
   // Gives the lease up on shutdown so a standby takes over without waiting for expiry.

@@ -1,9 +1,8 @@
 // ccltune-controller: the CollectiveTuningJob operator (DESIGN §6). Flags → RunController;
 // SIGTERM/SIGINT stop it (the Lease is released so a standby takes over at once).
+#include <CLI/CLI.hpp>
 #include <csignal>
 #include <iostream>
-
-#include <CLI/CLI.hpp>
 
 #include "controller/controller_app.h"
 #include "core/log.h"

@@ -19,20 +19,24 @@ ControllerMetrics::ControllerMetrics() {
       {"ccltune_jobs", "CollectiveTuningJobs in the informer cache by status.phase", {"phase"}}));
   reconciles_ = OrDie(registry_.AddCounter(
       {"ccltune_reconcile_total", "Reconcile calls by result (ok, requeue, error)", {"result"}}));
-  reconcile_seconds_ = OrDie(registry_.AddHistogram(
-      {"ccltune_reconcile_duration_seconds", "Time of one Reconcile call", {}, 4096,
-       core::ExponentialBuckets(0.001, 2, 14)}));
-  job_seconds_ = OrDie(registry_.AddHistogram(
-      {"ccltune_job_duration_seconds", "startTime to completion of succeeded jobs", {}, 4096,
-       core::ExponentialBuckets(1, 2, 14)}));
-  presync_wait_ = OrDie(registry_.AddGauge(
-      {"ccltune_job_presync_wait_seconds", "Pre-sync wait of a job's last attempt",
-       {"namespace", "job"}}));
+  reconcile_seconds_ = OrDie(registry_.AddHistogram({"ccltune_reconcile_duration_seconds",
+                                                     "Time of one Reconcile call",
+                                                     {},
+                                                     4096,
+                                                     core::ExponentialBuckets(0.001, 2, 14)}));
+  job_seconds_ = OrDie(registry_.AddHistogram({"ccltune_job_duration_seconds",
+                                               "startTime to completion of succeeded jobs",
+                                               {},
+                                               4096,
+                                               core::ExponentialBuckets(1, 2, 14)}));
+  presync_wait_ = OrDie(registry_.AddGauge({"ccltune_job_presync_wait_seconds",
+                                            "Pre-sync wait of a job's last attempt",
+                                            {"namespace", "job"}}));
   cache_entries_ = OrDie(registry_.AddGauge(
       {"ccltune_cache_entries", "Result records in the shared Redis results cache", {}}));
-  informer_entries_ = OrDie(registry_.AddGauge(
-      {"ccltune_informer_cache_entries", "Objects in the controller's informer caches",
-       {"resource"}}));
+  informer_entries_ = OrDie(registry_.AddGauge({"ccltune_informer_cache_entries",
+                                                "Objects in the controller's informer caches",
+                                                {"resource"}}));
   results_requests_ = OrDie(registry_.AddCounter(
       {"ccltune_results_requests_total", "Results API requests by HTTP code", {"code"}}));
   leader_ = OrDie(registry_.AddGauge(

@@ -42,24 +42,22 @@ Json EnvVar(const std::string& name, const std::string& value) {
 // appears in the pod spec, the ConfigMap or the controller's memory.
 Json WorkerEnv(const JobContext& ctx, int attempt, int pod_index) {
   const JobSpec& s = ctx.spec;
-  Json env = Json::array({EnvVar("CCLTUNE_JOB_ID", ctx.uid()),
-                          EnvVar("CCLTUNE_ATTEMPT", std::to_string(attempt)),
-                          EnvVar("CCLTUNE_POD_INDEX", std::to_string(pod_index)),
-                          EnvVar("CCLTUNE_WORLD_SIZE", std::to_string(s.world_size)),
-                          EnvVar("CCLTUNE_RANKS_PER_POD", std::to_string(s.gpus_per_pod)),
-                          EnvVar("CCLTUNE_REDIS_URL", s.redis_url),
-                          EnvVar("CCLTUNE_BACKEND", s.backend),
-                          EnvVar("CCLTUNE_PLAN_FILE",
-                                 std::string(kPlanMountDir) + "/" + kPlanKey)});
+  Json env = Json::array(
+      {EnvVar("CCLTUNE_JOB_ID", ctx.uid()), EnvVar("CCLTUNE_ATTEMPT", std::to_string(attempt)),
+       EnvVar("CCLTUNE_POD_INDEX", std::to_string(pod_index)),
+       EnvVar("CCLTUNE_WORLD_SIZE", std::to_string(s.world_size)),
+       EnvVar("CCLTUNE_RANKS_PER_POD", std::to_string(s.gpus_per_pod)),
+       EnvVar("CCLTUNE_REDIS_URL", s.redis_url), EnvVar("CCLTUNE_BACKEND", s.backend),
+       EnvVar("CCLTUNE_PLAN_FILE", std::string(kPlanMountDir) + "/" + kPlanKey)});
   if (s.password_ref) {
-    env.push_back({{"name", "CCLTUNE_REDIS_PASSWORD"},
-                   {"valueFrom",
-                    {{"secretKeyRef",
-                      {{"name", s.password_ref->name}, {"key", s.password_ref->key}}}}}});
+    env.push_back(
+        {{"name", "CCLTUNE_REDIS_PASSWORD"},
+         {"valueFrom",
+          {{"secretKeyRef", {{"name", s.password_ref->name}, {"key", s.password_ref->key}}}}}});
   }
   // The host backend's ranks listen on the pod's own address.
-  env.push_back({{"name", "CCLTUNE_POD_IP"},
-                 {"valueFrom", {{"fieldRef", {{"fieldPath", "status.podIP"}}}}}});
+  env.push_back(
+      {{"name", "CCLTUNE_POD_IP"}, {"valueFrom", {{"fieldRef", {{"fieldPath", "status.podIP"}}}}}});
   if (s.backend == "nccl") {
     // NVLink multicast can take shared GPUs out of service here (DESIGN §5).
     env.push_back(EnvVar("NCCL_NVLS_ENABLE", "0"));
@@ -88,10 +86,11 @@ Json Container(const JobContext& ctx, const std::string& command, int attempt, i
 Json BuildPod(const JobContext& ctx, const std::string& command, int attempt, int pod_index) {
   const Json& t = ctx.spec.pod_template;
   std::string group = PodGroupName(ctx.name(), attempt);
-  Json spec = {{"restartPolicy", "Never"},
-               {"containers", Json::array({Container(ctx, command, attempt, pod_index)})},
-               {"volumes", Json::array({{{"name", "plan"},
-                                         {"configMap", {{"name", PlanConfigMapName(ctx.name())}}}}})}};
+  Json spec = {
+      {"restartPolicy", "Never"},
+      {"containers", Json::array({Container(ctx, command, attempt, pod_index)})},
+      {"volumes", Json::array({{{"name", "plan"},
+                                {"configMap", {{"name", PlanConfigMapName(ctx.name())}}}}})}};
   for (const char* k : {"schedulerName", "nodeSelector", "tolerations", "affinity",
                         "priorityClassName", "hostIPC"}) {
     if (t.contains(k)) spec[k] = t[k];

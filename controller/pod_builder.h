@@ -3,9 +3,8 @@
 // controller finds (adopts) what it created instead of duplicating it.
 #pragma once
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "controller/job_context.h"
 

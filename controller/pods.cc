@@ -11,8 +11,8 @@ namespace ccltune::controller {
 using Json = nlohmann::json;
 
 core::Status ListJobPods(ReconcilerDeps& deps, JobContext& ctx) {
-  std::string path =
-      PodsPath(ctx.ns()) + "?labelSelector=" + QueryEscape(std::string(kJobLabel) + "=" + ctx.name());
+  std::string path = PodsPath(ctx.ns()) +
+                     "?labelSelector=" + QueryEscape(std::string(kJobLabel) + "=" + ctx.name());
   CCLTUNE_ASSIGN_OR_RETURN(Json list, deps.kube.Get(path));
   ctx.pods.clear();
   for (const Json& pod : list.value("items", Json::array())) {

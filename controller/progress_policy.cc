@@ -17,15 +17,22 @@ void Count(JobContext& ctx, const std::vector<Json>& pods, int* running, bool* s
   *scheduled = !pods.empty();
   for (const Json& pod : pods) {
     std::string phase = PodPhase(pod);
-    if (phase == "Running") ++*running;
-    else if (phase == "Succeeded") ++succeeded;
-    else if (phase == "Failed") ++failed;
-    else ++pending;
+    if (phase == "Running")
+      ++*running;
+    else if (phase == "Succeeded")
+      ++succeeded;
+    else if (phase == "Failed")
+      ++failed;
+    else
+      ++pending;
     if (pod.value("spec", Json::object()).value("nodeName", "").empty()) *scheduled = false;
   }
   int total = ctx.status.value("pods", Json::object()).value("total", 0);
-  ctx.status["pods"] = {{"total", total}, {"pending", pending}, {"running", *running},
-                        {"succeeded", succeeded}, {"failed", failed}};
+  ctx.status["pods"] = {{"total", total},
+                        {"pending", pending},
+                        {"running", *running},
+                        {"succeeded", succeeded},
+                        {"failed", failed}};
 }
 
 void RedisProgress(ReconcilerDeps& deps, JobContext& ctx) {
@@ -63,9 +70,9 @@ core::Result<Step> TrackProgress(ReconcilerDeps& deps, JobContext& ctx) {
   bool scheduled = false;
   Count(ctx, pods, &running, &scheduled);
   SetCondition(ctx.status, "PodsScheduled", scheduled, scheduled ? "Scheduled" : "Unschedulable",
-               scheduled ? "every pod of attempt " + std::to_string(ctx.attempt()) +
-                               " is bound to a node"
-                         : UnschedulableMessage(pods),
+               scheduled
+                   ? "every pod of attempt " + std::to_string(ctx.attempt()) + " is bound to a node"
+                   : UnschedulableMessage(pods),
                ctx.generation(), ctx.now);
   if (running > 0) ctx.status["phase"] = "Running";
   if (running == ctx.spec.pods()) {

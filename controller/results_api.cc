@@ -20,11 +20,15 @@ HttpResponse Error(int code, const std::string& message) {
 
 int HttpCodeOf(const core::Status& s) {
   switch (s.code()) {
-    case core::StatusCode::kInvalidArgument: return 400;
-    case core::StatusCode::kNotFound: return 404;
+    case core::StatusCode::kInvalidArgument:
+      return 400;
+    case core::StatusCode::kNotFound:
+      return 404;
     case core::StatusCode::kUnavailable:
-    case core::StatusCode::kTimeout: return 503;
-    default: return 500;
+    case core::StatusCode::kTimeout:
+      return 503;
+    default:
+      return 500;
   }
 }
 
@@ -106,9 +110,9 @@ core::Result<long long> ResultsApi::CountRecords() const {
   std::string cursor = "0";
   long long n = 0;
   do {
-    CCLTUNE_ASSIGN_OR_RETURN(core::RedisValue page,
-                             redis->Command({"SCAN", cursor, "MATCH", "ccltune:v1:result:*",
-                                             "COUNT", "1000"}));
+    CCLTUNE_ASSIGN_OR_RETURN(
+        core::RedisValue page,
+        redis->Command({"SCAN", cursor, "MATCH", "ccltune:v1:result:*", "COUNT", "1000"}));
     if (page.elements.size() != 2) return core::Internal("SCAN: unexpected reply");
     cursor = page.elements[0].str;
     n += static_cast<long long>(page.elements[1].elements.size());

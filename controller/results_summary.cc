@@ -17,8 +17,7 @@ core::Status FillResults(Json& status, const Json& summary) {
   for (size_t i = 0; i < records.size(); ++i) {
     auto r = core::ResultFromJson(records[i]);
     if (!r.ok()) {
-      return core::DataLoss("summary records[" + std::to_string(i) + "]: " +
-                            r.status().message());
+      return core::DataLoss("summary records[" + std::to_string(i) + "]: " + r.status().message());
     }
     if (r->speedup_vs_default > 0) {
       log_sum += std::log(r->speedup_vs_default);

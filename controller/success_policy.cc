@@ -38,8 +38,7 @@ core::Result<Step> HandleAttemptSuccess(ReconcilerDeps& deps, JobContext& ctx) {
       summary.status().code() != core::StatusCode::kDataLoss) {
     return summary.status();
   }
-  core::Status filled =
-      summary.ok() ? FillResults(ctx.status, *summary) : summary.status();
+  core::Status filled = summary.ok() ? FillResults(ctx.status, *summary) : summary.status();
   if (!filled.ok()) {
     MarkFailed(ctx.status, "ResultsMissing",
                "every pod succeeded but attempt " + std::to_string(ctx.attempt()) +

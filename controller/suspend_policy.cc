@@ -16,8 +16,8 @@ core::Result<Step> Suspend(ReconcilerDeps& deps, JobContext& ctx) {
   CCLTUNE_RETURN_IF_ERROR(DeleteJobPods(deps, ctx));
   int total = ctx.status.value("pods", nlohmann::json::object()).value("total", 0);
   if (total > 0) ctx.status["attempt"] = ctx.attempt() + 1;
-  ctx.status["pods"] = {{"total", 0}, {"pending", 0}, {"running", 0}, {"succeeded", 0},
-                        {"failed", 0}};
+  ctx.status["pods"] = {
+      {"total", 0}, {"pending", 0}, {"running", 0}, {"succeeded", 0}, {"failed", 0}};
   ctx.status.erase("startTime");
   ctx.status["phase"] = "Suspended";
   return Step::kStop;

@@ -21,8 +21,7 @@ core::Result<Step> ValidateSpec(ReconcilerDeps& deps, JobContext& ctx) {
     return Step::kStop;
   }
   ctx.spec = std::move(spec).value();
-  SetCondition(ctx.status, "Validated", true, "Valid", "spec is valid", ctx.generation(),
-               ctx.now);
+  SetCondition(ctx.status, "Validated", true, "Valid", "spec is valid", ctx.generation(), ctx.now);
   return Step::kContinue;
 }
 

@@ -6,12 +6,12 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <set>
 #include <string>
-#include <deque>
 
 namespace ccltune::controller {
 

@@ -1,9 +1,9 @@
 // Unit tests of the controller's pure parts: work queue semantics, time formats, spec
 // validation messages, the pod the builder makes, conditions and results summary.
+#include <gtest/gtest.h>
+
 #include <chrono>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 #include "controller/conditions.h"
 #include "controller/job_spec.h"
@@ -94,7 +94,10 @@ TEST(JobSpec, ValidSpecTakesControllerDefaults) {
 }
 
 TEST(JobSpec, EachErrorNamesItsField) {
-  struct Case { const char* patch; const char* field; };
+  struct Case {
+    const char* patch;
+    const char* field;
+  };
   const Case cases[] = {
       {R"({"worldSize": 5})", "spec.worldSize"},
       {R"({"backend": "gloo"})", "spec.backend"},
@@ -156,18 +159,36 @@ TEST(Conditions, TransitionTimeMovesOnlyWhenStatusFlips) {
 TEST(ResultsSummary, WinnersAreCappedAndGeomeanComputed) {
   Json records = Json::array();
   for (int i = 0; i < 70; ++i) {
-    records.push_back({{"schema", 1}, {"fingerprint", "fp"}, {"op", "allReduce"}, {"dtype", "fp32"},
-                       {"redop", "sum"}, {"bytes", 1024 * (i + 1)}, {"winner", "ring"},
-                       {"winnerParams", Json::object()}, {"timeUs", 2.0}, {"defaultTimeUs", 4.0},
-                       {"speedupVsDefault", i % 2 ? 4.0 : 1.0}, {"busbwGBs", 1.0},
-                       {"choices", Json::array({{{"name", "ring"}, {"params", Json::object()},
-                                                 {"timeUs", 2.0}, {"minUs", 1.0}, {"maxUs", 3.0},
-                                                 {"busbwGBs", 1.0}, {"status", "ok"}}})},
-                       {"worldSize", 4}, {"tunedAt", "2026-11-22T08:00:00Z"}, {"jobId", "u"},
-                       {"attempt", 0}, {"toolVersion", "0.1.0"}});
+    records.push_back({{"schema", 1},
+                       {"fingerprint", "fp"},
+                       {"op", "allReduce"},
+                       {"dtype", "fp32"},
+                       {"redop", "sum"},
+                       {"bytes", 1024 * (i + 1)},
+                       {"winner", "ring"},
+                       {"winnerParams", Json::object()},
+                       {"timeUs", 2.0},
+                       {"defaultTimeUs", 4.0},
+                       {"speedupVsDefault", i % 2 ? 4.0 : 1.0},
+                       {"busbwGBs", 1.0},
+                       {"choices", Json::array({{{"name", "ring"},
+                                                 {"params", Json::object()},
+                                                 {"timeUs", 2.0},
+                                                 {"minUs", 1.0},
+                                                 {"maxUs", 3.0},
+                                                 {"busbwGBs", 1.0},
+                                                 {"status", "ok"}}})},
+                       {"worldSize", 4},
+                       {"tunedAt", "2026-11-22T08:00:00Z"},
+                       {"jobId", "u"},
+                       {"attempt", 0},
+                       {"toolVersion", "0.1.0"}});
   }
-  Json summary = {{"fingerprint", "fp"}, {"presync", {{"waitMs", 3.5}, {"skewMs", 1.0}}},
-                  {"problems", 70}, {"published", 70}, {"records", records}};
+  Json summary = {{"fingerprint", "fp"},
+                  {"presync", {{"waitMs", 3.5}, {"skewMs", 1.0}}},
+                  {"problems", 70},
+                  {"published", 70},
+                  {"records", records}};
   Json status = Json::object();
   core::Status filled = FillResults(status, summary);
   ASSERT_TRUE(filled.ok()) << filled.ToString();
