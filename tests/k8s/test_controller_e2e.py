@@ -117,5 +117,31 @@ class HttpsTokenTest(unittest.TestCase):
         self.assertNotIn('s3cret-token', ctl.logs())
 
 
+class NamespaceScopeTest(unittest.TestCase):
+    """--namespace limits the controller to one namespace; jobs elsewhere are left alone."""
+
+    def setUp(self):
+        self.env = ControllerEnv(nodes=1)
+        self.addCleanup(lambda: self.env.close(failed=test_failed(self)))
+
+    def test_controller_watching_one_namespace_ignores_the_others(self):
+        env = self.env
+        env.install_crd()
+        env.kubectl('create', 'namespace', 'team-a')
+        env.start_controller(extra_args=['--namespace', 'team-a'])
+        for ns in ('team-a', 'default'):
+            doc = {'apiVersion': 'ccltune.io/v1alpha1', 'kind': 'CollectiveTuningJob',
+                   'metadata': {'name': 'scoped', 'namespace': ns}, 'spec': tiny_spec()}
+            env.kubectl('apply', '-f', '-', input=json.dumps(doc))
+
+        def phase(ns):
+            r = env.kubectl('get', 'ctj', 'scoped', '-n', ns, '-o', 'jsonpath={.status.phase}', check=False)
+            return r.stdout
+        self.assertEqual(wait_until(lambda: phase('team-a') in ('Succeeded', 'Failed') and phase('team-a'),
+                                    60, 'team-a job'), 'Succeeded')
+        self.assertEqual(phase('default'), '', 'a job outside --namespace must not be touched')
+        self.assertEqual(env.pods(), [], 'no pods in default')
+
+
 if __name__ == '__main__':
     unittest.main()

@@ -1,12 +1,15 @@
 // Unit tests of the controller's pure parts: work queue semantics, time formats, spec
 // validation messages, the pod the builder makes, conditions and results summary.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <chrono>
+#include <fstream>
 #include <thread>
 
 #include "controller/conditions.h"
 #include "controller/job_spec.h"
+#include "controller/kube_config.h"
 #include "controller/pod_builder.h"
 #include "controller/results_summary.h"
 #include "controller/time_util.h"
@@ -197,6 +200,24 @@ TEST(ResultsSummary, WinnersAreCappedAndGeomeanComputed) {
   EXPECT_EQ(status["preSync"]["waitMs"], 3.5);
   summary["records"][3].erase("schema");
   EXPECT_EQ(FillResults(status, summary).code(), core::StatusCode::kDataLoss);
+}
+
+TEST(TokenSource, RereadsTheTokenFileWhenItChanges) {
+  char dir[] = "/tmp/ccltune-token-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  std::string path = std::string(dir) + "/token";
+  std::ofstream(path) << "first\n";
+  KubeConfig cfg;
+  cfg.token_file = path;
+  TokenSource tokens(cfg);
+  EXPECT_EQ(tokens.Token(), "first");
+  std::this_thread::sleep_for(20ms);  // a rotation is a new file: new mtime
+  std::ofstream(path + ".new") << "second";
+  ASSERT_EQ(std::rename((path + ".new").c_str(), path.c_str()), 0);
+  EXPECT_EQ(tokens.Token(), "second");
+  unlink(path.c_str());
+  EXPECT_EQ(tokens.Token(), "second");  // a missing file keeps the last good token
+  rmdir(dir);
 }
 
 }  // namespace
