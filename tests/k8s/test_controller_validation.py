@@ -13,7 +13,7 @@ import unittest
 import yaml
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_controller_common import CRD_DIR, ControllerEnv, test_failed, tiny_spec, wait_until  # noqa: E402
+from test_controller_common import CRD_DIR, SOURCE_DIR, ControllerEnv, test_failed, tiny_spec, wait_until  # noqa: E402
 
 
 def mutate(path, value):
@@ -107,6 +107,16 @@ class ValidationTest(unittest.TestCase):
         self.assertEqual(by_schema + by_controller, 20)
         self.assertGreater(by_controller, 0)
         self.assertNotIn('hunter2', ctl.logs())
+
+    def test_every_manifest_and_example_is_accepted_by_the_api_server(self):
+        m = os.path.join(SOURCE_DIR, 'manifests')
+        self.env.install_crd()
+        self.env.kubectl('wait', '--for', 'condition=established', 'crd/collectivetuningjobs.ccltune.io')
+        for d in ('rbac', 'controller', 'redis', 'examples'):
+            self.env.kubectl('apply', '-f', os.path.join(m, d))
+        out = self.env.kubectl('get', 'ctj').stdout
+        for name in ('host-allreduce', 'nccl-8gpu', 'sweep-all-ops'):
+            self.assertIn(name, out)
 
 
 if __name__ == '__main__':
