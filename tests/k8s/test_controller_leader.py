@@ -5,6 +5,7 @@ Lease, the standby takes over after the lease duration and reconciles new jobs."
 import os
 import signal
 import sys
+import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -46,6 +47,22 @@ class LeaderElectionTest(unittest.TestCase):
         st = env.wait_phase('after-failover', ('Succeeded', 'Failed'), 60)
         self.assertEqual(st['phase'], 'Succeeded')
         self.assertGreater(standby.metric('ccltune_reconcile_total'), 0)
+
+    def test_a_leader_that_cannot_renew_steps_down_and_stops_reconciling(self):
+        env = self.env
+        c = env.start_controller('solo', ['--leader-elect'])
+        wait_until(lambda: c.get('/readyz')[1].strip() == 'ready: leader', 20, 'leader')
+        # Every lease request fails for a while: past the 10 s renew deadline it must step down.
+        env.api('POST', '/_sim/faults', {'verb': '*', 'resource': 'leases', 'code': 503, 'count': 1000})
+        wait_until(lambda: c.get('/readyz')[1].strip() == 'ready: standby', 20, 'step down')
+        before = c.metric('ccltune_reconcile_total')
+        env.create_job('while-standby', tiny_spec())
+        time.sleep(3)
+        self.assertEqual(c.metric('ccltune_reconcile_total'), before, 'a standby must not reconcile')
+        self.assertEqual(env.status('while-standby'), {})
+        env.api('DELETE', '/_sim/faults')
+        wait_until(lambda: c.get('/readyz')[1].strip() == 'ready: leader', 30, 'leadership regained')
+        self.assertEqual(env.wait_phase('while-standby', ('Succeeded', 'Failed'), 60)['phase'], 'Succeeded')
 
 
 if __name__ == '__main__':
