@@ -14,6 +14,8 @@ using Runner = std::function<int()>;
 Runner AddTuneCommand(CLI::App& app);
 Runner AddWorkerCommand(CLI::App& app);
 Runner AddResultsCommand(CLI::App& app);
+Runner AddExportCommand(CLI::App& app);
+Runner AddReportCommand(CLI::App& app);
 
 // One clear line for a bad flag or plan; exit code 2.
 int UsageError(const std::string& message);

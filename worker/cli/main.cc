@@ -1,5 +1,5 @@
 // `ccltune`: tune (a whole local job), worker (one rank, what pods run), results (read the
-// shared cache). Bad flags: one line naming the problem, exit code 2.
+// shared cache), export (winners for the NCCL tuner plugins), report (an HTML page). Bad flags: one line naming the problem, exit code 2.
 #include <cstdio>
 #include <cstdlib>
 
@@ -26,7 +26,8 @@ int main(int argc, char** argv) {
   CLI::App app{"ccltune: autotune collective communication and share the winners"};
   app.require_subcommand(1);
   std::vector<std::pair<CLI::App*, cli::Runner>> commands;
-  for (auto add : {cli::AddTuneCommand, cli::AddWorkerCommand, cli::AddResultsCommand}) {
+  for (auto add : {cli::AddTuneCommand, cli::AddWorkerCommand, cli::AddResultsCommand,
+                   cli::AddExportCommand, cli::AddReportCommand}) {
     const std::size_t before = app.get_subcommands({}).size();
     auto runner = add(app);
     commands.emplace_back(app.get_subcommands({}).at(before), runner);
@@ -42,5 +43,5 @@ int main(int argc, char** argv) {
   }
   for (auto& [sub, runner] : commands)
     if (sub->parsed()) return runner();
-  return cli::UsageError("no command given (tune, worker, results)");
+  return cli::UsageError("no command given (tune, worker, results, export, report)");
 }

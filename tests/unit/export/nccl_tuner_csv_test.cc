@@ -1,0 +1,125 @@
+// The example-tuner CSV: byte ranges agree with the cache's nearest-log2 rule for every
+// size, and NCCL's example plugin's matching of our rows selects what ccltune's plugin
+// table selects.
+#include "worker/export/nccl_tuner_csv.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <sstream>
+
+#include "core/result_store.h"
+#include "plugin/record_parser.h"
+#include "plugin/winner_table.h"
+#include "tests/unit/export/records_fixture.h"
+
+namespace ccltune::worker::exporting {
+namespace {
+
+std::size_t RangeOf(const std::vector<ByteRange>& r, std::uint64_t n) {
+  for (std::size_t i = 0; i < r.size(); ++i)
+    if (n >= r[i].min_bytes && n <= r[i].max_bytes) return i;
+  return r.size();
+}
+
+TEST(NearestBucketRanges, AgreeWithNearestLog2BucketEverywhere) {
+  const std::vector<std::uint64_t> sizes{1024, 3000, 65536, 1 << 20, 1 << 26, 1ull << 34};
+  const auto ranges = NearestBucketRanges(sizes);
+  ASSERT_EQ(ranges.size(), sizes.size());
+  EXPECT_EQ(ranges.front().min_bytes, 0u);
+  EXPECT_EQ(ranges.back().max_bytes, UINT64_MAX);
+  std::vector<std::uint64_t> probes{0, 1, UINT64_MAX};
+  for (const auto& r : ranges)
+    for (std::uint64_t d : {0ull, 1ull, 2ull}) {
+      probes.push_back(r.min_bytes + d);
+      probes.push_back(r.max_bytes - d);
+    }
+  std::mt19937_64 rng(7);
+  for (int i = 0; i < 20000; ++i) probes.push_back(rng() >> (rng() % 60));
+  for (std::uint64_t n : probes) {
+    const std::size_t i = RangeOf(ranges, n);
+    ASSERT_LT(i, sizes.size()) << n;
+    EXPECT_EQ(sizes[i], core::NearestLog2Bucket(sizes, n)) << "n=" << n;
+  }
+  for (std::size_t i = 1; i < ranges.size(); ++i)
+    EXPECT_EQ(ranges[i].min_bytes, ranges[i - 1].max_bytes + 1);
+}
+
+TEST(NcclTunerRows, OnlyAlgoProtoWinnersWithSplitRanges) {
+  const auto rows = NcclTunerRows(testing::FixtureSet("fp"), 1, std::nullopt);
+  ASSERT_EQ(rows.size(), 4u);
+  // allReduce bf16 (preferred over fp32): 1 KiB tree/ll and 64 KiB ring/ll128 with 8 ch.
+  EXPECT_EQ(rows[0].collective, "allreduce");
+  EXPECT_EQ(rows[0].range.min_bytes, 0u);
+  EXPECT_EQ(rows[0].range.max_bytes, 8191u);  // sqrt(1Ki*64Ki) = 8Ki belongs to 64 KiB
+  EXPECT_EQ(rows[0].algorithm, "tree");
+  EXPECT_EQ(rows[0].protocol, "ll");
+  EXPECT_EQ(rows[0].channels, -1);
+  EXPECT_EQ(rows[1].range.min_bytes, 8192u);
+  EXPECT_EQ(rows[1].range.max_bytes, 262143u);
+  EXPECT_EQ(rows[1].protocol, "ll128");
+  EXPECT_EQ(rows[1].channels, 8);
+  EXPECT_EQ(rows[1].ranks, 4);
+  EXPECT_EQ(rows[1].nodes, 1);
+  EXPECT_EQ(rows[2].collective, "allgather");
+  EXPECT_EQ(rows[2].range.max_bytes, 32767u);
+  EXPECT_EQ(rows[3].range.min_bytes, 1048576u);  // sqrt(256Ki*4Mi) = 1 MiB
+  EXPECT_EQ(rows[3].range.max_bytes, UINT64_MAX);
+}
+
+// NCCL's example plugin (plugins/tuner/example/plugin.c) restated: first row whose
+// collective and [min, max] match wins; lines starting with '#' are comments.
+struct ExampleRow {
+  std::string coll, algo, proto;
+  std::uint64_t lo, hi;
+  int channels;
+};
+std::vector<ExampleRow> ParseLikeExamplePlugin(const std::string& csv) {
+  std::vector<ExampleRow> rows;
+  std::istringstream in(csv);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::vector<std::string> f;
+    std::stringstream ss(line);
+    for (std::string t; std::getline(ss, t, ',');) f.push_back(t);
+    EXPECT_EQ(f.size(), 10u) << line;
+    rows.push_back({f[0], f[3], f[4], std::strtoull(f[1].c_str(), nullptr, 10),
+                    std::strtoull(f[2].c_str(), nullptr, 10), std::atoi(f[5].c_str())});
+  }
+  return rows;
+}
+
+TEST(NcclTunerCsv, ExamplePluginSelectsWhatOurPluginSelects) {
+  const auto records = testing::FixtureSet("fp");
+  const auto rows = ParseLikeExamplePlugin(NcclTunerCsv(records, "fp", 1, std::nullopt));
+  std::vector<plugin::WinnerRecord> parsed;
+  for (const auto& r : records) {
+    auto w = plugin::ParseWinnerRecord(core::ToJson(r).dump());
+    ASSERT_TRUE(w.ok()) << w.status().ToString();
+    parsed.push_back(*w);
+  }
+  const auto table = plugin::WinnerTable::Build(parsed, std::nullopt);
+  const std::pair<int, const char*> colls[] = {{4, "allreduce"}, {2, "allgather"}};
+  for (const auto& [func, name] : colls) {
+    for (std::uint64_t n = 1; n < (1ull << 32); n = n * 5 / 4 + 1) {
+      const auto* ours = table.Lookup(func, n);
+      const bool ours_forces = ours && ours->nccl_internal && ours->forced.algo >= 0;
+      const ExampleRow* theirs = nullptr;
+      for (const auto& row : rows)
+        if (row.coll == name && n >= row.lo && n <= row.hi) {
+          theirs = &row;
+          break;
+        }
+      ASSERT_EQ(ours_forces, theirs != nullptr) << name << " " << n;
+      if (!theirs) continue;
+      EXPECT_EQ(theirs->algo, plugin::AlgoName(ours->forced.algo)) << n;
+      EXPECT_EQ(theirs->proto, plugin::ProtoName(ours->forced.proto)) << n;
+      EXPECT_EQ(theirs->channels, ours->forced.channels > 0 ? ours->forced.channels : -1);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ccltune::worker::exporting

@@ -1,0 +1,45 @@
+// CacheSource and fingerprint choice (cache_source.h).
+#include "worker/export/cache_source.h"
+
+#include <algorithm>
+#include <cstdlib>
+
+namespace ccltune::worker::exporting {
+
+core::Result<std::unique_ptr<CacheSource>> CacheSource::Open(const std::string& redis_url,
+                                                             const std::string& cache_dir) {
+  std::unique_ptr<CacheSource> src(new CacheSource());
+  core::RedisEndpoint ep;
+  if (!redis_url.empty()) {
+    auto parsed = core::ParseRedisUrl(redis_url);
+    if (!parsed.ok()) return parsed.status().WithContext("--redis");
+    ep = *parsed;
+    if (const char* pw = std::getenv("CCLTUNE_REDIS_PASSWORD"); pw && *pw) ep.password = pw;
+  } else {
+    CCLTUNE_ASSIGN_OR_RETURN(src->local_,
+                             LocalRedis::Start(cache_dir.empty() ? DefaultCacheDir() : cache_dir));
+    ep = src->local_->endpoint();
+  }
+  CCLTUNE_ASSIGN_OR_RETURN(src->client_, core::RedisClient::Connect(ep));
+  src->store_ = std::make_unique<core::ResultStore>(*src->client_);
+  return src;
+}
+
+core::Result<std::string> PickFingerprint(core::ResultStore& store, const std::string& wanted) {
+  CCLTUNE_ASSIGN_OR_RETURN(auto all, store.Fingerprints());
+  if (!wanted.empty()) {
+    if (std::find(all.begin(), all.end(), wanted) != all.end()) return wanted;
+    return core::NotFound("--fingerprint " + wanted + " is not in the cache" +
+                          (all.empty() ? " (the cache is empty)" : ""));
+  }
+  if (all.empty()) return core::NotFound("the cache holds no results (run `ccltune tune` first)");
+  if (all.size() > 1) {
+    std::string list;
+    for (const auto& fp : all) list += (list.empty() ? "" : ", ") + fp;
+    return core::InvalidArgument("the cache holds " + std::to_string(all.size()) +
+                                 " fingerprints; choose one with --fingerprint: " + list);
+  }
+  return all.front();
+}
+
+}  // namespace ccltune::worker::exporting

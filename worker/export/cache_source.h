@@ -1,0 +1,36 @@
+// Where `ccltune export` and `ccltune report` read winners from: the Redis of --redis
+// (CCLTUNE_REDIS_URL), or the private one `ccltune tune` keeps under the cache dir; and
+// which fingerprint they mean (exactly one: a file is for one cluster shape).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/redis_client.h"
+#include "core/result_store.h"
+#include "worker/local_redis.h"
+
+namespace ccltune::worker::exporting {
+
+// Owns the private server (when used), the client and the store over it.
+class CacheSource {
+ public:
+  // `redis_url` empty = the private Redis under `cache_dir` (DefaultCacheDir() if empty).
+  // Blocks until connected (the client's connect timeout) or the server started (10 s).
+  static core::Result<std::unique_ptr<CacheSource>> Open(const std::string& redis_url,
+                                                         const std::string& cache_dir);
+  core::ResultStore& store() { return *store_; }
+
+ private:
+  CacheSource() = default;
+  std::unique_ptr<LocalRedis> local_;
+  std::unique_ptr<core::RedisClient> client_;
+  std::unique_ptr<core::ResultStore> store_;
+};
+
+// `wanted` when given (NotFound when the cache does not know it); else the only
+// fingerprint in the cache. Several → InvalidArgument listing them; none → NotFound.
+core::Result<std::string> PickFingerprint(core::ResultStore& store, const std::string& wanted);
+
+}  // namespace ccltune::worker::exporting
