@@ -1,5 +1,6 @@
 // `ccltune`: tune (a whole local job), worker (one rank, what pods run), results (read the
-// shared cache), export (winners for the NCCL tuner plugins), report (an HTML page). Bad flags: one line naming the problem, exit code 2.
+// shared cache), export (winners for the NCCL tuner plugins), report (an HTML page).
+// Bad flags: one line naming the problem, exit code 2.
 #include <cstdio>
 #include <cstdlib>
 
