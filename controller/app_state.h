@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <memory>
+#include <mutex>
 
 #include "controller/controller_app.h"
 #include "controller/http_server.h"
@@ -31,6 +32,10 @@ struct App {
   std::unique_ptr<ResultsApi> results;
   std::atomic<bool> leader{false};
   std::atomic<long long> worker_heartbeat_ms{0};
+  // ccltune_cache_entries walks Redis: the last count and when it was taken (steady ms).
+  std::mutex result_count_mu;
+  long long result_count_at_ms = -1;
+  double result_count = 0;
 };
 
 HttpHandler MakeHttpHandler(App& app);

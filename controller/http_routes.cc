@@ -38,15 +38,14 @@ HttpResponse Readyz(App& app) {
 
 // Counting result records walks Redis: do it at most every 15 s.
 double CachedResultCount(App& app) {
-  static std::mutex mu;
-  static long long last_ms = -1;
-  static double last = 0;
-  std::lock_guard<std::mutex> lock(mu);
-  if (last_ms >= 0 && NowMs() - last_ms < 15000) return last;
+  std::lock_guard<std::mutex> lock(app.result_count_mu);
+  if (app.result_count_at_ms >= 0 && NowMs() - app.result_count_at_ms < 15000) {
+    return app.result_count;
+  }
   auto n = app.results->CountRecords();
-  if (n.ok()) last = static_cast<double>(*n);
-  last_ms = NowMs();
-  return last;
+  if (n.ok()) app.result_count = static_cast<double>(*n);
+  app.result_count_at_ms = NowMs();
+  return app.result_count;
 }
 
 HttpResponse Metrics(App& app) {
