@@ -15,7 +15,9 @@
 # REPEAT (alternating runs per mode, default 3; the median is shown), WINNERS (an existing
 # export to use instead of tuning), OUT (default ./plugin-out: the table, the export, the
 # tune log and the first run's logs), EXTRA (all_reduce_perf args), PLUGIN_ENV (more
-# VAR=value settings for the runs with the plugin only, e.g. NCCL_MIN_CTAS=32).
+# VAR=value settings for the runs with the plugin only, e.g. NCCL_MIN_CTAS=32), SOURCE
+# (file: CCLTUNE_RESULTS_FILE, the default; redis: a redis-server started here holds the
+# results and the plugin reads CCLTUNE_REDIS_URL).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 2
 BUNDLE=${BUNDLE:-.gpu}
@@ -41,16 +43,26 @@ min=${SIZES%%:*}; rest=${SIZES#*:}; max=${rest%%:*}; factor=${rest#*:}
 to_b() { echo "$1" | sed -e 's/KiB$/K/' -e 's/MiB$/M/' -e 's/GiB$/G/'; }
 
 winners=${WINNERS:-$W/winners.json}
+cache=(--cache-dir "$W/cache")
+source_env=(CCLTUNE_RESULTS_FILE="$winners")
+if [ "${SOURCE:-file}" = redis ]; then
+  port=16379
+  redis-server --port $port --bind 127.0.0.1 --save "" --dir "$W" --daemonize yes \
+    --logfile "$W/redis.log" || exit 1
+  trap 'redis-cli -p '$port' shutdown nosave >/dev/null 2>&1; keep "$W/table.md" "$W/tune.log" "$W/winners.json" "$W/winners.csv" "$W/default.1.txt" "$W/plugin.1.txt" "$W/plugin.debug.txt"' EXIT
+  cache=(--redis "redis://127.0.0.1:$port/0")
+  source_env=(CCLTUNE_REDIS_URL="redis://127.0.0.1:$port/0")
+fi
 if [ -z "${WINNERS:-}" ]; then
   echo "== ccltune tune: allReduce $DTYPE $SIZES on $NGPU GPUs"
   timeout 360 ccltune tune --backend nccl --ranks "$NGPU" --op allReduce --dtypes "$DTYPE" \
-    --sizes "$SIZES" --cache-dir "$W/cache" --json "$W/tune.json" >"$W/tune.log" 2>&1 \
+    --sizes "$SIZES" "${cache[@]}" --json "$W/tune.json" >"$W/tune.log" 2>&1 \
     || { tail -30 "$W/tune.log"; exit 1; }
   tail -15 "$W/tune.log"
   fp=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1])).get('fingerprint',''))" "$W/tune.json")
-  timeout 60 ccltune export --format json --cache-dir "$W/cache" ${fp:+--fingerprint "$fp"} \
+  timeout 60 ccltune export --format json "${cache[@]}" ${fp:+--fingerprint "$fp"} \
     --output "$winners" || exit 1
-  timeout 60 ccltune export --format nccl-tuner-csv --cache-dir "$W/cache" \
+  timeout 60 ccltune export --format nccl-tuner-csv "${cache[@]}" \
     ${fp:+--fingerprint "$fp"} --output "$W/winners.csv" || exit 1
 fi
 
@@ -60,18 +72,18 @@ for i in $(seq 1 "$REPEAT"); do  # alternate, so drift hits both modes alike
   echo "== run $i: NCCL default"
   timeout 60 "$perf" "${args[@]}" >"$W/default.$i.txt" 2>&1 || { tail "$W/default.$i.txt"; exit 1; }
   echo "== run $i: with the ccltune plugin"
-  env ${PLUGIN_ENV:-} NCCL_TUNER_PLUGIN=$plugin CCLTUNE_RESULTS_FILE=$winners timeout 60 "$perf" "${args[@]}" \
+  env ${PLUGIN_ENV:-} "${source_env[@]}" NCCL_TUNER_PLUGIN=$plugin timeout 60 "$perf" "${args[@]}" \
     >"$W/plugin.$i.txt" 2>&1 || { tail "$W/plugin.$i.txt"; exit 1; }
 done
 # One untimed run with NCCL's log (kept apart from the timed ones: logging every call costs
 # time): the plugin is loaded, finds the winners, and NCCL's per-call choice follows them.
 echo "== NCCL's log with the plugin (1 iteration per size)"
-env ${PLUGIN_ENV:-} NCCL_TUNER_PLUGIN=$plugin CCLTUNE_RESULTS_FILE=$winners NCCL_DEBUG=INFO \
+env ${PLUGIN_ENV:-} "${source_env[@]}" NCCL_TUNER_PLUGIN=$plugin NCCL_DEBUG=INFO \
   NCCL_DEBUG_SUBSYS=INIT,TUNING NCCL_DEBUG_FILE=$W/nccl.%p.log timeout 60 "$perf" \
   "${args[@]}" -w 0 -n 1 >/dev/null 2>&1
 cat "$W"/nccl.*.log >"$W/plugin.debug.txt" 2>/dev/null
 grep -m1 "TUNER/Plugin: Using" "$W/plugin.debug.txt" || echo "WARNING: NCCL did not report loading the plugin"
-grep -m1 "ccltune tuner:" "$W/plugin.debug.txt" || echo "WARNING: the plugin logged nothing"
+grep -m2 "ccltune tuner:" "$W/plugin.debug.txt" || echo "WARNING: the plugin logged nothing"
 grep -E "AllReduce: [0-9]+ Bytes -> Algo" "$W/plugin.debug.txt" | sed 's/.*AllReduce/AllReduce/' | sort -u -t' ' -k2,2n | head -20
 
 python3 - "$winners" "$W" "$REPEAT" <<'PY' | tee "$W/table.md"
