@@ -1,5 +1,5 @@
-// The exported CSV loaded by NCCL's own example tuner plugin (built outside the repository
-// by build_nccl_example_tuner.sh, path in CCLTUNE_NCCL_EXAMPLE_TUNER) selects, for every
+// The exported CSV loaded by NCCL's own example tuner plugin (built by hand outside the
+// repository, path in CCLTUNE_NCCL_EXAMPLE_TUNER) selects, for every
 // collective and size, the same cost-table entry as our plugin with the same winners.
 // Channels: the example sets 1 channel for every call unless a row names a count, so only
 // rows with a count are compared. Skips when the example plugin is not given.
@@ -32,8 +32,8 @@ std::pair<int, int> Argmin(const CostTable& t) {
 TEST(ExampleTunerCsv, SameSelectionAsOurPlugin) {
   const char* example = std::getenv("CCLTUNE_NCCL_EXAMPLE_TUNER");
   if (example == nullptr || *example == '\0')
-    GTEST_SKIP() << "CCLTUNE_NCCL_EXAMPLE_TUNER is not set (build NCCL's example plugin with "
-                    "tests/plugin/build_nccl_example_tuner.sh)";
+    GTEST_SKIP() << "CCLTUNE_NCCL_EXAMPLE_TUNER is not set (build NCCL's example plugin from "
+                    "plugins/tuner/example of an NCCL checkout, outside this repository)";
   LoadedTuner ours(std::getenv("CCLTUNE_PLUGIN_SO"));
   ASSERT_TRUE(ours.ok()) << ours.error();
   void* handle = dlopen(example, RTLD_NOW | RTLD_LOCAL);
