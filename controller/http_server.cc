@@ -14,19 +14,31 @@ namespace {
 
 constexpr size_t kMaxHead = 16 * 1024;
 
-std::string UrlDecode(const std::string& s) {
-  std::string out;
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// Percent-decoding of one query component; false for a malformed escape ("%zz", "%4"),
+// which the caller answers with 400 (never an exception on a request thread).
+bool UrlDecode(const std::string& s, std::string* out) {
+  out->clear();
   for (size_t i = 0; i < s.size(); ++i) {
     if (s[i] == '+') {
-      out += ' ';
-    } else if (s[i] == '%' && i + 2 < s.size()) {
-      out += static_cast<char>(std::stoi(s.substr(i + 1, 2), nullptr, 16));
+      *out += ' ';
+    } else if (s[i] == '%') {
+      if (i + 2 >= s.size()) return false;
+      const int hi = HexValue(s[i + 1]), lo = HexValue(s[i + 2]);
+      if (hi < 0 || lo < 0) return false;
+      *out += static_cast<char>(hi * 16 + lo);
       i += 2;
     } else {
-      out += s[i];
+      *out += s[i];
     }
   }
-  return out;
+  return true;
 }
 
 const char* Reason(int code) {
@@ -68,12 +80,11 @@ bool ParseRequestLine(const std::string& line, HttpRequest* out) {
   std::istringstream params(target.substr(q + 1));
   std::string kv;
   while (std::getline(params, kv, '&')) {
-    auto eq = kv.find('=');
-    if (eq == std::string::npos) {
-      out->query[UrlDecode(kv)] = "";
-    } else {
-      out->query[UrlDecode(kv.substr(0, eq))] = UrlDecode(kv.substr(eq + 1));
-    }
+    const auto eq = kv.find('=');
+    std::string key, value;
+    if (!UrlDecode(kv.substr(0, eq), &key)) return false;
+    if (eq != std::string::npos && !UrlDecode(kv.substr(eq + 1), &value)) return false;
+    out->query[key] = value;
   }
   return true;
 }
@@ -130,7 +141,9 @@ void HttpServer::HandleConnection(int fd) {
   HttpRequest req;
   HttpResponse resp;
   if (!ParseRequestLine(head.substr(0, head.find("\r\n")), &req)) {
-    resp = {400, "text/plain", "bad request\n"};
+    resp = {400, "application/json",
+            "{\"error\":\"malformed request line or query string (a '%' escape needs two hex "
+            "digits)\"}"};
   } else if (req.method != "GET" && req.method != "HEAD") {
     resp = {405, "text/plain", "only GET\n"};
   } else {

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "controller/conditions.h"
+#include "controller/http_server.h"
 #include "controller/job_spec.h"
 #include "controller/kube_config.h"
 #include "controller/pod_builder.h"
@@ -218,6 +219,20 @@ TEST(TokenSource, RereadsTheTokenFileWhenItChanges) {
   unlink(path.c_str());
   EXPECT_EQ(tokens.Token(), "second");  // a missing file keeps the last good token
   rmdir(dir);
+}
+
+TEST(HttpServer, MalformedPercentEscapesAreRejectedNotThrown) {
+  HttpRequest ok;
+  ASSERT_TRUE(
+      ParseRequestLine("GET /api/v1/results?fingerprint=ab%2Dc&op=all+Reduce HTTP/1.1", &ok));
+  EXPECT_EQ(ok.path, "/api/v1/results");
+  EXPECT_EQ(ok.query["fingerprint"], "ab-c");
+  EXPECT_EQ(ok.query["op"], "all Reduce");
+  for (const char* bad : {"GET /a?%zz=1 HTTP/1.1", "GET /a?x=%4 HTTP/1.1", "GET /a?x=% HTTP/1.1",
+                          "GET /a?x=%G1 HTTP/1.1"}) {
+    HttpRequest req;
+    EXPECT_FALSE(ParseRequestLine(bad, &req)) << bad;
+  }
 }
 
 }  // namespace
