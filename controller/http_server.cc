@@ -1,6 +1,7 @@
 #include "controller/http_server.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -94,11 +95,12 @@ core::Result<std::unique_ptr<HttpServer>> HttpServer::Start(int port, HttpHandle
   if (fd < 0) return core::Unavailable(std::string("socket: ") + std::strerror(errno));
   int one = 1;
   ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_ANY);
   addr.sin_port = htons(static_cast<uint16_t>(port));
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 || ::listen(fd, 64) != 0) {
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 || ::listen(fd, 512) != 0) {
     std::string err = std::strerror(errno);
     ::close(fd);
     return core::Unavailable("listen on port " + std::to_string(port) + ": " + err);
@@ -108,12 +110,16 @@ core::Result<std::unique_ptr<HttpServer>> HttpServer::Start(int port, HttpHandle
   return std::unique_ptr<HttpServer>(new HttpServer(fd, ntohs(addr.sin_port), std::move(handler)));
 }
 
+constexpr int kServerThreads = 4;
+
 HttpServer::HttpServer(int fd, int port, HttpHandler handler)
-    : fd_(fd), port_(port), handler_(std::move(handler)), thread_([this] { Serve(); }) {}
+    : fd_(fd), port_(port), handler_(std::move(handler)) {
+  for (int i = 0; i < kServerThreads; ++i) threads_.emplace_back([this] { Serve(); });
+}
 
 HttpServer::~HttpServer() {
   stop_ = true;
-  if (thread_.joinable()) thread_.join();
+  for (auto& t : threads_) t.join();
   ::close(fd_);
 }
 
@@ -121,6 +127,8 @@ void HttpServer::Serve() {
   while (!stop_.load()) {
     pollfd p{fd_, POLLIN, 0};
     if (::poll(&p, 1, 200) <= 0) continue;  // wake up to notice stop_
+    // The listening socket is non-blocking: several threads wake for one connection and
+    // the losers get EAGAIN instead of blocking past stop_. The accepted socket blocks.
     int conn = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
     if (conn < 0) continue;
     HandleConnection(conn);

@@ -1,7 +1,9 @@
 // A tiny blocking HTTP/1.1 server for /healthz, /readyz, /metrics and the results API:
-// one thread, one request per connection (Connection: close), GET only, bounded reads
-// (request head <= 16 KiB, 5 s receive timeout) so a slow client cannot wedge it.
-// Scrapes and probes are rare and small; this avoids pulling cpprest's listener in.
+// a few threads accepting on one socket, one request per connection (Connection: close),
+// GET only, bounded reads (request head <= 16 KiB, 5 s receive timeout) so a slow client
+// holds one thread at most. Several threads because the results API serves production
+// jobs concurrently (measured: tests/bench/results_api_load.sh); the handler must be
+// thread-safe. This avoids pulling cpprest's listener in.
 #pragma once
 
 #include <atomic>
@@ -10,6 +12,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "core/status.h"
 
@@ -47,7 +50,7 @@ class HttpServer {
   int port_;
   HttpHandler handler_;
   std::atomic<bool> stop_{false};
-  std::thread thread_;
+  std::vector<std::thread> threads_;
 };
 
 // Parses "GET /p?a=1 HTTP/1.1"; false when malformed.

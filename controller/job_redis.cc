@@ -1,30 +1,13 @@
 #include "controller/job_redis.h"
 
+#include "controller/redis_connect.h"
 #include "core/job_keys.h"
 #include "core/redis_client.h"
 
 namespace ccltune::controller {
-namespace {
-
-using core::RedisClient;
-
-core::Result<std::unique_ptr<RedisClient>> Open(const std::string& url,
-                                                const std::string& password) {
-  CCLTUNE_ASSIGN_OR_RETURN(core::RedisEndpoint ep, core::ParseRedisUrl(url));
-  if (ep.password.empty()) ep.password = password;
-  core::RedisOptions opts;
-  // Short bounds: the reconcile worker must not sit on a dead Redis; it requeues instead.
-  opts.connect_timeout = std::chrono::milliseconds(1500);
-  opts.command_timeout = std::chrono::milliseconds(3000);
-  opts.reconnect_deadline = std::chrono::milliseconds(2000);
-  return RedisClient::Connect(ep, opts);
-}
-
-}  // namespace
-
 core::Result<nlohmann::json> JobRedis::ReadSummary(const std::string& url,
                                                    const std::string& job_id, int attempt) {
-  CCLTUNE_ASSIGN_OR_RETURN(auto redis, Open(url, password_));
+  CCLTUNE_ASSIGN_OR_RETURN(auto redis, ThreadRedis(url, password_));
   core::JobKeys keys(job_id, attempt);
   CCLTUNE_ASSIGN_OR_RETURN(core::RedisValue v, redis->Command({"GET", keys.Summary()}));
   if (v.is_nil()) return core::NotFound("no summary at " + keys.Summary());
@@ -37,7 +20,7 @@ core::Result<nlohmann::json> JobRedis::ReadSummary(const std::string& url,
 
 core::Result<AttemptProgress> JobRedis::Progress(const std::string& url, const std::string& job_id,
                                                  int attempt) {
-  CCLTUNE_ASSIGN_OR_RETURN(auto redis, Open(url, password_));
+  CCLTUNE_ASSIGN_OR_RETURN(auto redis, ThreadRedis(url, password_));
   core::JobKeys keys(job_id, attempt);
   AttemptProgress p;
   CCLTUNE_ASSIGN_OR_RETURN(core::RedisValue joined, redis->Command({"SCARD", keys.Joined()}));
@@ -48,7 +31,7 @@ core::Result<AttemptProgress> JobRedis::Progress(const std::string& url, const s
 }
 
 core::Result<long long> JobRedis::DeleteJobKeys(const std::string& url, const std::string& job_id) {
-  CCLTUNE_ASSIGN_OR_RETURN(auto redis, Open(url, password_));
+  CCLTUNE_ASSIGN_OR_RETURN(auto redis, ThreadRedis(url, password_));
   std::string cursor = "0";
   long long deleted = 0;
   // SCAN, not KEYS: KEYS blocks a shared Redis for the whole keyspace.

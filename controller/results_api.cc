@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "controller/redis_connect.h"
 #include "core/redis_client.h"
 #include "core/result_store.h"
 
@@ -32,17 +33,6 @@ int HttpCodeOf(const core::Status& s) {
   }
 }
 
-core::Result<std::unique_ptr<core::RedisClient>> Open(const std::string& url,
-                                                      const std::string& password) {
-  CCLTUNE_ASSIGN_OR_RETURN(core::RedisEndpoint ep, core::ParseRedisUrl(url));
-  if (ep.password.empty()) ep.password = password;
-  core::RedisOptions opts;
-  opts.connect_timeout = std::chrono::milliseconds(1000);
-  opts.command_timeout = std::chrono::milliseconds(2000);
-  opts.reconnect_deadline = std::chrono::milliseconds(1000);
-  return core::RedisClient::Connect(ep, opts);
-}
-
 // Query parameters of a point lookup; InvalidArgument names the bad parameter.
 core::Status ParseLookup(const HttpRequest& req, core::Op* op, core::Dtype* dtype,
                          core::RedOp* redop, std::uint64_t* bytes) {
@@ -66,7 +56,7 @@ HttpResponse ResultsApi::Handle(const HttpRequest& req) const {
 }
 
 HttpResponse ResultsApi::Fingerprints() const {
-  auto redis = Open(redis_url_, password_);
+  auto redis = ThreadRedis(redis_url_, password_);
   if (!redis.ok()) return Error(HttpCodeOf(redis.status()), redis.status().message());
   core::ResultStore store(**redis);
   auto fps = store.Fingerprints();
@@ -86,7 +76,7 @@ HttpResponse ResultsApi::Results(const HttpRequest& req) const {
     core::Status s = ParseLookup(req, &op, &dtype, &redop, &bytes);
     if (!s.ok()) return Error(400, s.message());
   }
-  auto redis = Open(redis_url_, password_);
+  auto redis = ThreadRedis(redis_url_, password_);
   if (!redis.ok()) return Error(HttpCodeOf(redis.status()), redis.status().message());
   core::ResultStore store(**redis);
   if (point) {
@@ -106,7 +96,7 @@ HttpResponse ResultsApi::Results(const HttpRequest& req) const {
 }
 
 core::Result<long long> ResultsApi::CountRecords() const {
-  CCLTUNE_ASSIGN_OR_RETURN(auto redis, Open(redis_url_, password_));
+  CCLTUNE_ASSIGN_OR_RETURN(auto redis, ThreadRedis(redis_url_, password_));
   std::string cursor = "0";
   long long n = 0;
   do {
