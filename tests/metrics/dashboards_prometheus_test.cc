@@ -1,23 +1,34 @@
-// The dashboards against real data: a real `prometheus` scrapes the workers of a tuning run
-// (and the controller's /metrics) and a real Pushgateway that received the workers' final
-// pushes; then every panel query of dashboards/*.json, with its template variables filled
-// from label_values() through the Prometheus API, must return at least one finite series.
+// The dashboards against real data: a real `prometheus` scrapes the rank processes of real
+// local tuning jobs (`ccltune tune --backend host`, a real redis-server) and the controller's
+// /metrics, and a real Pushgateway receives the ranks' final pushes; then every panel query of
+// dashboards/*.json, with its template variables filled from label_values() through the
+// Prometheus API, must return at least one finite series.
 // Also a static check of the dashboards: units on every panel, datasource variable, variables.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <random>
 #include <regex>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "tests/metrics/child_process.h"
 #include "tests/metrics/prom_servers.h"
-#include "tests/metrics/synthetic_run.h"
+#include "tests/support/redis_server.h"
+#include "tests/support/temp_dir.h"
+#include "worker/child_process.h"
 #include "worker/metrics/metrics_server.h"
-#include "worker/metrics/pushgateway_client.h"
 #ifdef CCLTUNE_TEST_HAVE_CONTROLLER
 #include "controller/metrics.h"
 #endif
@@ -42,39 +53,82 @@ json LoadDashboard(const std::string& name) {
 }
 
 // ---------------------------------------------------------------------------------------
-// The tuning run that Prometheus watches. This is the one function to swap for a real run
-// (`ccltune tune --ranks 2 --backend host --metrics-port P --pushgateway URL`, kept alive
-// until scraped): today it is WorkerMetrics of two ranks in this process, fed with a complete
-// synthetic event sequence (FeedSyntheticRun), each rank served by its own MetricsServer and
-// pushed to the Pushgateway at the end, as `ccltune worker` does.
-class ObservedRun {
- public:
-  std::vector<int> metrics_ports;
-  std::string job_id = "ctj-uid-7f3e";
+// The tuning jobs that Prometheus watches: the real `ccltune tune` binary ($CCLTUNE_BIN) with
+// two host-backend rank processes each, sharing one real redis-server.
+//  - kTuneJob, healthy: allReduce and allGather, 1 KiB … 64 KiB. Its choice list names
+//    `recursive-doubling`, which allGather does not have, so every allGather problem reports
+//    it as a skipped choice (ccltune_choice_failures_total{reason="skipped"}).
+//  - kPreSyncJob fails: rank 1 is held back (test hook of worker/rank_main.cc) past a 0.5 s
+//    pre-sync window, so rank 0 counts a ccltune_presync_timeouts_total and pushes it.
+// Rank r serves /metrics on port_base + r; both jobs linger kLinger s after the end (so
+// Prometheus, scraping every second, gets the final state) and push to the Pushgateway.
+// The healthy job's id sorts first, so Grafana's "first value" of $job is the healthy job.
+constexpr char kTuneJob[] = "dash-a-tune";
+constexpr char kPreSyncJob[] = "dash-b-presync-timeout";
+constexpr double kLinger = 6;
 
-  static core::Result<std::unique_ptr<ObservedRun>> Start(const std::string& pushgateway_url) {
-    auto run = std::make_unique<ObservedRun>();
-    for (int rank = 0; rank < 2; ++rank) {
-      auto& registry = *run->registries_.emplace_back(std::make_unique<core::Registry>());
-      CCLTUNE_ASSIGN_OR_RETURN(auto metrics,
-                               worker::WorkerMetrics::Create(registry, {run->job_id, rank}));
-      FeedSyntheticRun(*metrics, rank);
-      CCLTUNE_ASSIGN_OR_RETURN(auto server,
-                               worker::MetricsServer::Start(registry, {"127.0.0.1", 0, 5, 8192}));
-      run->metrics_ports.push_back(server->port());
-      CCLTUNE_RETURN_IF_ERROR(worker::PushgatewayClient::Push(pushgateway_url, run->job_id, rank,
-                                                              registry, worker::DeadlineIn(10)));
-      run->metrics_.push_back(std::move(metrics));
-      run->servers_.push_back(std::move(server));
+// A port P with P … P+n-1 all free a moment ago (bound on 0.0.0.0, as the ranks bind),
+// below the kernel's ephemeral range: the ranks bind them only after the tune processes have
+// opened many connections (Redis, the TCP mesh, the Pushgateway), and an ephemeral port taken
+// by one of those would make a rank's /metrics bind fail.
+int FreePortRange(int n) {
+  int ephemeral_low = 32768, ephemeral_high = 60999;
+  std::ifstream("/proc/sys/net/ipv4/ip_local_port_range") >> ephemeral_low >> ephemeral_high;
+  int lo = 20000, hi = ephemeral_low - n;  // the range to pick from
+  if (hi <= lo) lo = ephemeral_high + 1, hi = 65535 - n;
+  std::mt19937 gen(std::random_device{}());
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    const int base = std::uniform_int_distribution<int>(lo, hi)(gen);
+    bool all_free = true;
+    for (int i = 0; i < n && all_free; ++i) {
+      int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+      sockaddr_in addr{};
+      addr.sin_family = AF_INET;
+      addr.sin_addr.s_addr = htonl(INADDR_ANY);
+      addr.sin_port = htons(static_cast<std::uint16_t>(base + i));
+      all_free = fd >= 0 && ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+      if (fd >= 0) ::close(fd);
     }
-    return run;
+    if (all_free) return base;
   }
+  return 0;
+}
 
- private:
-  std::vector<std::unique_ptr<core::Registry>> registries_;
-  std::vector<std::unique_ptr<worker::WorkerMetrics>> metrics_;
-  std::vector<std::unique_ptr<worker::MetricsServer>> servers_;
+std::string ReadTail(const std::string& path, std::size_t max = 4000) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string text = ss.str();
+  return text.size() > max ? "…" + text.substr(text.size() - max) : text;
+}
+
+struct TuneProcess {
+  std::string job_id;
+  std::string log;  // its stdout and stderr
+  std::optional<worker::ChildProcess> process;
 };
+
+core::Result<TuneProcess> StartTune(const std::string& job_id, int port_base,
+                                    const std::string& redis_url, const std::string& pushgateway,
+                                    const TempDir& dir, std::vector<std::string> extra_args,
+                                    const std::map<std::string, std::string>& env) {
+  const char* bin = std::getenv("CCLTUNE_BIN");
+  if (!bin || !*bin) return core::FailedPrecondition("CCLTUNE_BIN is not set (run via ctest)");
+  TuneProcess t{job_id, dir.File(job_id + ".log"), std::nullopt};
+  // clang-format off
+  std::vector<std::string> argv{
+      bin, "tune", "--ranks", "2", "--backend", "host", "--redis", redis_url,
+      "--cache-dir", dir.File("cache-" + job_id), "--job-id", job_id,
+      "--op", "allReduce,allGather", "--sizes", "1KiB:64KiB:4",
+      "--iters", "5", "--rounds", "3", "--warmup", "1",
+      "--metrics-port-base", std::to_string(port_base), "--pushgateway", pushgateway,
+      "--metrics-linger", std::to_string(kLinger)};
+  // clang-format on
+  argv.insert(argv.end(), extra_args.begin(), extra_args.end());
+  CCLTUNE_ASSIGN_OR_RETURN(auto child, worker::ChildProcess::Spawn(argv, env, t.log));
+  t.process.emplace(std::move(child));
+  return t;
+}
 
 // The controller's /metrics, for the panels over controller metrics (ccltune_jobs).
 class ControllerExposition {
@@ -145,28 +199,66 @@ core::Result<json> PromApi(int port, const std::string& path_and_query) {
   return body["data"];
 }
 
-core::Result<json> Query(int port, const std::string& expr) {
-  return PromApi(port, "/api/v1/query?query=" + UrlEncode(expr));
+// An instant query evaluated at `at` (Unix seconds, as Prometheus takes it). The panels are
+// evaluated at one moment while the ranks were still up: once a rank exits, its next scrape
+// fails and Prometheus marks its scraped series stale, as a dashboard's "now" would see.
+core::Result<json> Query(int port, const std::string& expr, const std::string& at) {
+  return PromApi(port, "/api/v1/query?query=" + UrlEncode(expr) + "&time=" + at);
 }
 
-// Waits until both paths delivered: direct scrapes (job ccltune-worker) and the pushes (job
-// ccltune, kept by honor_labels), and the controller's ccltune_jobs.
-core::Status WaitForData(int prom_port) {
-  const std::string probe =
-      "count by (job) (ccltune_tuning_duration_seconds) or count by (job) (ccltune_jobs)";
-  auto deadline = std::chrono::steady_clock::now() + 60s;
+std::string UnixNow() {
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                std::chrono::system_clock::now().time_since_epoch())
+                .count();
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%lld.%03lld", static_cast<long long>(ms / 1000),
+                static_cast<long long>(ms % 1000));
+  return buf;
+}
+
+// Number of series of an instant query (0 on an error or no data).
+std::size_t SeriesCount(int port, const std::string& expr, const std::string& at) {
+  auto data = Query(port, expr, at);
+  return data.ok() ? (*data)["result"].size() : 0;
+}
+
+// Waits, while the tune processes run, until Prometheus holds the final state of the
+// healthy job through both paths and the failed job's push, and returns that moment:
+//  - every rank of kTuneJob scraped directly (job ccltune-worker) after tuning finished: its
+//    scraped ccltune_tuning_duration_seconds equals the pushed (final) one;
+//  - both pushes of kTuneJob (job ccltune, labels kept by honor_labels);
+//  - kPreSyncJob's pushed ccltune_presync_timeouts_total >= 1;
+//  - the controller's ccltune_jobs.
+// Fails early when the healthy tune exits before that (its log in the message); the
+// failing kPreSyncJob may end at any time.
+core::Result<std::string> WaitForData(int prom_port, TuneProcess& tune, double seconds) {
+  const std::string job = std::string("ccltune_job=\"") + kTuneJob + "\"";
+  const std::string final_scrapes = "ccltune_tuning_duration_seconds{job=\"ccltune-worker\", " +
+                                    job + "} == on (ccltune_job, rank) " +
+                                    "ccltune_tuning_duration_seconds{job=\"ccltune\", " + job + "}";
+  const std::string pushes = "ccltune_tuning_duration_seconds{job=\"ccltune\", " + job + "}";
+  const std::string timeouts = "ccltune_presync_timeouts_total{job=\"ccltune\", ccltune_job=\"" +
+                               std::string(kPreSyncJob) + "\"} >= 1";
+  const std::string controller = "ccltune_jobs{job=\"ccltune-controller\"}";
+  const worker::Deadline deadline = worker::DeadlineIn(seconds);
   std::string seen;
-  while (std::chrono::steady_clock::now() < deadline) {
-    auto data = Query(prom_port, probe);
-    std::set<std::string> jobs;
-    if (data.ok())
-      for (const auto& s : (*data)["result"]) jobs.insert(s["metric"].value("job", ""));
-    if (jobs == std::set<std::string>{"ccltune-worker", "ccltune", "ccltune-controller"})
-      return core::Status::Ok();
-    seen = data.ok() ? data->dump() : data.status().ToString();
-    std::this_thread::sleep_for(500ms);
+  while (!worker::Expired(deadline)) {
+    if (auto code = tune.process->Poll())
+      return core::Internal("tune " + tune.job_id + " exited (code " + std::to_string(*code) +
+                            ") before Prometheus had its final state (" + seen + "); its log:\n" +
+                            ReadTail(tune.log));
+    const std::string at = UnixNow();
+    const std::size_t n[] = {
+        SeriesCount(prom_port, final_scrapes, at), SeriesCount(prom_port, pushes, at),
+        SeriesCount(prom_port, timeouts, at), SeriesCount(prom_port, controller, at)};
+    if (n[0] == 2 && n[1] == 2 && n[2] >= 1 && n[3] >= 1) return at;
+    seen = "final scrapes " + std::to_string(n[0]) + "/2, pushes " + std::to_string(n[1]) +
+           "/2, pushed pre-sync timeouts " + std::to_string(n[2]) + ", controller " +
+           std::to_string(n[3]);
+    std::this_thread::sleep_for(200ms);
   }
-  return core::TimeoutError("Prometheus did not scrape every target within 60 s: " + seen);
+  return core::TimeoutError("Prometheus did not have the jobs' data within " +
+                            std::to_string(static_cast<int>(seconds)) + " s: " + seen);
 }
 
 std::vector<json> AllPanels(const json& dashboard) {
@@ -226,11 +318,14 @@ core::Result<std::map<std::string, std::string>> ResolveVariables(int port, cons
   return values;
 }
 
-// Runs every target of every panel; returns one line per query that returned nothing, an
-// error, or a non-finite value.
+// Runs every target of every panel at `at`; returns one line per query that returned
+// nothing, an error, or a non-finite value. The failed kPreSyncJob has empty histograms
+// (nothing was measured), so histogram_quantile() gives NaN for its series: that is allowed
+// for series labelled ccltune_job=kPreSyncJob only, as long as the query has a finite series.
 std::vector<std::string> CheckPanels(int port, const json& dash,
                                      const std::map<std::string, std::string>& values,
-                                     int& queries) {
+                                     const std::string& at, int& queries,
+                                     std::vector<std::string>& notes) {
   std::vector<std::string> problems;
   for (const auto& panel : AllPanels(dash)) {
     for (const auto& target : panel.value("targets", json::array())) {
@@ -240,16 +335,23 @@ std::vector<std::string> CheckPanels(int port, const json& dash,
       std::string where = dash["uid"].get<std::string>() + " / " +
                           panel["title"].get<std::string>() + " / " + target.value("refId", "?") +
                           ": " + expr;
-      auto data = Query(port, expr);
+      auto data = Query(port, expr, at);
       if (!data.ok()) {
         problems.push_back(where + " → " + data.status().ToString());
         continue;
       }
       const json& result = (*data)["result"];
-      if (result.empty()) problems.push_back(where + " → no series");
-      for (const auto& s : result)
-        if (!std::isfinite(std::stod(s["value"][1].get<std::string>())))
+      std::size_t finite = 0;
+      for (const auto& s : result) {
+        if (std::isfinite(std::stod(s["value"][1].get<std::string>()))) {
+          ++finite;
+        } else if (s["metric"].value("ccltune_job", "") == kPreSyncJob) {
+          notes.push_back(where + " → " + s.dump());
+        } else {
           problems.push_back(where + " → non-finite value " + s.dump());
+        }
+      }
+      if (finite == 0) problems.push_back(where + " → no finite series: " + result.dump());
     }
   }
   return problems;
@@ -299,39 +401,124 @@ TEST(ControllerMetrics, PromtoolAcceptsTheControllerExposition) {
 #endif
 
 TEST(Dashboards, EveryPanelQueryReturnsDataFromARealPrometheus) {
-  TempDir pgw_dir("ccltune-pgw"), prom_dir("ccltune-prom");
+  const auto t0 = std::chrono::steady_clock::now();
+  TempDir pgw_dir("ccltune-pgw"), prom_dir("ccltune-prom"), job_dir("ccltune-dash-jobs");
+  auto redis = RedisServer::Start();
+  ASSERT_TRUE(redis.ok()) << redis.status().ToString();
   auto pgw = StartPushgateway(pgw_dir);
   ASSERT_TRUE(pgw.ok()) << pgw.status().ToString();
-  auto run = ObservedRun::Start(pgw->url());
-  ASSERT_TRUE(run.ok()) << run.status().ToString();
   ControllerExposition controller;
   auto controller_port = controller.Start();
   ASSERT_TRUE(controller_port.ok()) << controller_port.status().ToString();
-  auto prom = StartPrometheus(prom_dir,
-                              PrometheusConfig((*run)->metrics_ports, pgw->port, *controller_port));
+
+  // Ports: kTuneJob's ranks on P, P+1; kPreSyncJob's on P+2, P+3. Prometheus scrapes all four
+  // from its start, before the jobs exist (a target that is not up yet is simply down).
+  const int base = FreePortRange(4);
+  ASSERT_NE(base, 0) << "no 4 consecutive free ports";
+  auto prom = StartPrometheus(prom_dir, PrometheusConfig({base, base + 1, base + 2, base + 3},
+                                                         pgw->port, *controller_port));
   ASSERT_TRUE(prom.ok()) << prom.status().ToString();
-  core::Status ready = WaitForData(prom->port);
-  ASSERT_TRUE(ready.ok()) << ready.ToString() << "\n" << prom->process->LogTail();
+
+  // Prometheus applies its targets a few seconds after it is ready: start the jobs only once
+  // it scrapes (the worker targets are down until the ranks listen), so it sees them run.
+  const worker::Deadline scraping = worker::DeadlineIn(30);
+  while (SeriesCount(prom->port, "up{job=\"ccltune-worker\"}", UnixNow()) < 4 ||
+         SeriesCount(prom->port, "up{job=\"ccltune-controller\"} == 1", UnixNow()) < 1) {
+    ASSERT_FALSE(worker::Expired(scraping)) << "Prometheus did not start scraping within 30 s\n"
+                                            << prom->process->LogTail();
+    std::this_thread::sleep_for(200ms);
+  }
+  const std::string redis_url = (*redis)->url();
+  auto tune = StartTune(kTuneJob, base, redis_url, pgw->url(), job_dir,
+                        {"--choices", "ring,direct,recursive-doubling"}, {});
+  ASSERT_TRUE(tune.ok()) << tune.status().ToString();
+  auto presync = StartTune(
+      kPreSyncJob, base + 2, redis_url, pgw->url(), job_dir, {"--presync-window", "0.5"},
+      {{"CCLTUNE_TEST_PRESYNC_DELAY_RANK", "1"}, {"CCLTUNE_TEST_PRESYNC_DELAY_SECONDS", "2"}});
+  ASSERT_TRUE(presync.ok()) << presync.status().ToString();
+
+  auto at = WaitForData(prom->port, *tune, 40);
+  ASSERT_TRUE(at.ok()) << at.status().ToString() << "\nprometheus: " << prom->process->LogTail()
+                       << "\n"
+                       << kTuneJob << ": " << ReadTail(tune->log) << "\n"
+                       << kPreSyncJob << ": " << ReadTail(presync->log);
+
+  // Both jobs end by themselves (after kLinger): the healthy one with 0, the other with the
+  // pre-sync timeout.
+  auto tune_code = tune->process->Wait(worker::DeadlineIn(kLinger + 20));
+  ASSERT_TRUE(tune_code.ok()) << "tune did not exit: " << ReadTail(tune->log);
+  EXPECT_EQ(*tune_code, 0) << ReadTail(tune->log);
+  auto presync_code = presync->process->Wait(worker::DeadlineIn(kLinger + 20));
+  ASSERT_TRUE(presync_code.ok()) << "pre-sync job did not exit: " << ReadTail(presync->log);
+  EXPECT_NE(*presync_code, 0) << ReadTail(presync->log);
+  EXPECT_NE(ReadTail(presync->log).find("PreSyncTimeout"), std::string::npos)
+      << ReadTail(presync->log);
 
   for (const char* name : kDashboards) {
     json dash = LoadDashboard(name);
     for (bool use_all : {false, true}) {
       auto values = ResolveVariables(prom->port, dash, use_all);
       ASSERT_TRUE(values.ok()) << name << ": " << values.status().ToString();
+      if (!use_all) EXPECT_EQ(values->at("job"), kTuneJob) << name;
       int queries = 0;
-      auto problems = CheckPanels(prom->port, dash, *values, queries);
+      std::vector<std::string> notes;
+      auto problems = CheckPanels(prom->port, dash, *values, *at, queries, notes);
       EXPECT_GT(queries, 4) << name;
       for (const auto& p : problems) ADD_FAILURE() << p;
       std::fprintf(stderr, "%s (%s): %d panel queries returned data\n", name,
                    use_all ? "All" : "first values", queries - static_cast<int>(problems.size()));
+      for (const auto& n : notes)
+        std::fprintf(stderr, "  note: NaN series of the failed job %s: %s\n", kPreSyncJob,
+                     n.c_str());
     }
   }
-  // The pushed copy kept its grouping labels (honor_labels) and matches the scraped one.
-  auto pushed = Query(prom->port, "ccltune_tuning_duration_seconds{job=\"ccltune\"}");
-  ASSERT_TRUE(pushed.ok());
-  ASSERT_EQ((*pushed)["result"].size(), 2u) << pushed->dump();
+
+  // What the real jobs produced, beyond "some series": the pushed copies kept their grouping
+  // labels (honor_labels); the skipped choice and the pre-sync timeout were counted.
+  auto pushed = Query(prom->port, "ccltune_tuning_duration_seconds{job=\"ccltune\"}", *at);
+  ASSERT_TRUE(pushed.ok()) << pushed.status().ToString();
+  std::set<std::string> pushed_groups;
   for (const auto& s : (*pushed)["result"])
-    EXPECT_EQ(s["metric"].value("ccltune_job", ""), (*run)->job_id) << s.dump();
+    pushed_groups.insert(s["metric"].value("ccltune_job", "") + "/" +
+                         s["metric"].value("rank", ""));
+  EXPECT_TRUE(pushed_groups.count(std::string(kTuneJob) + "/0") &&
+              pushed_groups.count(std::string(kTuneJob) + "/1"))
+      << pushed->dump();
+  auto skipped =
+      Query(prom->port,
+            "ccltune_choice_failures_total{job=\"ccltune-worker\", ccltune_job=\"" +
+                std::string(kTuneJob) + "\", choice=\"recursive-doubling\", reason=\"skipped\"}",
+            *at);
+  ASSERT_TRUE(skipped.ok()) << skipped.status().ToString();
+  ASSERT_EQ((*skipped)["result"].size(), 2u) << skipped->dump();  // one series per rank
+  for (const auto& s : (*skipped)["result"])                      // skipped once per allGather size
+    EXPECT_EQ(s["value"][1], "4") << s.dump();
+  // The winners Prometheus scraped are the winners that were pushed.
+  auto count_of = [&](const std::string& job) {
+    auto r = Query(prom->port,
+                   "count(ccltune_winner_info{job=\"" + job + "\", ccltune_job=\"" +
+                       std::string(kTuneJob) + "\"})",
+                   *at);
+    return r.ok() && !(*r)["result"].empty() ? (*r)["result"][0]["value"][1].get<std::string>()
+                                             : std::string("none");
+  };
+  EXPECT_EQ(count_of("ccltune-worker"), "16");  // 2 ranks × 2 ops × 4 sizes
+  EXPECT_EQ(count_of("ccltune"), "16");
+  // Scraped during the job and its linger, more than once per rank (stale markers after the
+  // exit do not count in count_over_time; scrapes before the fingerprint was known are
+  // another series, hence the sum by rank).
+  auto scrapes = Query(prom->port,
+                       "sum by (rank) (count_over_time(ccltune_presync_timeouts_total{"
+                       "job=\"ccltune-worker\", ccltune_job=\"" +
+                           std::string(kTuneJob) + "\"}[5m]))",
+                       UnixNow());
+  ASSERT_TRUE(scrapes.ok()) << scrapes.status().ToString();
+  ASSERT_EQ((*scrapes)["result"].size(), 2u) << scrapes->dump();
+  for (const auto& s : (*scrapes)["result"])
+    EXPECT_GE(std::stoi(s["value"][1].get<std::string>()), 2) << s.dump();
+  std::fprintf(stderr, "real jobs %s and %s observed; test body took %.1f s\n", kTuneJob,
+               kPreSyncJob,
+               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
 }
 
 }  // namespace
