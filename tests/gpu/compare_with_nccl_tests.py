@@ -76,12 +76,12 @@ def accuracy_table(summary, out, gpus):
         print("\nworst |diff| at >= 1 MiB, %s: %.1f%%" % (op, w))
 
 
-def winner_table(graph, eager, out):
-    print("\n### allReduce bf16, 4 GPUs: NCCL default vs ccltune winner (us per op)\n")
+def winner_table(graph, eager, out, gpus):
+    print("\n### allReduce bf16, %d GPUs: NCCL default vs ccltune winner (us per op)\n" % gpus)
     print("| size | default (graph) | winner (graph) | time | speedup | default (eager) | "
           "winner (eager) | time | speedup | nccl-tests graph |")
     print("|---|---|---|---|---|---|---|---|---|---|")
-    ntg = nccl_tests(out, "ntg", "allReduce", 4)
+    ntg = nccl_tests(out, "ntg", "allReduce", gpus)
     by_size = {r["bytes"]: r for r in eager["records"]} if eager else {}
     for g in graph["records"]:
         e = by_size.get(g["bytes"])
@@ -94,14 +94,15 @@ def winner_table(graph, eager, out):
 
 
 def main(out):
-    for name in ("sweep4", "sweep2"):
+    for name in ("sweep8", "sweep4", "sweep2"):
         s = load_summary(out, name)
         if s:
             cost_table(s, name)
             accuracy_table(s, out, s["worldSize"])
-    graph, eager = load_summary(out, "graph4"), load_summary(out, "eager4")
-    if graph:
-        winner_table(graph, eager, out)
+    for gpus in (8, 4):
+        graph = load_summary(out, "graph%d" % gpus)
+        if graph:
+            winner_table(graph, load_summary(out, "eager%d" % gpus), out, gpus)
     hang = load_summary(out, "hang4")
     if hang:
         print("\n### Hanging choice (test-hang), 4 GPUs, choiceTimeoutSeconds 5\n")

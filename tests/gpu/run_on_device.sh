@@ -8,7 +8,8 @@
 #       build-nccl/worker/libccltune-inproc-tuner.so
 # There (repo root, .gpu/ carried):  bash tests/gpu/run_on_device.sh
 #
-# Runs every test on 4 GPUs (CUDA_VISIBLE_DEVICES=0,1,2,3) when present, then on 2 (0,1).
+# Runs every test on 4 GPUs (CUDA_VISIBLE_DEVICES=0,1,2,3) when present, then on 2 (0,1);
+# CCLTUNE_GPU_COUNTS="8" (or "8 4 2") picks other world sizes.
 # Writes $OUT/summary.md (one row per test run, then each test's own tables) and
 # $OUT/logs.txt. NVLink multicast stays off in every process (the machines are shared).
 # Knobs: CCLTUNE_GPU_TEST_MAX_BYTES (largest message, default all sizes up to 256 MiB),
@@ -105,8 +106,8 @@ run_nccl_tests() {  # run_nccl_tests <gpus csv> <n>
   done
 }
 
-# 4 GPUs first: if the run is cut short, the larger configuration is the one we have.
-for n in 4 2; do
+# Larger first: if the run is cut short, the larger configuration is the one we have.
+for n in ${CCLTUNE_GPU_COUNTS:-4 2}; do
   if [ "$visible" -lt "$n" ]; then
     echo "| $n | (all) | not run: $visible GPU(s) visible | 0 |" >>"$summary"
     continue

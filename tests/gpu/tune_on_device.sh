@@ -8,7 +8,8 @@
 #   /work/shared/tools/bundle-for-gpu.sh .gpu build/worker/ccltune build/worker/libccltune-inproc-tuner.so
 #   nccl-tests built outside the repository, binaries copied to .gpu/nccl-tests/ (optional)
 # There (repo root, .gpu/ carried): bash tests/gpu/tune_on_device.sh [section...]
-# Sections: sweep4 graph4 sweep2 faults nccltests (default: all). NVLink multicast stays off.
+# Sections: sweep4 graph4 sweep2 faults nccltests (default: all); on an 8-GPU machine also
+# sweep8 graph8 nccltests8. NVLink multicast stays off.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 2
 [ -f .gpu/env.sh ] || { echo "no .gpu/env.sh: bundle first (see header)"; exit 2; }
@@ -47,6 +48,17 @@ for s in $sections; do
             tune eager4 0,1,2,3 --op allReduce --dtypes bf16 --sizes 1KiB:64MiB:4 ;;
     sweep2) tune sweep2 0,1 --op allReduce,allGather,reduceScatter --dtypes bf16 \
               --sizes 1KiB:256MiB:2 ;;
+    sweep8) tune sweep8 0,1,2,3,4,5,6,7 --op allReduce,allGather,reduceScatter --dtypes bf16 \
+              --sizes 1KiB:256MiB:2 ;;
+    graph8) tune graph8 0,1,2,3,4,5,6,7 --op allReduce --dtypes bf16 --sizes 1KiB:64MiB:4 --cuda-graph
+            tune eager8 0,1,2,3,4,5,6,7 --op allReduce --dtypes bf16 --sizes 1KiB:64MiB:4 ;;
+    nccltests8)
+      for op in all_reduce all_gather reduce_scatter; do
+        CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7 timeout 120 ".gpu/nccl-tests/${op}_perf" -b 1K \
+          -e 256M -f 2 -t 8 -g 1 -d bfloat16 -w 5 -n 20 -a 3 >"$OUT/nt_${op}_8.txt" 2>&1
+        CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7 timeout 120 ".gpu/nccl-tests/${op}_perf" -b 1K \
+          -e 64M -f 4 -t 8 -g 1 -d bfloat16 -w 5 -n 20 -a 3 -G 20 >"$OUT/ntg_${op}_8.txt" 2>&1
+      done ;;
     faults)
       CCLTUNE_ENABLE_TEST_CHOICES=1 tune hang4 0,1,2,3 --op allReduce --dtypes bf16 \
         --sizes 1MiB,16MiB --choices nccl,test-hang,nccl:algo=ring,proto=simple --choice-timeout 5
