@@ -21,8 +21,8 @@ struct NameTable {
   Result<E> Parse(std::string_view s, const char* what) const {
     for (const auto& [v, n] : entries)
       if (s == n) return v;
-    return InvalidArgument("'" + std::string(s) + "' is not a known " + what + " (allowed: " +
-                           Allowed() + ")");
+    return InvalidArgument("'" + std::string(s) + "' is not a known " + what +
+                           " (allowed: " + Allowed() + ")");
   }
 };
 
@@ -36,10 +36,8 @@ constexpr NameTable<Dtype, 5> kDtypes{{{{Dtype::kFp32, "fp32"},
                                         {Dtype::kBf16, "bf16"},
                                         {Dtype::kInt32, "int32"},
                                         {Dtype::kInt8, "int8"}}}};
-constexpr NameTable<RedOp, 4> kRedOps{{{{RedOp::kSum, "sum"},
-                                        {RedOp::kMax, "max"},
-                                        {RedOp::kMin, "min"},
-                                        {RedOp::kProd, "prod"}}}};
+constexpr NameTable<RedOp, 4> kRedOps{
+    {{{RedOp::kSum, "sum"}, {RedOp::kMax, "max"}, {RedOp::kMin, "min"}, {RedOp::kProd, "prod"}}}};
 
 }  // namespace
 
@@ -54,8 +52,8 @@ std::string AllowedDtypes() { return kDtypes.Allowed(); }
 std::string AllowedRedOps() { return kRedOps.Allowed(); }
 
 const std::vector<Op>& AllOps() {
-  static const std::vector<Op> v{Op::kAllReduce, Op::kAllGather, Op::kReduceScatter,
-                                 Op::kAllToAll, Op::kBroadcast};
+  static const std::vector<Op> v{Op::kAllReduce, Op::kAllGather, Op::kReduceScatter, Op::kAllToAll,
+                                 Op::kBroadcast};
   return v;
 }
 const std::vector<Dtype>& AllDtypes() {
@@ -66,9 +64,14 @@ const std::vector<Dtype>& AllDtypes() {
 
 std::size_t DtypeSize(Dtype d) {
   switch (d) {
-    case Dtype::kFp32: case Dtype::kInt32: return 4;
-    case Dtype::kFp16: case Dtype::kBf16: return 2;
-    case Dtype::kInt8: return 1;
+    case Dtype::kFp32:
+    case Dtype::kInt32:
+      return 4;
+    case Dtype::kFp16:
+    case Dtype::kBf16:
+      return 2;
+    case Dtype::kInt8:
+      return 1;
   }
   return 1;
 }
@@ -76,12 +79,30 @@ std::size_t DtypeSize(Dtype d) {
 bool IsReducing(Op op) { return op == Op::kAllReduce || op == Op::kReduceScatter; }
 bool IsFloat(Dtype d) { return d == Dtype::kFp32 || d == Dtype::kFp16 || d == Dtype::kBf16; }
 
+double VerifyTolerance(Dtype d) {
+  switch (d) {
+    case Dtype::kFp32:
+      return 1e-5;
+    case Dtype::kFp16:
+    case Dtype::kBf16:
+      return 2e-2;
+    case Dtype::kInt32:
+    case Dtype::kInt8:
+      return 0;
+  }
+  return 0;
+}
+
 double BusBwFactor(Op op, int n) {
   switch (op) {
-    case Op::kAllReduce: return 2.0 * (n - 1) / n;
-    case Op::kAllGather: case Op::kReduceScatter: case Op::kAllToAll:
+    case Op::kAllReduce:
+      return 2.0 * (n - 1) / n;
+    case Op::kAllGather:
+    case Op::kReduceScatter:
+    case Op::kAllToAll:
       return static_cast<double>(n - 1) / n;
-    case Op::kBroadcast: return 1.0;
+    case Op::kBroadcast:
+      return 1.0;
   }
   return 1.0;
 }

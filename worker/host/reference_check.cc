@@ -58,17 +58,7 @@ double Reduced(const CheckSpec& spec, std::size_t idx) {
 
 }  // namespace
 
-double Tolerance(core::Dtype dtype) {
-  switch (dtype) {
-    case core::Dtype::kFp32:
-      return 1e-5;
-    case core::Dtype::kFp16:
-    case core::Dtype::kBf16:
-      return 2e-2;
-    default:
-      return 0;
-  }
-}
+double Tolerance(core::Dtype dtype) { return core::VerifyTolerance(dtype); }
 
 std::size_t OutputCount(core::Op op, std::size_t count, int world) {
   const bool gathered = op == core::Op::kAllGather || op == core::Op::kAllToAll;

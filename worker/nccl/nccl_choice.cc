@@ -10,18 +10,6 @@
 namespace ccltune::worker::nccl {
 namespace {
 
-double Tolerance(core::Dtype dtype) {
-  switch (dtype) {
-    case core::Dtype::kFp32:
-      return 1e-5;
-    case core::Dtype::kFp16:
-    case core::Dtype::kBf16:
-      return 2e-2;
-    default:
-      return 0;  // integers: exact
-  }
-}
-
 int HangRank(int world) {
   const char* env = std::getenv("CCLTUNE_TEST_HANG_RANK");
   const int r = env ? std::atoi(env) : 1;
@@ -225,9 +213,10 @@ core::Status NcclChoice::Verify(Deadline deadline) {
                                            rt_.stream()));
   CCLTUNE_ASSIGN_OR_RETURN(MappedHost slot, MappedHost::Allocate(sizeof(kernels::Mismatch)));
   auto* mismatch = static_cast<kernels::Mismatch*>(slot.host());
-  CCLTUNE_CUDA_TRY(kernels::LaunchCompare(
-      buffers_->recv(0), want.data(), l.recv_bytes / esize, shape_.dtype, Tolerance(shape_.dtype),
-      static_cast<kernels::Mismatch*>(slot.device()), rt_.stream()));
+  CCLTUNE_CUDA_TRY(kernels::LaunchCompare(buffers_->recv(0), want.data(), l.recv_bytes / esize,
+                                          shape_.dtype, core::VerifyTolerance(shape_.dtype),
+                                          static_cast<kernels::Mismatch*>(slot.device()),
+                                          rt_.stream()));
   CCLTUNE_RETURN_IF_ERROR(rt_.WaitGpu(nullptr, deadline, "verify"));
   if (mismatch->index == ~0ull) return core::Status::Ok();
   return core::FailedPrecondition("wrong: element " + std::to_string(mismatch->index) + " got " +
