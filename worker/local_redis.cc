@@ -20,6 +20,13 @@ std::string DefaultCacheDir() {
   return std::string(home && *home ? home : "/tmp") + "/.cache/ccltune";
 }
 
+core::Result<core::RedisEndpoint> RedisFlagEndpoint(const std::string& url) {
+  auto ep = core::ParseRedisUrl(url);
+  if (!ep.ok()) return ep.status().WithContext("--redis");
+  if (const char* pw = std::getenv("CCLTUNE_REDIS_PASSWORD"); pw && *pw) ep->password = pw;
+  return ep;
+}
+
 core::Result<int> PickFreePort() {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   if (fd < 0) return core::Unavailable("socket() failed");

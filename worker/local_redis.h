@@ -31,6 +31,10 @@ class LocalRedis {
 
 // $CCLTUNE_CACHE_DIR, else $XDG_CACHE_HOME/ccltune, else ~/.cache/ccltune.
 std::string DefaultCacheDir();
+// The endpoint of a `--redis URL` flag (or CCLTUNE_REDIS_URL): the URL, with the password
+// from env CCLTUNE_REDIS_PASSWORD (a Kubernetes Secret) taking precedence over the URL's.
+// Errors name the flag.
+core::Result<core::RedisEndpoint> RedisFlagEndpoint(const std::string& url);
 // A TCP port on 127.0.0.1 that was free a moment ago.
 core::Result<int> PickFreePort();
 

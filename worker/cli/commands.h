@@ -19,7 +19,5 @@ Runner AddReportCommand(CLI::App& app);
 
 // One clear line for a bad flag or plan; exit code 2.
 int UsageError(const std::string& message);
-// Redis endpoint from --redis (or env), with CCLTUNE_REDIS_PASSWORD overriding the URL's.
-core::Result<core::RedisEndpoint> RedisFromFlag(const std::string& url);
 
 }  // namespace ccltune::worker::cli

@@ -2,7 +2,6 @@
 // shared cache), export (winners for the NCCL tuner plugins), report (an HTML page).
 // Bad flags: one line naming the problem, exit code 2.
 #include <cstdio>
-#include <cstdlib>
 
 #include "worker/cli/commands.h"
 
@@ -12,14 +11,6 @@ int UsageError(const std::string& message) {
   std::fprintf(stderr, "ccltune: error: %s\n", message.c_str());
   return 2;
 }
-
-core::Result<core::RedisEndpoint> RedisFromFlag(const std::string& url) {
-  auto ep = core::ParseRedisUrl(url);
-  if (!ep.ok()) return ep.status().WithContext("--redis");
-  if (const char* pw = std::getenv("CCLTUNE_REDIS_PASSWORD"); pw && *pw) ep->password = pw;
-  return ep;
-}
-
 }  // namespace ccltune::worker::cli
 
 int main(int argc, char** argv) {

@@ -4,7 +4,7 @@
 #include "core/plan.h"
 #include "core/result_store.h"
 #include "worker/cli/commands.h"
-#include "worker/local_redis.h"
+#include "worker/export/cache_source.h"
 #include "worker/report_table.h"
 
 namespace ccltune::worker::cli {
@@ -74,21 +74,9 @@ int Lookup(core::ResultStore& store, const std::vector<std::string>& fps, const 
 int RunResults(ResultsFlags& f) {
   auto query = ParseQuery(f);
   if (!query.ok()) return UsageError(query.status().message());
-  std::unique_ptr<LocalRedis> local;
-  core::RedisEndpoint ep;
-  if (!f.redis.empty()) {
-    auto parsed = RedisFromFlag(f.redis);
-    if (!parsed.ok()) return UsageError(parsed.status().message());
-    ep = *parsed;
-  } else {
-    auto started = LocalRedis::Start(f.cache_dir.empty() ? DefaultCacheDir() : f.cache_dir);
-    if (!started.ok()) return UsageError(started.status().message());
-    local = std::move(started).value();
-    ep = local->endpoint();
-  }
-  auto redis = core::RedisClient::Connect(ep);
-  if (!redis.ok()) return UsageError(redis.status().message());
-  core::ResultStore store(**redis);
+  auto src = exporting::CacheSource::Open(f.redis, f.cache_dir);
+  if (!src.ok()) return UsageError(src.status().message());
+  auto& store = (*src)->store();
   std::vector<std::string> fps{f.fingerprint};
   if (f.fingerprint.empty()) {
     auto all = store.Fingerprints();

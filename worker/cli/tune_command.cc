@@ -41,7 +41,7 @@ int RunTuneCommand(TuneFlags& f) {
     return UsageError("--ranks: " + std::to_string(o.ranks) + " ranks but only " +
                       std::to_string(VisibleGpuCount()) + " GPUs are visible");
   if (!f.redis.empty()) {
-    auto ep = RedisFromFlag(f.redis);
+    auto ep = RedisFlagEndpoint(f.redis);
     if (!ep.ok()) return UsageError(ep.status().message());
     o.redis = *ep;
   }

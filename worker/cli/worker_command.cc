@@ -3,6 +3,7 @@
 #include "core/plan.h"
 #include "worker/cli/commands.h"
 #include "worker/launcher.h"
+#include "worker/local_redis.h"
 #include "worker/rank_main.h"
 
 namespace ccltune::worker::cli {
@@ -61,7 +62,7 @@ int RunPodRanks(const WorkerFlags& f, const core::RedisEndpoint& ep, const core:
 
 int RunWorkerCommand(WorkerFlags& f) {
   if (auto st = CheckFlags(f); !st.ok()) return UsageError(st.message());
-  auto ep = RedisFromFlag(f.redis);
+  auto ep = RedisFlagEndpoint(f.redis);
   if (!ep.ok()) return UsageError(ep.status().message());
   auto plan = core::LoadPlanFile(f.plan_file);
   if (!plan.ok()) return UsageError(f.plan_file + ": " + plan.status().message());

@@ -2,7 +2,6 @@
 #include "worker/export/cache_source.h"
 
 #include <algorithm>
-#include <cstdlib>
 
 namespace ccltune::worker::exporting {
 
@@ -11,10 +10,7 @@ core::Result<std::unique_ptr<CacheSource>> CacheSource::Open(const std::string& 
   std::unique_ptr<CacheSource> src(new CacheSource());
   core::RedisEndpoint ep;
   if (!redis_url.empty()) {
-    auto parsed = core::ParseRedisUrl(redis_url);
-    if (!parsed.ok()) return parsed.status().WithContext("--redis");
-    ep = *parsed;
-    if (const char* pw = std::getenv("CCLTUNE_REDIS_PASSWORD"); pw && *pw) ep.password = pw;
+    CCLTUNE_ASSIGN_OR_RETURN(ep, RedisFlagEndpoint(redis_url));
   } else {
     CCLTUNE_ASSIGN_OR_RETURN(src->local_,
                              LocalRedis::Start(cache_dir.empty() ? DefaultCacheDir() : cache_dir));
