@@ -13,7 +13,6 @@ std::string JobKeys::Exchange(const std::string& name) const { return prefix_ + 
 std::string JobKeys::PreSync() const { return prefix_ + "presync"; }
 std::string JobKeys::Heartbeat(int rank) const { return prefix_ + "hb:" + std::to_string(rank); }
 std::string JobKeys::Abort() const { return prefix_ + "abort"; }
-std::string JobKeys::Done() const { return prefix_ + "done"; }
 std::string JobKeys::Progress() const { return prefix_ + "progress"; }
 std::string JobKeys::Published() const { return prefix_ + "published"; }
 std::string JobKeys::Summary() const { return prefix_ + "summary"; }

@@ -13,17 +13,16 @@ class JobKeys {
   const std::string& job_id() const { return job_id_; }
   int attempt() const { return attempt_; }
 
-  std::string Rank(int rank) const;          // join record (JSON)
-  std::string Joined() const;                // set of joined ranks
+  std::string Rank(int rank) const;                     // join record (JSON)
+  std::string Joined() const;                           // set of joined ranks
   std::string Exchange(const std::string& name) const;  // hash rank -> value
-  std::string PreSync() const;               // hash rank -> arrival (Redis TIME seconds)
-  std::string Heartbeat(int rank) const;     // string with PX expiry
-  std::string Abort() const;                 // first abort reason wins (SET NX)
-  std::string Done() const;                  // set of ranks that finished benchmarking
-  std::string Progress() const;              // "done total label"
-  std::string Published() const;             // set once by rank 0 after the publish
-  std::string Summary() const;               // rank 0's report JSON (for the launcher)
-  std::string Failure() const;               // why the attempt failed (first wins)
+  std::string PreSync() const;                          // hash rank -> arrival (Redis TIME seconds)
+  std::string Heartbeat(int rank) const;                // string with PX expiry
+  std::string Abort() const;                            // first abort reason wins (SET NX)
+  std::string Progress() const;                         // "done total label"
+  std::string Published() const;                        // set once by rank 0 after the publish
+  std::string Summary() const;                          // rank 0's report JSON (for the launcher)
+  std::string Failure() const;                          // why the attempt failed (first wins)
   // Prefix for all keys of a job (every attempt), for cleanup by the controller.
   static std::string JobPattern(const std::string& job_id);
 

@@ -139,6 +139,8 @@ Status PublishAndSummarize(Attempt& a, const Backend& backend,
     core::ResultStore store(a.redis);
     CCLTUNE_RETURN_IF_ERROR(
         store.Publish(fp, core::CanonicalFingerprintJson(fp_in), winners).WithContext("publish"));
+    auto marked = a.redis.Command({"SET", a.keys.Published(), fp, "EX", "86400"});
+    if (!marked.ok()) return marked.status().WithContext("marking the attempt published");
   }
   summary["fingerprint"] = fp;
   summary["fingerprintInfo"] = core::FingerprintJson(fp_in);

@@ -43,8 +43,9 @@ Status Rendezvous::Expire(const std::string& key) {
   return r.ok() ? Status::Ok() : r.status();
 }
 
-Result<std::vector<int>> Rendezvous::MissingFromHash(const std::string& key) {
-  auto all = redis_.Command({"HKEYS", key});
+// `list_command` lists the ranks present: HKEYS of an exchange hash, SMEMBERS of the set.
+Result<std::vector<int>> Rendezvous::MissingRanks(const std::vector<std::string>& list_command) {
+  auto all = redis_.Command(list_command);
   if (!all.ok()) return all.status();
   std::vector<bool> seen(world_, false);
   for (const auto& e : all->elements) {
@@ -58,15 +59,20 @@ Result<std::vector<int>> Rendezvous::MissingFromHash(const std::string& key) {
 }
 
 Result<std::vector<RankRecord>> Rendezvous::Join(const RankRecord& self, Deadline deadline) {
+  // The record first, then the set membership (what the controller counts): a rank that is
+  // in the set always has its record.
   const std::string joined = keys_.Joined();
-  auto w = redis_.Command({"HSET", joined, std::to_string(rank_), self.ToJson().dump()});
+  auto rec =
+      redis_.Command({"SET", keys_.Rank(rank_), self.ToJson().dump(), "EX", std::to_string(ttl_)});
+  if (!rec.ok()) return rec.status().WithContext("rendezvous join");
+  auto w = redis_.Command({"SADD", joined, std::to_string(rank_)});
   if (!w.ok()) return w.status().WithContext("rendezvous join");
   CCLTUNE_RETURN_IF_ERROR(Expire(joined));
   std::vector<int> missing;
   auto st = PollUntil(
       deadline, cancel_,
       [&]() -> Result<bool> {
-        auto m = MissingFromHash(joined);
+        auto m = MissingRanks({"SMEMBERS", joined});
         if (!m.ok()) return m.status();
         missing = *m;
         return missing.empty();
@@ -78,13 +84,17 @@ Result<std::vector<RankRecord>> Rendezvous::Join(const RankRecord& self, Deadlin
       },
       {0.001, 0.1});
   CCLTUNE_RETURN_IF_ERROR(st);
-  auto all = redis_.Command({"HGETALL", joined});
+  std::vector<std::string> mget{"MGET"};
+  for (int r = 0; r < world_; ++r) mget.push_back(keys_.Rank(r));
+  auto all = redis_.Command(mget);
   if (!all.ok()) return all.status().WithContext("rendezvous join");
   std::vector<RankRecord> records(world_);
-  for (const auto& [field, value] : HashOf(*all)) {
-    auto rec = RankRecord::FromJson(value);
-    if (!rec.ok()) return rec.status().WithContext("rank " + field);
-    if (rec->rank >= 0 && rec->rank < world_) records[rec->rank] = *rec;
+  for (int r = 0; r < world_ && r < static_cast<int>(all->elements.size()); ++r) {
+    if (all->elements[r].is_nil())
+      return core::DataLoss("rank " + std::to_string(r) + ": no join record");
+    auto parsed = RankRecord::FromJson(all->elements[r].str);
+    if (!parsed.ok()) return parsed.status().WithContext("rank " + std::to_string(r));
+    records[r] = *parsed;
   }
   return records;
 }
@@ -142,7 +152,7 @@ Result<std::vector<std::string>> Rendezvous::AllGather(const std::string& name,
   CCLTUNE_RETURN_IF_ERROR(PollUntil(
       deadline, cancel_,
       [&]() -> Result<bool> {
-        auto m = MissingFromHash(key);
+        auto m = MissingRanks({"HKEYS", key});
         if (!m.ok()) return m.status();
         missing = *m;
         return missing.empty();

@@ -46,7 +46,7 @@ class Rendezvous final : public PeerDirectory {
 
  private:
   core::Status Expire(const std::string& key);
-  core::Result<std::vector<int>> MissingFromHash(const std::string& key);
+  core::Result<std::vector<int>> MissingRanks(const std::vector<std::string>& list_command);
 
   core::RedisClient& redis_;
   core::JobKeys keys_;
