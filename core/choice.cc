@@ -78,10 +78,12 @@ const std::vector<BaseSpec>& Catalog() {
       {"nccl-symm", nccl, {}},
       {"oneshot", nccl, kernel},
       {"twoshot", nccl, kernel},
-      {"p2p", nccl, {}},
-      {"ce", nccl, {}},
-      // Hangs on purpose (deadline tests); only with CCLTUNE_ENABLE_TEST_CHOICES=1.
+      {"p2p", nccl, kernel},
+      {"ce", nccl, {{"mode", OneOf({"pull", "push"})}}},
+      // Hang on purpose (deadline tests); only with CCLTUNE_ENABLE_TEST_CHOICES=1.
+      // test-absent: one rank never joins a peer kernel.
       {"test-hang", both, {}},
+      {"test-absent", nccl, {}},
   };
   return catalog;
 }
@@ -92,7 +94,7 @@ bool TestChoicesEnabled() {
 }
 
 bool OnBackend(const BaseSpec& spec, const std::string& backend) {
-  if (spec.base == "test-hang" && !TestChoicesEnabled()) return false;
+  if (spec.base.rfind("test-", 0) == 0 && !TestChoicesEnabled()) return false;
   return backend.empty() ||
          std::find(spec.backends.begin(), spec.backends.end(), backend) != spec.backends.end();
 }
@@ -148,7 +150,7 @@ const std::vector<std::string>& ChoiceBases(const std::string& backend) {
     for (const auto& spec : Catalog()) {
       const bool listed = b.empty() || std::find(spec.backends.begin(), spec.backends.end(), b) !=
                                            spec.backends.end();
-      if (listed && spec.base != "test-hang") out.push_back(spec.base);
+      if (listed && spec.base.rfind("test-", 0) != 0) out.push_back(spec.base);
     }
     return out;
   };

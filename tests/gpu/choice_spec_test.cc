@@ -79,7 +79,7 @@ TEST(NcclChoiceSpec, InapplicableChoicesCarryReasons) {
   EXPECT_NE(SkipReason({"rs+ag", {}}, Prob(core::Op::kBroadcast), ctx).find("allReduce"),
             std::string::npos);
   EXPECT_EQ(SkipReason({"oneshot", {}}, Prob(core::Op::kAllReduce), ctx),
-            "not built in this version");
+            "peer memory unavailable: peer memory not probed");
   // 1 MiB + 2 bytes of bf16: 524289 elements, not divisible by 4 ranks.
   EXPECT_NE(
       SkipReason({"rs+ag", {}}, Prob(core::Op::kAllReduce, (1 << 20) + 2), ctx).find("divisible"),
@@ -99,6 +99,53 @@ TEST(NcclChoiceSpec, InapplicableChoicesCarryReasons) {
                 .find("not found"),
             std::string::npos);
   EXPECT_FALSE(SkipReason({"test-hang", {}}, Prob(core::Op::kAllReduce), ctx).empty());
+}
+
+TEST(NcclChoiceSpec, PeerChoicesParseAndSayWhereTheyApply) {
+  auto s = SpecFromChoice({"twoshot", {{"blocks", "32"}, {"threads", "512"}, {"mode", "push"}}});
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->compose, Composition::kPeer);
+  EXPECT_EQ(s->peer, PeerKind::kTwoShot);
+  EXPECT_EQ(s->blocks, 32);
+  EXPECT_TRUE(s->push);
+  EXPECT_NE(SpecFromChoice({"oneshot", {{"blocks", "129"}}}).status().message().find("128"),
+            std::string::npos);
+  EXPECT_NE(SpecFromChoice({"ce", {{"blocks", "8"}}}).status().message().find("one of mode"),
+            std::string::npos);
+  EXPECT_NE(SpecFromChoice({"p2p", {{"mode", "both"}}}).status().message().find("pull, push"),
+            std::string::npos);
+
+  CatalogContext ctx = Ctx();
+  ctx.peer_problem.clear();
+  EXPECT_EQ(SkipReason({"oneshot", {}}, Prob(core::Op::kAllReduce), ctx), "");
+  EXPECT_EQ(SkipReason({"twoshot", {}}, Prob(core::Op::kReduceScatter), ctx), "");
+  EXPECT_EQ(SkipReason({"ce", {}}, Prob(core::Op::kAllGather), ctx), "");
+  EXPECT_NE(SkipReason({"oneshot", {}}, Prob(core::Op::kAllGather), ctx), "");
+  EXPECT_NE(SkipReason({"p2p", {}}, Prob(core::Op::kAllReduce), ctx), "");
+  EXPECT_NE(SkipReason({"oneshot", {}}, Prob(core::Op::kAllReduce, 64 << 20), ctx).find("16 MiB"),
+            std::string::npos);
+  core::Problem prod = Prob(core::Op::kAllReduce);
+  prod.redop = core::RedOp::kProd;
+  EXPECT_NE(SkipReason({"twoshot", {}}, prod, ctx).find("sum, max and min"), std::string::npos);
+  core::Problem ints = Prob(core::Op::kAllReduce);
+  ints.dtype = core::Dtype::kInt32;
+  EXPECT_NE(SkipReason({"twoshot", {}}, ints, ctx).find("fp32, fp16 and bf16"), std::string::npos);
+  ctx.peer_problem = "ranks span nodes";
+  EXPECT_EQ(SkipReason({"twoshot", {}}, Prob(core::Op::kAllReduce), ctx),
+            "peer memory unavailable: ranks span nodes");
+
+  // The catalog offers each kernel where it applies, and test-absent only when asked.
+  auto names = [&](core::Op op) {
+    std::set<std::string> out;
+    for (const auto& c : CatalogChoices(op, ctx)) out.insert(c.base);
+    return out;
+  };
+  EXPECT_TRUE(names(core::Op::kAllReduce).count("oneshot"));
+  EXPECT_TRUE(names(core::Op::kReduceScatter).count("twoshot"));
+  EXPECT_FALSE(names(core::Op::kReduceScatter).count("oneshot"));
+  EXPECT_TRUE(names(core::Op::kAllGather).count("ce"));
+  EXPECT_TRUE(names(core::Op::kAllGather).count("p2p"));
+  EXPECT_FALSE(names(core::Op::kAllReduce).count("test-absent"));
 }
 
 TEST(NcclChoiceSpec, RequestedChoicesAreParsedAndDefaultAdded) {

@@ -31,11 +31,15 @@ struct SweepConfig {
   std::vector<Dtype> dtypes;
   std::vector<std::uint64_t> sizes;
   bool cuda_graph = false;
+  std::vector<core::RedOp> redops = {core::RedOp::kSum};
+  std::vector<std::string> choices;  // empty: the whole catalog
 };
 
 std::string ProblemLabel(const core::Problem& p) {
   return std::string(core::OpName(p.op)) + " " + core::DtypeName(p.dtype) + " " +
-         std::to_string(p.bytes);
+         std::to_string(p.bytes) + (p.redop == core::RedOp::kMax   ? " max"
+                                    : p.redop == core::RedOp::kMin ? " min"
+                                                                   : "");
 }
 
 // One line per (problem, choice): "label|choice|ok|time_us|" or "label|choice|skipped||reason".
@@ -90,13 +94,15 @@ int SweepRank(int rank, int world, const std::string& dir, const SweepConfig& cf
   }
   std::ofstream out(dir + "/results.rank" + std::to_string(rank));
   for (Op op : cfg.ops) {
-    for (Dtype dtype : cfg.dtypes) {
-      for (std::uint64_t bytes : cfg.sizes) {
-        core::Problem p{
-            op, dtype, core::IsReducing(op) ? core::RedOp::kSum : core::RedOp::kNone, bytes, {}};
-        for (const auto& c : be.value()->Candidates(p)) {
-          if (RunOneChoice(*be.value(), p, c, bench, out) != 0) return 3;
-          out.flush();
+    for (core::RedOp redop : core::IsReducing(op) ? cfg.redops
+                                                  : std::vector<core::RedOp>{core::RedOp::kNone}) {
+      for (Dtype dtype : cfg.dtypes) {
+        for (std::uint64_t bytes : cfg.sizes) {
+          const core::Problem p{op, dtype, redop, bytes, cfg.choices};
+          for (const auto& c : be.value()->Candidates(p)) {
+            if (RunOneChoice(*be.value(), p, c, bench, out) != 0) return 3;
+            out.flush();
+          }
         }
       }
     }
@@ -206,6 +212,49 @@ TEST(NcclChoicesGpu, EveryChoiceCorrectEager) {
             Sizes(),
             false},
            900);
+}
+
+// Our own peer kernels (issue 6) beyond the sum sweep above: every reduction, odd sizes
+// whose segments are not 16-byte aligned (the element path), eager and as graphs.
+// CCLTUNE_GPU_TEST_CHOICES (';'-separated) narrows the choices, e.g. for compute-sanitizer.
+std::vector<std::string> PeerChoices() {
+  std::vector<std::string> out;
+  if (const char* env = std::getenv("CCLTUNE_GPU_TEST_CHOICES")) {
+    std::stringstream ss(env);
+    for (std::string c; std::getline(ss, c, ';');) out.push_back(c);
+    return out;
+  }
+  for (const char* base : {"oneshot", "twoshot", "p2p"}) {
+    for (const char* mode : {"pull", "push"}) {
+      out.push_back(std::string(base) + ":blocks=3,threads=64,mode=" + mode);
+      out.push_back(std::string(base) + ":blocks=32,threads=512,mode=" + mode);
+    }
+  }
+  out.push_back("ce:mode=pull");
+  out.push_back("ce:mode=push");
+  return out;
+}
+
+std::vector<std::uint64_t> OddSizes() {
+  std::vector<std::uint64_t> sizes = {2, 1024, 3078, (1 << 20) + 6, (5 << 20) + 18};
+  if (const char* env = std::getenv("CCLTUNE_GPU_TEST_MAX_BYTES")) {
+    const std::uint64_t max = std::strtoull(env, nullptr, 10);
+    std::erase_if(sizes, [&](std::uint64_t b) { return b > max; });
+  }
+  return sizes;
+}
+
+TEST(NcclChoicesGpu, PeerKernelsEveryRedOpDtypeOddSize) {
+  SweepConfig cfg{{Op::kAllReduce, Op::kReduceScatter, Op::kAllGather},
+                  {Dtype::kBf16, Dtype::kFp16, Dtype::kFp32},
+                  OddSizes(),
+                  false,
+                  {core::RedOp::kSum, core::RedOp::kMax, core::RedOp::kMin},
+                  PeerChoices()};
+  RunSweep("peer-eager", cfg, 600);
+  cfg.cuda_graph = true;
+  cfg.redops = {core::RedOp::kSum};
+  RunSweep("peer-graph", cfg, 600);
 }
 
 TEST(NcclChoicesGpu, AllReduceChoicesCorrectAsCudaGraphs) {

@@ -1,6 +1,8 @@
 // Nothing hangs (DESIGN §2): a choice that never completes on one rank (test-hang) ends in
 // Timeout on every rank within the bound, Recover rebuilds the communicators and a correct
-// collective follows; a rank that dies makes every survivor's call fail within the bound.
+// collective follows; a peer kernel whose rank never arrives (test-absent) returns its own
+// timeout within the bound and peer kernels work again afterwards; a rank that dies makes
+// every survivor's call fail within the bound.
 // One forked process per GPU; skips without a GPU.
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -44,9 +46,10 @@ core::BenchmarkSpec Bench() {
   return b;
 }
 
-int CorrectAllReduce(worker::Backend& be, const core::BenchmarkSpec& bench) {
+int CorrectAllReduce(worker::Backend& be, const core::BenchmarkSpec& bench,
+                     const core::ChoiceName& choice) {
   const core::Problem p{core::Op::kAllReduce, core::Dtype::kBf16, core::RedOp::kSum, 1 << 20, {}};
-  auto c = be.Prepare(p, core::ChoiceName{"nccl", {}}, bench);
+  auto c = be.Prepare(p, choice, bench);
   if (!c.ok())
     return std::fprintf(stderr, "prepare after recover: %s\n", c.status().ToString().c_str()), 1;
   core::Status st = c.value()->Warmup(2, worker::DeadlineIn(30));
@@ -56,7 +59,10 @@ int CorrectAllReduce(worker::Backend& be, const core::BenchmarkSpec& bench) {
   return st.ok() ? 0 : 1;
 }
 
-int HangRank(int rank, int world, const std::string& dir) {
+// `choice` hangs on rank 1 (test-hang: never starts; test-absent: never joins the peer
+// kernel); every rank must time out in bound, recover, and then run `after` correctly.
+int HangRank(int rank, int world, const std::string& dir, const std::string& choice,
+             const core::ChoiceName& after) {
   setenv("CCLTUNE_ENABLE_TEST_CHOICES", "1", 1);
   setenv("CCLTUNE_TEST_HANG_RANK", "1", 1);
   FilePeerDirectory pd(dir, rank, world);
@@ -67,11 +73,13 @@ int HangRank(int rank, int world, const std::string& dir) {
   const core::Problem p{core::Op::kAllReduce, core::Dtype::kFp32, core::RedOp::kSum, 1 << 20, {}};
   const auto t0 = std::chrono::steady_clock::now();
   {
-    auto c = be.value()->Prepare(p, core::ChoiceName{"test-hang", {}}, bench);
+    auto c = be.value()->Prepare(p, core::ChoiceName{choice, {}}, bench);
+    // Several launches: the ones queued behind a timed-out peer kernel must not each wait.
     core::Status st =
-        c.ok() ? c.value()->Warmup(1, worker::DeadlineIn(kChoiceTimeout)) : c.status();
+        c.ok() ? c.value()->Warmup(5, worker::DeadlineIn(kChoiceTimeout)) : c.status();
     const double took = Since(t0);
-    std::printf("rank %d: test-hang -> %s after %.2f s\n", rank, st.ToString().c_str(), took);
+    std::printf("rank %d: %s -> %s after %.2f s\n", rank, choice.c_str(), st.ToString().c_str(),
+                took);
     if (st.code() != core::StatusCode::kTimeout) return kNotTimedOut;
     if (took > kChoiceTimeout + kSlack) return kTooSlow;
   }
@@ -79,7 +87,7 @@ int HangRank(int rank, int world, const std::string& dir) {
   std::printf("rank %d: recover -> %s after %.2f s total\n", rank, rec.ToString().c_str(),
               Since(t0));
   if (!rec.ok()) return kRecoverFailed;
-  return CorrectAllReduce(*be.value(), bench) == 0 ? kOk : kAfterRecoverWrong;
+  return CorrectAllReduce(*be.value(), bench, after) == 0 ? kOk : kAfterRecoverWrong;
 }
 
 int KillRank(int rank, int world, const std::string& dir) {
@@ -110,17 +118,27 @@ int RequireGpus() {
   return gpus;
 }
 
-TEST(NcclFailureGpu, HangingChoiceTimesOutThenRecovers) {
+void RunHang(const std::string& choice, const core::ChoiceName& after) {
   const int gpus = RequireGpus();
   if (gpus < 2) GTEST_SKIP() << "needs >= 2 GPUs";
   const int world = TestWorld(gpus);
-  GpuTestDir dir("hang");
-  const auto out =
-      RunRanks(world, dir.path(), 120, [&](int r) { return HangRank(r, world, dir.path()); });
-  std::string text = "## test-hang on " + std::to_string(world) + " GPUs\n\n```\n";
+  GpuTestDir dir(choice);
+  const auto out = RunRanks(world, dir.path(), 120, [&](int r) {
+    return HangRank(r, world, dir.path(), choice, after);
+  });
+  std::string text = "## " + choice + " on " + std::to_string(world) + " GPUs\n\n```\n";
   for (const auto& o : out) text += o.log_tail;
-  WriteSummary("hang-" + std::to_string(world) + "gpu.md", text + "```\n");
+  WriteSummary(choice + "-" + std::to_string(world) + "gpu.md", text + "```\n");
   for (const auto& o : out) EXPECT_EQ(o.exit_code, kOk) << Describe(out);
+}
+
+TEST(NcclFailureGpu, HangingChoiceTimesOutThenRecovers) {
+  RunHang("test-hang", core::ChoiceName{"nccl", {}});
+}
+
+TEST(NcclFailureGpu, PeerKernelWithAbsentRankTimesOutThenPeerKernelsWork) {
+  RunHang("test-absent",
+          core::ChoiceName{"oneshot", {{"blocks", "8"}, {"threads", "256"}, {"mode", "push"}}});
 }
 
 TEST(NcclFailureGpu, KilledRankFailsSurvivorsWithinBound) {

@@ -47,8 +47,38 @@ core::Result<std::unique_ptr<BufferSet>> BufferSet::Create(const BufferLayout& l
   const std::size_t n = static_cast<std::size_t>(layout.slices);
   CCLTUNE_ASSIGN_OR_RETURN(b->send_, DeviceBuffer::Allocate(layout.send_stride * n, kind));
   CCLTUNE_ASSIGN_OR_RETURN(b->recv_, DeviceBuffer::Allocate(layout.recv_stride * n, kind));
+  b->send_base_ = static_cast<char*>(b->send_.data());
+  b->recv_base_ = static_cast<char*>(b->recv_.data());
   if (mode != BufferMode::kPlain) CCLTUNE_RETURN_IF_ERROR(b->Register(mode, deadline, cancel));
   return b;
+}
+
+core::Result<std::unique_ptr<BufferSet>> BufferSet::CreateOnPeers(const BufferLayout& layout,
+                                                                  std::size_t staging_bytes,
+                                                                  PeerMemory& peers,
+                                                                  Deadline deadline) {
+  std::unique_ptr<BufferSet> b(new BufferSet());
+  b->layout_ = layout;
+  const std::size_t n = static_cast<std::size_t>(layout.slices);
+  b->recv_offset_ = layout.send_stride * n;
+  b->staging_offset_ = b->recv_offset_ + layout.recv_stride * n;
+  CCLTUNE_RETURN_IF_ERROR(
+      peers.Reserve(b->staging_offset_ + RoundUp(staging_bytes, kAlign), deadline));
+  b->peers_ = &peers;
+  b->send_base_ = static_cast<char*>(peers.Data(peers.rank(), 0));
+  b->recv_base_ = b->send_base_ + b->recv_offset_;
+  return b;
+}
+
+kernels::PeerOperands BufferSet::Operands(int slice) const {
+  kernels::PeerOperands ops;
+  const std::size_t s = static_cast<std::size_t>(slice);
+  for (int r = 0; r < peers_->world(); ++r) {
+    ops.in[r] = peers_->Data(r, layout_.send_stride * s);
+    ops.out[r] = peers_->Data(r, recv_offset_ + layout_.recv_stride * s);
+    ops.staging[r] = peers_->Data(r, staging_offset_);
+  }
+  return ops;
 }
 
 core::Status BufferSet::Register(BufferMode mode, Deadline deadline, const CancelToken& cancel) {
@@ -84,11 +114,11 @@ BufferSet::~BufferSet() {
 }
 
 void* BufferSet::send(int slice) const {
-  return static_cast<char*>(send_.data()) + layout_.send_stride * static_cast<std::size_t>(slice);
+  return send_base_ + layout_.send_stride * static_cast<std::size_t>(slice);
 }
 
 void* BufferSet::recv(int slice) const {
-  return static_cast<char*>(recv_.data()) + layout_.recv_stride * static_cast<std::size_t>(slice);
+  return recv_base_ + layout_.recv_stride * static_cast<std::size_t>(slice);
 }
 
 }  // namespace ccltune::worker::nccl

@@ -19,6 +19,7 @@
 #include "worker/nccl/choice_spec.h"
 #include "worker/nccl/communicator.h"
 #include "worker/nccl/cuda_resources.h"
+#include "worker/nccl/peer_memory.h"
 
 namespace ccltune::worker::nccl {
 
@@ -55,11 +56,19 @@ class BufferSet {
                                                          std::shared_ptr<Communicator> comm,
                                                          Deadline deadline,
                                                          const CancelToken& cancel);
+  // Carved from the peer memory's data region at the same offsets on every rank, with
+  // `staging_bytes` of staging after the slices. Collective when the region grows.
+  static core::Result<std::unique_ptr<BufferSet>> CreateOnPeers(const BufferLayout& layout,
+                                                                std::size_t staging_bytes,
+                                                                PeerMemory& peers,
+                                                                Deadline deadline);
   ~BufferSet();
 
   void* send(int slice) const;
   void* recv(int slice) const;
   const BufferLayout& layout() const { return layout_; }
+  // Every rank's buffers of `slice` as mapped here (CreateOnPeers only).
+  kernels::PeerOperands Operands(int slice) const;
 
  private:
   BufferSet() = default;
@@ -67,6 +76,11 @@ class BufferSet {
 
   BufferLayout layout_;
   std::shared_ptr<Communicator> comm_;
+  char* send_base_ = nullptr;
+  char* recv_base_ = nullptr;
+  const PeerMemory* peers_ = nullptr;
+  std::size_t recv_offset_ = 0;  // in the peer data region (send slices start at 0)
+  std::size_t staging_offset_ = 0;
   DeviceBuffer send_;
   DeviceBuffer recv_;
   void* handles_[2] = {nullptr, nullptr};

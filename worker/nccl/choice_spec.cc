@@ -51,8 +51,98 @@ core::Status ApplyParam(const std::string& key, const std::string& value, Choice
   return core::Status::Ok();
 }
 
+core::Status ApplyPeerParam(const std::string& key, const std::string& value, ChoiceSpec& spec) {
+  if (key == "mode") {
+    if (value != "pull" && value != "push") {
+      return core::InvalidArgument("mode '" + value + "' is not one of pull, push");
+    }
+    spec.push = value == "push";
+    return core::Status::Ok();
+  }
+  if (spec.peer == PeerKind::kCopyEngine) {
+    return core::InvalidArgument("parameter '" + key + "' is not one of mode");
+  }
+  if (key == "blocks") {
+    CCLTUNE_ASSIGN_OR_RETURN(spec.blocks, ParsePositive(key, value));
+    if (spec.blocks > kMaxPeerBlocksParam) {
+      return core::InvalidArgument("blocks '" + value + "' is more than " +
+                                   std::to_string(kMaxPeerBlocksParam));
+    }
+  } else if (key == "threads") {
+    CCLTUNE_ASSIGN_OR_RETURN(spec.threads, ParsePositive(key, value));
+    if (spec.threads % 32 != 0 || spec.threads > 1024) {
+      return core::InvalidArgument("threads '" + value + "' is not a multiple of 32 up to 1024");
+    }
+  } else {
+    return core::InvalidArgument("parameter '" + key + "' is not one of blocks, threads, mode");
+  }
+  return core::Status::Ok();
+}
+
+PeerKind PeerKindOf(const std::string& base) {
+  if (base == "oneshot" || base == "test-absent") return PeerKind::kOneShot;
+  if (base == "twoshot") return PeerKind::kTwoShot;
+  if (base == "p2p") return PeerKind::kCopyKernel;
+  if (base == "ce") return PeerKind::kCopyEngine;
+  return PeerKind::kNone;
+}
+
+bool Reduces(PeerKind k) { return k == PeerKind::kOneShot || k == PeerKind::kTwoShot; }
+
+// Why a peer choice cannot run `problem` (empty: it can).
+std::string PeerSkipReason(const ChoiceSpec& s, const core::Problem& problem,
+                           const CatalogContext& ctx) {
+  if (!ctx.peer_problem.empty()) return "peer memory unavailable: " + ctx.peer_problem;
+  const core::Op op = problem.op;
+  if (s.peer == PeerKind::kOneShot && op != core::Op::kAllReduce) return "one-shot is an allReduce";
+  if (s.peer == PeerKind::kTwoShot && op != core::Op::kAllReduce &&
+      op != core::Op::kReduceScatter) {
+    return "two-shot is an allReduce (or its reduceScatter half)";
+  }
+  if (!Reduces(s.peer) && op != core::Op::kAllGather) return "peer copies implement allGather";
+  if (Reduces(s.peer)) {
+    if (problem.dtype != core::Dtype::kFp32 && problem.dtype != core::Dtype::kFp16 &&
+        problem.dtype != core::Dtype::kBf16) {
+      return "own kernels reduce fp32, fp16 and bf16 (fp32 accumulation)";
+    }
+    if (problem.redop != core::RedOp::kSum && problem.redop != core::RedOp::kMax &&
+        problem.redop != core::RedOp::kMin) {
+      return "own kernels implement sum, max and min";
+    }
+  }
+  if (s.peer == PeerKind::kOneShot && problem.bytes > kOneShotMaxBytes) {
+    return "one-shot moves (world-1)x the message into each rank; not tuned above 16 MiB "
+           "(two-shot covers larger messages)";
+  }
+  if (s.threads < ctx.world) return "threads must be at least the world size";
+  return "";
+}
+
 core::ChoiceName Named(std::string base, std::map<std::string, std::string> params = {}) {
   return core::ChoiceName{std::move(base), std::move(params)};
+}
+
+// The peer kernels' sweep: grid shapes that matter at small (few blocks, one barrier
+// round trip) and large (enough blocks to fill NVLink) sizes, both directions.
+void AppendPeerCatalog(core::Op op, std::vector<core::ChoiceName>& out) {
+  struct Grid {
+    const char* blocks;
+    const char* threads;
+  };
+  static const Grid kSmall[] = {{"8", "256"}, {"8", "1024"}, {"32", "512"}, {"64", "1024"}};
+  auto add = [&](const char* base) {
+    for (const Grid& g : kSmall) {
+      for (const char* mode : {"pull", "push"}) {
+        out.push_back(Named(base, {{"blocks", g.blocks}, {"threads", g.threads}, {"mode", mode}}));
+      }
+    }
+  };
+  if (op == core::Op::kAllReduce) add("oneshot");
+  if (op == core::Op::kAllReduce || op == core::Op::kReduceScatter) add("twoshot");
+  if (op == core::Op::kAllGather) {
+    add("p2p");
+    for (const char* mode : {"pull", "push"}) out.push_back(Named("ce", {{"mode", mode}}));
+  }
 }
 
 }  // namespace
@@ -68,16 +158,19 @@ core::Result<ChoiceSpec> SpecFromChoice(const core::ChoiceName& choice) {
     spec.compose = Composition::kReduceScatterAllGather;
   } else if (b == "test-hang") {
     spec.compose = Composition::kBoundedSpin;
-  } else if (b == "oneshot" || b == "twoshot" || b == "ce" || b == "p2p") {
-    spec.unsupported = "not built in this version";
-    return spec;  // their parameters belong to another backend part; not ours to judge
+  } else if (PeerKindOf(b) != PeerKind::kNone) {
+    spec.compose = Composition::kPeer;
+    spec.peer = PeerKindOf(b);
+    spec.absent_test = b == "test-absent";
   } else if (b != "nccl") {
     return core::InvalidArgument("choice base '" + b +
                                  "' is not one of nccl, nccl-reg, nccl-symm, rs+ag, oneshot, "
-                                 "twoshot, p2p, ce, test-hang");
+                                 "twoshot, p2p, ce, test-hang, test-absent");
   }
   for (const auto& [key, value] : choice.params) {
-    CCLTUNE_RETURN_IF_ERROR(ApplyParam(key, value, spec).WithContext(choice.ToString()));
+    const core::Status st = spec.peer != PeerKind::kNone ? ApplyPeerParam(key, value, spec)
+                                                        : ApplyParam(key, value, spec);
+    CCLTUNE_RETURN_IF_ERROR(st.WithContext(choice.ToString()));
   }
   if ((spec.algo >= 0) != (spec.proto >= 0)) {
     return core::InvalidArgument(choice.ToString() + ": algo and proto go together");
@@ -99,8 +192,9 @@ std::vector<core::ChoiceName> CatalogChoices(core::Op op, const CatalogContext& 
   out.push_back(Named("nccl-reg"));
   out.push_back(Named("nccl-symm"));
   out.push_back(Named("rs+ag"));
-  for (const char* other : {"oneshot", "twoshot", "ce"}) out.push_back(Named(other));
+  AppendPeerCatalog(op, out);
   if (ctx.test_choices) out.push_back(Named("test-hang"));
+  if (ctx.test_choices && op == core::Op::kAllReduce) out.push_back(Named("test-absent"));
   return out;
 }
 
@@ -113,9 +207,10 @@ std::string SkipReason(const core::ChoiceName& choice, const core::Problem& prob
   const std::uint64_t count =
       core::ElementCount(problem.op, problem.dtype, problem.bytes, ctx.world);
   if (count == 0) return "message smaller than one element per rank";
-  if (s.compose == Composition::kBoundedSpin && !ctx.test_choices) {
+  if ((s.compose == Composition::kBoundedSpin || s.absent_test) && !ctx.test_choices) {
     return "test choice; set CCLTUNE_ENABLE_TEST_CHOICES=1";
   }
+  if (s.compose == Composition::kPeer) return PeerSkipReason(s, problem, ctx);
   if (s.p2p_chunk > 0) {
     return "NCCL 2.28's ncclConfig_t has no per-communicator P2P chunk size "
            "(NCCL_P2P_*_CHUNKSIZE are read once per process)";

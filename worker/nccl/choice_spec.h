@@ -3,6 +3,7 @@
 // testable on machines without a GPU.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -14,7 +15,10 @@
 namespace ccltune::worker::nccl {
 
 enum class BufferMode { kPlain, kRegistered, kSymmetric };
-enum class Composition { kDirect, kReduceScatterAllGather, kBoundedSpin };
+enum class Composition { kDirect, kReduceScatterAllGather, kBoundedSpin, kPeer };
+// Our own kernels over peer memory (issue 6): one-shot / two-shot all-reduce (two-shot's
+// first half for reduceScatter), the all-gather copy kernel (`p2p`) and copy engines (`ce`).
+enum class PeerKind { kNone, kOneShot, kTwoShot, kCopyKernel, kCopyEngine };
 
 struct ChoiceSpec {
   BufferMode buffers = BufferMode::kPlain;
@@ -23,10 +27,19 @@ struct ChoiceSpec {
   int proto = -1;           // CcltuneTunerProto
   int ctas = 0;             // > 0: a communicator with minCTAs = maxCTAs = ctas
   int p2p_chunk = 0;        // > 0: requested P2P chunk size (bytes)
+  PeerKind peer = PeerKind::kNone;  // with compose == kPeer
+  int blocks = 16;                  // peer kernels' grid and block
+  int threads = 512;
+  bool push = false;                // write into the peers (true) or read from them
+  bool absent_test = false;         // test-absent: one rank never joins the kernel
   std::string unsupported;  // non-empty: a known name this build cannot run, and why
 };
 
 inline constexpr int kCtasValues[] = {2, 4, 8, 16, 32};
+inline constexpr int kMaxPeerBlocksParam = 128;  // kernels::kMaxPeerBlocks
+// One-shot moves (world-1) times the message into every rank: two-shot covers the sizes
+// above this, so the sweep does not spend its time there.
+inline constexpr std::uint64_t kOneShotMaxBytes = std::uint64_t{16} << 20;
 
 // Strict: an unknown base or parameter value is InvalidArgument naming the allowed ones.
 core::Result<ChoiceSpec> SpecFromChoice(const core::ChoiceName& choice);
@@ -38,6 +51,7 @@ struct CatalogContext {
   bool tuner_loaded = false;  // the in-process tuner is NCCL's plugin
   std::string tuner_problem;  // why not, when not
   bool test_choices = false;  // CCLTUNE_ENABLE_TEST_CHOICES=1
+  std::string peer_problem = "peer memory not probed";  // empty: peer kernels can run
 };
 
 // Every catalog choice for `op`, the default first.

@@ -85,6 +85,12 @@ core::Result<Event> Event::Create() {
   return e;
 }
 
+core::Result<Event> Event::CreateForOrdering() {
+  Event e;
+  CCLTUNE_CUDA_TRY(cudaEventCreateWithFlags(&e.e_, cudaEventDisableTiming));
+  return e;
+}
+
 Event& Event::operator=(Event&& o) noexcept {
   if (this != &o) {
     if (e_ != nullptr) (void)cudaEventDestroy(e_);

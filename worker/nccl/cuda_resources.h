@@ -71,6 +71,7 @@ class Event {
  public:
   Event() = default;
   static core::Result<Event> Create();  // with timing
+  static core::Result<Event> CreateForOrdering();  // no timing: fork/join between streams
   Event(Event&& o) noexcept : e_(std::exchange(o.e_, nullptr)) {}
   Event& operator=(Event&& o) noexcept;
   ~Event();

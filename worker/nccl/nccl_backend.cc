@@ -78,6 +78,7 @@ core::Status NcclBackend::Start(const core::BenchmarkSpec& bench) {
   CCLTUNE_RETURN_IF_ERROR(
       rt_.Start(std::move(tuner), DeadlineIn(bench.rendezvous_timeout_seconds)));
   catalog_.nccl_version = rt_.nccl_version();
+  catalog_.peer_problem = rt_.peers()->problem();
   return EnsureScratch(64);
 }
 

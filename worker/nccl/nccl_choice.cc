@@ -39,19 +39,53 @@ core::Result<std::unique_ptr<PreparedChoice>> NcclChoice::Create(Runtime& rt,
       rt.world(),    rt.rank()};
   if (c->shape_.count == 0)
     return core::FailedPrecondition("skip: message smaller than one element per rank");
-  c->hang_here_ = spec.compose == Composition::kBoundedSpin && rt.rank() == HangRank(rt.world());
+  c->hang_here_ = (spec.compose == Composition::kBoundedSpin || spec.absent_test) &&
+                  rt.rank() == HangRank(rt.world());
   const std::size_t esize = core::DtypeSize(problem.dtype);
   const BufferLayout layout = PlanLayout(
       kernels::SendElements(problem.op, c->shape_.count, rt.world()) * esize,
       kernels::RecvElements(problem.op, c->shape_.count, rt.world()) * esize, rt.l2_bytes());
   CCLTUNE_ASSIGN_OR_RETURN(c->comm_, rt.CommFor(spec, deadline));
-  CCLTUNE_ASSIGN_OR_RETURN(
-      c->buffers_, BufferSet::Create(layout, spec.buffers, c->comm_, deadline, rt.cancel()));
+  if (spec.compose == Composition::kPeer) {
+    CCLTUNE_RETURN_IF_ERROR(c->PreparePeers(problem, layout, deadline));
+  } else {
+    CCLTUNE_ASSIGN_OR_RETURN(
+        c->buffers_, BufferSet::Create(layout, spec.buffers, c->comm_, deadline, rt.cancel()));
+  }
   CCLTUNE_ASSIGN_OR_RETURN(c->start_, Event::Create());
   CCLTUNE_ASSIGN_OR_RETURN(c->end_, Event::Create());
   CCLTUNE_RETURN_IF_ERROR(c->FillInputs(deadline));
   if (spec.algo >= 0) CCLTUNE_RETURN_IF_ERROR(c->ProbeForcedAlgo(deadline));
   return std::unique_ptr<PreparedChoice>(std::move(c));
+}
+
+core::Status NcclChoice::PreparePeers(const core::Problem& problem, const BufferLayout& layout,
+                                      Deadline deadline) {
+  PeerMemory& peers = *rt_.peers();
+  const std::uint64_t staging = kernels::StagingBytes(
+      PeerAlgoFor(spec_, problem.op), spec_.push, shape_.count, shape_.dtype, shape_.world);
+  CCLTUNE_ASSIGN_OR_RETURN(buffers_, BufferSet::CreateOnPeers(layout, staging, peers, deadline));
+  CCLTUNE_ASSIGN_OR_RETURN(PeerEnqueuer e, PeerEnqueuer::Create(spec_, shape_));
+  peer_.emplace(std::move(e));
+  // The kernels give up well before the host's deadline, so their timeout is what shows.
+  peer_timeout_ns_ = static_cast<std::uint64_t>(bench_.choice_timeout_seconds * 0.5e9);
+  // A timed-out kernel anywhere leaves the epochs out of step: every choice starts from
+  // cleared signals, and no rank's first kernel runs before every rank cleared its own.
+  CCLTUNE_RETURN_IF_ERROR(peers.Reset(rt_.stream()));
+  CCLTUNE_RETURN_IF_ERROR(rt_.EnqueueDeviceBarrier(deadline));
+  return rt_.WaitGpu(nullptr, deadline, "peer signal reset");
+}
+
+core::Status NcclChoice::EnqueuePeer(int slice) {
+  const kernels::PeerTeam team = rt_.peers()->Team(peer_timeout_ns_);
+  return peer_->Enqueue(team, buffers_->Operands(slice), rt_.stream());
+}
+
+core::Status NcclChoice::PeerTimeout() const {
+  if (!peer_ || !rt_.peers()->TimedOut()) return core::Status::Ok();
+  return core::TimeoutError("peer kernel: a peer rank did not arrive within " +
+                            std::to_string(peer_timeout_ns_ / 1000000) +
+                            " ms (bounded wait in the kernel)");
 }
 
 // Every slice gets this rank's generation-0 data; Verify later uses fresh generations.
@@ -83,14 +117,19 @@ core::Status NcclChoice::ProbeForcedAlgo(Deadline deadline) {
 }
 
 core::Status NcclChoice::EnqueueOne(int slice, Deadline deadline) {
+  if (hang_here_ && spec_.absent_test && absent_spun_) return core::Status::Ok();
   if (hang_here_) {
-    // Stands in for a rank whose collective never starts: every peer's NCCL call waits.
-    const double bound_s = bench_.choice_timeout_seconds + 30;
+    absent_spun_ = spec_.absent_test;  // the absent rank waits once, then launches nothing
+    // Stands in for a rank whose collective never starts: every peer's NCCL call (or
+    // peer kernel, for test-absent, which then times out on its own bound) waits.
+    const double bound_s = spec_.absent_test ? peer_timeout_ns_ * 1e-9
+                                             : bench_.choice_timeout_seconds + 30;
     CCLTUNE_CUDA_TRY(kernels::LaunchBoundedSpin(rt_.spin_flags_device(),
                                                 static_cast<std::uint64_t>(bound_s * 1e9),
                                                 rt_.spin_flags_device() + 1, rt_.stream()));
     return core::Status::Ok();
   }
+  if (peer_) return EnqueuePeer(slice);
   const int coll = TunerColl(shape_.op);
   ForcedScope forced(spec_.algo >= 0 && coll >= 0 ? rt_.tuner() : nullptr, coll, spec_.algo,
                      spec_.proto, /*channels=*/0);
@@ -123,6 +162,7 @@ core::Status NcclChoice::EnqueueMany(int n, Deadline deadline) {
 core::Status NcclChoice::Warmup(int iters, Deadline deadline) {
   CCLTUNE_RETURN_IF_ERROR(EnqueueMany(iters, deadline));
   CCLTUNE_RETURN_IF_ERROR(rt_.WaitGpu(nullptr, deadline, "warmup"));
+  CCLTUNE_RETURN_IF_ERROR(PeerTimeout());
   if (!bench_.cuda_graph) return core::Status::Ok();
   // Capture now and replay once, so the first timed round does not pay the graph upload.
   CCLTUNE_RETURN_IF_ERROR(Capture(bench_.iters, deadline));
@@ -190,8 +230,11 @@ core::Result<double> NcclChoice::RunRound(int iters, bool gated, Deadline deadli
 core::Result<double> NcclChoice::ElapsedPerOp(int iters, Deadline deadline) {
   CCLTUNE_RETURN_IF_ERROR(rt_.WaitGpu(end_.get(), deadline, "timed round"));
   if (hang_here_ && rt_.spin_flags_host()[1] != 0) {
-    return core::TimeoutError("test-hang: bounded spin ran out its time bound");
+    return core::TimeoutError(spec_.absent_test
+                                  ? "test-absent: this rank stayed away from the peer kernel"
+                                  : "test-hang: bounded spin ran out its time bound");
   }
+  CCLTUNE_RETURN_IF_ERROR(PeerTimeout());
   float ms = 0;
   CCLTUNE_CUDA_TRY(cudaEventElapsedTime(&ms, start_.get(), end_.get()));
   return static_cast<double>(ms) * 1e-3 / iters;
@@ -218,6 +261,7 @@ core::Status NcclChoice::Verify(Deadline deadline) {
                                           static_cast<kernels::Mismatch*>(slot.device()),
                                           rt_.stream()));
   CCLTUNE_RETURN_IF_ERROR(rt_.WaitGpu(nullptr, deadline, "verify"));
+  CCLTUNE_RETURN_IF_ERROR(PeerTimeout());
   if (mismatch->index == ~0ull) return core::Status::Ok();
   return core::FailedPrecondition("wrong: element " + std::to_string(mismatch->index) + " got " +
                                   std::to_string(mismatch->got) + " want " +

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 
 #include "core/plan.h"
 #include "core/problem.h"
@@ -14,6 +15,7 @@
 #include "worker/nccl/choice_spec.h"
 #include "worker/nccl/cuda_resources.h"
 #include "worker/nccl/launch.h"
+#include "worker/nccl/peer_enqueue.h"
 #include "worker/nccl/runtime.h"
 
 namespace ccltune::worker::nccl {
@@ -41,6 +43,12 @@ class NcclChoice final : public PreparedChoice {
       : rt_(rt), spec_(spec), bench_(bench) {}
 
   core::Status FillInputs(Deadline deadline);
+  // Peer choices: buffers in peer memory, the ranks' signals cleared and the ranks met.
+  core::Status PreparePeers(const core::Problem& problem, const BufferLayout& layout,
+                            Deadline deadline);
+  core::Status EnqueuePeer(int slice);
+  // A peer kernel's bounded wait ran out (or this rank is test-absent's absent one).
+  core::Status PeerTimeout() const;
   core::Status ProbeForcedAlgo(Deadline deadline);
   // One op on slice `slice`: the forced scope, the enqueue(s), the wait for ncclInProgress.
   core::Status EnqueueOne(int slice, Deadline deadline);
@@ -66,6 +74,9 @@ class NcclChoice final : public PreparedChoice {
   std::uint64_t next_slice_ = 0;
   std::uint64_t generation_ = 0;
   bool hang_here_ = false;
+  bool absent_spun_ = false;
+  std::optional<PeerEnqueuer> peer_;
+  std::uint64_t peer_timeout_ns_ = 0;
 };
 
 }  // namespace ccltune::worker::nccl

@@ -2,39 +2,20 @@
 #include "worker/nccl/runtime.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "core/log.h"
 #include "worker/kernels/kernels.h"
 #include "worker/nccl/cuda_check.h"
+#include "worker/nccl/hex_bytes.h"
 
 namespace ccltune::worker::nccl {
 namespace {
 
-std::string HexEncode(const ncclUniqueId& id) {
-  std::string out;
-  out.reserve(sizeof(id.internal) * 2);
-  char buf[3];
-  for (unsigned char c : id.internal) {
-    std::snprintf(buf, sizeof(buf), "%02x", c);
-    out += buf;
-  }
-  return out;
-}
-
-core::Result<ncclUniqueId> HexDecode(const std::string& hex) {
+core::Result<ncclUniqueId> UniqueIdFromHex(const std::string& hex) {
   ncclUniqueId id{};
-  if (hex.size() != sizeof(id.internal) * 2) {
-    return core::DataLoss("ncclUniqueId has " + std::to_string(hex.size()) + " hex digits, want " +
-                          std::to_string(sizeof(id.internal) * 2));
-  }
-  for (std::size_t i = 0; i < sizeof(id.internal); ++i) {
-    unsigned v = 0;
-    if (std::sscanf(hex.c_str() + 2 * i, "%2x", &v) != 1) {
-      return core::DataLoss("ncclUniqueId is not hex at digit " + std::to_string(2 * i));
-    }
-    id.internal[i] = static_cast<char>(v);
-  }
+  CCLTUNE_RETURN_IF_ERROR(UnhexBytes(hex, id.internal, sizeof(id.internal), "ncclUniqueId"));
   return id;
 }
 
@@ -50,7 +31,13 @@ core::Status Runtime::Start(std::optional<TunerControl> tuner, Deadline deadline
   CCLTUNE_CUDA_TRY(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device_));
   if (l2 > 0) l2_bytes_ = static_cast<std::size_t>(l2);
   CCLTUNE_NCCL_TRY(nullptr, ncclGetVersion(&nccl_version_));
-  return InitDefaultComm(/*epoch=*/0, deadline);
+  CCLTUNE_RETURN_IF_ERROR(InitDefaultComm(/*epoch=*/0, deadline));
+  const char* peer_env = std::getenv("CCLTUNE_PEER_MEMORY");
+  const int world = peer_env != nullptr && std::string(peer_env) == "0" ? 1 : world_;
+  CCLTUNE_ASSIGN_OR_RETURN(peers_, PeerMemory::Probe(rank_, world, dir_, stream(), deadline));
+  if (world != world_) peers_->Disable("turned off by CCLTUNE_PEER_MEMORY=0");
+  if (!peers_->usable()) core::LogInfo("peer kernels skipped: " + peers_->problem());
+  return core::Status::Ok();
 }
 
 core::Status Runtime::InitDefaultComm(int epoch, Deadline deadline) {
@@ -59,10 +46,10 @@ core::Status Runtime::InitDefaultComm(int epoch, Deadline deadline) {
   if (rank_ == 0) {
     ncclUniqueId id;
     CCLTUNE_NCCL_TRY(nullptr, ncclGetUniqueId(&id));
-    mine = HexEncode(id);
+    mine = HexBytes(id.internal, sizeof(id.internal));
   }
   CCLTUNE_ASSIGN_OR_RETURN(std::string hex, dir_.Broadcast(name, 0, mine, deadline));
-  CCLTUNE_ASSIGN_OR_RETURN(ncclUniqueId id, HexDecode(hex));
+  CCLTUNE_ASSIGN_OR_RETURN(ncclUniqueId id, UniqueIdFromHex(hex));
   CCLTUNE_ASSIGN_OR_RETURN(default_comm_,
                            Communicator::Init(world_, rank_, id, {}, deadline, cancel_));
   return core::Status::Ok();

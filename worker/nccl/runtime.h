@@ -17,6 +17,7 @@
 #include "worker/nccl/choice_spec.h"
 #include "worker/nccl/communicator.h"
 #include "worker/nccl/cuda_resources.h"
+#include "worker/nccl/peer_memory.h"
 #include "worker/nccl/tuner_control.h"
 #include "worker/peer_directory.h"
 
@@ -27,7 +28,8 @@ class Runtime {
   Runtime(int rank, int world, int device, PeerDirectory& dir, const CancelToken& cancel)
       : rank_(rank), world_(world), device_(device), dir_(dir), cancel_(cancel) {}
 
-  // Stream, flags, L2 size, tuner; then the default communicator of epoch 0.
+  // Stream, flags, L2 size, tuner; then the default communicator of epoch 0 and the peer
+  // memory probe (CCLTUNE_PEER_MEMORY=0 turns peer memory off).
   core::Status Start(std::optional<TunerControl> tuner, Deadline deadline);
   // Rank 0 makes a ncclUniqueId, the PeerDirectory spreads it as "nccl-uid-<epoch>".
   core::Status InitDefaultComm(int epoch, Deadline deadline);
@@ -64,6 +66,8 @@ class Runtime {
   Communicator& default_comm() const { return *default_comm_; }
   std::size_t l2_bytes() const { return l2_bytes_; }
   int nccl_version() const { return nccl_version_; }
+  // Never null after Start; problem() says when peer kernels cannot run here.
+  PeerMemory* peers() const { return peers_.get(); }
   // Host-mapped ints: [0] spin abort flag (kernels read), [1] spin timed-out (kernels
   // write), [2] gate release, [3] gate timed-out.
   int* spin_flags_host() const { return static_cast<int*>(spin_flags_.host()); }
@@ -87,6 +91,7 @@ class Runtime {
   std::map<int, std::shared_ptr<Communicator>> ctas_comms_;
   std::size_t l2_bytes_ = 50u << 20;
   int nccl_version_ = 0;
+  std::unique_ptr<PeerMemory> peers_;
 };
 
 }  // namespace ccltune::worker::nccl

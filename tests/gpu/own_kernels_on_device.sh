@@ -1,0 +1,98 @@
+#!/bin/bash
+# Issue 6 on a GPU machine: our peer kernels' correctness (every redop, dtype, odd sizes,
+# eager and graph; a rank that never arrives), compute-sanitizer on a small case, and the
+# side-by-side benchmark: `ccltune tune` (every choice, allReduce bf16 1 KiB-64 MiB, graph
+# and eager) against PyTorch's symmetric-memory one-shot/two-shot, same machine, same run.
+#
+# Here (build machine), once:
+#   cmake --build build -j2 --target ccltune ccltune_inproc_tuner nccl_choices_gpu_test \
+#       nccl_failure_gpu_test
+#   strip, then /work/shared/tools/bundle-for-gpu.sh .gpu build/worker/ccltune \
+#       build/worker/libccltune-inproc-tuner.so build/tests/gpu/nccl_{choices,failure}_gpu_test
+# There (repo root, .gpu/ carried): bash tests/gpu/own_kernels_on_device.sh [section...]
+# Sections (default: bench4 correct4 sanitize2 bench2 correct2):
+#   benchN    tune graph+eager on N GPUs, torch_symm_bench.py, own_kernels_table.py
+#   correctN  the peer-kernel correctness tests on N GPUs
+#   sanitize2 memcheck and racecheck of a small peer-kernel case on 2 GPUs
+# Writes $OUT/own-kernels.md. NVLink multicast stays off in every process.
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 2
+[ -f .gpu/env.sh ] || { echo "no .gpu/env.sh: bundle first (see header)"; exit 2; }
+# shellcheck disable=SC1091
+source .gpu/env.sh
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+export CCLTUNE_INPROC_TUNER="$PWD/.gpu/bin/libccltune-inproc-tuner.so"
+export CCLTUNE_CACHE_DIR=${CCLTUNE_CACHE_DIR:-/tmp/ccltune-cache}
+OUT=${OUT:-$PWD/gpu-out}
+mkdir -p "$OUT"
+report=$OUT/own-kernels.md
+budget=${CCLTUNE_GPU_BUDGET_S:-570}
+t0=$(date +%s)
+left() { echo $((budget - ($(date +%s) - t0))); }
+log() { echo "$*" | tee -a "$report"; }
+: >"$report"
+log "# own kernels on $(hostname), $(date -u +%FT%TZ)"
+nvidia-smi -L | sed 's/^/    /' | tee -a "$report"
+
+timed() {  # timed <label> <limit s> <cmd...>: runs, logs exit code and wall time
+  local label=$1 limit=$2 rc s e
+  shift 2
+  [ "$(left)" -le 15 ] && { log "- $label: not run (time budget spent)"; return; }
+  [ "$limit" -gt "$(left)" ] && limit=$(left)
+  s=$(date +%s.%N)
+  timeout -k 5 "$limit" "$@"
+  rc=$?
+  e=$(date +%s.%N)
+  log "- $label: exit $rc, $(awk -v a="$s" -v b="$e" 'BEGIN{printf "%.1f", b-a}') s"
+}
+
+bench() {  # bench <n>
+  local n=$1 gpus
+  gpus=$(seq -s, 0 $((n - 1)))
+  for mode in graph eager; do
+    local flag=""
+    [ "$mode" = graph ] && flag=--cuda-graph
+    CUDA_VISIBLE_DEVICES=$gpus timed "tune $mode$n: ccltune tune --ranks $n --op allReduce --dtypes bf16 --sizes 1KiB:64MiB:2 $flag ${CCLTUNE_BENCH_ARGS:-}" 240 \
+      ccltune tune --backend nccl --ranks "$n" --op allReduce --dtypes bf16 --sizes 1KiB:64MiB:2 \
+      $flag --json "$OUT/$mode$n.json" ${CCLTUNE_BENCH_ARGS:-} >"$OUT/$mode$n.txt" 2>&1
+  done
+  CUDA_VISIBLE_DEVICES=$gpus timed "torch$n: torch_symm_bench.py --gpus $n" 200 \
+    python3 tests/gpu/torch_symm_bench.py --gpus "$n" --json "$OUT/torch$n.json" \
+    --timeout-s 180 >"$OUT/torch$n.txt" 2>&1
+  python3 tests/gpu/own_kernels_table.py "$OUT" --gpus "$n" >>"$report" 2>&1
+}
+
+correct() {  # correct <n>
+  local n=$1 gpus
+  gpus=$(seq -s, 0 $((n - 1)))
+  CUDA_VISIBLE_DEVICES=$gpus CCLTUNE_GPU_SUMMARY_DIR="$OUT" timed "peer kernels correct, $n GPUs" 300 \
+    .gpu/bin/nccl_choices_gpu_test --gtest_filter='*PeerKernels*' >"$OUT/correct$n.log" 2>&1
+  grep -E "ok, .* skipped|FAILED|Failure" "$OUT/correct$n.log" | head -20 | tee -a "$report"
+  CUDA_VISIBLE_DEVICES=$gpus CCLTUNE_GPU_SUMMARY_DIR="$OUT" timed "absent rank, $n GPUs" 120 \
+    .gpu/bin/nccl_failure_gpu_test --gtest_filter='*Absent*' >"$OUT/absent$n.log" 2>&1
+  grep -E "test-absent ->|recover ->|OK \]|FAILED" "$OUT/absent$n.log" | tee -a "$report"
+}
+
+sanitize() {
+  local tool cs=/usr/local/cuda/bin/compute-sanitizer
+  [ -x "$cs" ] || cs=$(command -v compute-sanitizer)
+  for tool in memcheck racecheck; do
+    CUDA_VISIBLE_DEVICES=0,1 CCLTUNE_GPU_TEST_MAX_BYTES=4096 \
+      CCLTUNE_GPU_TEST_CHOICES='oneshot:blocks=2,threads=64,mode=pull;oneshot:blocks=2,threads=64,mode=push;twoshot:blocks=2,threads=64,mode=pull;twoshot:blocks=2,threads=64,mode=push;p2p:blocks=2,threads=64,mode=push;ce:mode=pull' \
+      timed "compute-sanitizer --tool $tool (2 GPUs, <= 4 KiB)" 200 \
+      "$cs" --tool "$tool" --target-processes all --error-exitcode 9 \
+      .gpu/bin/nccl_choices_gpu_test --gtest_filter='*PeerKernels*' >"$OUT/sanitize-$tool.log" 2>&1
+    grep -E "ERROR SUMMARY|RACECHECK SUMMARY|Hazard|Invalid|ok, .* skipped" "$OUT/sanitize-$tool.log" |
+      sort | uniq -c | head -12 | tee -a "$report"
+  done
+}
+
+for s in ${*:-bench4 correct4 sanitize2 bench2 correct2}; do
+  case $s in
+    bench*) bench "${s#bench}" ;;
+    correct*) correct "${s#correct}" ;;
+    sanitize2) sanitize ;;
+    *) log "unknown section $s" ;;
+  esac
+done
+echo "report: $report"

@@ -1,0 +1,129 @@
+// The copying peer kernels (peer_kernels.h): the all-gather kernel (pull: read every
+// peer's block; push: write ours into every peer), the lone barrier, the signal reset and
+// the capability probe; and LaunchPeerCollective, which checks arguments and dispatches.
+#include "worker/kernels/peer_launch.cuh"
+#include "worker/kernels/peer_sync.cuh"
+#include "worker/kernels/peer_vector.cuh"
+
+namespace ccltune::worker::kernels {
+namespace {
+
+// Both directions end with a barrier: pull so nobody overwrites an input a peer still
+// reads, push so every block has arrived. Push also starts with one, so a peer's output
+// is not overwritten before the peer is done with its previous contents.
+template <class U>
+__global__ void __launch_bounds__(1024)
+    AllGatherKernel(PeerTeam team, PeerOperands ops, std::uint64_t words, bool push) {
+  __shared__ BlockSync s;
+  if (!BeginBlock(team, &s)) return;
+  if (!PeerBarrier(team, &s, 1)) return;
+  const std::uint64_t tid = FlatThread(), stride = FlatStride();
+  for (int d = 0; d < team.world; ++d) {
+    const int r = (team.rank + d) % team.world;  // spread the traffic over the peers
+    const U* src = static_cast<const U*>(push ? ops.in[team.rank] : ops.in[r]);
+    U* dst = static_cast<U*>(push ? ops.out[r] : ops.out[team.rank]) +
+             (push ? team.rank : r) * words;
+    for (std::uint64_t w = tid; w < words; w += stride) __stcg(dst + w, __ldcg(src + w));
+  }
+  if (!PeerBarrier(team, &s, 2)) return;
+  EndBlock(team, &s, 2);
+}
+
+__global__ void BarrierKernel(PeerTeam team) {
+  __shared__ BlockSync s;
+  if (!BeginBlock(team, &s)) return;
+  if (!PeerBarrier(team, &s, 1)) return;
+  EndBlock(team, &s, 1);
+}
+
+__global__ void ProbeWriteKernel(PeerTeam team, ProbeSlots probe, int value) {
+  const int r = threadIdx.x;
+  if (r < team.world) {
+    *reinterpret_cast<volatile unsigned int*>(probe.slot[r] + team.rank) = value + team.rank;
+    __threadfence_system();
+  }
+}
+
+// The widest word that divides every block's offset and length.
+int CopyWord(const PeerOperands& ops, int world, std::uint64_t bytes) {
+  std::uintptr_t bits = bytes;
+  for (int r = 0; r < world; ++r) {
+    bits |= reinterpret_cast<std::uintptr_t>(ops.in[r]) | reinterpret_cast<std::uintptr_t>(ops.out[r]);
+  }
+  for (int w = 16; w > 1; w /= 2) {
+    if ((bits & (w - 1)) == 0) return w;
+  }
+  return 1;
+}
+
+template <class U>
+cudaError_t LaunchGather(const PeerTeam& team, const PeerOperands& ops, std::uint64_t bytes,
+                         const PeerShape& shape, cudaStream_t stream) {
+  AllGatherKernel<U><<<shape.blocks, shape.threads, 0, stream>>>(team, ops, bytes / sizeof(U),
+                                                                 shape.push);
+  return cudaGetLastError();
+}
+
+cudaError_t LaunchAllGather(const PeerTeam& team, const PeerOperands& ops, std::uint64_t bytes,
+                            const PeerShape& shape, cudaStream_t stream) {
+  switch (CopyWord(ops, team.world, bytes)) {
+    case 16:
+      return LaunchGather<uint4>(team, ops, bytes, shape, stream);
+    case 8:
+      return LaunchGather<unsigned long long>(team, ops, bytes, shape, stream);
+    case 4:
+      return LaunchGather<unsigned int>(team, ops, bytes, shape, stream);
+    case 2:
+      return LaunchGather<unsigned short>(team, ops, bytes, shape, stream);
+    default:
+      return LaunchGather<unsigned char>(team, ops, bytes, shape, stream);
+  }
+}
+
+}  // namespace
+
+std::uint64_t StagingBytes(PeerAlgo algo, bool push, std::uint64_t count, core::Dtype dtype,
+                           int world) {
+  if (!push || algo == PeerAlgo::kAllGather) return 0;
+  const std::uint64_t esize = core::DtypeSize(dtype);
+  const std::uint64_t per16 = 16 / esize;
+  const std::uint64_t padded = (count + per16 - 1) / per16 * per16;
+  const std::uint64_t seg = algo == PeerAlgo::kTwoShot
+                                ? ((count + world - 1) / world + per16 - 1) / per16 * per16
+                                : padded;
+  return 2ull * world * seg * esize;
+}
+
+cudaError_t LaunchPeerCollective(PeerAlgo algo, const PeerTeam& team, const PeerOperands& ops,
+                                 std::uint64_t count, core::Dtype dtype, core::RedOp redop,
+                                 const PeerShape& shape, cudaStream_t stream) {
+  if (team.world < 2 || team.world > kMaxPeers || shape.blocks < 1 ||
+      shape.blocks > kMaxPeerBlocks || shape.threads < 32 || shape.threads > 1024 ||
+      shape.threads % 32 != 0 || count == 0) {
+    return cudaErrorInvalidValue;
+  }
+  if (algo == PeerAlgo::kAllGather) {
+    return LaunchAllGather(team, ops, count * core::DtypeSize(dtype), shape, stream);
+  }
+  if (!core::IsFloat(dtype)) return cudaErrorInvalidValue;
+  return LaunchPeerReduce(algo, team, ops, count, dtype, redop, shape, stream);
+}
+
+cudaError_t LaunchPeerBarrier(const PeerTeam& team, cudaStream_t stream) {
+  BarrierKernel<<<1, 32, 0, stream>>>(team);
+  return cudaGetLastError();
+}
+
+cudaError_t ResetPeerSignals(const PeerTeam& team, cudaStream_t stream) {
+  cudaError_t e = cudaMemsetAsync(team.signals[team.rank], 0, sizeof(PeerSignals), stream);
+  if (e != cudaSuccess) return e;
+  return cudaMemsetAsync(team.epochs, 0, sizeof(unsigned int) * kEpochWords, stream);
+}
+
+cudaError_t LaunchPeerProbeWrite(const PeerTeam& team, const ProbeSlots& probe, int value,
+                                 cudaStream_t stream) {
+  ProbeWriteKernel<<<1, 32, 0, stream>>>(team, probe, value);
+  return cudaGetLastError();
+}
+
+}  // namespace ccltune::worker::kernels

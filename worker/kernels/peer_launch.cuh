@@ -1,0 +1,48 @@
+// Host-and-device arithmetic the peer kernels and their launchers share: segment and slot
+// sizes (whole 16-byte vectors, so every segment start stays aligned) and the alignment
+// test that picks the vector or the element path.
+#pragma once
+
+#include <cstdint>
+
+#include "worker/kernels/peer_kernels.h"
+
+namespace ccltune::worker::kernels {
+
+// `count` rounded up to whole 16-byte vectors of T.
+template <class T>
+__host__ __device__ inline std::uint64_t PaddedCount(std::uint64_t count) {
+  constexpr std::uint64_t n = 16 / sizeof(T);
+  return (count + n - 1) / n * n;
+}
+
+// Two-shot's segment per rank: count / world rounded up to whole vectors.
+template <class T>
+__host__ __device__ inline std::uint64_t SegmentCount(std::uint64_t count, int world) {
+  return PaddedCount<T>((count + world - 1) / world);
+}
+
+// Length of segment r (the last ones may be short or empty).
+__host__ __device__ inline std::uint64_t SegmentLength(std::uint64_t count, std::uint64_t seg,
+                                                       int r) {
+  const std::uint64_t begin = static_cast<std::uint64_t>(r) * seg;
+  if (begin >= count) return 0;
+  return count - begin < seg ? count - begin : seg;
+}
+
+inline bool Aligned16(const void* p) { return (reinterpret_cast<std::uintptr_t>(p) & 15u) == 0; }
+
+inline bool OperandsAligned(const PeerOperands& ops, int world) {
+  for (int r = 0; r < world; ++r) {
+    if (!Aligned16(ops.in[r]) || !Aligned16(ops.out[r]) || !Aligned16(ops.staging[r])) {
+      return false;
+    }
+  }
+  return true;
+}
+
+cudaError_t LaunchPeerReduce(PeerAlgo algo, const PeerTeam& team, const PeerOperands& ops,
+                             std::uint64_t count, core::Dtype dtype, core::RedOp redop,
+                             const PeerShape& shape, cudaStream_t stream);
+
+}  // namespace ccltune::worker::kernels

@@ -1,0 +1,248 @@
+// The reducing peer kernels (peer_kernels.h): one-shot and two-shot all-reduce and the
+// reduce-scatter half, each in pull mode (read the peers' inputs) and push mode (write
+// into the peers' staging, then reduce locally). Sums run in rank order on every rank, so
+// all ranks hold bit-identical results.
+#include "worker/kernels/peer_launch.cuh"
+#include "worker/kernels/peer_sync.cuh"
+#include "worker/kernels/peer_vector.cuh"
+
+namespace ccltune::worker::kernels {
+namespace {
+
+// [0, len) of `world` sources, combined in rank order, stored to each of `ndst` outputs.
+template <class T, core::RedOp OP, bool VEC>
+__device__ inline void ReduceInto(const T* const* src, int world, T* const* dst, int ndst,
+                                  std::uint64_t len) {
+  constexpr int kN = Lanes<T>::kN;
+  WalkRange<T, VEC>(
+      len,
+      [&](std::uint64_t i) {
+        uint4 v[kMaxPeers];
+#pragma unroll
+        for (int r = 0; r < kMaxPeers; ++r) {
+          if (r < world) v[r] = __ldcg(reinterpret_cast<const uint4*>(src[r] + i));
+        }
+        float acc[kN], tmp[kN];
+        Unpack<T>(v[0], acc);
+#pragma unroll
+        for (int r = 1; r < kMaxPeers; ++r) {
+          if (r >= world) break;
+          Unpack<T>(v[r], tmp);
+#pragma unroll
+          for (int k = 0; k < kN; ++k) acc[k] = Combine<OP>(acc[k], tmp[k]);
+        }
+        const uint4 out = Pack<T>(acc);
+#pragma unroll
+        for (int d = 0; d < kMaxPeers; ++d) {
+          if (d < ndst) __stcg(reinterpret_cast<uint4*>(dst[d] + i), out);
+        }
+      },
+      [&](std::uint64_t i) {
+        float acc = ToF<T>(__ldcg(src[0] + i));
+        for (int r = 1; r < world; ++r) acc = Combine<OP>(acc, ToF<T>(__ldcg(src[r] + i)));
+        const T out = FromF<T>(acc);
+        for (int d = 0; d < ndst; ++d) dst[d][i] = out;
+      });
+}
+
+// [0, len) of `src` copied to each of `ndst` outputs.
+template <class T, bool VEC>
+__device__ inline void CopyInto(const T* src, T* const* dst, int ndst, std::uint64_t len) {
+  WalkRange<T, VEC>(
+      len,
+      [&](std::uint64_t i) {
+        const uint4 v = __ldcg(reinterpret_cast<const uint4*>(src + i));
+#pragma unroll
+        for (int d = 0; d < kMaxPeers; ++d) {
+          if (d < ndst) __stcg(reinterpret_cast<uint4*>(dst[d] + i), v);
+        }
+      },
+      [&](std::uint64_t i) {
+        const T v = __ldcg(src + i);
+        for (int d = 0; d < ndst; ++d) dst[d][i] = v;
+      });
+}
+
+template <class T>
+__device__ inline const T* In(const PeerOperands& ops, int r) {
+  return static_cast<const T*>(ops.in[r]);
+}
+template <class T>
+__device__ inline T* Out(const PeerOperands& ops, int r) {
+  return static_cast<T*>(ops.out[r]);
+}
+// Slot `src` of parity `parity` in rank r's staging; slots are `slot` elements apart.
+template <class T>
+__device__ inline T* Slot(const PeerOperands& ops, int r, int parity, int src, int world,
+                          std::uint64_t slot) {
+  return static_cast<T*>(ops.staging[r]) + (static_cast<std::uint64_t>(parity) * world + src) * slot;
+}
+
+// Every rank's output at element offset `at`, this rank's own first, then the next ranks:
+// spreads the peers' NVLink writes instead of all ranks hitting rank 0 first.
+template <class T>
+__device__ inline void AllOutputs(const PeerTeam& team, const PeerOperands& ops,
+                                  std::uint64_t at, T** dst) {
+  for (int d = 0; d < team.world; ++d) dst[d] = Out<T>(ops, (team.rank + d) % team.world) + at;
+}
+
+// Scatter of push mode: segment p (of `seg` elements at p * stride) of this rank's input
+// goes to slot `rank` of peer p's staging; `lens(p)` is segment p's length.
+template <class T, bool VEC, class Len>
+__device__ inline void ScatterToStaging(const PeerTeam& team, const PeerOperands& ops, int parity,
+                                        std::uint64_t stride, std::uint64_t slot, Len lens) {
+  for (int d = 1; d < team.world; ++d) {
+    const int p = (team.rank + d) % team.world;
+    T* dst[1] = {Slot<T>(ops, p, parity, team.rank, team.world, slot)};
+    CopyInto<T, VEC>(In<T>(ops, team.rank) + p * stride, dst, 1, lens(p));
+  }
+}
+
+// Sources of the local reduction after a push: our own input, the peers' slots.
+template <class T>
+__device__ inline void StagedSources(const PeerTeam& team, const PeerOperands& ops, int parity,
+                                     std::uint64_t own_at, std::uint64_t slot, const T** src) {
+  for (int r = 0; r < team.world; ++r) {
+    src[r] = r == team.rank ? In<T>(ops, r) + own_at
+                            : Slot<T>(ops, team.rank, parity, r, team.world, slot);
+  }
+}
+
+template <class T, core::RedOp OP, bool VEC>
+__global__ void __launch_bounds__(1024)
+    OneShotKernel(PeerTeam team, PeerOperands ops, std::uint64_t count, bool push) {
+  __shared__ BlockSync s;
+  if (!BeginBlock(team, &s)) return;
+  const T* src[kMaxPeers];
+  T* dst[1] = {Out<T>(ops, team.rank)};
+  if (!push) {
+    if (!PeerBarrier(team, &s, 1)) return;  // every input is ready
+    for (int r = 0; r < team.world; ++r) src[r] = In<T>(ops, r);
+    ReduceInto<T, OP, VEC>(src, team.world, dst, 1, count);
+    if (!PeerBarrier(team, &s, 2)) return;  // nobody reads our input any more
+    EndBlock(team, &s, 2);
+    return;
+  }
+  // Staging alternates by parity: a peer writes parity p again only after passing the
+  // next launch's barrier, i.e. after we finished reading it.
+  const int parity = s.base & 1;
+  const std::uint64_t slot = PaddedCount<T>(count);
+  ScatterToStaging<T, VEC>(team, ops, parity, 0, slot, [&](int) { return count; });
+  if (!PeerBarrier(team, &s, 1)) return;
+  StagedSources<T>(team, ops, parity, 0, slot, src);
+  ReduceInto<T, OP, VEC>(src, team.world, dst, 1, count);
+  EndBlock(team, &s, 1);
+}
+
+template <class T, core::RedOp OP, bool VEC>
+__global__ void __launch_bounds__(1024)
+    TwoShotKernel(PeerTeam team, PeerOperands ops, std::uint64_t count, bool push) {
+  __shared__ BlockSync s;
+  if (!BeginBlock(team, &s)) return;
+  const std::uint64_t seg = SegmentCount<T>(count, team.world);
+  auto len = [&](int r) { return SegmentLength(count, seg, r); };
+  const std::uint64_t mine = static_cast<std::uint64_t>(team.rank) * seg;
+  const T* src[kMaxPeers];
+  T* dst[kMaxPeers];
+  AllOutputs<T>(team, ops, mine, dst);
+  const int parity = (s.base >> 1) & 1;
+  if (push) ScatterToStaging<T, VEC>(team, ops, parity, seg, seg, len);
+  if (!PeerBarrier(team, &s, 1)) return;  // inputs (or staging) ready, outputs free
+  if (push) {
+    StagedSources<T>(team, ops, parity, mine, seg, src);
+  } else {
+    for (int r = 0; r < team.world; ++r) src[r] = In<T>(ops, r) + mine;
+  }
+  ReduceInto<T, OP, VEC>(src, team.world, dst, team.world, len(team.rank));
+  if (!PeerBarrier(team, &s, 2)) return;  // every segment is everywhere
+  EndBlock(team, &s, 2);
+}
+
+template <class T, core::RedOp OP, bool VEC>
+__global__ void __launch_bounds__(1024)
+    ReduceScatterKernel(PeerTeam team, PeerOperands ops, std::uint64_t count, bool push) {
+  __shared__ BlockSync s;
+  if (!BeginBlock(team, &s)) return;
+  const std::uint64_t mine = static_cast<std::uint64_t>(team.rank) * count;
+  const T* src[kMaxPeers];
+  T* dst[1] = {Out<T>(ops, team.rank)};
+  if (!push) {
+    if (!PeerBarrier(team, &s, 1)) return;
+    for (int r = 0; r < team.world; ++r) src[r] = In<T>(ops, r) + mine;
+    ReduceInto<T, OP, VEC>(src, team.world, dst, 1, count);
+    if (!PeerBarrier(team, &s, 2)) return;
+    EndBlock(team, &s, 2);
+    return;
+  }
+  const int parity = s.base & 1;
+  const std::uint64_t slot = PaddedCount<T>(count);
+  ScatterToStaging<T, VEC>(team, ops, parity, count, slot, [&](int) { return count; });
+  if (!PeerBarrier(team, &s, 1)) return;
+  StagedSources<T>(team, ops, parity, mine, slot, src);
+  ReduceInto<T, OP, VEC>(src, team.world, dst, 1, count);
+  EndBlock(team, &s, 1);
+}
+
+template <class T, core::RedOp OP, bool VEC>
+cudaError_t LaunchTyped(PeerAlgo algo, const PeerTeam& team, const PeerOperands& ops,
+                        std::uint64_t count, const PeerShape& shape, cudaStream_t stream) {
+  const dim3 grid(shape.blocks), block(shape.threads);
+  switch (algo) {
+    case PeerAlgo::kOneShot:
+      OneShotKernel<T, OP, VEC><<<grid, block, 0, stream>>>(team, ops, count, shape.push);
+      break;
+    case PeerAlgo::kTwoShot:
+      TwoShotKernel<T, OP, VEC><<<grid, block, 0, stream>>>(team, ops, count, shape.push);
+      break;
+    default:
+      ReduceScatterKernel<T, OP, VEC><<<grid, block, 0, stream>>>(team, ops, count, shape.push);
+      break;
+  }
+  return cudaGetLastError();
+}
+
+template <class T, core::RedOp OP>
+cudaError_t LaunchAligned(PeerAlgo algo, const PeerTeam& team, const PeerOperands& ops,
+                          std::uint64_t count, const PeerShape& shape, cudaStream_t stream) {
+  // Segment starts of reduce-scatter lie at rank * count elements: 16-byte aligned only
+  // when count * size is.
+  const bool vec = OperandsAligned(ops, team.world) &&
+                   (algo != PeerAlgo::kReduceScatter || (count * sizeof(T)) % 16 == 0);
+  return vec ? LaunchTyped<T, OP, true>(algo, team, ops, count, shape, stream)
+             : LaunchTyped<T, OP, false>(algo, team, ops, count, shape, stream);
+}
+
+template <class T>
+cudaError_t LaunchOp(PeerAlgo algo, const PeerTeam& team, const PeerOperands& ops,
+                     std::uint64_t count, core::RedOp redop, const PeerShape& shape,
+                     cudaStream_t stream) {
+  switch (redop) {
+    case core::RedOp::kMax:
+      return LaunchAligned<T, core::RedOp::kMax>(algo, team, ops, count, shape, stream);
+    case core::RedOp::kMin:
+      return LaunchAligned<T, core::RedOp::kMin>(algo, team, ops, count, shape, stream);
+    case core::RedOp::kSum:
+      return LaunchAligned<T, core::RedOp::kSum>(algo, team, ops, count, shape, stream);
+    default:
+      return cudaErrorInvalidValue;
+  }
+}
+
+}  // namespace
+
+cudaError_t LaunchPeerReduce(PeerAlgo algo, const PeerTeam& team, const PeerOperands& ops,
+                             std::uint64_t count, core::Dtype dtype, core::RedOp redop,
+                             const PeerShape& shape, cudaStream_t stream) {
+  switch (dtype) {
+    case core::Dtype::kFp32:
+      return LaunchOp<float>(algo, team, ops, count, redop, shape, stream);
+    case core::Dtype::kFp16:
+      return LaunchOp<__half>(algo, team, ops, count, redop, shape, stream);
+    case core::Dtype::kBf16:
+      return LaunchOp<__nv_bfloat16>(algo, team, ops, count, redop, shape, stream);
+    default:
+      return cudaErrorInvalidValue;
+  }
+}
+
+}  // namespace ccltune::worker::kernels

@@ -1,0 +1,78 @@
+// Device side of the peer kernels' ordering (peer_kernels.h): release/acquire flag stores
+// at system scope, the bounded wait, and the per-block barrier with every peer.
+#pragma once
+
+#include <cstdint>
+
+#include "worker/kernels/peer_kernels.h"
+
+namespace ccltune::worker::kernels {
+
+__device__ inline std::uint64_t PeerNowNs() {
+  std::uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+__device__ inline void StoreRelease(unsigned int* p, unsigned int v) {
+  asm volatile("st.release.sys.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+
+__device__ inline unsigned int LoadAcquire(const unsigned int* p) {
+  unsigned int v;
+  asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+
+// Per-launch state of one block: its epoch base and whether a wait ran out.
+struct BlockSync {
+  unsigned int base;
+  int failed;
+};
+
+// Thread 0 reads the block's epoch; every thread sees it after the __syncthreads. False
+// when an earlier launch timed out: the block then does nothing.
+__device__ inline bool BeginBlock(const PeerTeam& team, BlockSync* s) {
+  if (threadIdx.x == 0) {
+    s->base = team.epochs[blockIdx.x];
+    s->failed = static_cast<int>(*reinterpret_cast<volatile unsigned int*>(
+        &team.epochs[kMaxPeerBlocks]));
+  }
+  __syncthreads();
+  return s->failed == 0;
+}
+
+// Stores the epoch the block reached (`used` barriers this launch).
+__device__ inline void EndBlock(const PeerTeam& team, const BlockSync* s, unsigned int used) {
+  if (threadIdx.x == 0) team.epochs[blockIdx.x] = s->base + used;
+}
+
+// Barrier number `n` (1-based) of this launch, between block blockIdx.x of every rank.
+// Writes this block made before it (local or remote) are visible to the peers' same block
+// after it. Returns false (for every thread of the block) when a peer did not arrive in
+// time; *team.timed_out is then 1.
+__device__ inline bool PeerBarrier(const PeerTeam& team, BlockSync* s, unsigned int n) {
+  const unsigned int epoch = s->base + n;
+  __syncthreads();
+  const int t = threadIdx.x;
+  if (t < team.world) {
+    // Cumulativity: the block's writes, ordered before this thread by __syncthreads, are
+    // released with the flag.
+    asm volatile("fence.acq_rel.sys;" ::: "memory");
+    StoreRelease(&team.signals[t]->flags[blockIdx.x][team.rank], epoch);
+    const unsigned int* mine = &team.signals[team.rank]->flags[blockIdx.x][t];
+    const std::uint64_t start = PeerNowNs();
+    while (static_cast<int>(LoadAcquire(mine) - epoch) < 0) {
+      if (PeerNowNs() - start > team.timeout_ns) {
+        s->failed = 1;
+        *reinterpret_cast<volatile unsigned int*>(&team.epochs[kMaxPeerBlocks]) = 1;
+        *reinterpret_cast<volatile int*>(team.timed_out) = 1;
+        break;
+      }
+    }
+  }
+  __syncthreads();
+  return s->failed == 0;
+}
+
+}  // namespace ccltune::worker::kernels
