@@ -114,6 +114,11 @@ TEST(NcclChoiceSpec, PeerChoicesParseAndSayWhereTheyApply) {
             std::string::npos);
   EXPECT_NE(SpecFromChoice({"p2p", {{"mode", "both"}}}).status().message().find("pull, push"),
             std::string::npos);
+  EXPECT_NE(SpecFromChoice({"twoshot", {{"mode", "ll"}}}).status().message().find("one-shot only"),
+            std::string::npos);
+  auto ll = SpecFromChoice({"oneshot", {{"mode", "ll"}}});
+  ASSERT_TRUE(ll.ok());
+  EXPECT_TRUE(ll->ll);
 
   CatalogContext ctx = Ctx();
   ctx.peer_problem.clear();
@@ -123,6 +128,9 @@ TEST(NcclChoiceSpec, PeerChoicesParseAndSayWhereTheyApply) {
   EXPECT_NE(SkipReason({"oneshot", {}}, Prob(core::Op::kAllGather), ctx), "");
   EXPECT_NE(SkipReason({"p2p", {}}, Prob(core::Op::kAllReduce), ctx), "");
   EXPECT_NE(SkipReason({"oneshot", {}}, Prob(core::Op::kAllReduce, 64 << 20), ctx).find("16 MiB"),
+            std::string::npos);
+  EXPECT_NE(SkipReason({"oneshot", {{"mode", "ll"}}}, Prob(core::Op::kAllReduce, 2 << 20), ctx)
+                .find("1 MiB"),
             std::string::npos);
   core::Problem prod = Prob(core::Op::kAllReduce);
   prod.redop = core::RedOp::kProd;

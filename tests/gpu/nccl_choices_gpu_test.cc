@@ -230,6 +230,8 @@ std::vector<std::string> PeerChoices() {
       out.push_back(std::string(base) + ":blocks=32,threads=512,mode=" + mode);
     }
   }
+  out.push_back("oneshot:blocks=3,threads=64,mode=ll");
+  out.push_back("oneshot:blocks=16,threads=256,mode=ll");
   out.push_back("ce:mode=pull");
   out.push_back("ce:mode=push");
   return out;

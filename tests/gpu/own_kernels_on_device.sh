@@ -30,7 +30,7 @@ budget=${CCLTUNE_GPU_BUDGET_S:-570}
 t0=$(date +%s)
 left() { echo $((budget - ($(date +%s) - t0))); }
 log() { echo "$*" | tee -a "$report"; }
-: >"$report"
+touch "$report"  # sections may run as separate invocations: append
 log "# own kernels on $(hostname), $(date -u +%FT%TZ)"
 nvidia-smi -L | sed 's/^/    /' | tee -a "$report"
 

@@ -82,10 +82,11 @@ cudaError_t LaunchAllGather(const PeerTeam& team, const PeerOperands& ops, std::
 
 }  // namespace
 
-std::uint64_t StagingBytes(PeerAlgo algo, bool push, std::uint64_t count, core::Dtype dtype,
-                           int world) {
-  if (!push || algo == PeerAlgo::kAllGather) return 0;
+std::uint64_t StagingBytes(PeerAlgo algo, const PeerShape& shape, std::uint64_t count,
+                           core::Dtype dtype, int world) {
   const std::uint64_t esize = core::DtypeSize(dtype);
+  if (shape.ll && algo == PeerAlgo::kOneShot) return 2ull * world * LLLines(count * esize) * 16;
+  if (!shape.push || algo == PeerAlgo::kAllGather) return 0;
   const std::uint64_t per16 = 16 / esize;
   const std::uint64_t padded = (count + per16 - 1) / per16 * per16;
   const std::uint64_t seg = algo == PeerAlgo::kTwoShot

@@ -50,6 +50,9 @@ struct PeerShape {
   int blocks = 8;
   int threads = 512;
   bool push = false;
+  // One-shot only, push implied: each 16-byte store carries 8 data bytes and the launch's
+  // flag twice (NCCL's LL idea), so readers poll the data itself and no barrier runs.
+  bool ll = false;
 };
 
 enum class PeerAlgo {
@@ -61,8 +64,8 @@ enum class PeerAlgo {
 
 // Bytes of staging each rank needs for `algo` in push mode (0 in pull mode): double
 // buffered by epoch parity, one slot per source rank.
-std::uint64_t StagingBytes(PeerAlgo algo, bool push, std::uint64_t count, core::Dtype dtype,
-                           int world);
+std::uint64_t StagingBytes(PeerAlgo algo, const PeerShape& shape, std::uint64_t count,
+                           core::Dtype dtype, int world);
 
 // `count` is core::ElementCount: allReduce's elements, reduceScatter's and allGather's
 // elements per rank. Float dtypes only for the reducing algorithms (fp32 accumulation);

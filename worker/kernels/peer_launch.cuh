@@ -30,6 +30,9 @@ __host__ __device__ inline std::uint64_t SegmentLength(std::uint64_t count, std:
   return count - begin < seg ? count - begin : seg;
 }
 
+// LL lines: 8 data bytes each (16 bytes in staging with the two flags).
+__host__ __device__ inline std::uint64_t LLLines(std::uint64_t bytes) { return (bytes + 7) / 8; }
+
 inline bool Aligned16(const void* p) { return (reinterpret_cast<std::uintptr_t>(p) & 15u) == 0; }
 
 inline bool OperandsAligned(const PeerOperands& ops, int world) {

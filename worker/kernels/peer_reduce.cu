@@ -134,6 +134,56 @@ __global__ void __launch_bounds__(1024)
   EndBlock(team, &s, 1);
 }
 
+// LL one-shot: line i of every rank's input goes, with this launch's flag, into slot
+// `rank` of every peer's staging; each rank polls the lines addressed to it, so no
+// barrier runs at all. Staging alternates by parity: a peer can only write parity p again
+// after finishing the next launch, which needs our data of that launch, which we send
+// only after finishing this one.
+template <class T, core::RedOp OP>
+__global__ void __launch_bounds__(1024)
+    OneShotLLKernel(PeerTeam team, PeerOperands ops, std::uint64_t count) {
+  __shared__ BlockSync s;
+  if (!BeginBlock(team, &s)) return;
+  constexpr int kE = 8 / sizeof(T);
+  const unsigned int flag = s.base + 1;
+  const int parity = s.base & 1;
+  const std::uint64_t lines = LLLines(count * sizeof(T));
+  const std::uint64_t tid = FlatThread(), stride = FlatStride();
+  const uint2* mine = static_cast<const uint2*>(ops.in[team.rank]);
+  auto slot = [&](int owner, int src) {
+    return static_cast<uint4*>(ops.staging[owner]) +
+           (static_cast<std::uint64_t>(parity) * team.world + src) * lines;
+  };
+  for (std::uint64_t i = tid; i < lines; i += stride) {
+    const uint2 d = __ldcg(mine + i);  // the input slice is padded: whole lines are readable
+    for (int k = 1; k < team.world; ++k) StoreLL(slot((team.rank + k) % team.world, team.rank) + i, d, flag);
+  }
+  const std::uint64_t since = PeerNowNs();
+  T* out = Out<T>(ops, team.rank);
+  for (std::uint64_t i = tid; i < lines; i += stride) {
+    uint2 w[kMaxPeers];
+#pragma unroll
+    for (int r = 0; r < kMaxPeers; ++r) {
+      if (r >= team.world) break;
+      if (r == team.rank) {
+        w[r] = __ldcg(mine + i);
+      } else if (!LoadLL(slot(team.rank, r) + i, flag, team, since, &w[r])) {
+        MarkTimedOut(team);
+        return;
+      }
+    }
+    float acc[kE], tmp[kE];
+    Unpack8<T>(w[0], acc);
+    for (int r = 1; r < team.world; ++r) {
+      Unpack8<T>(w[r], tmp);
+#pragma unroll
+      for (int k = 0; k < kE; ++k) acc[k] = Combine<OP>(acc[k], tmp[k]);
+    }
+    for (int k = 0; k < kE && i * kE + k < count; ++k) out[i * kE + k] = FromF<T>(acc[k]);
+  }
+  EndBlock(team, &s, 1);
+}
+
 template <class T, core::RedOp OP, bool VEC>
 __global__ void __launch_bounds__(1024)
     TwoShotKernel(PeerTeam team, PeerOperands ops, std::uint64_t count, bool push) {
@@ -189,7 +239,11 @@ cudaError_t LaunchTyped(PeerAlgo algo, const PeerTeam& team, const PeerOperands&
   const dim3 grid(shape.blocks), block(shape.threads);
   switch (algo) {
     case PeerAlgo::kOneShot:
-      OneShotKernel<T, OP, VEC><<<grid, block, 0, stream>>>(team, ops, count, shape.push);
+      if (shape.ll) {
+        OneShotLLKernel<T, OP><<<grid, block, 0, stream>>>(team, ops, count);
+      } else {
+        OneShotKernel<T, OP, VEC><<<grid, block, 0, stream>>>(team, ops, count, shape.push);
+      }
       break;
     case PeerAlgo::kTwoShot:
       TwoShotKernel<T, OP, VEC><<<grid, block, 0, stream>>>(team, ops, count, shape.push);
@@ -206,6 +260,7 @@ cudaError_t LaunchAligned(PeerAlgo algo, const PeerTeam& team, const PeerOperand
                           std::uint64_t count, const PeerShape& shape, cudaStream_t stream) {
   // Segment starts of reduce-scatter lie at rank * count elements: 16-byte aligned only
   // when count * size is.
+  if (shape.ll && !OperandsAligned(ops, team.world)) return cudaErrorMisalignedAddress;
   const bool vec = OperandsAligned(ops, team.world) &&
                    (algo != PeerAlgo::kReduceScatter || (count * sizeof(T)) % 16 == 0);
   return vec ? LaunchTyped<T, OP, true>(algo, team, ops, count, shape, stream)

@@ -24,6 +24,12 @@ __device__ inline unsigned int LoadAcquire(const unsigned int* p) {
   return v;
 }
 
+// A wait that ran out: later launches see the poison and return at once.
+__device__ inline void MarkTimedOut(const PeerTeam& team) {
+  *reinterpret_cast<volatile unsigned int*>(&team.epochs[kMaxPeerBlocks]) = 1;
+  *reinterpret_cast<volatile int*>(team.timed_out) = 1;
+}
+
 // Per-launch state of one block: its epoch base and whether a wait ran out.
 struct BlockSync {
   unsigned int base;
@@ -65,14 +71,38 @@ __device__ inline bool PeerBarrier(const PeerTeam& team, BlockSync* s, unsigned 
     while (static_cast<int>(LoadAcquire(mine) - epoch) < 0) {
       if (PeerNowNs() - start > team.timeout_ns) {
         s->failed = 1;
-        *reinterpret_cast<volatile unsigned int*>(&team.epochs[kMaxPeerBlocks]) = 1;
-        *reinterpret_cast<volatile int*>(team.timed_out) = 1;
+        MarkTimedOut(team);
         break;
       }
     }
   }
   __syncthreads();
   return s->failed == 0;
+}
+
+// LL line: data words x and y, each followed by the flag, in one 16-byte store, so the
+// reader sees data and flag together.
+__device__ inline void StoreLL(uint4* p, uint2 data, unsigned int flag) {
+  asm volatile("st.volatile.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(data.x),
+               "r"(flag), "r"(data.y), "r"(flag)
+               : "memory");
+}
+
+// Polls an LL line until both flags equal `flag`; false when `since` + the team's bound
+// passed first.
+__device__ inline bool LoadLL(const uint4* p, unsigned int flag, const PeerTeam& team,
+                              std::uint64_t since, uint2* data) {
+  uint4 v;
+  for (unsigned int spins = 0;; ++spins) {
+    asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "l"(p)
+                 : "memory");
+    if (v.y == flag && v.w == flag) break;
+    if ((spins & 255u) == 255u && PeerNowNs() - since > team.timeout_ns) return false;
+  }
+  *data = make_uint2(v.x, v.z);
+  return true;
 }
 
 }  // namespace ccltune::worker::kernels

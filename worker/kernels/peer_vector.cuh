@@ -52,6 +52,14 @@ __device__ inline uint4 Pack(const float* f) {
   return v;
 }
 
+// 8 bytes (one LL line's data) as fp32.
+template <class T>
+__device__ inline void Unpack8(const uint2& v, float* f) {
+  const T* e = reinterpret_cast<const T*>(&v);
+#pragma unroll
+  for (int i = 0; i < static_cast<int>(8 / sizeof(T)); ++i) f[i] = ToF<T>(e[i]);
+}
+
 template <core::RedOp OP>
 __device__ inline float Combine(float a, float b) {
   if constexpr (OP == core::RedOp::kMax) return fmaxf(a, b);

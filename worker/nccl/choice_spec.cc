@@ -53,10 +53,13 @@ core::Status ApplyParam(const std::string& key, const std::string& value, Choice
 
 core::Status ApplyPeerParam(const std::string& key, const std::string& value, ChoiceSpec& spec) {
   if (key == "mode") {
-    if (value != "pull" && value != "push") {
-      return core::InvalidArgument("mode '" + value + "' is not one of pull, push");
+    const bool ll_ok = spec.peer == PeerKind::kOneShot;
+    if (value != "pull" && value != "push" && (value != "ll" || !ll_ok)) {
+      return core::InvalidArgument("mode '" + value + "' is not one of pull, push" +
+                                   (ll_ok ? ", ll" : " (ll is one-shot only)"));
     }
-    spec.push = value == "push";
+    spec.push = value != "pull";
+    spec.ll = value == "ll";
     return core::Status::Ok();
   }
   if (spec.peer == PeerKind::kCopyEngine) {
@@ -114,6 +117,9 @@ std::string PeerSkipReason(const ChoiceSpec& s, const core::Problem& problem,
     return "one-shot moves (world-1)x the message into each rank; not tuned above 16 MiB "
            "(two-shot covers larger messages)";
   }
+  if (s.ll && problem.bytes > kLLMaxBytes) {
+    return "LL doubles the bytes on NVLink; not tuned above 1 MiB";
+  }
   if (s.threads < ctx.world) return "threads must be at least the world size";
   return "";
 }
@@ -129,18 +135,24 @@ void AppendPeerCatalog(core::Op op, std::vector<core::ChoiceName>& out) {
     const char* blocks;
     const char* threads;
   };
-  static const Grid kSmall[] = {{"8", "256"}, {"8", "1024"}, {"32", "512"}, {"64", "1024"}};
-  auto add = [&](const char* base) {
-    for (const Grid& g : kSmall) {
-      for (const char* mode : {"pull", "push"}) {
+  // Measured on 4 H200s: 256 threads beat 512 and 1024 at every size for one-shot; more
+  // blocks help two-shot up to the SM count.
+  static const Grid kOneShot[] = {{"4", "256"}, {"16", "256"}, {"64", "256"}};
+  static const Grid kTwoShot[] = {{"32", "256"}, {"64", "256"}, {"128", "256"}, {"128", "512"}};
+  static const Grid kCopy[] = {{"16", "256"}, {"64", "512"}};
+  auto add = [&](const char* base, const auto& grids, std::initializer_list<const char*> modes) {
+    for (const Grid& g : grids) {
+      for (const char* mode : modes) {
         out.push_back(Named(base, {{"blocks", g.blocks}, {"threads", g.threads}, {"mode", mode}}));
       }
     }
   };
-  if (op == core::Op::kAllReduce) add("oneshot");
-  if (op == core::Op::kAllReduce || op == core::Op::kReduceScatter) add("twoshot");
+  if (op == core::Op::kAllReduce) add("oneshot", kOneShot, {"pull", "push", "ll"});
+  if (op == core::Op::kAllReduce || op == core::Op::kReduceScatter) {
+    add("twoshot", kTwoShot, {"pull", "push"});
+  }
   if (op == core::Op::kAllGather) {
-    add("p2p");
+    add("p2p", kCopy, {"pull", "push"});
     for (const char* mode : {"pull", "push"}) out.push_back(Named("ce", {{"mode", mode}}));
   }
 }

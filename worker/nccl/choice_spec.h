@@ -31,6 +31,7 @@ struct ChoiceSpec {
   int blocks = 16;                  // peer kernels' grid and block
   int threads = 512;
   bool push = false;                // write into the peers (true) or read from them
+  bool ll = false;                  // oneshot mode=ll: flags travel with the data
   bool absent_test = false;         // test-absent: one rank never joins the kernel
   std::string unsupported;  // non-empty: a known name this build cannot run, and why
 };
@@ -40,6 +41,8 @@ inline constexpr int kMaxPeerBlocksParam = 128;  // kernels::kMaxPeerBlocks
 // One-shot moves (world-1) times the message into every rank: two-shot covers the sizes
 // above this, so the sweep does not spend its time there.
 inline constexpr std::uint64_t kOneShotMaxBytes = std::uint64_t{16} << 20;
+// LL doubles the bytes on NVLink: worth it only while latency dominates.
+inline constexpr std::uint64_t kLLMaxBytes = std::uint64_t{1} << 20;
 
 // Strict: an unknown base or parameter value is InvalidArgument naming the allowed ones.
 core::Result<ChoiceSpec> SpecFromChoice(const core::ChoiceName& choice);

@@ -63,8 +63,13 @@ core::Status NcclChoice::PreparePeers(const core::Problem& problem, const Buffer
                                       Deadline deadline) {
   PeerMemory& peers = *rt_.peers();
   const std::uint64_t staging = kernels::StagingBytes(
-      PeerAlgoFor(spec_, problem.op), spec_.push, shape_.count, shape_.dtype, shape_.world);
+      PeerAlgoFor(spec_, problem.op), PeerShapeOf(spec_), shape_.count, shape_.dtype, shape_.world);
   CCLTUNE_ASSIGN_OR_RETURN(buffers_, BufferSet::CreateOnPeers(layout, staging, peers, deadline));
+  // LL flags left by an earlier choice could equal this one's epochs: staging starts zeroed.
+  if (staging > 0) {
+    CCLTUNE_CUDA_TRY(cudaMemsetAsync(buffers_->Operands(0).staging[shape_.rank], 0, staging,
+                                     rt_.stream()));
+  }
   CCLTUNE_ASSIGN_OR_RETURN(PeerEnqueuer e, PeerEnqueuer::Create(spec_, shape_));
   peer_.emplace(std::move(e));
   // The kernels give up well before the host's deadline, so their timeout is what shows.
@@ -81,7 +86,12 @@ core::Status NcclChoice::EnqueuePeer(int slice) {
   return peer_->Enqueue(team, buffers_->Operands(slice), rt_.stream());
 }
 
-core::Status NcclChoice::PeerTimeout() const {
+core::Status NcclChoice::BoundedWaitsTimedOut() const {
+  if (hang_here_ && rt_.spin_flags_host()[1] != 0) {
+    return core::TimeoutError(spec_.absent_test
+                                  ? "test-absent: this rank stayed away from the peer kernel"
+                                  : "test-hang: bounded spin ran out its time bound");
+  }
   if (!peer_ || !rt_.peers()->TimedOut()) return core::Status::Ok();
   return core::TimeoutError("peer kernel: a peer rank did not arrive within " +
                             std::to_string(peer_timeout_ns_ / 1000000) +
@@ -120,6 +130,7 @@ core::Status NcclChoice::EnqueueOne(int slice, Deadline deadline) {
   if (hang_here_ && spec_.absent_test && absent_spun_) return core::Status::Ok();
   if (hang_here_) {
     absent_spun_ = spec_.absent_test;  // the absent rank waits once, then launches nothing
+    rt_.spin_flags_host()[1] = 0;
     // Stands in for a rank whose collective never starts: every peer's NCCL call (or
     // peer kernel, for test-absent, which then times out on its own bound) waits.
     const double bound_s = spec_.absent_test ? peer_timeout_ns_ * 1e-9
@@ -162,7 +173,7 @@ core::Status NcclChoice::EnqueueMany(int n, Deadline deadline) {
 core::Status NcclChoice::Warmup(int iters, Deadline deadline) {
   CCLTUNE_RETURN_IF_ERROR(EnqueueMany(iters, deadline));
   CCLTUNE_RETURN_IF_ERROR(rt_.WaitGpu(nullptr, deadline, "warmup"));
-  CCLTUNE_RETURN_IF_ERROR(PeerTimeout());
+  CCLTUNE_RETURN_IF_ERROR(BoundedWaitsTimedOut());
   if (!bench_.cuda_graph) return core::Status::Ok();
   // Capture now and replay once, so the first timed round does not pay the graph upload.
   CCLTUNE_RETURN_IF_ERROR(Capture(bench_.iters, deadline));
@@ -229,12 +240,7 @@ core::Result<double> NcclChoice::RunRound(int iters, bool gated, Deadline deadli
 
 core::Result<double> NcclChoice::ElapsedPerOp(int iters, Deadline deadline) {
   CCLTUNE_RETURN_IF_ERROR(rt_.WaitGpu(end_.get(), deadline, "timed round"));
-  if (hang_here_ && rt_.spin_flags_host()[1] != 0) {
-    return core::TimeoutError(spec_.absent_test
-                                  ? "test-absent: this rank stayed away from the peer kernel"
-                                  : "test-hang: bounded spin ran out its time bound");
-  }
-  CCLTUNE_RETURN_IF_ERROR(PeerTimeout());
+  CCLTUNE_RETURN_IF_ERROR(BoundedWaitsTimedOut());
   float ms = 0;
   CCLTUNE_CUDA_TRY(cudaEventElapsedTime(&ms, start_.get(), end_.get()));
   return static_cast<double>(ms) * 1e-3 / iters;
@@ -261,7 +267,7 @@ core::Status NcclChoice::Verify(Deadline deadline) {
                                           static_cast<kernels::Mismatch*>(slot.device()),
                                           rt_.stream()));
   CCLTUNE_RETURN_IF_ERROR(rt_.WaitGpu(nullptr, deadline, "verify"));
-  CCLTUNE_RETURN_IF_ERROR(PeerTimeout());
+  CCLTUNE_RETURN_IF_ERROR(BoundedWaitsTimedOut());
   if (mismatch->index == ~0ull) return core::Status::Ok();
   return core::FailedPrecondition("wrong: element " + std::to_string(mismatch->index) + " got " +
                                   std::to_string(mismatch->got) + " want " +

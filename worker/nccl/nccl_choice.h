@@ -47,8 +47,8 @@ class NcclChoice final : public PreparedChoice {
   core::Status PreparePeers(const core::Problem& problem, const BufferLayout& layout,
                             Deadline deadline);
   core::Status EnqueuePeer(int slice);
-  // A peer kernel's bounded wait ran out (or this rank is test-absent's absent one).
-  core::Status PeerTimeout() const;
+  // A bounded spin (test-hang, test-absent) or a peer kernel's bounded wait ran out.
+  core::Status BoundedWaitsTimedOut() const;
   core::Status ProbeForcedAlgo(Deadline deadline);
   // One op on slice `slice`: the forced scope, the enqueue(s), the wait for ncclInProgress.
   core::Status EnqueueOne(int slice, Deadline deadline);

@@ -18,6 +18,10 @@ kernels::PeerAlgo PeerAlgoFor(const ChoiceSpec& spec, core::Op op) {
   }
 }
 
+kernels::PeerShape PeerShapeOf(const ChoiceSpec& spec) {
+  return {spec.blocks, spec.threads, spec.push, spec.ll};
+}
+
 core::Result<PeerEnqueuer> PeerEnqueuer::Create(const ChoiceSpec& spec, const OpShape& shape) {
   PeerEnqueuer e;
   e.spec_ = spec;
@@ -37,7 +41,7 @@ core::Result<PeerEnqueuer> PeerEnqueuer::Create(const ChoiceSpec& spec, const Op
 core::Status PeerEnqueuer::Enqueue(const kernels::PeerTeam& team, const kernels::PeerOperands& ops,
                                    cudaStream_t stream) const {
   if (spec_.peer == PeerKind::kCopyEngine) return EnqueueCopyEngines(team, ops, stream);
-  const kernels::PeerShape grid{spec_.blocks, spec_.threads, spec_.push};
+  const kernels::PeerShape grid = PeerShapeOf(spec_);
   CCLTUNE_CUDA_TRY(kernels::LaunchPeerCollective(algo_, team, ops, shape_.count, shape_.dtype,
                                                  shape_.redop, grid, stream));
   return core::Status::Ok();

@@ -35,6 +35,7 @@ class PeerEnqueuer {
   Event fork_;
 };
 
+kernels::PeerShape PeerShapeOf(const ChoiceSpec& spec);
 // The kernel algorithm a spec runs for `op`.
 kernels::PeerAlgo PeerAlgoFor(const ChoiceSpec& spec, core::Op op);
 

@@ -48,7 +48,7 @@ TEST(Choice, RejectsBadParamsNamingWhatIsAllowed) {
   EXPECT_NE(Error("nccl:p2pchunk=3000").find("power-of-two"), std::string::npos);
   EXPECT_NE(Error("oneshot:threads=100").find("multiple of 32"), std::string::npos);
   EXPECT_NE(Error("oneshot:blocks=2000").find("1..1024"), std::string::npos);
-  EXPECT_NE(Error("oneshot:mode=both").find("pull|push"), std::string::npos);
+  EXPECT_NE(Error("oneshot:mode=both").find("pull|push|ll"), std::string::npos);
   EXPECT_NE(Error("nccl:foo=1").find("allowed: algo, proto, ctas, p2pchunk"), std::string::npos);
   EXPECT_NE(Error("ring:x=1", "host").find("it takes none"), std::string::npos);
   EXPECT_NE(Error("nccl:algo").find("key=value"), std::string::npos);
