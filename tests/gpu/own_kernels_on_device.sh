@@ -77,10 +77,12 @@ sanitize() {
   local tool cs=/usr/local/cuda/bin/compute-sanitizer
   [ -x "$cs" ] || cs=$(command -v compute-sanitizer)
   for tool in memcheck racecheck; do
-    CUDA_VISIBLE_DEVICES=0,1 CCLTUNE_GPU_TEST_MAX_BYTES=4096 \
-      CCLTUNE_GPU_TEST_CHOICES='oneshot:blocks=2,threads=64,mode=pull;oneshot:blocks=2,threads=64,mode=push;twoshot:blocks=2,threads=64,mode=pull;twoshot:blocks=2,threads=64,mode=push;p2p:blocks=2,threads=64,mode=push;ce:mode=pull' \
-      timed "compute-sanitizer --tool $tool (2 GPUs, <= 4 KiB)" 200 \
-      "$cs" --tool "$tool" --target-processes all --error-exitcode 9 \
+    # NCCL probes kernel images with cudaFuncGetAttributes and expects some to be missing:
+    # those API errors are NCCL's, not ours, so API error reports stay off.
+    CUDA_VISIBLE_DEVICES=0,1 CCLTUNE_GPU_TEST_QUICK=1 \
+      CCLTUNE_GPU_TEST_CHOICES='oneshot:blocks=2,threads=64,mode=pull;oneshot:blocks=2,threads=64,mode=push;oneshot:blocks=2,threads=64,mode=ll;twoshot:blocks=2,threads=64,mode=pull;twoshot:blocks=2,threads=64,mode=push;p2p:blocks=2,threads=64,mode=push;ce:mode=pull' \
+      timed "compute-sanitizer --tool $tool (2 GPUs, 3078 B, bf16 sum)" 150 \
+      "$cs" --tool "$tool" --report-api-errors no --target-processes all --error-exitcode 9 \
       .gpu/bin/nccl_choices_gpu_test --gtest_filter='*PeerKernels*' >"$OUT/sanitize-$tool.log" 2>&1
     grep -E "ERROR SUMMARY|RACECHECK SUMMARY|Hazard|Invalid|ok, .* skipped" "$OUT/sanitize-$tool.log" |
       sort | uniq -c | head -12 | tee -a "$report"

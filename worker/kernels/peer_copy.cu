@@ -20,8 +20,8 @@ __global__ void __launch_bounds__(1024)
   const std::uint64_t tid = FlatThread(), stride = FlatStride();
   for (int d = 0; d < team.world; ++d) {
     const int r = (team.rank + d) % team.world;  // spread the traffic over the peers
-    const U* src = static_cast<const U*>(push ? ops.in[team.rank] : ops.in[r]);
-    U* dst = static_cast<U*>(push ? ops.out[r] : ops.out[team.rank]) +
+    const U* src = static_cast<const U*>(Pick(ops.in, push ? team.rank : r));
+    U* dst = static_cast<U*>(Pick(ops.out, push ? r : team.rank)) +
              (push ? team.rank : r) * words;
     for (std::uint64_t w = tid; w < words; w += stride) __stcg(dst + w, __ldcg(src + w));
   }
@@ -39,7 +39,7 @@ __global__ void BarrierKernel(PeerTeam team) {
 __global__ void ProbeWriteKernel(PeerTeam team, ProbeSlots probe, int value) {
   const int r = threadIdx.x;
   if (r < team.world) {
-    *reinterpret_cast<volatile unsigned int*>(probe.slot[r] + team.rank) = value + team.rank;
+    *reinterpret_cast<volatile unsigned int*>(Pick(probe.slot, r) + team.rank) = value + team.rank;
     __threadfence_system();
   }
 }
@@ -106,7 +106,7 @@ cudaError_t LaunchPeerCollective(PeerAlgo algo, const PeerTeam& team, const Peer
   if (algo == PeerAlgo::kAllGather) {
     return LaunchAllGather(team, ops, count * core::DtypeSize(dtype), shape, stream);
   }
-  if (!core::IsFloat(dtype)) return cudaErrorInvalidValue;
+  if (!core::IsFloat(dtype) || shape.threads > kMaxReduceThreads) return cudaErrorInvalidValue;
   return LaunchPeerReduce(algo, team, ops, count, dtype, redop, shape, stream);
 }
 

@@ -21,6 +21,9 @@ namespace ccltune::worker::kernels {
 inline constexpr int kMaxPeers = 8;
 inline constexpr int kMaxPeerBlocks = 128;
 inline constexpr int kEpochWords = kMaxPeerBlocks + 1;
+// The reducing kernels keep a pointer and a 16-byte vector per peer in registers: at most
+// 512 threads per block leaves them 128 registers, so nothing spills.
+inline constexpr int kMaxReduceThreads = 512;
 
 // One rank's signal area, in memory every peer has mapped.
 struct PeerSignals {

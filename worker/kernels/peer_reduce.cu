@@ -39,9 +39,15 @@ __device__ inline void ReduceInto(const T* const* src, int world, T* const* dst,
       },
       [&](std::uint64_t i) {
         float acc = ToF<T>(__ldcg(src[0] + i));
-        for (int r = 1; r < world; ++r) acc = Combine<OP>(acc, ToF<T>(__ldcg(src[r] + i)));
+#pragma unroll
+        for (int r = 1; r < kMaxPeers; ++r) {
+          if (r < world) acc = Combine<OP>(acc, ToF<T>(__ldcg(src[r] + i)));
+        }
         const T out = FromF<T>(acc);
-        for (int d = 0; d < ndst; ++d) dst[d][i] = out;
+#pragma unroll
+        for (int d = 0; d < kMaxPeers; ++d) {
+          if (d < ndst) dst[d][i] = out;
+        }
       });
 }
 
@@ -59,23 +65,27 @@ __device__ inline void CopyInto(const T* src, T* const* dst, int ndst, std::uint
       },
       [&](std::uint64_t i) {
         const T v = __ldcg(src + i);
-        for (int d = 0; d < ndst; ++d) dst[d][i] = v;
+#pragma unroll
+        for (int d = 0; d < kMaxPeers; ++d) {
+          if (d < ndst) dst[d][i] = v;
+        }
       });
 }
 
 template <class T>
 __device__ inline const T* In(const PeerOperands& ops, int r) {
-  return static_cast<const T*>(ops.in[r]);
+  return static_cast<const T*>(Pick(ops.in, r));
 }
 template <class T>
 __device__ inline T* Out(const PeerOperands& ops, int r) {
-  return static_cast<T*>(ops.out[r]);
+  return static_cast<T*>(Pick(ops.out, r));
 }
 // Slot `src` of parity `parity` in rank r's staging; slots are `slot` elements apart.
 template <class T>
 __device__ inline T* Slot(const PeerOperands& ops, int r, int parity, int src, int world,
                           std::uint64_t slot) {
-  return static_cast<T*>(ops.staging[r]) + (static_cast<std::uint64_t>(parity) * world + src) * slot;
+  return static_cast<T*>(Pick(ops.staging, r)) +
+         (static_cast<std::uint64_t>(parity) * world + src) * slot;
 }
 
 // Every rank's output at element offset `at`, this rank's own first, then the next ranks:
@@ -83,7 +93,10 @@ __device__ inline T* Slot(const PeerOperands& ops, int r, int parity, int src, i
 template <class T>
 __device__ inline void AllOutputs(const PeerTeam& team, const PeerOperands& ops,
                                   std::uint64_t at, T** dst) {
-  for (int d = 0; d < team.world; ++d) dst[d] = Out<T>(ops, (team.rank + d) % team.world) + at;
+#pragma unroll
+  for (int d = 0; d < kMaxPeers; ++d) {
+    if (d < team.world) dst[d] = Out<T>(ops, (team.rank + d) % team.world) + at;
+  }
 }
 
 // Scatter of push mode: segment p (of `seg` elements at p * stride) of this rank's input
@@ -102,14 +115,17 @@ __device__ inline void ScatterToStaging(const PeerTeam& team, const PeerOperands
 template <class T>
 __device__ inline void StagedSources(const PeerTeam& team, const PeerOperands& ops, int parity,
                                      std::uint64_t own_at, std::uint64_t slot, const T** src) {
-  for (int r = 0; r < team.world; ++r) {
-    src[r] = r == team.rank ? In<T>(ops, r) + own_at
-                            : Slot<T>(ops, team.rank, parity, r, team.world, slot);
+#pragma unroll
+  for (int r = 0; r < kMaxPeers; ++r) {
+    if (r < team.world) {
+      src[r] = r == team.rank ? In<T>(ops, r) + own_at
+                              : Slot<T>(ops, team.rank, parity, r, team.world, slot);
+    }
   }
 }
 
 template <class T, core::RedOp OP, bool VEC>
-__global__ void __launch_bounds__(1024)
+__global__ void __launch_bounds__(kMaxReduceThreads)
     OneShotKernel(PeerTeam team, PeerOperands ops, std::uint64_t count, bool push) {
   __shared__ BlockSync s;
   if (!BeginBlock(team, &s)) return;
@@ -117,7 +133,10 @@ __global__ void __launch_bounds__(1024)
   T* dst[1] = {Out<T>(ops, team.rank)};
   if (!push) {
     if (!PeerBarrier(team, &s, 1)) return;  // every input is ready
-    for (int r = 0; r < team.world; ++r) src[r] = In<T>(ops, r);
+#pragma unroll
+    for (int r = 0; r < kMaxPeers; ++r) {
+      if (r < team.world) src[r] = In<T>(ops, r);
+    }
     ReduceInto<T, OP, VEC>(src, team.world, dst, 1, count);
     if (!PeerBarrier(team, &s, 2)) return;  // nobody reads our input any more
     EndBlock(team, &s, 2);
@@ -140,7 +159,7 @@ __global__ void __launch_bounds__(1024)
 // after finishing the next launch, which needs our data of that launch, which we send
 // only after finishing this one.
 template <class T, core::RedOp OP>
-__global__ void __launch_bounds__(1024)
+__global__ void __launch_bounds__(kMaxReduceThreads)
     OneShotLLKernel(PeerTeam team, PeerOperands ops, std::uint64_t count) {
   __shared__ BlockSync s;
   if (!BeginBlock(team, &s)) return;
@@ -149,9 +168,9 @@ __global__ void __launch_bounds__(1024)
   const int parity = s.base & 1;
   const std::uint64_t lines = LLLines(count * sizeof(T));
   const std::uint64_t tid = FlatThread(), stride = FlatStride();
-  const uint2* mine = static_cast<const uint2*>(ops.in[team.rank]);
+  const uint2* mine = static_cast<const uint2*>(Pick(ops.in, team.rank));
   auto slot = [&](int owner, int src) {
-    return static_cast<uint4*>(ops.staging[owner]) +
+    return static_cast<uint4*>(Pick(ops.staging, owner)) +
            (static_cast<std::uint64_t>(parity) * team.world + src) * lines;
   };
   for (std::uint64_t i = tid; i < lines; i += stride) {
@@ -174,7 +193,9 @@ __global__ void __launch_bounds__(1024)
     }
     float acc[kE], tmp[kE];
     Unpack8<T>(w[0], acc);
-    for (int r = 1; r < team.world; ++r) {
+#pragma unroll
+    for (int r = 1; r < kMaxPeers; ++r) {
+      if (r >= team.world) break;
       Unpack8<T>(w[r], tmp);
 #pragma unroll
       for (int k = 0; k < kE; ++k) acc[k] = Combine<OP>(acc[k], tmp[k]);
@@ -185,7 +206,7 @@ __global__ void __launch_bounds__(1024)
 }
 
 template <class T, core::RedOp OP, bool VEC>
-__global__ void __launch_bounds__(1024)
+__global__ void __launch_bounds__(kMaxReduceThreads)
     TwoShotKernel(PeerTeam team, PeerOperands ops, std::uint64_t count, bool push) {
   __shared__ BlockSync s;
   if (!BeginBlock(team, &s)) return;
@@ -201,7 +222,10 @@ __global__ void __launch_bounds__(1024)
   if (push) {
     StagedSources<T>(team, ops, parity, mine, seg, src);
   } else {
-    for (int r = 0; r < team.world; ++r) src[r] = In<T>(ops, r) + mine;
+#pragma unroll
+    for (int r = 0; r < kMaxPeers; ++r) {
+      if (r < team.world) src[r] = In<T>(ops, r) + mine;
+    }
   }
   ReduceInto<T, OP, VEC>(src, team.world, dst, team.world, len(team.rank));
   if (!PeerBarrier(team, &s, 2)) return;  // every segment is everywhere
@@ -209,7 +233,7 @@ __global__ void __launch_bounds__(1024)
 }
 
 template <class T, core::RedOp OP, bool VEC>
-__global__ void __launch_bounds__(1024)
+__global__ void __launch_bounds__(kMaxReduceThreads)
     ReduceScatterKernel(PeerTeam team, PeerOperands ops, std::uint64_t count, bool push) {
   __shared__ BlockSync s;
   if (!BeginBlock(team, &s)) return;
@@ -218,7 +242,10 @@ __global__ void __launch_bounds__(1024)
   T* dst[1] = {Out<T>(ops, team.rank)};
   if (!push) {
     if (!PeerBarrier(team, &s, 1)) return;
-    for (int r = 0; r < team.world; ++r) src[r] = In<T>(ops, r) + mine;
+#pragma unroll
+    for (int r = 0; r < kMaxPeers; ++r) {
+      if (r < team.world) src[r] = In<T>(ops, r) + mine;
+    }
     ReduceInto<T, OP, VEC>(src, team.world, dst, 1, count);
     if (!PeerBarrier(team, &s, 2)) return;
     EndBlock(team, &s, 2);

@@ -8,6 +8,19 @@
 
 namespace ccltune::worker::kernels {
 
+// a[i] for a kernel-parameter array and a runtime i, by constant-index selects: indexing
+// the parameter with a runtime value makes every thread copy the whole parameter struct
+// to local memory first (hundreds of bytes per thread, per launch).
+template <class P>
+__device__ inline P Pick(const P (&a)[kMaxPeers], int i) {
+  P v = a[0];
+#pragma unroll
+  for (int k = 1; k < kMaxPeers; ++k) {
+    if (k == i) v = a[k];
+  }
+  return v;
+}
+
 __device__ inline std::uint64_t PeerNowNs() {
   std::uint64_t t;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
@@ -65,8 +78,8 @@ __device__ inline bool PeerBarrier(const PeerTeam& team, BlockSync* s, unsigned 
     // Cumulativity: the block's writes, ordered before this thread by __syncthreads, are
     // released with the flag.
     asm volatile("fence.acq_rel.sys;" ::: "memory");
-    StoreRelease(&team.signals[t]->flags[blockIdx.x][team.rank], epoch);
-    const unsigned int* mine = &team.signals[team.rank]->flags[blockIdx.x][t];
+    StoreRelease(&Pick(team.signals, t)->flags[blockIdx.x][team.rank], epoch);
+    const unsigned int* mine = &Pick(team.signals, team.rank)->flags[blockIdx.x][t];
     const std::uint64_t start = PeerNowNs();
     while (static_cast<int>(LoadAcquire(mine) - epoch) < 0) {
       if (PeerNowNs() - start > team.timeout_ns) {

@@ -121,6 +121,9 @@ std::string PeerSkipReason(const ChoiceSpec& s, const core::Problem& problem,
     return "LL doubles the bytes on NVLink; not tuned above 1 MiB";
   }
   if (s.threads < ctx.world) return "threads must be at least the world size";
+  if (Reduces(s.peer) && s.threads > kMaxReduceThreadsParam) {
+    return "reducing kernels run at most 512 threads per block (registers)";
+  }
   return "";
 }
 
