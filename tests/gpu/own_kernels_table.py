@@ -62,7 +62,7 @@ def fmt(x, spec="%.2f"):
 def label(name, params):
     if not name:
         return "-"
-    if not params:
+    if not params or ":" in name:  # ccltune's summaries already spell the params out
         return name
     return name + ":" + ",".join("%s=%s" % (k, params[k]) for k in sorted(params))
 
@@ -76,7 +76,8 @@ def ccltune_rows(doc):
             continue
         ok = [c for c in r.get("choices") or [] if c.get("status") == "ok" and num(c.get("timeUs"))]
         nccl = [c["timeUs"] for c in ok if c.get("name") == "nccl" and not c.get("params")]
-        own = min((c for c in ok if c.get("name") in OWN), key=lambda c: c["timeUs"], default=None)
+        own = min((c for c in ok if c.get("name", "").split(":")[0] in OWN),
+                  key=lambda c: c["timeUs"], default=None)
         rows[r["bytes"]] = {
             "default": nccl[0] if nccl else num(r.get("defaultTimeUs")),
             "winner": label(r.get("winner"), r.get("winnerParams")),
