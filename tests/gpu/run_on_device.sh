@@ -15,14 +15,8 @@
 # Knobs: CCLTUNE_GPU_TEST_MAX_BYTES (largest message, default all sizes up to 256 MiB),
 # CCLTUNE_GPU_TEST_FILTER (gtest filter, default all), CCLTUNE_GPU_TEST_TIMEOUT (s per run).
 set -uo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 2
-[ -f .gpu/env.sh ] || { echo "no .gpu/env.sh: bundle first (see header)"; exit 2; }
-# shellcheck disable=SC1091
-source .gpu/env.sh
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-export CCLTUNE_INPROC_TUNER="$PWD/.gpu/bin/libccltune-inproc-tuner.so"
-OUT=${OUT:-$PWD/gpu-out}
-mkdir -p "$OUT"
+# shellcheck source=tests/gpu/device_env.sh
+source "$(dirname "${BASH_SOURCE[0]}")/device_env.sh"
 summary=$OUT/summary.md
 logs=$OUT/logs.txt
 details=$(mktemp -d)

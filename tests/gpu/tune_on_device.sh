@@ -11,15 +11,8 @@
 # Sections: sweep4 graph4 sweep2 faults nccltests (default: all); on an 8-GPU machine also
 # sweep8 graph8 nccltests8. NVLink multicast stays off.
 set -uo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 2
-[ -f .gpu/env.sh ] || { echo "no .gpu/env.sh: bundle first (see header)"; exit 2; }
-# shellcheck disable=SC1091
-source .gpu/env.sh
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-export CCLTUNE_INPROC_TUNER="$PWD/.gpu/bin/libccltune-inproc-tuner.so"
-export CCLTUNE_CACHE_DIR=${CCLTUNE_CACHE_DIR:-/tmp/ccltune-cache}
-OUT=${OUT:-$PWD/gpu-out}
-mkdir -p "$OUT"
+# shellcheck source=tests/gpu/device_env.sh
+source "$(dirname "${BASH_SOURCE[0]}")/device_env.sh"
 report=$OUT/tune.md
 sections=${*:-sweep4 graph4 sweep2 faults nccltests}
 log() { echo "$*" | tee -a "$report"; }
