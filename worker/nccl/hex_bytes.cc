@@ -1,9 +1,17 @@
 // Hex text of opaque handles (hex_bytes.h).
 #include "worker/nccl/hex_bytes.h"
 
-#include <cstdio>
-
 namespace ccltune::worker::nccl {
+namespace {
+
+int Nibble(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+}  // namespace
 
 std::string HexBytes(const void* data, std::size_t n) {
   static const char kDigits[] = "0123456789abcdef";
@@ -23,12 +31,10 @@ core::Status UnhexBytes(const std::string& hex, void* out, std::size_t n, const 
                           std::to_string(2 * n));
   }
   auto* p = static_cast<unsigned char*>(out);
-  for (std::size_t i = 0; i < n; ++i) {
-    unsigned v = 0;
-    if (std::sscanf(hex.c_str() + 2 * i, "%2x", &v) != 1) {
-      return core::DataLoss(what + " is not hex at digit " + std::to_string(2 * i));
-    }
-    p[i] = static_cast<unsigned char>(v);
+  for (std::size_t i = 0; i < 2 * n; ++i) {
+    const int v = Nibble(hex[i]);
+    if (v < 0) return core::DataLoss(what + " is not hex at digit " + std::to_string(i));
+    p[i / 2] = static_cast<unsigned char>(i % 2 == 0 ? v << 4 : p[i / 2] | v);
   }
   return core::Status::Ok();
 }
