@@ -48,7 +48,8 @@ Json WorkerEnv(const JobContext& ctx, int attempt, int pod_index) {
        EnvVar("CCLTUNE_WORLD_SIZE", std::to_string(s.world_size)),
        EnvVar("CCLTUNE_RANKS_PER_POD", std::to_string(s.gpus_per_pod)),
        EnvVar("CCLTUNE_REDIS_URL", s.redis_url), EnvVar("CCLTUNE_BACKEND", s.backend),
-       EnvVar("CCLTUNE_PLAN_FILE", std::string(kPlanMountDir) + "/" + kPlanKey)});
+       EnvVar("CCLTUNE_PLAN_FILE", std::string(kPlanMountDir) + "/" + kPlanKey),
+       EnvVar("CCLTUNE_METRICS_PORT", std::to_string(kMetricsPort))});
   if (s.password_ref) {
     env.push_back(
         {{"name", "CCLTUNE_REDIS_PASSWORD"},
@@ -67,6 +68,16 @@ Json WorkerEnv(const JobContext& ctx, int attempt, int pod_index) {
   return env;
 }
 
+Json MetricsPorts(int ranks_per_pod) {
+  Json ports = Json::array();
+  for (int i = 0; i < ranks_per_pod; ++i) {
+    ports.push_back({{"name", i == 0 ? std::string("metrics") : "metrics-" + std::to_string(i)},
+                     {"containerPort", kMetricsPort + i},
+                     {"protocol", "TCP"}});
+  }
+  return ports;
+}
+
 Json Container(const JobContext& ctx, const std::string& command, int attempt, int pod_index) {
   const Json& t = ctx.spec.pod_template;
   Json c = {{"name", "worker"},
@@ -75,6 +86,7 @@ Json Container(const JobContext& ctx, const std::string& command, int attempt, i
             {"command", Json::array({command, "worker"})},
             {"env", WorkerEnv(ctx, attempt, pod_index)},
             {"args", ctx.spec.publish ? Json::array() : Json::array({"--no-publish"})},
+            {"ports", MetricsPorts(ctx.spec.gpus_per_pod)},
             {"volumeMounts",
              Json::array({{{"name", "plan"}, {"mountPath", kPlanMountDir}, {"readOnly", true}}})}};
   if (t.contains("resources")) c["resources"] = t["resources"];

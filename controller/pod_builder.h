@@ -12,6 +12,9 @@ namespace ccltune::controller {
 
 inline constexpr const char* kPlanMountDir = "/etc/ccltune/plan";
 inline constexpr const char* kPlanKey = "plan.json";
+// Each rank of a pod serves /metrics on kMetricsPort + its index in the pod, on container
+// ports named "metrics", "metrics-1", … (the chart's PodMonitor scrapes those names).
+inline constexpr int kMetricsPort = 9400;
 
 std::string PlanConfigMapName(const std::string& job_name);
 std::string PodName(const std::string& job_name, int attempt, int pod_index);

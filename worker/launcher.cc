@@ -113,8 +113,10 @@ core::Result<std::vector<ChildProcess>> SpawnRanks(const RankLaunch& l,
         "--backend",      l.backend,         "--redis",      l.redis_url,
         "--plan",         l.plan_file};
     if (ranks[i] == 0 && !report_file.empty()) argv.insert(argv.end(), {"--report", report_file});
+    // By index in `ranks`: a pod's ranks use the ports the controller declared for it;
+    // for `ccltune tune` the index is the rank.
     if (l.metrics_port_base >= 0)
-      argv.insert(argv.end(), {"--metrics-port", std::to_string(l.metrics_port_base + ranks[i])});
+      argv.insert(argv.end(), {"--metrics-port", std::to_string(l.metrics_port_base + i)});
     if (!l.pushgateway.empty()) argv.insert(argv.end(), {"--pushgateway", l.pushgateway});
     if (!l.publish) argv.push_back("--no-publish");
     if (l.metrics_linger_seconds > 0)

@@ -41,7 +41,7 @@ struct RankLaunch {
   std::string redis_url;  // without password: that travels in CCLTUNE_REDIS_PASSWORD
   std::string redis_password;
   std::string plan_file;
-  int metrics_port_base = -1;
+  int metrics_port_base = -1;  // the i-th spawned rank serves /metrics on base + i
   std::string pushgateway;
   bool publish = true;
   double metrics_linger_seconds = 0;

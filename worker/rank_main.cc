@@ -80,7 +80,16 @@ core::Result<std::unique_ptr<RankMetrics>> StartMetrics(const RankConfig& cfg) {
     MetricsServer::Options o;
     o.bind_address = cfg.metrics_bind;
     o.port = cfg.metrics_port;
-    CCLTUNE_ASSIGN_OR_RETURN(m->server, MetricsServer::Start(m->registry, o));
+    core::Result<std::unique_ptr<MetricsServer>> server = MetricsServer::Start(m->registry, o);
+    if (server.ok()) {
+      m->server = std::move(server).value();
+    } else if (server.status().code() == core::StatusCode::kUnavailable) {
+      // A taken port costs this rank its /metrics, not the tuning job; a Pushgateway push
+      // (when configured) still carries the figures.
+      core::LogWarn(server.status().message() + ": this rank serves no /metrics");
+    } else {
+      return server.status();
+    }
   }
   return m;
 }

@@ -1,6 +1,10 @@
 // A whole local job: `ccltune tune` with 4 host-backend ranks against a real redis-server,
 // then the shared cache read back with `ccltune results` and through ResultStore.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <set>
@@ -92,6 +96,29 @@ TEST_F(TuneJobTest, FourRanksPublishOneRecordPerProblemWithTheRightWinner) {
                          "fp32", "--bytes", "3000"});
   ASSERT_EQ(one.code, 0) << one.output;
   EXPECT_NE(one.output.find("\"bytes\": 4096"), std::string::npos) << one.output;
+}
+
+// /metrics is ancillary: a rank whose port is taken (pods of the Kubernetes simulator share
+// one network namespace) warns and tunes on instead of failing the job.
+TEST_F(TuneJobTest, TakenMetricsPortCostsOnlyThatRanksMetrics) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_ANY);  // where the ranks bind
+  socklen_t len = sizeof(addr);
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(listen(fd, 1), 0);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  const int taken = ntohs(addr.sin_port);
+  auto run = RunCcltune({"tune", "--ranks", "2", "--backend", "host", "--redis", redis_->url(),
+                         "--op", "allReduce", "--sizes", "1KiB", "--iters", "2", "--rounds", "2",
+                         "--warmup", "1", "--metrics-port-base", std::to_string(taken)},
+                        {}, 120);
+  close(fd);
+  ASSERT_EQ(run.code, 0) << run.output;
+  EXPECT_NE(run.output.find(":" + std::to_string(taken) + ": "), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("this rank serves no /metrics"), std::string::npos) << run.output;
 }
 
 }  // namespace

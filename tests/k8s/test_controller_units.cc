@@ -147,6 +147,13 @@ TEST(PodBuilder, PodCarriesTheEnvContractOwnerAndGangLabels) {
   EXPECT_EQ(env["CCLTUNE_PLAN_FILE"]["value"], "/etc/ccltune/plan/plan.json");
   EXPECT_EQ(env["CCLTUNE_REDIS_PASSWORD"]["valueFrom"]["secretKeyRef"]["name"], "s");
   EXPECT_FALSE(env["CCLTUNE_REDIS_PASSWORD"].contains("value"));
+  // One /metrics port per rank of the pod, named as the chart's PodMonitor scrapes them.
+  EXPECT_EQ(env["CCLTUNE_METRICS_PORT"]["value"], "9400");
+  ASSERT_EQ(c["ports"].size(), 2u);
+  EXPECT_EQ(c["ports"][0]["name"], "metrics");
+  EXPECT_EQ(c["ports"][0]["containerPort"], 9400);
+  EXPECT_EQ(c["ports"][1]["name"], "metrics-1");
+  EXPECT_EQ(c["ports"][1]["containerPort"], 9401);
 }
 
 TEST(Conditions, TransitionTimeMovesOnlyWhenStatusFlips) {
