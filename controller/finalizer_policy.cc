@@ -3,6 +3,7 @@
 // kCleanupGiveUp a dead Redis no longer blocks deletion; the keys' own TTL remains).
 #include <algorithm>
 
+#include "controller/job_password.h"
 #include "controller/job_redis.h"
 #include "controller/kube_client.h"
 #include "controller/kube_paths.h"
@@ -32,7 +33,10 @@ std::string RedisUrlOf(const ReconcilerDeps& deps, const Json& job) {
 }
 
 core::Status CleanupRedis(ReconcilerDeps& deps, JobContext& ctx) {
-  auto deleted = deps.redis.DeleteJobKeys(RedisUrlOf(deps, ctx.job), ctx.uid());
+  auto password = JobRedisPassword(deps, ctx.ns(), PasswordRefOf(deps, ctx.job));
+  auto deleted = password.ok() ? deps.redis.DeleteJobKeys(RedisUrlOf(deps, ctx.job), *password,
+                                                          ctx.uid())
+                               : core::Result<long long>(password.status());
   if (deleted.ok()) {
     core::LogInfo("job " + ctx.ns() + "/" + ctx.name() + ": deleted " + std::to_string(*deleted) +
                   " Redis keys");

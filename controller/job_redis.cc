@@ -6,8 +6,9 @@
 
 namespace ccltune::controller {
 core::Result<nlohmann::json> JobRedis::ReadSummary(const std::string& url,
+                                                   const std::string& password,
                                                    const std::string& job_id, int attempt) {
-  CCLTUNE_ASSIGN_OR_RETURN(auto redis, ThreadRedis(url, password_));
+  CCLTUNE_ASSIGN_OR_RETURN(auto redis, ThreadRedis(url, password));
   core::JobKeys keys(job_id, attempt);
   CCLTUNE_ASSIGN_OR_RETURN(core::RedisValue v, redis->Command({"GET", keys.Summary()}));
   if (v.is_nil()) return core::NotFound("no summary at " + keys.Summary());
@@ -18,9 +19,10 @@ core::Result<nlohmann::json> JobRedis::ReadSummary(const std::string& url,
   return j;
 }
 
-core::Result<AttemptProgress> JobRedis::Progress(const std::string& url, const std::string& job_id,
-                                                 int attempt) {
-  CCLTUNE_ASSIGN_OR_RETURN(auto redis, ThreadRedis(url, password_));
+core::Result<AttemptProgress> JobRedis::Progress(const std::string& url,
+                                                 const std::string& password,
+                                                 const std::string& job_id, int attempt) {
+  CCLTUNE_ASSIGN_OR_RETURN(auto redis, ThreadRedis(url, password));
   core::JobKeys keys(job_id, attempt);
   AttemptProgress p;
   CCLTUNE_ASSIGN_OR_RETURN(core::RedisValue joined, redis->Command({"SCARD", keys.Joined()}));
@@ -30,8 +32,10 @@ core::Result<AttemptProgress> JobRedis::Progress(const std::string& url, const s
   return p;
 }
 
-core::Result<long long> JobRedis::DeleteJobKeys(const std::string& url, const std::string& job_id) {
-  CCLTUNE_ASSIGN_OR_RETURN(auto redis, ThreadRedis(url, password_));
+core::Result<long long> JobRedis::DeleteJobKeys(const std::string& url,
+                                                const std::string& password,
+                                                const std::string& job_id) {
+  CCLTUNE_ASSIGN_OR_RETURN(auto redis, ThreadRedis(url, password));
   std::string cursor = "0";
   long long deleted = 0;
   // SCAN, not KEYS: KEYS blocks a shared Redis for the whole keyspace.

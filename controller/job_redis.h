@@ -20,17 +20,21 @@ struct AttemptProgress {
 
 class JobRedis {
  public:
-  explicit JobRedis(std::string password) : password_(std::move(password)) {}
-  // NotFound when the attempt wrote no summary; Unavailable when Redis cannot be reached.
-  core::Result<nlohmann::json> ReadSummary(const std::string& url, const std::string& job_id,
-                                           int attempt);
-  core::Result<AttemptProgress> Progress(const std::string& url, const std::string& job_id,
-                                         int attempt);
+  // `own_password`: the controller's own (CCLTUNE_REDIS_PASSWORD), for the default Redis.
+  explicit JobRedis(std::string own_password) : own_password_(std::move(own_password)) {}
+  const std::string& own_password() const { return own_password_; }
+  // `password` is the job's (JobRedisPassword). NotFound when the attempt wrote no
+  // summary; Unavailable when Redis cannot be reached.
+  core::Result<nlohmann::json> ReadSummary(const std::string& url, const std::string& password,
+                                           const std::string& job_id, int attempt);
+  core::Result<AttemptProgress> Progress(const std::string& url, const std::string& password,
+                                         const std::string& job_id, int attempt);
   // SCAN + DEL of every key of every attempt of the job; returns how many were deleted.
-  core::Result<long long> DeleteJobKeys(const std::string& url, const std::string& job_id);
+  core::Result<long long> DeleteJobKeys(const std::string& url, const std::string& password,
+                                        const std::string& job_id);
 
  private:
-  std::string password_;
+  std::string own_password_;
 };
 
 }  // namespace ccltune::controller

@@ -1,5 +1,7 @@
 #include "controller/kube_config.h"
 
+#include "controller/base64.h"
+
 #include <sys/stat.h>
 #include <yaml-cpp/yaml.h>
 
@@ -24,23 +26,6 @@ std::string Trim(std::string s) {
   return s;
 }
 
-std::string Base64Decode(const std::string& in) {
-  static const std::string kChars =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  int val = 0, bits = -8;
-  for (char c : in) {
-    auto pos = kChars.find(c);
-    if (pos == std::string::npos) continue;  // '=' padding and line breaks
-    val = (val << 6) + static_cast<int>(pos);
-    bits += 6;
-    if (bits >= 0) {
-      out.push_back(static_cast<char>((val >> bits) & 0xFF));
-      bits -= 8;
-    }
-  }
-  return out;
-}
 
 // Finds the entry named `name` in a kubeconfig list (clusters, users, contexts).
 YAML::Node FindNamed(const YAML::Node& list, const std::string& name) {

@@ -2,6 +2,7 @@
 // run) Rendezvoused/Benchmarking from the attempt's Redis keys. Redis progress creates no
 // Kubernetes events, so a running job is re-examined every kPollRunning.
 #include "controller/conditions.h"
+#include "controller/job_password.h"
 #include "controller/job_redis.h"
 #include "controller/policies.h"
 
@@ -36,7 +37,9 @@ void Count(JobContext& ctx, const std::vector<Json>& pods, int* running, bool* s
 }
 
 void RedisProgress(ReconcilerDeps& deps, JobContext& ctx) {
-  auto p = deps.redis.Progress(ctx.spec.redis_url, ctx.uid(), ctx.attempt());
+  auto password = JobRedisPassword(deps, ctx.ns(), ctx.spec.password_ref);
+  if (!password.ok()) return;  // informational only; the success step reports it
+  auto p = deps.redis.Progress(ctx.spec.redis_url, *password, ctx.uid(), ctx.attempt());
   if (!p.ok()) return;  // informational only; the pods' phases decide the outcome
   long long world = ctx.spec.world_size;
   SetCondition(ctx.status, "Rendezvoused", p->joined >= world,

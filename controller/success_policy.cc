@@ -4,6 +4,7 @@
 // an unreachable Redis is retried with back-off.
 #include "controller/conditions.h"
 #include "controller/events.h"
+#include "controller/job_password.h"
 #include "controller/job_redis.h"
 #include "controller/metrics.h"
 #include "controller/policies.h"
@@ -32,15 +33,25 @@ core::Result<Step> HandleAttemptSuccess(ReconcilerDeps& deps, JobContext& ctx) {
   int succeeded = 0;
   for (const Json& pod : pods) succeeded += PodPhase(pod) == "Succeeded";
   if (total == 0 || succeeded < total) return Step::kContinue;
-  auto summary = deps.redis.ReadSummary(ctx.spec.redis_url, ctx.uid(), ctx.attempt());
-  // NotFound and DataLoss are final (the worker broke its contract); the rest is retried.
+  auto password = JobRedisPassword(deps, ctx.ns(), ctx.spec.password_ref);
+  if (!password.ok() && password.status().code() != core::StatusCode::kFailedPrecondition) {
+    return password.status();  // the API server: retried
+  }
+  auto summary = password.ok()
+                     ? deps.redis.ReadSummary(ctx.spec.redis_url, *password, ctx.uid(),
+                                              ctx.attempt())
+                     : core::Result<Json>(password.status());
+  // NotFound, DataLoss (the worker broke its contract) and an unusable Secret are final;
+  // the rest is retried.
   if (!summary.ok() && summary.status().code() != core::StatusCode::kNotFound &&
-      summary.status().code() != core::StatusCode::kDataLoss) {
+      summary.status().code() != core::StatusCode::kDataLoss &&
+      summary.status().code() != core::StatusCode::kFailedPrecondition) {
     return summary.status();
   }
   core::Status filled = summary.ok() ? FillResults(ctx.status, *summary) : summary.status();
   if (!filled.ok()) {
-    MarkFailed(ctx.status, "ResultsMissing",
+    const bool unreadable = filled.code() == core::StatusCode::kFailedPrecondition;
+    MarkFailed(ctx.status, unreadable ? "ResultsUnreadable" : "ResultsMissing",
                "every pod succeeded but attempt " + std::to_string(ctx.attempt()) +
                    " left no usable summary: " + filled.message(),
                ctx.generation(), ctx.now);

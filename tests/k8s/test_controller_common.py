@@ -58,16 +58,19 @@ def test_failed(tc):
 class Redis:
     """A private redis-server on a free loopback port (no persistence)."""
 
-    def __init__(self, workdir):
+    def __init__(self, workdir, password=None):
         self.port = free_port()
+        self.password = password
+        auth = ['--requirepass', password] if password else []
         self.proc = subprocess.Popen(['redis-server', '--port', str(self.port), '--bind', '127.0.0.1',
-                                      '--save', '', '--appendonly', 'no', '--dir', workdir],
+                                      '--save', '', '--appendonly', 'no', '--dir', workdir] + auth,
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         wait_until(lambda: self.cli('PING') == 'PONG', 10, 'redis-server to answer PING')
         self.url = 'redis://127.0.0.1:%d/0' % self.port
 
     def cli(self, *args):
-        r = subprocess.run(['redis-cli', '-p', str(self.port)] + list(args), capture_output=True, text=True)
+        auth = ['-a', self.password, '--no-auth-warning'] if self.password else []
+        r = subprocess.run(['redis-cli', '-p', str(self.port)] + auth + list(args), capture_output=True, text=True)
         return r.stdout.strip()
 
     def keys(self, pattern):

@@ -2,6 +2,7 @@
 manifests/examples/host-allreduce.yaml` against the simulator, the real controller, the real
 `ccltune worker` pods (host backend, 4 ranks in 2 pods) and a real redis-server."""
 
+import base64
 import json
 import os
 import subprocess
@@ -9,7 +10,7 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_controller_common import ControllerEnv, SOURCE_DIR, test_failed, tiny_spec, wait_until  # noqa: E402
+from test_controller_common import ControllerEnv, Redis, SOURCE_DIR, test_failed, tiny_spec, wait_until  # noqa: E402
 
 EXAMPLE = os.path.join(SOURCE_DIR, 'manifests', 'examples', 'host-allreduce.yaml')
 
@@ -91,6 +92,44 @@ class QuickstartTest(unittest.TestCase):
         wait_until(lambda: not env.pods('host-allreduce'), 30, 'pods gone after the TTL')
         wait_until(lambda: not env.redis.keys('ccltune:v1:job:%s:*' % uid), 10, 'attempt keys removed by the finalizer')
         self.assertEqual(len(env.redis.keys('ccltune:v1:result:%s:*' % fp)), 5)
+
+
+class OwnRedisPasswordTest(unittest.TestCase):
+    """A job whose cache is another Redis, guarded by a password in the job's own Secret: the
+    pods get it by reference, the controller reads the Secret for progress, the summary and
+    cleanup, and the password shows up nowhere (status, events, controller log)."""
+
+    def setUp(self):
+        self.env = ControllerEnv(nodes=1)
+        self.addCleanup(lambda: self.env.close(failed=test_failed(self)))
+        own_dir = os.path.join(self.env.dir, 'own')
+        os.makedirs(own_dir)
+        self.own = Redis(own_dir, password='team-redis-pw')
+        self.addCleanup(self.own.stop)
+
+    def test_job_with_its_own_redis_secret_succeeds_and_is_cleaned(self):
+        env = self.env
+        env.install_crd()
+        ctl = env.start_controller()
+        code, body = env.api('POST', '/api/v1/namespaces/default/secrets', {
+            'apiVersion': 'v1', 'kind': 'Secret', 'metadata': {'name': 'team-redis'},
+            'data': {'pw': base64.b64encode(b'team-redis-pw').decode()}})
+        self.assertEqual(code, 201, body)
+        env.create_job('own-redis', tiny_spec(world=2, per_pod=1, cache={
+            'redisURL': self.own.url, 'passwordSecretRef': {'name': 'team-redis', 'key': 'pw'}}))
+        st = env.wait_phase('own-redis', ('Succeeded', 'Failed'), timeout=60)
+        self.assertEqual(st['phase'], 'Succeeded', st)
+        self.assertEqual(st['results']['problems'], 1, st)
+        fp = st['fingerprint']
+        self.assertEqual(len(self.own.keys('ccltune:v1:result:%s:*' % fp)), 1)
+        self.assertEqual(env.redis.keys('ccltune:v1:*'), [], 'nothing went to the default Redis')
+        uid = env.job('own-redis')['metadata']['uid']
+        env.kubectl('delete', 'ctj', 'own-redis', '--wait=false')
+        wait_until(lambda: env.job('own-redis') is None, 30, 'job deleted')
+        self.assertEqual(self.own.keys('ccltune:v1:job:%s:*' % uid), [], 'finalizer cleaned the own Redis')
+        events = env.kubectl('get', 'events', '-o', 'json').stdout
+        for text in (json.dumps(st), events, ctl.logs()):
+            self.assertNotIn('team-redis-pw', text)
 
 
 class HttpsTokenTest(unittest.TestCase):
