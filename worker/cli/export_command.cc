@@ -6,8 +6,8 @@
 #include <memory>
 
 #include "core/result_store.h"
+#include "worker/cli/cache_flags.h"
 #include "worker/cli/commands.h"
-#include "worker/export/cache_source.h"
 #include "worker/export/nccl_tuner_csv.h"
 
 namespace ccltune::worker::cli {
@@ -15,9 +15,7 @@ namespace {
 
 struct ExportFlags {
   std::string format;
-  std::string fingerprint;
-  std::string redis;
-  std::string cache_dir;
+  CacheFlags cache;
   std::string output;
   std::string dtype;
 };
@@ -53,19 +51,16 @@ int RunExport(const ExportFlags& f) {
     if (!d.ok()) return UsageError(d.status().WithContext("--dtype").message());
     dtype = *d;
   }
-  auto src = exporting::CacheSource::Open(f.redis, f.cache_dir);
-  if (!src.ok()) return UsageError(src.status().message());
-  auto& store = (*src)->store();
-  auto fp = exporting::PickFingerprint(store, f.fingerprint);
-  if (!fp.ok()) return UsageError(fp.status().message());
-  auto records = store.List(*fp);
-  if (!records.ok()) return UsageError(records.status().message());
+  auto loaded = LoadFingerprintRecords(f.cache);
+  if (!loaded.ok()) return UsageError(loaded.status().message());
+  const auto& [source, fp, records] = *loaded;
   if (f.format == "json") {
     nlohmann::json array = nlohmann::json::array();
-    for (const auto& r : *records) array.push_back(core::ToJson(r));
+    for (const auto& r : records) array.push_back(core::ToJson(r));
     return WriteOut(f.output, array.dump(2) + "\n");
   }
-  return WriteOut(f.output, exporting::NcclTunerCsv(*records, *fp, NodesOf(store, *fp), dtype));
+  return WriteOut(f.output,
+                  exporting::NcclTunerCsv(records, fp, NodesOf(source->store(), fp), dtype));
 }
 
 }  // namespace
@@ -74,11 +69,7 @@ Runner AddExportCommand(CLI::App& app) {
   auto f = std::make_shared<ExportFlags>();
   auto* c = app.add_subcommand("export", "Write one fingerprint's winners to a file");
   c->add_option("--format", f->format, "nccl-tuner-csv | json")->required();
-  c->add_option("--fingerprint", f->fingerprint,
-                "Fingerprint to export (required when the cache holds several)");
-  c->add_option("--redis", f->redis, "Redis URL (default: the private one of `ccltune tune`)")
-      ->envname("CCLTUNE_REDIS_URL");
-  c->add_option("--cache-dir", f->cache_dir, "Private Redis data directory");
+  AddCacheFlags(c, f->cache, "Fingerprint to export (required when the cache holds several)");
   c->add_option("--dtype", f->dtype,
                 "CSV: whose winners (default as the plugin: bf16, fp16, fp32, int32, int8)");
   c->add_option("--output,-o", f->output, "Output file (default: stdout)");

@@ -4,8 +4,8 @@
 #include <fstream>
 #include <memory>
 
+#include "worker/cli/cache_flags.h"
 #include "worker/cli/commands.h"
-#include "worker/export/cache_source.h"
 #include "worker/report/html_report.h"
 
 namespace ccltune::worker::cli {
@@ -13,30 +13,24 @@ namespace {
 
 struct ReportFlags {
   std::string html;
-  std::string fingerprint;
-  std::string redis;
-  std::string cache_dir;
+  CacheFlags cache;
 };
 
 int RunReport(const ReportFlags& f) {
   if (f.html.empty()) return UsageError("--html FILE is required (where to write the page)");
-  auto src = exporting::CacheSource::Open(f.redis, f.cache_dir);
-  if (!src.ok()) return UsageError(src.status().message());
-  auto& store = (*src)->store();
-  auto fp = exporting::PickFingerprint(store, f.fingerprint);
-  if (!fp.ok()) return UsageError(fp.status().message());
-  auto records = store.List(*fp);
-  if (!records.ok()) return UsageError(records.status().message());
-  if (records->empty()) return UsageError("fingerprint " + *fp + " has no result records");
-  auto fp_json = store.FingerprintJson(*fp);
+  auto loaded = LoadFingerprintRecords(f.cache);
+  if (!loaded.ok()) return UsageError(loaded.status().message());
+  const auto& [source, fp, records] = *loaded;
+  if (records.empty()) return UsageError("fingerprint " + fp + " has no result records");
+  auto fp_json = source->store().FingerprintJson(fp);
   const std::string page =
-      report::RenderHtmlReport(*records, *fp, fp_json.ok() ? *fp_json : std::string());
+      report::RenderHtmlReport(records, fp, fp_json.ok() ? *fp_json : std::string());
   std::ofstream out(f.html, std::ios::trunc);
   out << page;
   out.close();
   if (!out) return UsageError("--html " + f.html + ": cannot write the file");
   std::fprintf(stderr, "ccltune report: wrote %s (%zu problems, fingerprint %s)\n", f.html.c_str(),
-               records->size(), fp->c_str());
+               records.size(), fp.c_str());
   return 0;
 }
 
@@ -46,11 +40,7 @@ Runner AddReportCommand(CLI::App& app) {
   auto f = std::make_shared<ReportFlags>();
   auto* c = app.add_subcommand("report", "Write an HTML report of one fingerprint's results");
   c->add_option("--html", f->html, "Output HTML file")->required();
-  c->add_option("--fingerprint", f->fingerprint,
-                "Fingerprint to report (required when the cache holds several)");
-  c->add_option("--redis", f->redis, "Redis URL (default: the private one of `ccltune tune`)")
-      ->envname("CCLTUNE_REDIS_URL");
-  c->add_option("--cache-dir", f->cache_dir, "Private Redis data directory");
+  AddCacheFlags(c, f->cache, "Fingerprint to report (required when the cache holds several)");
   return [f] { return RunReport(*f); };
 }
 

@@ -3,17 +3,15 @@
 
 #include "core/plan.h"
 #include "core/result_store.h"
+#include "worker/cli/cache_flags.h"
 #include "worker/cli/commands.h"
-#include "worker/export/cache_source.h"
 #include "worker/report_table.h"
 
 namespace ccltune::worker::cli {
 namespace {
 
 struct ResultsFlags {
-  std::string redis;
-  std::string cache_dir;
-  std::string fingerprint;
+  CacheFlags cache;
   std::string op, dtype, redop = "sum", bytes;
   bool json = false;
   bool verbose = false;
@@ -74,11 +72,11 @@ int Lookup(core::ResultStore& store, const std::vector<std::string>& fps, const 
 int RunResults(ResultsFlags& f) {
   auto query = ParseQuery(f);
   if (!query.ok()) return UsageError(query.status().message());
-  auto src = exporting::CacheSource::Open(f.redis, f.cache_dir);
+  auto src = exporting::CacheSource::Open(f.cache.redis, f.cache.cache_dir);
   if (!src.ok()) return UsageError(src.status().message());
   auto& store = (*src)->store();
-  std::vector<std::string> fps{f.fingerprint};
-  if (f.fingerprint.empty()) {
+  std::vector<std::string> fps{f.cache.fingerprint};
+  if (f.cache.fingerprint.empty()) {
     auto all = store.Fingerprints();
     if (!all.ok()) return UsageError(all.status().message());
     fps = *all;
@@ -92,10 +90,7 @@ int RunResults(ResultsFlags& f) {
 Runner AddResultsCommand(CLI::App& app) {
   auto f = std::make_shared<ResultsFlags>();
   auto* c = app.add_subcommand("results", "Show tuned winners from the shared cache");
-  c->add_option("--redis", f->redis, "Redis URL (default: the private one of `ccltune tune`)")
-      ->envname("CCLTUNE_REDIS_URL");
-  c->add_option("--cache-dir", f->cache_dir, "Private Redis data directory");
-  c->add_option("--fingerprint", f->fingerprint, "Only this fingerprint (default: all)");
+  AddCacheFlags(c, f->cache, "Only this fingerprint (default: all)");
   c->add_option("--op", f->op, "Look up one problem: op");
   c->add_option("--dtype", f->dtype, "Look up one problem: dtype");
   c->add_option("--redop", f->redop, "Look up one problem: reduce op (default sum)");

@@ -87,12 +87,10 @@ std::uint64_t StagingBytes(PeerAlgo algo, const PeerShape& shape, std::uint64_t 
   const std::uint64_t esize = core::DtypeSize(dtype);
   if (shape.ll && algo == PeerAlgo::kOneShot) return 2ull * world * LLLines(count * esize) * 16;
   if (!shape.push || algo == PeerAlgo::kAllGather) return 0;
-  const std::uint64_t per16 = 16 / esize;
-  const std::uint64_t padded = (count + per16 - 1) / per16 * per16;
-  const std::uint64_t seg = algo == PeerAlgo::kTwoShot
-                                ? ((count + world - 1) / world + per16 - 1) / per16 * per16
-                                : padded;
-  return 2ull * world * seg * esize;
+  // The slots the kernels address: two-shot's per-rank segment, else the whole message.
+  const std::uint64_t slot = algo == PeerAlgo::kTwoShot ? SegmentCount(count, world, esize)
+                                                        : PaddedCount(count, esize);
+  return 2ull * world * slot * esize;
 }
 
 cudaError_t LaunchPeerCollective(PeerAlgo algo, const PeerTeam& team, const PeerOperands& ops,

@@ -9,17 +9,24 @@
 
 namespace ccltune::worker::kernels {
 
-// `count` rounded up to whole 16-byte vectors of T.
+// `count` elements of `esize` bytes rounded up to whole 16-byte vectors.
+__host__ __device__ inline std::uint64_t PaddedCount(std::uint64_t count, std::uint64_t esize) {
+  const std::uint64_t n = 16 / esize;
+  return (count + n - 1) / n * n;
+}
 template <class T>
 __host__ __device__ inline std::uint64_t PaddedCount(std::uint64_t count) {
-  constexpr std::uint64_t n = 16 / sizeof(T);
-  return (count + n - 1) / n * n;
+  return PaddedCount(count, sizeof(T));
 }
 
 // Two-shot's segment per rank: count / world rounded up to whole vectors.
+__host__ __device__ inline std::uint64_t SegmentCount(std::uint64_t count, int world,
+                                                      std::uint64_t esize) {
+  return PaddedCount((count + world - 1) / world, esize);
+}
 template <class T>
 __host__ __device__ inline std::uint64_t SegmentCount(std::uint64_t count, int world) {
-  return PaddedCount<T>((count + world - 1) / world);
+  return SegmentCount(count, world, sizeof(T));
 }
 
 // Length of segment r (the last ones may be short or empty).

@@ -81,6 +81,8 @@ kernels::PeerOperands BufferSet::Operands(int slice) const {
   return ops;
 }
 
+void* BufferSet::staging() const { return peers_->Data(peers_->rank(), staging_offset_); }
+
 core::Status BufferSet::Register(BufferMode mode, Deadline deadline, const CancelToken& cancel) {
   DeviceBuffer* bufs[2] = {&send_, &recv_};
   for (int i = 0; i < 2; ++i) {

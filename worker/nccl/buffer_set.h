@@ -67,8 +67,9 @@ class BufferSet {
   void* send(int slice) const;
   void* recv(int slice) const;
   const BufferLayout& layout() const { return layout_; }
-  // Every rank's buffers of `slice` as mapped here (CreateOnPeers only).
+  // Every rank's buffers of `slice` as mapped here, and our own staging (CreateOnPeers only).
   kernels::PeerOperands Operands(int slice) const;
+  void* staging() const;
 
  private:
   BufferSet() = default;

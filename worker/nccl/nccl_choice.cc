@@ -67,8 +67,7 @@ core::Status NcclChoice::PreparePeers(const core::Problem& problem, const Buffer
   CCLTUNE_ASSIGN_OR_RETURN(buffers_, BufferSet::CreateOnPeers(layout, staging, peers, deadline));
   // LL flags left by an earlier choice could equal this one's epochs: staging starts zeroed.
   if (staging > 0) {
-    CCLTUNE_CUDA_TRY(cudaMemsetAsync(buffers_->Operands(0).staging[shape_.rank], 0, staging,
-                                     rt_.stream()));
+    CCLTUNE_CUDA_TRY(cudaMemsetAsync(buffers_->staging(), 0, staging, rt_.stream()));
   }
   CCLTUNE_ASSIGN_OR_RETURN(PeerEnqueuer e, PeerEnqueuer::Create(spec_, shape_));
   peer_.emplace(std::move(e));

@@ -62,6 +62,13 @@ IpcMapping::~IpcMapping() {
 
 PeerMemory::~PeerMemory() = default;
 
+std::unique_ptr<PeerMemory> PeerMemory::Unavailable(int rank, int world, PeerDirectory& dir,
+                                                    std::string why) {
+  std::unique_ptr<PeerMemory> m(new PeerMemory(rank, world, dir));
+  m->problem_ = std::move(why);
+  return m;
+}
+
 core::Result<std::unique_ptr<PeerMemory>> PeerMemory::Probe(int rank, int world,
                                                             PeerDirectory& dir,
                                                             cudaStream_t stream,

@@ -56,13 +56,15 @@ class PeerMemory {
                                                          PeerDirectory& dir,
                                                          cudaStream_t stream,
                                                          Deadline deadline);
+  // Peer memory that is off (CCLTUNE_PEER_MEMORY=0): every peer choice skips with `why`.
+  static std::unique_ptr<PeerMemory> Unavailable(int rank, int world, PeerDirectory& dir,
+                                                 std::string why);
   ~PeerMemory();
 
   int rank() const { return rank_; }
   int world() const { return world_; }
   const std::string& problem() const { return problem_; }
   bool usable() const { return problem_.empty(); }
-  void Disable(std::string why) { problem_ = std::move(why); }
 
   // Collective when it grows: every rank asks for the same size at the same point, and no
   // peer kernel may be running anywhere (the caller aligns the ranks first). Earlier data

@@ -33,9 +33,11 @@ core::Status Runtime::Start(std::optional<TunerControl> tuner, Deadline deadline
   CCLTUNE_NCCL_TRY(nullptr, ncclGetVersion(&nccl_version_));
   CCLTUNE_RETURN_IF_ERROR(InitDefaultComm(/*epoch=*/0, deadline));
   const char* peer_env = std::getenv("CCLTUNE_PEER_MEMORY");
-  const int world = peer_env != nullptr && std::string(peer_env) == "0" ? 1 : world_;
-  CCLTUNE_ASSIGN_OR_RETURN(peers_, PeerMemory::Probe(rank_, world, dir_, stream(), deadline));
-  if (world != world_) peers_->Disable("turned off by CCLTUNE_PEER_MEMORY=0");
+  if (peer_env != nullptr && std::string(peer_env) == "0") {
+    peers_ = PeerMemory::Unavailable(rank_, world_, dir_, "turned off by CCLTUNE_PEER_MEMORY=0");
+  } else {
+    CCLTUNE_ASSIGN_OR_RETURN(peers_, PeerMemory::Probe(rank_, world_, dir_, stream(), deadline));
+  }
   if (!peers_->usable()) core::LogInfo("peer kernels skipped: " + peers_->problem());
   return core::Status::Ok();
 }
