@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "core/redis_client.h"
+#include "plugin/applied_choice.h"
 
 namespace ccltune::plugin {
 namespace {
@@ -43,6 +44,14 @@ core::Result<PluginConfig> PluginConfigFromEnv() {
     c.dtype = *dtype;
   }
   return c;
+}
+
+core::Result<int> ChannelCeilingFromEnv() {
+  const std::string v = Env("NCCL_MIN_CTAS");
+  if (v.empty()) return 0;
+  auto n = ParseChannelCeiling(v);
+  if (!n.ok()) return n.status().WithContext("NCCL_MIN_CTAS");
+  return n;
 }
 
 }  // namespace ccltune::plugin

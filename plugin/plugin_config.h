@@ -8,6 +8,7 @@
 //   CCLTUNE_FINGERPRINT        use this fingerprint instead of computing it
 // A value that is set but not allowed is an error naming the variable; the plugin then
 // stays inactive (NCCL's own choices) and says so in NCCL's log, rather than guessing.
+// Also read: NCCL's own NCCL_MIN_CTAS, the channel ceiling of applied_choice.h.
 #pragma once
 
 #include <chrono>
@@ -29,5 +30,11 @@ struct PluginConfig {
 };
 
 core::Result<PluginConfig> PluginConfigFromEnv();
+
+// NCCL_MIN_CTAS as the channel ceiling: unset or empty → 0 (unknown). A value that is not
+// 0 or a positive integer is InvalidArgument naming the variable; unlike the settings
+// above it does not turn the plugin off: the caller warns and uses 0, which only stops
+// ctas winners from being applied.
+core::Result<int> ChannelCeilingFromEnv();
 
 }  // namespace ccltune::plugin

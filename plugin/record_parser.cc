@@ -1,9 +1,8 @@
 // Bounded, non-throwing record parsing (record_parser.h).
 #include "plugin/record_parser.h"
 
+#include <cmath>
 #include <nlohmann/json.hpp>
-
-#include "core/result.h"
 
 namespace ccltune::plugin {
 namespace {
@@ -45,27 +44,47 @@ core::Result<nlohmann::json> ParseBounded(std::string_view text, std::size_t max
   return j;
 }
 
+std::vector<MeasuredChoice> ApplicableChoices(const std::vector<core::ChoiceResult>& choices) {
+  std::vector<MeasuredChoice> out;
+  for (const auto& c : choices) {
+    if (out.size() >= kMaxKeptChoices) break;
+    if (c.status != core::ChoiceStatus::kOk || !std::isfinite(c.time_us) || c.time_us <= 0)
+      continue;
+    // Cheap test first: most of a record's choices are other implementations.
+    if (c.name != "nccl" && c.name.rfind("nccl:", 0) != 0) continue;
+    auto forced = ForcedChoiceFromWinner(c.name);
+    if (forced.ok()) out.push_back({c.name, c.time_us, *forced});
+  }
+  return out;
+}
+
 core::Result<WinnerRecord> FromJson(const nlohmann::json& j) {
   auto rec = core::ResultFromJson(j);
   if (!rec.ok()) return rec.status();
-  if (rec->bytes == 0) return core::DataLoss("result record field bytes must be > 0");
+  return WinnerRecordFrom(*rec);
+}
+
+}  // namespace
+
+core::Result<WinnerRecord> WinnerRecordFrom(const core::ResultRecord& rec) {
+  if (rec.bytes == 0) return core::DataLoss("result record field bytes must be > 0");
   WinnerRecord out;
-  out.fingerprint = rec->fingerprint;
-  out.op = rec->op;
-  out.dtype = rec->dtype;
-  out.redop = rec->redop;
-  out.bytes = rec->bytes;
-  out.winner = rec->winner;
-  auto forced = ForcedChoiceFromWinner(rec->winner);
+  out.fingerprint = rec.fingerprint;
+  out.op = rec.op;
+  out.dtype = rec.dtype;
+  out.redop = rec.redop;
+  out.bytes = rec.bytes;
+  out.world_size = rec.world_size;
+  out.winner = rec.winner;
+  auto forced = ForcedChoiceFromWinner(rec.winner);
   out.nccl_internal = forced.ok();
   if (forced.ok())
     out.forced = *forced;
   else
     out.not_forced_reason = forced.status().message();
+  out.choices = ApplicableChoices(rec.choices);
   return out;
 }
-
-}  // namespace
 
 core::Result<WinnerRecord> ParseWinnerRecord(std::string_view text) {
   auto j = ParseBounded(text, kMaxRecordBytes, "result record");

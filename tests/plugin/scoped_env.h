@@ -1,5 +1,6 @@
 // Sets environment variables for one test and restores the previous values after; the
-// plugin reads its settings at each init, as a fresh process would.
+// plugin reads its settings at each init, as a fresh process would. The plugin's variables
+// and NCCL_MIN_CTAS are unset first, so the caller's environment cannot leak in.
 #pragma once
 
 #include <cstdlib>
@@ -15,7 +16,7 @@ class ScopedEnv {
   // A list, not a map: {{"K", "V"}} would also read as a map built from two iterators.
   explicit ScopedEnv(std::initializer_list<std::pair<const char*, std::string>> vars) {
     for (const char* name : {"CCLTUNE_REDIS_URL", "CCLTUNE_RESULTS_FILE", "CCLTUNE_PLUGIN_DTYPE",
-                             "CCLTUNE_PLUGIN_TIMEOUT_MS", "CCLTUNE_FINGERPRINT"}) {
+                             "CCLTUNE_PLUGIN_TIMEOUT_MS", "CCLTUNE_FINGERPRINT", "NCCL_MIN_CTAS"}) {
       Save(name);
       unsetenv(name);
     }
