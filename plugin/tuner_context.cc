@@ -3,6 +3,7 @@
 
 #include <chrono>
 
+#include "plugin/applied_choice.h"
 #include "plugin/plugin_config.h"
 #include "plugin/plugin_fingerprint.h"
 #include "plugin/winner_loader.h"
@@ -56,24 +57,44 @@ void TunerContext::Load(std::uint64_t comm_id, std::size_t n_ranks, std::size_t 
                where + ": skipped " + std::to_string(loaded->rejected) +
                    " unusable records, first: " + loaded->first_error);
   }
-  table_ = WinnerTable::Build(std::move(loaded->records), config->dtype);
+  table_ = WinnerTable::Build(std::move(loaded->records), config->dtype, ChannelCeiling());
   log_.Write(abi::kLogInfo, flags, __LINE__,
              where + ": " + table_.Describe() + " in " + std::to_string(MsSince(start)) + " ms");
-  // ccltune measured ctas=N with minCTAs=maxCTAs=N at communicator creation; a tuner can
-  // only pick up to the communicator's own channel count (24 on 4xH200, seen on GPUs).
-  if (const int n = table_.max_channels(); n > 0)
-    log_.Write(abi::kLogInfo, flags, __LINE__,
-               "winners ask for up to " + std::to_string(n) +
-                   " channels; NCCL caps them at the communicator's channel count, so set "
-                   "NCCL_MIN_CTAS=" +
-                   std::to_string(n) + " to get what ccltune measured");
+  LogSubstitutions();
+}
+
+int TunerContext::ChannelCeiling() const {
+  auto ceiling = ChannelCeilingFromEnv();
+  if (ceiling.ok()) return *ceiling;
+  log_.Write(abi::kLogWarn, abi::kLogInit | abi::kLogTuning, __LINE__,
+             ceiling.status().message() +
+                 "; the communicators' channel count is unknown, so no ctas winner is applied");
+  return 0;
+}
+
+// One line per size whose winner the plugin cannot reproduce (applied_choice.h), so a user
+// sees what to set; bounded, because a table can hold thousands of sizes.
+void TunerContext::LogSubstitutions() const {
+  constexpr int kMaxLines = 16;
+  int substituted = 0;
+  for (int f = 0; f < abi::kNumFuncs; ++f) {
+    for (const TableEntry& e : table_.Entries(f)) {
+      if (!e.applied.substituted) continue;
+      if (++substituted <= kMaxLines)
+        log_.Write(abi::kLogInfo, abi::kLogInit | abi::kLogTuning, __LINE__,
+                   EntryName(e.record) + ": " + e.applied.reason);
+    }
+  }
+  if (substituted > kMaxLines)
+    log_.Write(abi::kLogInfo, abi::kLogInit | abi::kLogTuning, __LINE__,
+               "and " + std::to_string(substituted - kMaxLines) + " more sizes substituted");
 }
 
 void TunerContext::GetCollInfo(int coll_type, std::size_t n_bytes, float** cost_table, int num_algo,
                                int num_proto, int* n_channels) {
-  const WinnerRecord* r = table_.Lookup(coll_type, n_bytes);
-  if (r == nullptr || !r->nccl_internal) return;
-  const ForcedChoice& f = r->forced;
+  const TableEntry* e = table_.Lookup(coll_type, n_bytes);
+  if (e == nullptr || e->applied.name.empty()) return;
+  const ForcedChoice& f = e->applied.forced;
   if (f.algo >= 0) {
     if (cost_table == nullptr || num_proto != abi::kNumProtocols ||
         num_algo > abi::kNumAlgorithms || f.algo >= num_algo) {
@@ -93,8 +114,9 @@ void TunerContext::GetCollInfo(int coll_type, std::size_t n_bytes, float** cost_
   if (f.channels > 0 && n_channels != nullptr) *n_channels = f.channels;
   if (log_.raw() != nullptr)
     log_.raw()(abi::kLogTrace, abi::kLogTuning, __FILE__, __LINE__,
-               "ccltune tuner: coll %d %zu B -> %llu B bucket: %s", coll_type, n_bytes,
-               static_cast<unsigned long long>(r->bytes), r->winner.c_str());
+               "ccltune tuner: coll %d %zu B -> %llu B bucket: winner %s, applied %s", coll_type,
+               n_bytes, static_cast<unsigned long long>(e->record.bytes), e->record.winner.c_str(),
+               e->applied.name.c_str());
 }
 
 }  // namespace ccltune::plugin

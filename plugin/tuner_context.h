@@ -34,8 +34,8 @@ class TunerContext {
   static std::unique_ptr<TunerContext> Create(std::uint64_t comm_id, std::size_t n_ranks,
                                               std::size_t n_nodes, abi::DebugLogger log);
 
-  // Forces the cost-table entry of the nearest tuned size's NCCL-internal winner (0 for it,
-  // 1e9 for every other entry NCCL offered), and *n_channels when it names ctas. Leaves the
+  // Forces the cost-table entry of the nearest tuned size's applied choice (0 for it, 1e9
+  // for every other entry NCCL offered), and *n_channels when it names ctas. Leaves the
   // table alone when nothing applies or NCCL ruled the entry out (< 0) for this call.
   void GetCollInfo(int coll_type, std::size_t n_bytes, float** cost_table, int num_algo,
                    int num_proto, int* n_channels);
@@ -45,6 +45,8 @@ class TunerContext {
  private:
   explicit TunerContext(abi::DebugLogger log) : log_(log) {}
   void Load(std::uint64_t comm_id, std::size_t n_ranks, std::size_t n_nodes);
+  int ChannelCeiling() const;  // NCCL_MIN_CTAS, or 0 with a warning when malformed
+  void LogSubstitutions() const;
 
   NcclLog log_;
   std::string fingerprint_;

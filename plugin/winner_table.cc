@@ -33,6 +33,12 @@ std::optional<Slice> SliceFor(core::Op op, const std::set<SliceKey>& available,
   return std::nullopt;
 }
 
+// "allReduce bf16/sum"
+std::string SliceName(const WinnerRecord& r) {
+  return std::string(core::OpName(r.op)) + " " + core::DtypeName(r.dtype) + "/" +
+         core::RedOpName(r.redop);
+}
+
 }  // namespace
 
 int NcclFuncOf(core::Op op) {
@@ -61,8 +67,8 @@ std::map<core::Op, Slice> SelectSlices(const std::set<SliceKey>& available,
   return out;
 }
 
-WinnerTable WinnerTable::Build(std::vector<WinnerRecord> records,
-                               std::optional<core::Dtype> pinned) {
+WinnerTable WinnerTable::Build(std::vector<WinnerRecord> records, std::optional<core::Dtype> pinned,
+                               int channel_ceiling) {
   std::set<SliceKey> available;
   for (const auto& r : records) available.insert({r.op, r.dtype, r.redop});
   const auto slices = SelectSlices(available, pinned);
@@ -74,24 +80,32 @@ WinnerTable WinnerTable::Build(std::vector<WinnerRecord> records,
     auto& sizes = t.sizes_[f];
     if (std::find(sizes.begin(), sizes.end(), r.bytes) != sizes.end()) continue;
     sizes.push_back(r.bytes);
-    t.by_func_[f].push_back(std::move(r));
+    AppliedChoice applied = ApplyChoice(r, channel_ceiling);
+    t.by_func_[f].push_back(TableEntry{std::move(r), std::move(applied)});
   }
   for (int f = 0; f < abi::kNumFuncs; ++f) {
     auto& v = t.by_func_[f];
-    std::sort(v.begin(), v.end(),
-              [](const WinnerRecord& a, const WinnerRecord& b) { return a.bytes < b.bytes; });
+    std::sort(v.begin(), v.end(), [](const TableEntry& a, const TableEntry& b) {
+      return a.record.bytes < b.record.bytes;
+    });
     std::sort(t.sizes_[f].begin(), t.sizes_[f].end());
   }
   return t;
 }
 
-const WinnerRecord* WinnerTable::Lookup(int nccl_func, std::uint64_t n_bytes) const {
+const TableEntry* WinnerTable::Lookup(int nccl_func, std::uint64_t n_bytes) const {
   if (nccl_func < 0 || nccl_func >= abi::kNumFuncs || sizes_[nccl_func].empty()) return nullptr;
   const std::uint64_t bucket = core::NearestLog2Bucket(sizes_[nccl_func], n_bytes);
   const auto& v = by_func_[nccl_func];
-  auto it = std::lower_bound(v.begin(), v.end(), bucket,
-                             [](const WinnerRecord& r, std::uint64_t b) { return r.bytes < b; });
-  return it != v.end() && it->bytes == bucket ? &*it : nullptr;
+  auto it = std::lower_bound(v.begin(), v.end(), bucket, [](const TableEntry& e, std::uint64_t b) {
+    return e.record.bytes < b;
+  });
+  return it != v.end() && it->record.bytes == bucket ? &*it : nullptr;
+}
+
+const std::vector<TableEntry>& WinnerTable::Entries(int nccl_func) const {
+  static const std::vector<TableEntry> kNone;
+  return nccl_func >= 0 && nccl_func < abi::kNumFuncs ? by_func_[nccl_func] : kNone;
 }
 
 std::size_t WinnerTable::size() const {
@@ -100,27 +114,23 @@ std::size_t WinnerTable::size() const {
   return n;
 }
 
-int WinnerTable::max_channels() const {
-  int n = 0;
-  for (const auto& v : by_func_)
-    for (const auto& r : v)
-      if (r.nccl_internal) n = std::max(n, r.forced.channels);
-  return n;
-}
-
 std::string WinnerTable::Describe() const {
   std::string out;
   for (const auto& v : by_func_) {
     if (v.empty()) continue;
-    const auto forced = std::count_if(v.begin(), v.end(), [](const WinnerRecord& r) {
-      return r.nccl_internal && r.forced.forces_anything();
-    });
+    const auto forced = std::count_if(
+        v.begin(), v.end(), [](const TableEntry& e) { return e.applied.forced.forces_anything(); });
+    const auto substituted = std::count_if(
+        v.begin(), v.end(), [](const TableEntry& e) { return e.applied.substituted; });
     if (!out.empty()) out += "; ";
-    out += std::string(core::OpName(v.front().op)) + " " + core::DtypeName(v.front().dtype) + "/" +
-           core::RedOpName(v.front().redop) + " " + std::to_string(v.size()) + " sizes (" +
-           std::to_string(forced) + " forced)";
+    out += SliceName(v.front().record) + " " + std::to_string(v.size()) + " sizes (" +
+           std::to_string(forced) + " forced, " + std::to_string(substituted) + " substituted)";
   }
   return out.empty() ? "no winners" : out;
+}
+
+std::string EntryName(const WinnerRecord& r) {
+  return SliceName(r) + " " + std::to_string(r.bytes) + " B";
 }
 
 }  // namespace ccltune::plugin

@@ -5,8 +5,10 @@
 // records is used: CCLTUNE_PLUGIN_DTYPE when set, else the first dtype that has records in
 // the order bf16, fp16, fp32, int32, int8 (training traffic is mostly bf16/fp16); the
 // reduction op sum, else max, min, prod. Within the slice the nearest tuned size in log2
-// space decides (core::NearestLog2Bucket, the cache's lookup rule). Immutable after Build:
-// safe to read from any thread.
+// space decides (core::NearestLog2Bucket, the cache's lookup rule). What each size applies
+// is decided once, in Build, by ApplyChoice (applied_choice.h) for the communicator's
+// channel ceiling. Immutable after Build: safe to read from any thread. `ccltune export`
+// builds the same table, so its files say what the plugin does.
 #pragma once
 
 #include <array>
@@ -19,6 +21,7 @@
 #include <vector>
 
 #include "core/types.h"
+#include "plugin/applied_choice.h"
 #include "plugin/record_parser.h"
 #include "plugin/tuner_abi.h"
 
@@ -36,23 +39,34 @@ int NcclFuncOf(core::Op op);
 std::map<core::Op, Slice> SelectSlices(const std::set<SliceKey>& available,
                                        std::optional<core::Dtype> pinned);
 
+// One tuned size: the published record and what the plugin applies for it.
+struct TableEntry {
+  WinnerRecord record;
+  AppliedChoice applied;
+};
+
 class WinnerTable {
  public:
   WinnerTable() = default;
-  // Keeps the records of each op's selected slice, one per size (the first wins).
-  static WinnerTable Build(std::vector<WinnerRecord> records, std::optional<core::Dtype> pinned);
+  // Keeps the records of each op's selected slice, one per size (the first wins), and
+  // decides each one's applied choice for `channel_ceiling` (0 = unknown).
+  static WinnerTable Build(std::vector<WinnerRecord> records, std::optional<core::Dtype> pinned,
+                           int channel_ceiling);
 
-  // The record of the tuned size nearest to n_bytes for an ncclFunc_t; nullptr when none.
-  const WinnerRecord* Lookup(int nccl_func, std::uint64_t n_bytes) const;
+  // The entry of the tuned size nearest to n_bytes for an ncclFunc_t; nullptr when none.
+  const TableEntry* Lookup(int nccl_func, std::uint64_t n_bytes) const;
+  // An ncclFunc_t's entries, ascending by bytes (empty for an unknown func).
+  const std::vector<TableEntry>& Entries(int nccl_func) const;
   std::size_t size() const;
-  // The largest channel count a winner asks for (ctas=N), 0 when none does.
-  int max_channels() const;
-  // "allReduce bf16/sum 12 sizes (9 forced); allGather ..." for the init log line.
+  // "allReduce bf16/sum 12 sizes (9 forced, 2 substituted); allGather ..." for the init log.
   std::string Describe() const;
 
  private:
-  std::array<std::vector<WinnerRecord>, abi::kNumFuncs> by_func_;  // ascending bytes
+  std::array<std::vector<TableEntry>, abi::kNumFuncs> by_func_;  // ascending bytes
   std::array<std::vector<std::uint64_t>, abi::kNumFuncs> sizes_;
 };
+
+// "allReduce bf16/sum 1048576 B" for log lines and exports.
+std::string EntryName(const WinnerRecord& record);
 
 }  // namespace ccltune::plugin

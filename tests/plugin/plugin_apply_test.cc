@@ -1,6 +1,7 @@
 // The plugin applies a real published set: dlopen()ed and called as NCCL calls it, with
 // winners from a real redis-server (published by core::ResultStore, as the worker does)
-// or from the file `ccltune export --format json` writes.
+// or from the file `ccltune export --format json` writes; ctas winners only with the
+// channels NCCL_MIN_CTAS guarantees, else the fastest reproducible measured choice.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -69,14 +70,21 @@ class PluginApplyTest : public ::testing::Test {
     ClearPluginLog();
   }
 
-  // Every expectation of the published set for bf16 allReduce and fp32 allGather.
-  void ExpectBf16Winners(void* ctx) {
+  // Every expectation of the published set for bf16 allReduce and fp32 allGather, with
+  // NCCL_MIN_CTAS=16 (every ctas winner reproducible) or unset (none is; MakeRecord's
+  // records measured only nccl besides the winner, so NCCL decides those sizes).
+  void ExpectBf16Winners(void* ctx, bool ctas_reproducible) {
     auto o = Ask(tuner_, ctx, {abi::kFuncAllReduce, 3 * KiB});  // nearest: 1 KiB
     EXPECT_EQ(o.forced, std::make_pair(abi::kAlgoTree, abi::kProtoLL)) << PluginLogText();
     EXPECT_EQ(o.channels, 0);
-    o = Ask(tuner_, ctx, {abi::kFuncAllReduce, 200 * KiB});  // nearest: 64 KiB
-    EXPECT_EQ(o.forced, std::make_pair(abi::kAlgoRing, abi::kProtoLL128));
-    EXPECT_EQ(o.channels, 8);
+    o = Ask(tuner_, ctx, {abi::kFuncAllReduce, 200 * KiB});  // nearest: 64 KiB, ctas=8
+    if (ctas_reproducible) {
+      EXPECT_EQ(o.forced, std::make_pair(abi::kAlgoRing, abi::kProtoLL128));
+      EXPECT_EQ(o.channels, 8);
+    } else {
+      EXPECT_TRUE(o.untouched);
+      EXPECT_EQ(o.channels, 0);
+    }
     o = Ask(tuner_, ctx, {abi::kFuncAllReduce, 600 * KiB});  // nearest: 1 MiB, oneshot
     EXPECT_TRUE(o.untouched);
     EXPECT_EQ(o.channels, 0);
@@ -84,7 +92,7 @@ class PluginApplyTest : public ::testing::Test {
     EXPECT_TRUE(o.untouched);
     o = Ask(tuner_, ctx, {abi::kFuncAllReduce, 1ull << 40});  // nearest: 64 MiB, ctas only
     EXPECT_TRUE(o.untouched);
-    EXPECT_EQ(o.channels, 16);
+    EXPECT_EQ(o.channels, ctas_reproducible ? 16 : 0);
     o = Ask(tuner_, ctx, {abi::kFuncAllGather, 1});  // nearest: 4 KiB (fp32 only dtype)
     EXPECT_EQ(o.forced, std::make_pair(abi::kAlgoRing, abi::kProtoLL));
     o = Ask(tuner_, ctx, {abi::kFuncReduceScatter, 4 * MiB});  // nccl-symm: not NCCL's tuner
@@ -101,14 +109,27 @@ class PluginApplyTest : public ::testing::Test {
 };
 
 TEST_F(PluginApplyTest, RedisWinnersForceTheNearestBucketsEntry) {
-  ScopedEnv env({{"CCLTUNE_REDIS_URL", server_->url()}});
+  ScopedEnv env({{"CCLTUNE_REDIS_URL", server_->url()}, {"NCCL_MIN_CTAS", "16"}});
   auto init = InitV5(tuner_, 4, 1);
   ASSERT_EQ(init.rc, abi::kSuccess);
   ASSERT_NE(init.ctx, nullptr);
   EXPECT_LT(init.took.count(), 200) << PluginLogText();
   EXPECT_NE(PluginLogText().find(fp_), std::string::npos) << PluginLogText();
-  ExpectBf16Winners(init.ctx);
+  ExpectBf16Winners(init.ctx, /*ctas_reproducible=*/true);
   EXPECT_EQ(tuner_.v5().finalize(init.ctx), abi::kSuccess);
+}
+
+TEST_F(PluginApplyTest, WithoutNcclMinCtasNoCtasWinnerIsForced) {
+  ScopedEnv env({{"CCLTUNE_REDIS_URL", server_->url()}});
+  auto init = InitV5(tuner_, 4, 1);
+  ASSERT_NE(init.ctx, nullptr);
+  ExpectBf16Winners(init.ctx, /*ctas_reproducible=*/false);
+  EXPECT_NE(PluginLogText().find("65536 B: winner nccl:algo=ring,ctas=8,proto=ll128 needs >= 8 "
+                                 "channels (set NCCL_MIN_CTAS=8); applying nccl (12.00 us; no "
+                                 "other reproducible choice was measured)"),
+            std::string::npos)
+      << PluginLogText();
+  tuner_.v5().finalize(init.ctx);
 }
 
 TEST_F(PluginApplyTest, TreeRuledOutByNcclIsLeftAlone) {
@@ -157,7 +178,7 @@ TEST_F(PluginApplyTest, ResultsFileAppliesTheSameWinnersThroughV4) {
   void* ctx = nullptr;
   ASSERT_EQ(tuner_.v4().init(4, 1, PluginLogger(), &ctx), abi::kSuccess);
   ASSERT_NE(ctx, nullptr);
-  ExpectBf16Winners(ctx);
+  ExpectBf16Winners(ctx, /*ctas_reproducible=*/false);
   EXPECT_EQ(tuner_.v4().destroy(ctx), abi::kSuccess);
 }
 

@@ -1,14 +1,20 @@
-// `ccltune export --format nccl-tuner-csv|json [--fingerprint FP] [--redis URL]
-// [--output FILE]` (DESIGN §8): one fingerprint's winners, as the JSON array the tuner
-// plugin reads (CCLTUNE_RESULTS_FILE) or as NCCL's example-tuner CSV.
+// `ccltune export --format nccl-tuner-csv|json|applied-json [--fingerprint FP] [--redis URL
+// | --results-file FILE] [--min-ctas N] [--output FILE]` (DESIGN §8): one fingerprint's
+// winners, as the JSON array the tuner plugin reads (CCLTUNE_RESULTS_FILE), as NCCL's
+// example-tuner CSV, or as what ccltune's plugin applies per size (applied_json.h). The
+// last two follow the plugin's rule for the application's NCCL_MIN_CTAS, given as
+// --min-ctas (plugin/applied_choice.h).
 #include <cstdio>
 #include <fstream>
 #include <memory>
 
 #include "core/result_store.h"
+#include "plugin/applied_choice.h"
 #include "worker/cli/cache_flags.h"
 #include "worker/cli/commands.h"
+#include "worker/export/applied_json.h"
 #include "worker/export/nccl_tuner_csv.h"
+#include "worker/export/records_file.h"
 
 namespace ccltune::worker::cli {
 namespace {
@@ -16,11 +22,26 @@ namespace {
 struct ExportFlags {
   std::string format;
   CacheFlags cache;
+  std::string results_file;
   std::string output;
   std::string dtype;
+  std::string min_ctas;
 };
 
-// The fingerprint's node count, for the CSV's nNodes column; -1 when unreadable.
+// What a format needs from the flags, checked before the cache is opened.
+struct ExportSettings {
+  std::optional<core::Dtype> dtype;
+  int channel_ceiling = 0;
+};
+
+// One fingerprint's records, from the cache or a file, and its node count (for the CSV's
+// nNodes column; -1 when unknown, as for a file).
+struct ExportInput {
+  std::string fingerprint;
+  std::vector<core::ResultRecord> records;
+  int nodes = -1;
+};
+
 int NodesOf(core::ResultStore& store, const std::string& fp) {
   auto text = store.FingerprintJson(fp);
   if (!text.ok()) return -1;
@@ -28,6 +49,39 @@ int NodesOf(core::ResultStore& store, const std::string& fp) {
   if (j.is_discarded() || !j.is_object() || !j.contains("nodes") || !j["nodes"].is_number_integer())
     return -1;
   return j["nodes"].get<int>();
+}
+
+core::Result<ExportInput> LoadInput(const ExportFlags& f) {
+  if (!f.results_file.empty()) {
+    CCLTUNE_ASSIGN_OR_RETURN(auto file,
+                             exporting::ReadRecordsFile(f.results_file, f.cache.fingerprint));
+    return ExportInput{std::move(file.fingerprint), std::move(file.records), -1};
+  }
+  CCLTUNE_ASSIGN_OR_RETURN(auto loaded, LoadFingerprintRecords(f.cache));
+  const int nodes = NodesOf(loaded.source->store(), loaded.fingerprint);
+  return ExportInput{std::move(loaded.fingerprint), std::move(loaded.records), nodes};
+}
+
+core::Result<ExportSettings> CheckFlags(const ExportFlags& f) {
+  if (f.format != "json" && f.format != "nccl-tuner-csv" && f.format != "applied-json")
+    return core::InvalidArgument("--format '" + f.format +
+                                 "' is not one of nccl-tuner-csv, json, applied-json");
+  ExportSettings s;
+  if (!f.dtype.empty()) {
+    auto d = core::ParseDtype(f.dtype);
+    if (!d.ok()) return d.status().WithContext("--dtype");
+    s.dtype = *d;
+  }
+  if (!f.min_ctas.empty()) {
+    if (f.format == "json")
+      return core::InvalidArgument(
+          "--min-ctas changes what the plugin applies, so it goes with --format nccl-tuner-csv "
+          "or applied-json; --format json is the records as published");
+    auto n = plugin::ParseChannelCeiling(f.min_ctas);
+    if (!n.ok()) return n.status().WithContext("--min-ctas (the application's NCCL_MIN_CTAS)");
+    s.channel_ceiling = *n;
+  }
+  return s;
 }
 
 int WriteOut(const std::string& path, const std::string& text) {
@@ -42,25 +96,23 @@ int WriteOut(const std::string& path, const std::string& text) {
   return 0;
 }
 
+std::string Render(const ExportFlags& f, const ExportSettings& s, const ExportInput& in) {
+  if (f.format == "applied-json")
+    return exporting::AppliedJson(in.records, s.dtype, s.channel_ceiling).dump(2) + "\n";
+  if (f.format == "nccl-tuner-csv")
+    return exporting::NcclTunerCsv(in.records, in.fingerprint, in.nodes, s.dtype,
+                                   s.channel_ceiling);
+  nlohmann::json array = nlohmann::json::array();
+  for (const auto& r : in.records) array.push_back(core::ToJson(r));
+  return array.dump(2) + "\n";
+}
+
 int RunExport(const ExportFlags& f) {
-  if (f.format != "json" && f.format != "nccl-tuner-csv")
-    return UsageError("--format '" + f.format + "' is not one of nccl-tuner-csv, json");
-  std::optional<core::Dtype> dtype;
-  if (!f.dtype.empty()) {
-    auto d = core::ParseDtype(f.dtype);
-    if (!d.ok()) return UsageError(d.status().WithContext("--dtype").message());
-    dtype = *d;
-  }
-  auto loaded = LoadFingerprintRecords(f.cache);
-  if (!loaded.ok()) return UsageError(loaded.status().message());
-  const auto& [source, fp, records] = *loaded;
-  if (f.format == "json") {
-    nlohmann::json array = nlohmann::json::array();
-    for (const auto& r : records) array.push_back(core::ToJson(r));
-    return WriteOut(f.output, array.dump(2) + "\n");
-  }
-  return WriteOut(f.output,
-                  exporting::NcclTunerCsv(records, fp, NodesOf(source->store(), fp), dtype));
+  auto settings = CheckFlags(f);
+  if (!settings.ok()) return UsageError(settings.status().message());
+  auto input = LoadInput(f);
+  if (!input.ok()) return UsageError(input.status().message());
+  return WriteOut(f.output, Render(f, *settings, *input));
 }
 
 }  // namespace
@@ -68,10 +120,17 @@ int RunExport(const ExportFlags& f) {
 Runner AddExportCommand(CLI::App& app) {
   auto f = std::make_shared<ExportFlags>();
   auto* c = app.add_subcommand("export", "Write one fingerprint's winners to a file");
-  c->add_option("--format", f->format, "nccl-tuner-csv | json")->required();
+  c->add_option("--format", f->format, "nccl-tuner-csv | json | applied-json")->required();
   AddCacheFlags(c, f->cache, "Fingerprint to export (required when the cache holds several)");
+  c->add_option("--results-file", f->results_file,
+                "Read the records from this JSON array (--format json's output) instead of the "
+                "cache");
   c->add_option("--dtype", f->dtype,
-                "CSV: whose winners (default as the plugin: bf16, fp16, fp32, int32, int8)");
+                "CSV, applied-json: whose winners (default as the plugin: bf16, fp16, fp32, "
+                "int32, int8)");
+  c->add_option("--min-ctas", f->min_ctas,
+                "CSV, applied-json: the NCCL_MIN_CTAS the application runs with (default 0: "
+                "unset); ctas=N winners apply only when N <= it, as in the plugin");
   c->add_option("--output,-o", f->output, "Output file (default: stdout)");
   return [f] { return RunExport(*f); };
 }

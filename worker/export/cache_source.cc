@@ -21,21 +21,29 @@ core::Result<std::unique_ptr<CacheSource>> CacheSource::Open(const std::string& 
   return src;
 }
 
-core::Result<std::string> PickFingerprint(core::ResultStore& store, const std::string& wanted) {
-  CCLTUNE_ASSIGN_OR_RETURN(auto all, store.Fingerprints());
+core::Result<std::string> PickFingerprintAmong(const std::vector<std::string>& all,
+                                               const std::string& wanted,
+                                               const std::string& where) {
   if (!wanted.empty()) {
     if (std::find(all.begin(), all.end(), wanted) != all.end()) return wanted;
-    return core::NotFound("--fingerprint " + wanted + " is not in the cache" +
-                          (all.empty() ? " (the cache is empty)" : ""));
+    return core::NotFound("--fingerprint " + wanted + " is not in " + where +
+                          (all.empty() ? " (" + where + " is empty)" : ""));
   }
-  if (all.empty()) return core::NotFound("the cache holds no results (run `ccltune tune` first)");
+  if (all.empty()) return core::NotFound(where + " holds no results");
   if (all.size() > 1) {
     std::string list;
     for (const auto& fp : all) list += (list.empty() ? "" : ", ") + fp;
-    return core::InvalidArgument("the cache holds " + std::to_string(all.size()) +
+    return core::InvalidArgument(where + " holds " + std::to_string(all.size()) +
                                  " fingerprints; choose one with --fingerprint: " + list);
   }
   return all.front();
+}
+
+core::Result<std::string> PickFingerprint(core::ResultStore& store, const std::string& wanted) {
+  CCLTUNE_ASSIGN_OR_RETURN(auto all, store.Fingerprints());
+  if (all.empty() && wanted.empty())
+    return core::NotFound("the cache holds no results (run `ccltune tune` first)");
+  return PickFingerprintAmong(all, wanted, "the cache");
 }
 
 }  // namespace ccltune::worker::exporting

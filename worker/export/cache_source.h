@@ -32,5 +32,9 @@ class CacheSource {
 // `wanted` when given (NotFound when the cache does not know it); else the only
 // fingerprint in the cache. Several → InvalidArgument listing them; none → NotFound.
 core::Result<std::string> PickFingerprint(core::ResultStore& store, const std::string& wanted);
+// The same rule over any list of fingerprints; `where` names their source in messages
+// ("the cache", a file's path).
+core::Result<std::string> PickFingerprintAmong(const std::vector<std::string>& all,
+                                               const std::string& wanted, const std::string& where);
 
 }  // namespace ccltune::worker::exporting

@@ -1,13 +1,11 @@
 // NCCL example-tuner CSV (nccl_tuner_csv.h).
 #include "worker/export/nccl_tuner_csv.h"
 
-#include <algorithm>
 #include <cmath>
 #include <limits>
-#include <set>
 
 #include "plugin/forced_choice.h"
-#include "plugin/winner_table.h"
+#include "worker/export/plugin_table.h"
 
 namespace ccltune::worker::exporting {
 namespace {
@@ -39,24 +37,9 @@ const char* CsvCollective(core::Op op) {
   return "";
 }
 
-// The records of each op's slice, ascending by bytes, one per size.
-std::vector<std::vector<const core::ResultRecord*>> Slices(
-    const std::vector<core::ResultRecord>& records, std::optional<core::Dtype> pinned) {
-  std::set<plugin::SliceKey> available;
-  for (const auto& r : records) available.insert({r.op, r.dtype, r.redop});
-  const auto selected = plugin::SelectSlices(available, pinned);
-  std::vector<std::vector<const core::ResultRecord*>> out;
-  for (const auto& [op, slice] : selected) {
-    std::vector<const core::ResultRecord*> v;
-    for (const auto& r : records)
-      if (r.op == op && r.dtype == slice.dtype && r.redop == slice.redop && r.bytes > 0)
-        v.push_back(&r);
-    std::sort(v.begin(), v.end(), [](auto* a, auto* b) { return a->bytes < b->bytes; });
-    v.erase(std::unique(v.begin(), v.end(), [](auto* a, auto* b) { return a->bytes == b->bytes; }),
-            v.end());
-    out.push_back(std::move(v));
-  }
-  return out;
+std::string MinCtasSetting(int channel_ceiling) {
+  return channel_ceiling > 0 ? "with NCCL_MIN_CTAS=" + std::to_string(channel_ceiling)
+                             : "without NCCL_MIN_CTAS";
 }
 
 }  // namespace
@@ -74,20 +57,22 @@ std::vector<ByteRange> NearestBucketRanges(const std::vector<std::uint64_t>& siz
 }
 
 std::vector<CsvRow> NcclTunerRows(const std::vector<core::ResultRecord>& records, int nodes,
-                                  std::optional<core::Dtype> pinned) {
+                                  std::optional<core::Dtype> pinned, int channel_ceiling) {
+  const plugin::WinnerTable table = PluginTable(records, pinned, channel_ceiling);
   std::vector<CsvRow> rows;
-  for (const auto& slice : Slices(records, pinned)) {
+  for (int func : NcclFuncsInOpOrder()) {
+    const auto& entries = table.Entries(func);
     std::vector<std::uint64_t> sizes;
-    for (const auto* r : slice) sizes.push_back(r->bytes);
+    for (const auto& e : entries) sizes.push_back(e.record.bytes);
     const auto ranges = NearestBucketRanges(sizes);
-    for (std::size_t i = 0; i < slice.size(); ++i) {
-      const auto& r = *slice[i];
-      auto forced = plugin::ForcedChoiceFromWinner(r.winner);
-      if (!forced.ok() || forced->algo < 0) continue;  // NCCL decides (or cannot be told)
-      rows.push_back(CsvRow{CsvCollective(r.op), ranges[i], plugin::AlgoName(forced->algo),
-                            plugin::ProtoName(forced->proto),
-                            forced->channels > 0 ? forced->channels : -1, nodes,
-                            r.world_size > 0 ? r.world_size : -1, r.bytes, r.winner});
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+      const plugin::WinnerRecord& r = entries[i].record;
+      const plugin::AppliedChoice& a = entries[i].applied;
+      if (a.forced.algo < 0) continue;  // NCCL decides the algorithm (or cannot be told)
+      rows.push_back(
+          CsvRow{CsvCollective(r.op), ranges[i], plugin::AlgoName(a.forced.algo),
+                 plugin::ProtoName(a.forced.proto), a.forced.channels > 0 ? a.forced.channels : -1,
+                 nodes, r.world_size > 0 ? r.world_size : -1, r.bytes, r.winner, a.name, a.reason});
     }
   }
   return rows;
@@ -95,18 +80,22 @@ std::vector<CsvRow> NcclTunerRows(const std::vector<core::ResultRecord>& records
 
 std::string NcclTunerCsv(const std::vector<core::ResultRecord>& records,
                          const std::string& fingerprint, int nodes,
-                         std::optional<core::Dtype> pinned) {
+                         std::optional<core::Dtype> pinned, int channel_ceiling) {
   std::string out =
       "# ccltune winners for fingerprint " + fingerprint +
       ", in the format of NCCL's example tuner plugin (NCCL_TUNER_CONFIG_FILE).\n"
-      "# Rows only for NCCL-internal winners that force an algorithm and protocol; sizes "
-      "nearest\n# to a bucket that NCCL decides (winner nccl, a ctas-only winner, or a "
-      "non-NCCL choice)\n# have no row. Ranges split at geometric midpoints between tuned "
-      "sizes.\n# Note: the example plugin sets 1 channel for calls no row matches.\n"
+      "# What ccltune's plugin applies " +
+      MinCtasSetting(channel_ceiling) +
+      " (--min-ctas):\n# a winner naming ctas=N needs NCCL_MIN_CTAS >= N, else the fastest "
+      "choice a tuner can\n# reproduce stands in for it (plugin/README.md).\n"
+      "# Rows only for applied choices that force an algorithm and protocol; sizes nearest\n"
+      "# to a bucket that NCCL decides (nccl, a ctas-only choice, or a non-NCCL winner) have "
+      "no row.\n# Ranges split at geometric midpoints between tuned sizes.\n"
+      "# Note: the example plugin sets 1 channel for calls no row matches.\n"
       "# collective_type,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,nRanks,"
       "numPipeOps,regBuff\n";
-  for (const auto& row : NcclTunerRows(records, nodes, pinned)) {
-    out += "# tuned " + std::to_string(row.tuned_bytes) + " B: " + row.winner + "\n";
+  for (const auto& row : NcclTunerRows(records, nodes, pinned, channel_ceiling)) {
+    out += "# tuned " + std::to_string(row.tuned_bytes) + " B: " + row.reason + "\n";
     out += row.collective + "," + std::to_string(row.range.min_bytes) + "," +
            std::to_string(row.range.max_bytes) + "," + row.algorithm + "," + row.protocol + "," +
            std::to_string(row.channels) + "," + std::to_string(row.nodes) + "," +

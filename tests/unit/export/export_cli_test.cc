@@ -2,6 +2,7 @@
 // fingerprint or a clear exit 2 listing them, JSON the plugin can read, CSV rows, bad flags.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "core/result_store.h"
@@ -24,9 +25,10 @@ class ExportCliTest : public ::testing::Test {
     ASSERT_TRUE(redis.ok());
     redis_ = std::move(redis).value();
   }
-  void Publish(const std::string& fp) {
+  void Publish(const std::string& fp) { Publish(fp, FixtureSet(fp)); }
+  void Publish(const std::string& fp, const std::vector<core::ResultRecord>& records) {
     core::ResultStore store(*redis_);
-    ASSERT_TRUE(store.Publish(fp, "{\"backend\":\"nccl\",\"nodes\":1}", FixtureSet(fp)).ok());
+    ASSERT_TRUE(store.Publish(fp, "{\"backend\":\"nccl\",\"nodes\":1}", records).ok());
   }
   RunResult Export(std::vector<std::string> args) {
     args.insert(args.begin(), {"export", "--redis", server_->url()});
@@ -58,8 +60,105 @@ TEST_F(ExportCliTest, CsvHasTheExamplePluginColumns) {
       << r.output;
   EXPECT_NE(r.output.find("\nallreduce,0,8191,tree,ll,-1,1,4,-1,-1\n"), std::string::npos)
       << r.output;
-  EXPECT_NE(r.output.find("\nallreduce,8192,262143,ring,ll128,8,1,4,-1,-1\n"), std::string::npos);
   EXPECT_EQ(r.output.find("oneshot:blocks=8,threads=512\nallreduce"), std::string::npos);
+  // The 64 KiB winner names ctas=8: without --min-ctas the plugin cannot reproduce it and
+  // NCCL decides (the fixture's other choices are slower than nccl), so no row; with
+  // --min-ctas 8, as the plugin under NCCL_MIN_CTAS=8, the winner's row with 8 channels.
+  const std::string ctas_row = "\nallreduce,8192,262143,ring,ll128,8,1,4,-1,-1\n";
+  EXPECT_EQ(r.output.find(ctas_row), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("\nallreduce,8192,"), std::string::npos) << r.output;
+  r = Export({"--format", "nccl-tuner-csv", "--min-ctas", "8"});
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find(ctas_row), std::string::npos) << r.output;
+}
+
+// The issue-7 shape: a ctas=32 winner, ring/ll128 the best a tuner alone can reproduce.
+std::vector<core::ResultRecord> Ctas32Set(const std::string& fp) {
+  auto records = FixtureSet(fp);
+  auto& r = records[1];  // allReduce bf16 64 KiB
+  r.winner = "nccl:ctas=32";
+  r.choices[1].name = "nccl:algo=ring,proto=ll128";
+  r.choices[1].time_us = r.choices[0].time_us * 0.9;
+  r.choices[3].name = "nccl:ctas=32";
+  return records;
+}
+
+const nlohmann::json* SizeEntry(const nlohmann::json& applied, std::uint64_t bytes) {
+  for (const auto& e : applied["sizes"])
+    if (e["op"] == "allReduce" && e["bytes"] == bytes) return &e;
+  return nullptr;
+}
+
+TEST_F(ExportCliTest, AppliedJsonAndCsvFollowThePluginsRule) {
+  const auto records = Ctas32Set("aaaa000000000001");
+  Publish("aaaa000000000001", records);
+  auto r = Export({"--format", "applied-json"});
+  ASSERT_EQ(r.code, 0) << r.output;
+  auto j = nlohmann::json::parse(r.output, nullptr, false);
+  ASSERT_TRUE(j.is_object()) << r.output;
+  EXPECT_EQ(j["minCtas"], 0);
+  const auto* e = SizeEntry(j, 65536);
+  ASSERT_NE(e, nullptr) << r.output;
+  EXPECT_EQ((*e)["winner"], "nccl:ctas=32");
+  EXPECT_EQ((*e)["applied"], "nccl:algo=ring,proto=ll128");
+  EXPECT_EQ((*e)["substituted"], true);
+  EXPECT_DOUBLE_EQ((*e)["appliedTimeUs"].get<double>(), records[1].choices[1].time_us);
+  EXPECT_EQ((*e)["algo"], "ring");
+  EXPECT_EQ((*e)["channels"], 0);
+  EXPECT_NE((*e)["reason"].get<std::string>().find("set NCCL_MIN_CTAS=32"), std::string::npos);
+  e = SizeEntry(j, 1 << 20);  // oneshot: NCCL left alone, nothing measured to compare with
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ((*e)["applied"], "");
+  EXPECT_TRUE((*e)["appliedTimeUs"].is_null());
+  // The CSV says the same: the substitute's algo/proto for 64 KiB, no channels.
+  r = Export({"--format", "nccl-tuner-csv"});
+  EXPECT_NE(r.output.find("\nallreduce,8192,262143,ring,ll128,-1,1,4,-1,-1\n"), std::string::npos)
+      << r.output;
+  // With NCCL_MIN_CTAS=32 the winner itself: 32 channels, NCCL picks algo and proto.
+  r = Export({"--format", "applied-json", "--min-ctas", "32"});
+  j = nlohmann::json::parse(r.output, nullptr, false);
+  e = SizeEntry(j, 65536);
+  ASSERT_NE(e, nullptr) << r.output;
+  EXPECT_EQ((*e)["applied"], "nccl:ctas=32");
+  EXPECT_EQ((*e)["substituted"], false);
+  EXPECT_EQ((*e)["channels"], 32);
+  EXPECT_TRUE((*e)["algo"].is_null());
+}
+
+TEST_F(ExportCliTest, ResultsFileGivesWhatTheCacheGives) {
+  Publish("aaaa000000000001", Ctas32Set("aaaa000000000001"));
+  auto r = Export({"--format", "json", "--output", dir_.File("w.json")});
+  ASSERT_EQ(r.code, 0) << r.output;
+  const auto from_cache = Export({"--format", "applied-json"});
+  const auto from_file = RunCcltune(
+      {"export", "--format", "applied-json", "--results-file", dir_.File("w.json")}, {}, 30);
+  ASSERT_EQ(from_file.code, 0) << from_file.output;
+  EXPECT_EQ(from_file.output, from_cache.output);
+  r = RunCcltune({"export", "--format", "applied-json", "--results-file", dir_.File("w.json"),
+                  "--fingerprint", "bbbb"},
+                 {}, 30);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.output.find("--fingerprint bbbb is not in " + dir_.File("w.json")), std::string::npos)
+      << r.output;
+  std::ofstream(dir_.File("bad.json")) << "[{\"schema\": 1}]";
+  r = RunCcltune({"export", "--format", "applied-json", "--results-file", dir_.File("bad.json")},
+                 {}, 30);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.output.find("--results-file " + dir_.File("bad.json") + " [0]"), std::string::npos)
+      << r.output;
+}
+
+TEST_F(ExportCliTest, MinCtasMustBeAChannelCountForAPluginFormat) {
+  Publish("aaaa000000000001");
+  for (const char* bad : {"abc", "-1", "3.5"}) {
+    auto r = Export({"--format", "nccl-tuner-csv", "--min-ctas", bad});
+    EXPECT_EQ(r.code, 2) << bad;
+    EXPECT_NE(r.output.find("--min-ctas"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("positive integer"), std::string::npos) << r.output;
+  }
+  auto r = Export({"--format", "json", "--min-ctas", "32"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.output.find("--min-ctas"), std::string::npos) << r.output;
 }
 
 TEST_F(ExportCliTest, SeveralFingerprintsNeedAChoice) {
@@ -83,7 +182,8 @@ TEST_F(ExportCliTest, BadFlagsAreOneClearLineAndExit2) {
   Publish("aaaa000000000001");
   auto r = Export({"--format", "csv"});
   EXPECT_EQ(r.code, 2);
-  EXPECT_NE(r.output.find("--format 'csv' is not one of nccl-tuner-csv, json"), std::string::npos)
+  EXPECT_NE(r.output.find("--format 'csv' is not one of nccl-tuner-csv, json, applied-json"),
+            std::string::npos)
       << r.output;
   r = Export({"--format", "nccl-tuner-csv", "--dtype", "float"});
   EXPECT_EQ(r.code, 2);

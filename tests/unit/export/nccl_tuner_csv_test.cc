@@ -1,6 +1,7 @@
 // The example-tuner CSV: byte ranges agree with the cache's nearest-log2 rule for every
-// size, and NCCL's example plugin's matching of our rows selects what ccltune's plugin
-// table selects.
+// size, rows follow the plugin's applied-choice rule for the channel ceiling (--min-ctas),
+// and NCCL's example plugin's matching of our rows selects what ccltune's plugin table
+// selects.
 #include "worker/export/nccl_tuner_csv.h"
 
 #include <gtest/gtest.h>
@@ -47,7 +48,8 @@ TEST(NearestBucketRanges, AgreeWithNearestLog2BucketEverywhere) {
 }
 
 TEST(NcclTunerRows, OnlyAlgoProtoWinnersWithSplitRanges) {
-  const auto rows = NcclTunerRows(testing::FixtureSet("fp"), 1, std::nullopt);
+  // Ceiling 8: the 64 KiB ring/ll128 ctas=8 winner is reproducible and applied as it is.
+  const auto rows = NcclTunerRows(testing::FixtureSet("fp"), 1, std::nullopt, 8);
   ASSERT_EQ(rows.size(), 4u);
   // allReduce bf16 (preferred over fp32): 1 KiB tree/ll and 64 KiB ring/ll128 with 8 ch.
   EXPECT_EQ(rows[0].collective, "allreduce");
@@ -66,6 +68,37 @@ TEST(NcclTunerRows, OnlyAlgoProtoWinnersWithSplitRanges) {
   EXPECT_EQ(rows[2].range.max_bytes, 32767u);
   EXPECT_EQ(rows[3].range.min_bytes, 1048576u);  // sqrt(256Ki*4Mi) = 1 MiB
   EXPECT_EQ(rows[3].range.max_bytes, UINT64_MAX);
+}
+
+TEST(NcclTunerRows, CtasWinnerAboveCeilingGetsThePluginsSubstitute) {
+  // Without --min-ctas the 64 KiB winner (ctas=8) cannot be reproduced; the fixture's other
+  // reproducible choices are slower than nccl, so NCCL decides: no row, ranges unchanged.
+  auto rows = NcclTunerRows(testing::FixtureSet("fp"), 1, std::nullopt, 0);
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0].range.max_bytes, 8191u);
+  EXPECT_EQ(rows[1].collective, "allgather");
+  // A ctas=32 winner whose ring/ll128 beats nccl by > 3 %: that row, without channels.
+  auto records = testing::FixtureSet("fp");
+  auto& r = records[1];  // allReduce bf16 64 KiB
+  r.winner = "nccl:ctas=32";
+  r.choices[1].name = "nccl:algo=ring,proto=ll128";
+  r.choices[1].time_us = r.choices[0].time_us * 0.9;
+  r.choices[3].name = "nccl:ctas=32";
+  rows = NcclTunerRows(records, 1, std::nullopt, 0);
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_EQ(rows[1].range.min_bytes, 8192u);
+  EXPECT_EQ(rows[1].algorithm, "ring");
+  EXPECT_EQ(rows[1].protocol, "ll128");
+  EXPECT_EQ(rows[1].channels, -1);
+  EXPECT_EQ(rows[1].winner, "nccl:ctas=32");
+  EXPECT_EQ(rows[1].applied, "nccl:algo=ring,proto=ll128");
+  const std::string csv = NcclTunerCsv(records, "fp", 1, std::nullopt, 0);
+  EXPECT_NE(csv.find("# tuned 65536 B: winner nccl:ctas=32 needs >= 32 channels (set "
+                     "NCCL_MIN_CTAS=32); applying nccl:algo=ring,proto=ll128"),
+            std::string::npos)
+      << csv;
+  // With the channels it needs, the winner itself: ctas-only, so NCCL picks the algorithm.
+  EXPECT_EQ(NcclTunerRows(records, 1, std::nullopt, 32).size(), 3u);
 }
 
 // NCCL's example plugin (plugins/tuner/example/plugin.c) restated: first row whose
@@ -91,34 +124,39 @@ std::vector<ExampleRow> ParseLikeExamplePlugin(const std::string& csv) {
   return rows;
 }
 
-TEST(NcclTunerCsv, ExamplePluginSelectsWhatOurPluginSelects) {
-  const auto records = testing::FixtureSet("fp");
-  const auto rows = ParseLikeExamplePlugin(NcclTunerCsv(records, "fp", 1, std::nullopt));
+// For each ceiling, the example plugin's reading of our CSV and our plugin's table agree.
+void ExpectExamplePluginAgrees(const std::vector<core::ResultRecord>& records, int ceiling) {
+  const auto rows = ParseLikeExamplePlugin(NcclTunerCsv(records, "fp", 1, std::nullopt, ceiling));
   std::vector<plugin::WinnerRecord> parsed;
   for (const auto& r : records) {
     auto w = plugin::ParseWinnerRecord(core::ToJson(r).dump());
     ASSERT_TRUE(w.ok()) << w.status().ToString();
     parsed.push_back(*w);
   }
-  const auto table = plugin::WinnerTable::Build(parsed, std::nullopt);
+  const auto table = plugin::WinnerTable::Build(parsed, std::nullopt, ceiling);
   const std::pair<int, const char*> colls[] = {{4, "allreduce"}, {2, "allgather"}};
   for (const auto& [func, name] : colls) {
     for (std::uint64_t n = 1; n < (1ull << 32); n = n * 5 / 4 + 1) {
       const auto* ours = table.Lookup(func, n);
-      const bool ours_forces = ours && ours->nccl_internal && ours->forced.algo >= 0;
+      const bool ours_forces = ours && ours->applied.forced.algo >= 0;
       const ExampleRow* theirs = nullptr;
       for (const auto& row : rows)
         if (row.coll == name && n >= row.lo && n <= row.hi) {
           theirs = &row;
           break;
         }
-      ASSERT_EQ(ours_forces, theirs != nullptr) << name << " " << n;
+      ASSERT_EQ(ours_forces, theirs != nullptr) << name << " " << n << " ceiling " << ceiling;
       if (!theirs) continue;
-      EXPECT_EQ(theirs->algo, plugin::AlgoName(ours->forced.algo)) << n;
-      EXPECT_EQ(theirs->proto, plugin::ProtoName(ours->forced.proto)) << n;
-      EXPECT_EQ(theirs->channels, ours->forced.channels > 0 ? ours->forced.channels : -1);
+      const plugin::ForcedChoice& f = ours->applied.forced;
+      EXPECT_EQ(theirs->algo, plugin::AlgoName(f.algo)) << n;
+      EXPECT_EQ(theirs->proto, plugin::ProtoName(f.proto)) << n;
+      EXPECT_EQ(theirs->channels, f.channels > 0 ? f.channels : -1);
     }
   }
+}
+
+TEST(NcclTunerCsv, ExamplePluginSelectsWhatOurPluginSelects) {
+  for (int ceiling : {0, 8, 64}) ExpectExamplePluginAgrees(testing::FixtureSet("fp"), ceiling);
 }
 
 }  // namespace
