@@ -2,7 +2,14 @@
 # On a GPU machine: tunes allReduce with ccltune, exports the winners, then runs an
 # unmodified nccl-tests all_reduce_perf without and with NCCL_TUNER_PLUGIN pointing at
 # libnccl-tuner-ccltune.so (CCLTUNE_RESULTS_FILE = the export), and prints a side-by-side
-# table: per size the winner, ccltune's measured time, NCCL's default and the plugin's.
+# table: per size the winner, the choice the plugin applies for it (the winner, or for a
+# ctas=N winner without NCCL_MIN_CTAS >= N the fastest choice a tuner can reproduce; the
+# rule of plugin/applied_choice.h, taken from `ccltune export --format applied-json` with
+# PLUGIN_ENV's NCCL_MIN_CTAS as --min-ctas), ccltune's measured time of that applied
+# choice, NCCL's default, the plugin's, and the two ratios; the last row is the worst of
+# each. "plugin vs applied" is n/a where the plugin leaves NCCL alone because the winner is
+# not NCCL-internal (nothing NCCL can be told was measured); where it applies `nccl` it is
+# compared with ccltune's `nccl` time.
 #
 # Here (build machine), once:
 #   cmake --build build-plugin -j2 --target ccltune ccltune_nccl_tuner ccltune_inproc_tuner
@@ -15,7 +22,8 @@
 # REPEAT (alternating runs per mode, default 3; the median is shown), WINNERS (an existing
 # export to use instead of tuning), OUT (default ./plugin-out: the table, the export, the
 # tune log and the first run's logs), EXTRA (all_reduce_perf args), PLUGIN_ENV (more
-# VAR=value settings for the runs with the plugin only, e.g. NCCL_MIN_CTAS=32), SOURCE
+# VAR=value settings for the runs with the plugin only, e.g. NCCL_MIN_CTAS=32, which is also
+# passed to the exports as --min-ctas so the table shows what the plugin applies), SOURCE
 # (file: CCLTUNE_RESULTS_FILE, the default; redis: a redis-server started here holds the
 # results and the plugin reads CCLTUNE_REDIS_URL).
 set -uo pipefail
@@ -37,10 +45,19 @@ OUT=${OUT:-$PWD/plugin-out}
 W=$(mktemp -d)  # every run's files; the ones worth keeping are copied to $OUT at the end
 mkdir -p "$OUT"
 keep() { cp "$@" "$OUT/" 2>/dev/null; }
-trap 'keep "$W/table.md" "$W/tune.log" "$W/winners.json" "$W/winners.csv" "$W/default.1.txt" "$W/plugin.1.txt" "$W/plugin.debug.txt"' EXIT
+keep_all() { keep "$W/table.md" "$W/tune.log" "$W/winners.json" "$W/winners.csv" "$W/applied.json" "$W/default.1.txt" "$W/plugin.1.txt" "$W/plugin.debug.txt"; }
+trap keep_all EXIT
 declare -A nccl_type=([bf16]=bfloat16 [fp16]=half [fp32]=float [int32]=int32 [int8]=int8)
 min=${SIZES%%:*}; rest=${SIZES#*:}; max=${rest%%:*}; factor=${rest#*:}
 to_b() { echo "$1" | sed -e 's/KiB$/K/' -e 's/MiB$/M/' -e 's/GiB$/G/'; }
+# What the plugin runs will see of NCCL_MIN_CTAS and CCLTUNE_PLUGIN_DTYPE, for the exports.
+plugin_flags=()
+for kv in ${PLUGIN_ENV:-}; do
+  case $kv in
+    NCCL_MIN_CTAS=*) plugin_flags+=(--min-ctas "${kv#NCCL_MIN_CTAS=}") ;;
+    CCLTUNE_PLUGIN_DTYPE=*) plugin_flags+=(--dtype "${kv#CCLTUNE_PLUGIN_DTYPE=}") ;;
+  esac
+done
 
 winners=${WINNERS:-$W/winners.json}
 cache=(--cache-dir "$W/cache")
@@ -49,7 +66,7 @@ if [ "${SOURCE:-file}" = redis ]; then
   port=16379
   redis-server --port $port --bind 127.0.0.1 --save "" --dir "$W" --daemonize yes \
     --logfile "$W/redis.log" || exit 1
-  trap 'redis-cli -p '$port' shutdown nosave >/dev/null 2>&1; keep "$W/table.md" "$W/tune.log" "$W/winners.json" "$W/winners.csv" "$W/default.1.txt" "$W/plugin.1.txt" "$W/plugin.debug.txt"' EXIT
+  trap 'redis-cli -p '$port' shutdown nosave >/dev/null 2>&1; keep_all' EXIT
   cache=(--redis "redis://127.0.0.1:$port/0")
   source_env=(CCLTUNE_REDIS_URL="redis://127.0.0.1:$port/0")
 fi
@@ -62,9 +79,12 @@ if [ -z "${WINNERS:-}" ]; then
   fp=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1])).get('fingerprint',''))" "$W/tune.json")
   timeout 60 ccltune export --format json "${cache[@]}" ${fp:+--fingerprint "$fp"} \
     --output "$winners" || exit 1
-  timeout 60 ccltune export --format nccl-tuner-csv "${cache[@]}" \
-    ${fp:+--fingerprint "$fp"} --output "$W/winners.csv" || exit 1
 fi
+# From the exported file, as the plugin reads it; the same rule and flags as the plugin runs.
+timeout 60 ccltune export --format nccl-tuner-csv --results-file "$winners" \
+  ${plugin_flags[@]+"${plugin_flags[@]}"} --output "$W/winners.csv" || exit 1
+timeout 60 ccltune export --format applied-json --results-file "$winners" \
+  ${plugin_flags[@]+"${plugin_flags[@]}"} --output "$W/applied.json" || exit 1
 
 args=(-b "$(to_b "$min")" -e "$(to_b "$max")" -f "$factor" -g 1 -t "$NGPU"
       -d "${nccl_type[$DTYPE]}" -w 5 -n 20 -c 0 ${EXTRA:-})
@@ -86,10 +106,10 @@ grep -m1 "TUNER/Plugin: Using" "$W/plugin.debug.txt" || echo "WARNING: NCCL did 
 grep -m2 "ccltune tuner:" "$W/plugin.debug.txt" || echo "WARNING: the plugin logged nothing"
 grep -E "AllReduce: [0-9]+ Bytes -> Algo" "$W/plugin.debug.txt" | sed 's/.*AllReduce/AllReduce/' | sort -u -t' ' -k2,2n | head -20
 
-python3 - "$winners" "$W" "$REPEAT" <<'PY' | tee "$W/table.md"
-import json, statistics, sys
-winners, out, repeat = sys.argv[1], sys.argv[2], int(sys.argv[3])
-recs = {r["bytes"]: r for r in json.load(open(winners)) if r["op"] == "allReduce"}
+python3 - "$W/applied.json" "$W" "$REPEAT" <<'PY' | tee "$W/table.md"
+import json, math, statistics, sys
+applied, out, repeat = sys.argv[1], sys.argv[2], int(sys.argv[3])
+sizes = {e["bytes"]: e for e in json.load(open(applied))["sizes"] if e["op"] == "allReduce"}
 def times(mode):
     per = {}
     for i in range(1, repeat + 1):
@@ -102,19 +122,27 @@ def times(mode):
                     pass
     return {b: statistics.median(v) for b, v in per.items()}
 base, plug = times("default"), times("plugin")
-def nearest(b):
-    return min(recs, key=lambda t: (abs(__import__("math").log2(t / b)), -t)) if recs else None
-print("| bytes | ccltune winner | ccltune (us) | NCCL default (us) | with plugin (us) | plugin vs default | plugin vs ccltune |")
-print("|---:|---|---:|---:|---:|---:|---:|")
-worst = 0.0
+def nearest(b):  # the plugin's lookup: nearest in log2, ties to the larger size
+    return min(sizes, key=lambda t: (abs(math.log2(t / b)), -t)) if sizes else None
+def pct(x):
+    return f"{x:+.1f}%" if x is not None else "n/a"
+print("| bytes | ccltune winner | applied by the plugin | applied's ccltune (us) | NCCL default (us) "
+      "| with plugin (us) | plugin vs default | plugin vs applied |")
+print("|---:|---|---|---:|---:|---:|---:|---:|")
+worst_d = worst_a = None
 for b in sorted(base):
-    r = recs.get(nearest(b), {}) if recs else {}
-    w, ct = r.get("winner", "-"), r.get("timeUs")
+    e = sizes.get(nearest(b), {}) if sizes else {}
+    w, a, at = e.get("winner", "-"), e.get("applied", ""), e.get("appliedTimeUs")
     p, d = plug.get(b), base[b]
-    vs_d = (p / d - 1) * 100 if p else float("nan")
-    internal = w == "nccl" or w.startswith("nccl:")
-    vs_c = f"{(p / ct - 1) * 100:+.1f}%" if p and ct and internal else "n/a"
-    worst = max(worst, vs_d)
-    print(f"| {b} | {w} | {ct if ct else '-':>8} | {d:.2f} | {p:.2f} | {vs_d:+.1f}% | {vs_c} |")
-print(f"\nworst plugin vs default: {worst:+.1f}% (bar: <= +3%); median of {repeat} runs each")
+    vs_d = (p / d - 1) * 100 if p else None
+    vs_a = (p / at - 1) * 100 if p and a and at else None  # n/a: NCCL left alone
+    worst_d = vs_d if worst_d is None or (vs_d is not None and vs_d > worst_d) else worst_d
+    worst_a = vs_a if worst_a is None or (vs_a is not None and vs_a > worst_a) else worst_a
+    shown = a if a else "NCCL's own (winner not selectable)"
+    at_s = f"{at:.2f}" if a and at else "-"
+    p_s = f"{p:.2f}" if p else "-"
+    print(f"| {b} | {w} | {shown} | {at_s} | {d:.2f} | {p_s} | {pct(vs_d)} | {pct(vs_a)} |")
+print(f"| worst | | | | | | {pct(worst_d)} | {pct(worst_a)} |")
+print(f"\nworst plugin vs default: {pct(worst_d)} (bar: <= +3%); worst plugin vs the applied "
+      f"choice's ccltune time: {pct(worst_a)}; median of {repeat} runs each")
 PY
