@@ -60,7 +60,8 @@ const std::vector<BaseSpec>& Catalog() {
   const std::vector<std::string> host{"host"}, nccl{"nccl"}, both{"host", "nccl"};
   const std::vector<ParamSpec> kernel{{"blocks", IntRange(1, 1024)},
                                       {"threads", IntRange(32, 1024, 32)},
-                                      {"mode", OneOf({"pull", "push", "ll"})}};
+                                      {"mode", OneOf({"pull", "push", "ll"})},
+                                      {"unroll", OneOf({"1", "2"})}};
   static const std::vector<BaseSpec> catalog{
       {"ring", host, {}},
       {"recursive-doubling", host, {}},

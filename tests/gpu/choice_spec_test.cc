@@ -108,7 +108,20 @@ TEST(NcclChoiceSpec, PeerChoicesParseAndSayWhereTheyApply) {
   EXPECT_EQ(s->peer, PeerKind::kTwoShot);
   EXPECT_EQ(s->blocks, 32);
   EXPECT_TRUE(s->push);
-  EXPECT_NE(SpecFromChoice({"oneshot", {{"blocks", "129"}}}).status().message().find("128"),
+  EXPECT_NE(SpecFromChoice({"oneshot", {{"blocks", "257"}}}).status().message().find("256"),
+            std::string::npos);
+  EXPECT_EQ(s->unroll, 1);
+  auto u = SpecFromChoice({"twoshot", {{"unroll", "2"}}});
+  ASSERT_TRUE(u.ok()) << u.status().ToString();
+  EXPECT_EQ(u->unroll, 2);
+  EXPECT_NE(SpecFromChoice({"twoshot", {{"unroll", "4"}}}).status().message().find("one of 1, 2"),
+            std::string::npos);
+  EXPECT_NE(SpecFromChoice({"oneshot", {{"mode", "ll"}, {"unroll", "2"}}})
+                .status()
+                .message()
+                .find("mode=ll"),
+            std::string::npos);
+  EXPECT_NE(SpecFromChoice({"p2p", {{"speed", "2"}}}).status().message().find("unroll"),
             std::string::npos);
   EXPECT_NE(SpecFromChoice({"ce", {{"blocks", "8"}}}).status().message().find("one of mode"),
             std::string::npos);

@@ -9,30 +9,38 @@ namespace ccltune::worker::kernels {
 namespace {
 
 // Both directions end with a barrier: pull so nobody overwrites an input a peer still
-// reads, push so every block has arrived. Push also starts with one, so a peer's output
+// reads, push so our writes into the peers are complete everywhere. Push also starts with one, so a peer's output
 // is not overwritten before the peer is done with its previous contents.
-template <class U>
+template <class W, int U>
 __global__ void __launch_bounds__(1024)
     AllGatherKernel(PeerTeam team, PeerOperands ops, std::uint64_t words, bool push) {
   __shared__ BlockSync s;
   if (!BeginBlock(team, &s)) return;
-  if (!PeerBarrier(team, &s, 1)) return;
+  if (!PeerBarrier<Carries::kArrival>(team, &s, 1)) return;
   const std::uint64_t tid = FlatThread(), stride = FlatStride();
   for (int d = 0; d < team.world; ++d) {
     const int r = (team.rank + d) % team.world;  // spread the traffic over the peers
-    const U* src = static_cast<const U*>(Pick(ops.in, push ? team.rank : r));
-    U* dst = static_cast<U*>(Pick(ops.out, push ? r : team.rank)) +
+    const W* src = static_cast<const W*>(Pick(ops.in, push ? team.rank : r));
+    W* dst = static_cast<W*>(Pick(ops.out, push ? r : team.rank)) +
              (push ? team.rank : r) * words;
-    for (std::uint64_t w = tid; w < words; w += stride) __stcg(dst + w, __ldcg(src + w));
+    W v[U];
+    StridedSteps<U>(
+        tid, words, stride, [&](int u, std::uint64_t w) { v[u] = __ldcg(src + w); },
+        [&](int u, std::uint64_t w) { __stcg(dst + w, v[u]); });
   }
-  if (!PeerBarrier(team, &s, 2)) return;
+  // Push wrote into the peers; pull read them and wrote only our own output.
+  const bool done = push ? PeerBarrier<Carries::kWrites>(team, &s, 2)
+                         : PeerBarrier<Carries::kArrival>(team, &s, 2);
+  if (!done) return;
   EndBlock(team, &s, 2);
 }
 
 __global__ void BarrierKernel(PeerTeam team) {
   __shared__ BlockSync s;
   if (!BeginBlock(team, &s)) return;
-  if (!PeerBarrier(team, &s, 1)) return;
+  // Closes the copy engines' writes into the peers (and opens them: arrival is enough
+  // there, but one kernel serves both).
+  if (!PeerBarrier<Carries::kWrites>(team, &s, 1)) return;
   EndBlock(team, &s, 1);
 }
 
@@ -56,11 +64,15 @@ int CopyWord(const PeerOperands& ops, int world, std::uint64_t bytes) {
   return 1;
 }
 
-template <class U>
+template <class W>
 cudaError_t LaunchGather(const PeerTeam& team, const PeerOperands& ops, std::uint64_t bytes,
                          const PeerShape& shape, cudaStream_t stream) {
-  AllGatherKernel<U><<<shape.blocks, shape.threads, 0, stream>>>(team, ops, bytes / sizeof(U),
-                                                                 shape.push);
+  const std::uint64_t words = bytes / sizeof(W);
+  if (shape.unroll == 2) {
+    AllGatherKernel<W, 2><<<shape.blocks, shape.threads, 0, stream>>>(team, ops, words, shape.push);
+  } else {
+    AllGatherKernel<W, 1><<<shape.blocks, shape.threads, 0, stream>>>(team, ops, words, shape.push);
+  }
   return cudaGetLastError();
 }
 
@@ -98,7 +110,7 @@ cudaError_t LaunchPeerCollective(PeerAlgo algo, const PeerTeam& team, const Peer
                                  const PeerShape& shape, cudaStream_t stream) {
   if (team.world < 2 || team.world > kMaxPeers || shape.blocks < 1 ||
       shape.blocks > kMaxPeerBlocks || shape.threads < 32 || shape.threads > 1024 ||
-      shape.threads % 32 != 0 || count == 0) {
+      shape.threads % 32 != 0 || shape.unroll < 1 || shape.unroll > kMaxUnroll || count == 0) {
     return cudaErrorInvalidValue;
   }
   if (algo == PeerAlgo::kAllGather) {

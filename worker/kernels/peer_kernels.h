@@ -19,11 +19,13 @@
 namespace ccltune::worker::kernels {
 
 inline constexpr int kMaxPeers = 8;
-inline constexpr int kMaxPeerBlocks = 128;
+inline constexpr int kMaxPeerBlocks = 256;
 inline constexpr int kEpochWords = kMaxPeerBlocks + 1;
 // The reducing kernels keep a pointer and a 16-byte vector per peer in registers: at most
 // 512 threads per block leaves them 128 registers, so nothing spills.
 inline constexpr int kMaxReduceThreads = 512;
+// Unroll 2 keeps 2 x kMaxPeers vectors live (64 registers); 4 would spill at 8 peers.
+inline constexpr int kMaxUnroll = 2;
 
 // One rank's signal area, in memory every peer has mapped.
 struct PeerSignals {
@@ -56,6 +58,8 @@ struct PeerShape {
   // One-shot only, push implied: each 16-byte store carries 8 data bytes and the launch's
   // flag twice (NCCL's LL idea), so readers poll the data itself and no barrier runs.
   bool ll = false;
+  // Vectors each thread loads before it stores any (1 or kMaxUnroll); LL ignores it.
+  int unroll = 1;
 };
 
 enum class PeerAlgo {

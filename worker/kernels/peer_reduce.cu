@@ -10,24 +10,26 @@ namespace ccltune::worker::kernels {
 namespace {
 
 // [0, len) of `world` sources, combined in rank order, stored to each of `ndst` outputs.
-template <class T, core::RedOp OP, bool VEC>
+template <class T, core::RedOp OP, bool VEC, int U>
 __device__ inline void ReduceInto(const T* const* src, int world, T* const* dst, int ndst,
                                   std::uint64_t len) {
   constexpr int kN = Lanes<T>::kN;
-  WalkRange<T, VEC>(
+  uint4 v[U][kMaxPeers];
+  WalkRange<T, VEC, U>(
       len,
-      [&](std::uint64_t i) {
-        uint4 v[kMaxPeers];
+      [&](int u, std::uint64_t i) {
 #pragma unroll
         for (int r = 0; r < kMaxPeers; ++r) {
-          if (r < world) v[r] = __ldcg(reinterpret_cast<const uint4*>(src[r] + i));
+          if (r < world) v[u][r] = __ldcg(reinterpret_cast<const uint4*>(src[r] + i));
         }
+      },
+      [&](int u, std::uint64_t i) {
         float acc[kN], tmp[kN];
-        Unpack<T>(v[0], acc);
+        Unpack<T>(v[u][0], acc);
 #pragma unroll
         for (int r = 1; r < kMaxPeers; ++r) {
           if (r >= world) break;
-          Unpack<T>(v[r], tmp);
+          Unpack<T>(v[u][r], tmp);
 #pragma unroll
           for (int k = 0; k < kN; ++k) acc[k] = Combine<OP>(acc[k], tmp[k]);
         }
@@ -52,22 +54,22 @@ __device__ inline void ReduceInto(const T* const* src, int world, T* const* dst,
 }
 
 // [0, len) of `src` copied to each of `ndst` outputs.
-template <class T, bool VEC>
+template <class T, bool VEC, int U>
 __device__ inline void CopyInto(const T* src, T* const* dst, int ndst, std::uint64_t len) {
-  WalkRange<T, VEC>(
-      len,
-      [&](std::uint64_t i) {
-        const uint4 v = __ldcg(reinterpret_cast<const uint4*>(src + i));
+  uint4 v[U];
+  WalkRange<T, VEC, U>(
+      len, [&](int u, std::uint64_t i) { v[u] = __ldcg(reinterpret_cast<const uint4*>(src + i)); },
+      [&](int u, std::uint64_t i) {
 #pragma unroll
         for (int d = 0; d < kMaxPeers; ++d) {
-          if (d < ndst) __stcg(reinterpret_cast<uint4*>(dst[d] + i), v);
+          if (d < ndst) __stcg(reinterpret_cast<uint4*>(dst[d] + i), v[u]);
         }
       },
       [&](std::uint64_t i) {
-        const T v = __ldcg(src + i);
+        const T x = __ldcg(src + i);
 #pragma unroll
         for (int d = 0; d < kMaxPeers; ++d) {
-          if (d < ndst) dst[d][i] = v;
+          if (d < ndst) dst[d][i] = x;
         }
       });
 }
@@ -101,13 +103,13 @@ __device__ inline void AllOutputs(const PeerTeam& team, const PeerOperands& ops,
 
 // Scatter of push mode: segment p (of `seg` elements at p * stride) of this rank's input
 // goes to slot `rank` of peer p's staging; `lens(p)` is segment p's length.
-template <class T, bool VEC, class Len>
+template <class T, bool VEC, int U, class Len>
 __device__ inline void ScatterToStaging(const PeerTeam& team, const PeerOperands& ops, int parity,
                                         std::uint64_t stride, std::uint64_t slot, Len lens) {
   for (int d = 1; d < team.world; ++d) {
     const int p = (team.rank + d) % team.world;
     T* dst[1] = {Slot<T>(ops, p, parity, team.rank, team.world, slot)};
-    CopyInto<T, VEC>(In<T>(ops, team.rank) + p * stride, dst, 1, lens(p));
+    CopyInto<T, VEC, U>(In<T>(ops, team.rank) + p * stride, dst, 1, lens(p));
   }
 }
 
@@ -124,7 +126,7 @@ __device__ inline void StagedSources(const PeerTeam& team, const PeerOperands& o
   }
 }
 
-template <class T, core::RedOp OP, bool VEC>
+template <class T, core::RedOp OP, bool VEC, int U>
 __global__ void __launch_bounds__(kMaxReduceThreads)
     OneShotKernel(PeerTeam team, PeerOperands ops, std::uint64_t count, bool push) {
   __shared__ BlockSync s;
@@ -132,13 +134,14 @@ __global__ void __launch_bounds__(kMaxReduceThreads)
   const T* src[kMaxPeers];
   T* dst[1] = {Out<T>(ops, team.rank)};
   if (!push) {
-    if (!PeerBarrier(team, &s, 1)) return;  // every input is ready
+    if (!PeerBarrier<Carries::kArrival>(team, &s, 1)) return;  // every input is ready
 #pragma unroll
     for (int r = 0; r < kMaxPeers; ++r) {
       if (r < team.world) src[r] = In<T>(ops, r);
     }
-    ReduceInto<T, OP, VEC>(src, team.world, dst, 1, count);
-    if (!PeerBarrier(team, &s, 2)) return;  // nobody reads our input any more
+    ReduceInto<T, OP, VEC, U>(src, team.world, dst, 1, count);
+    // Nobody reads our input any more (we wrote only our own output).
+    if (!PeerBarrier<Carries::kArrival>(team, &s, 2)) return;
     EndBlock(team, &s, 2);
     return;
   }
@@ -146,10 +149,10 @@ __global__ void __launch_bounds__(kMaxReduceThreads)
   // next launch's barrier, i.e. after we finished reading it.
   const int parity = s.base & 1;
   const std::uint64_t slot = PaddedCount<T>(count);
-  ScatterToStaging<T, VEC>(team, ops, parity, 0, slot, [&](int) { return count; });
-  if (!PeerBarrier(team, &s, 1)) return;
+  ScatterToStaging<T, VEC, U>(team, ops, parity, 0, slot, [&](int) { return count; });
+  if (!PeerBarrier<Carries::kWrites>(team, &s, 1)) return;
   StagedSources<T>(team, ops, parity, 0, slot, src);
-  ReduceInto<T, OP, VEC>(src, team.world, dst, 1, count);
+  ReduceInto<T, OP, VEC, U>(src, team.world, dst, 1, count);
   EndBlock(team, &s, 1);
 }
 
@@ -205,7 +208,7 @@ __global__ void __launch_bounds__(kMaxReduceThreads)
   EndBlock(team, &s, 1);
 }
 
-template <class T, core::RedOp OP, bool VEC>
+template <class T, core::RedOp OP, bool VEC, int U>
 __global__ void __launch_bounds__(kMaxReduceThreads)
     TwoShotKernel(PeerTeam team, PeerOperands ops, std::uint64_t count, bool push) {
   __shared__ BlockSync s;
@@ -217,8 +220,11 @@ __global__ void __launch_bounds__(kMaxReduceThreads)
   T* dst[kMaxPeers];
   AllOutputs<T>(team, ops, mine, dst);
   const int parity = (s.base >> 1) & 1;
-  if (push) ScatterToStaging<T, VEC>(team, ops, parity, seg, seg, len);
-  if (!PeerBarrier(team, &s, 1)) return;  // inputs (or staging) ready, outputs free
+  if (push) ScatterToStaging<T, VEC, U>(team, ops, parity, seg, seg, len);
+  // Inputs (or the staging we pushed into) ready, outputs free.
+  const bool ready = push ? PeerBarrier<Carries::kWrites>(team, &s, 1)
+                          : PeerBarrier<Carries::kArrival>(team, &s, 1);
+  if (!ready) return;
   if (push) {
     StagedSources<T>(team, ops, parity, mine, seg, src);
   } else {
@@ -227,12 +233,12 @@ __global__ void __launch_bounds__(kMaxReduceThreads)
       if (r < team.world) src[r] = In<T>(ops, r) + mine;
     }
   }
-  ReduceInto<T, OP, VEC>(src, team.world, dst, team.world, len(team.rank));
-  if (!PeerBarrier(team, &s, 2)) return;  // every segment is everywhere
+  ReduceInto<T, OP, VEC, U>(src, team.world, dst, team.world, len(team.rank));
+  if (!PeerBarrier<Carries::kWrites>(team, &s, 2)) return;  // every segment is everywhere
   EndBlock(team, &s, 2);
 }
 
-template <class T, core::RedOp OP, bool VEC>
+template <class T, core::RedOp OP, bool VEC, int U>
 __global__ void __launch_bounds__(kMaxReduceThreads)
     ReduceScatterKernel(PeerTeam team, PeerOperands ops, std::uint64_t count, bool push) {
   __shared__ BlockSync s;
@@ -241,26 +247,26 @@ __global__ void __launch_bounds__(kMaxReduceThreads)
   const T* src[kMaxPeers];
   T* dst[1] = {Out<T>(ops, team.rank)};
   if (!push) {
-    if (!PeerBarrier(team, &s, 1)) return;
+    if (!PeerBarrier<Carries::kArrival>(team, &s, 1)) return;
 #pragma unroll
     for (int r = 0; r < kMaxPeers; ++r) {
       if (r < team.world) src[r] = In<T>(ops, r) + mine;
     }
-    ReduceInto<T, OP, VEC>(src, team.world, dst, 1, count);
-    if (!PeerBarrier(team, &s, 2)) return;
+    ReduceInto<T, OP, VEC, U>(src, team.world, dst, 1, count);
+    if (!PeerBarrier<Carries::kArrival>(team, &s, 2)) return;
     EndBlock(team, &s, 2);
     return;
   }
   const int parity = s.base & 1;
   const std::uint64_t slot = PaddedCount<T>(count);
-  ScatterToStaging<T, VEC>(team, ops, parity, count, slot, [&](int) { return count; });
-  if (!PeerBarrier(team, &s, 1)) return;
+  ScatterToStaging<T, VEC, U>(team, ops, parity, count, slot, [&](int) { return count; });
+  if (!PeerBarrier<Carries::kWrites>(team, &s, 1)) return;
   StagedSources<T>(team, ops, parity, mine, slot, src);
-  ReduceInto<T, OP, VEC>(src, team.world, dst, 1, count);
+  ReduceInto<T, OP, VEC, U>(src, team.world, dst, 1, count);
   EndBlock(team, &s, 1);
 }
 
-template <class T, core::RedOp OP, bool VEC>
+template <class T, core::RedOp OP, bool VEC, int U>
 cudaError_t LaunchTyped(PeerAlgo algo, const PeerTeam& team, const PeerOperands& ops,
                         std::uint64_t count, const PeerShape& shape, cudaStream_t stream) {
   const dim3 grid(shape.blocks), block(shape.threads);
@@ -269,14 +275,14 @@ cudaError_t LaunchTyped(PeerAlgo algo, const PeerTeam& team, const PeerOperands&
       if (shape.ll) {
         OneShotLLKernel<T, OP><<<grid, block, 0, stream>>>(team, ops, count);
       } else {
-        OneShotKernel<T, OP, VEC><<<grid, block, 0, stream>>>(team, ops, count, shape.push);
+        OneShotKernel<T, OP, VEC, U><<<grid, block, 0, stream>>>(team, ops, count, shape.push);
       }
       break;
     case PeerAlgo::kTwoShot:
-      TwoShotKernel<T, OP, VEC><<<grid, block, 0, stream>>>(team, ops, count, shape.push);
+      TwoShotKernel<T, OP, VEC, U><<<grid, block, 0, stream>>>(team, ops, count, shape.push);
       break;
     default:
-      ReduceScatterKernel<T, OP, VEC><<<grid, block, 0, stream>>>(team, ops, count, shape.push);
+      ReduceScatterKernel<T, OP, VEC, U><<<grid, block, 0, stream>>>(team, ops, count, shape.push);
       break;
   }
   return cudaGetLastError();
@@ -290,8 +296,9 @@ cudaError_t LaunchAligned(PeerAlgo algo, const PeerTeam& team, const PeerOperand
   if (shape.ll && !OperandsAligned(ops, team.world)) return cudaErrorMisalignedAddress;
   const bool vec = OperandsAligned(ops, team.world) &&
                    (algo != PeerAlgo::kReduceScatter || (count * sizeof(T)) % 16 == 0);
-  return vec ? LaunchTyped<T, OP, true>(algo, team, ops, count, shape, stream)
-             : LaunchTyped<T, OP, false>(algo, team, ops, count, shape, stream);
+  if (!vec) return LaunchTyped<T, OP, false, 1>(algo, team, ops, count, shape, stream);
+  return shape.unroll == 2 ? LaunchTyped<T, OP, true, 2>(algo, team, ops, count, shape, stream)
+                           : LaunchTyped<T, OP, true, 1>(algo, team, ops, count, shape, stream);
 }
 
 template <class T>

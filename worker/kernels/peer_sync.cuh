@@ -66,20 +66,42 @@ __device__ inline void EndBlock(const PeerTeam& team, const BlockSync* s, unsign
   if (threadIdx.x == 0) team.epochs[blockIdx.x] = s->base + used;
 }
 
+__device__ inline void StoreRelaxed(unsigned int* p, unsigned int v) {
+  asm volatile("st.relaxed.sys.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+
+// What a barrier must carry across GPUs.
+enum class Carries {
+  // Only arrival: before it this block wrote nothing a peer reads after it (a launch's
+  // first barrier in pull mode: the inputs were written by earlier kernels, complete and
+  // in their owner's memory; or a last barrier after reads only: their values are in
+  // hand). The flag is stored relaxed: a release at system scope first waits until every
+  // earlier write of the thread is visible everywhere. The wait still acquires, so nothing
+  // after the barrier moves before it.
+  kArrival,
+  // The block's writes into peer memory: release/acquire at system scope.
+  kWrites,
+};
+
 // Barrier number `n` (1-based) of this launch, between block blockIdx.x of every rank.
-// Writes this block made before it (local or remote) are visible to the peers' same block
-// after it. Returns false (for every thread of the block) when a peer did not arrive in
-// time; *team.timed_out is then 1.
+// With Carries::kWrites, writes this block made before it (local or remote) are visible
+// to the peers' same block after it. Returns false (for every thread of the block) when a
+// peer did not arrive in time; *team.timed_out is then 1.
+template <Carries C>
 __device__ inline bool PeerBarrier(const PeerTeam& team, BlockSync* s, unsigned int n) {
   const unsigned int epoch = s->base + n;
   __syncthreads();
   const int t = threadIdx.x;
   if (t < team.world) {
-    // Cumulativity: the block's writes, ordered before this thread by __syncthreads, are
-    // released with the flag.
-    asm volatile("fence.acq_rel.sys;" ::: "memory");
-    StoreRelease(&Pick(team.signals, t)->flags[blockIdx.x][team.rank], epoch);
+    unsigned int* theirs = &Pick(team.signals, t)->flags[blockIdx.x][team.rank];
     const unsigned int* mine = &Pick(team.signals, team.rank)->flags[blockIdx.x][t];
+    if constexpr (C == Carries::kWrites) {
+      // Cumulativity: the block's writes, ordered before this thread by __syncthreads,
+      // are released with the flag.
+      StoreRelease(theirs, epoch);
+    } else {
+      StoreRelaxed(theirs, epoch);
+    }
     const std::uint64_t start = PeerNowNs();
     while (static_cast<int>(LoadAcquire(mine) - epoch) < 0) {
       if (PeerNowNs() - start > team.timeout_ns) {

@@ -75,16 +75,40 @@ __device__ inline std::uint64_t FlatStride() {
   return static_cast<std::uint64_t>(gridDim.x) * blockDim.x;
 }
 
-// Visits [0, len) elements: 16-byte vectors first (when VEC), then single elements; the
-// same thread visits the same indices in every kernel of a launch shape.
-template <class T, bool VEC, class FV, class FS>
-__device__ inline void WalkRange(std::uint64_t len, FV&& vec, FS&& scalar) {
+// Indices first, first + stride, ... below n, U per step: `load(u, j)` runs for all U
+// before any `use(u, j)`, so U loads per thread are in flight at once. A peer's memory is
+// ~1 us away over NVLink; bytes in flight per thread, not occupancy, fill the links at
+// the sizes where the grid covers the message in a few steps. The thread still visits
+// exactly the indices it would visit one at a time.
+template <int U, class FL, class FU>
+__device__ inline void StridedSteps(std::uint64_t first, std::uint64_t n, std::uint64_t stride,
+                                    FL&& load, FU&& use) {
+  std::uint64_t j = first;
+  for (; j + (U - 1) * stride < n; j += U * stride) {
+#pragma unroll
+    for (int u = 0; u < U; ++u) load(u, j + u * stride);
+#pragma unroll
+    for (int u = 0; u < U; ++u) use(u, j + u * stride);
+  }
+  for (; j < n; j += stride) {
+    load(0, j);
+    use(0, j);
+  }
+}
+
+// Visits [0, len) elements: 16-byte vectors first (when VEC; `load`/`use` as in
+// StridedSteps, with element offsets), then single elements; the same thread visits the
+// same indices in every kernel of a launch shape, whatever U.
+template <class T, bool VEC, int U, class FL, class FU, class FS>
+__device__ inline void WalkRange(std::uint64_t len, FL&& load, FU&& use, FS&& scalar) {
   constexpr int kN = Lanes<T>::kN;
   std::uint64_t nvec = 0;
   const std::uint64_t tid = FlatThread(), stride = FlatStride();
   if constexpr (VEC) {
     nvec = len / kN;
-    for (std::uint64_t j = tid; j < nvec; j += stride) vec(j * kN);
+    StridedSteps<U>(
+        tid, nvec, stride, [&](int u, std::uint64_t j) { load(u, j * kN); },
+        [&](int u, std::uint64_t j) { use(u, j * kN); });
   }
   for (std::uint64_t j = nvec * kN + tid; j < len; j += stride) scalar(j);
 }

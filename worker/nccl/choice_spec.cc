@@ -76,8 +76,15 @@ core::Status ApplyPeerParam(const std::string& key, const std::string& value, Ch
     if (spec.threads % 32 != 0 || spec.threads > 1024) {
       return core::InvalidArgument("threads '" + value + "' is not a multiple of 32 up to 1024");
     }
+  } else if (key == "unroll") {
+    CCLTUNE_ASSIGN_OR_RETURN(spec.unroll, ParsePositive(key, value));
+    if (spec.unroll > kMaxUnrollParam) {
+      return core::InvalidArgument("unroll '" + value + "' is not one of 1, 2");
+    }
+    if (spec.ll) return core::InvalidArgument("unroll does not apply to mode=ll");
   } else {
-    return core::InvalidArgument("parameter '" + key + "' is not one of blocks, threads, mode");
+    return core::InvalidArgument("parameter '" + key +
+                                 "' is not one of blocks, threads, mode, unroll");
   }
   return core::Status::Ok();
 }
@@ -131,31 +138,43 @@ core::ChoiceName Named(std::string base, std::map<std::string, std::string> para
   return core::ChoiceName{std::move(base), std::move(params)};
 }
 
-// The peer kernels' sweep: grid shapes that matter at small (few blocks, one barrier
-// round trip) and large (enough blocks to fill NVLink) sizes, both directions.
+// The peer kernels' sweep: the grids that won somewhere in a wide sweep (blocks 16-256,
+// threads 256/512, pull/push, unroll 1/2; 2 and 4 H200s, graph mode, 64 KiB-64 MiB;
+// tests/gpu/own_kernels_on_device.sh exploreN). One-shot: 4-64 blocks for LL's small
+// messages; push wins from 64 KiB, 32 blocks to 1 MiB, 128 (unrolled) above; pull never
+// won, one shape stays for coverage. Two-shot: 16-32 blocks at 256 KiB-1 MiB, 64-128 above,
+// 512 threads only at 32 MiB and up; unroll 2 was never slower than 1 beyond 512 KiB.
+// 256 blocks lost everywhere (one wave no longer fits at 128 registers a thread).
 void AppendPeerCatalog(core::Op op, std::vector<core::ChoiceName>& out) {
-  struct Grid {
+  struct Shape {
     const char* blocks;
     const char* threads;
+    const char* mode;
+    const char* unroll;  // nullptr: 1 (not named)
   };
-  // Measured on 4 H200s: 256 threads beat 512 and 1024 at every size for one-shot; more
-  // blocks help two-shot up to the SM count.
-  static const Grid kOneShot[] = {{"4", "256"}, {"16", "256"}, {"64", "256"}};
-  static const Grid kTwoShot[] = {{"32", "256"}, {"64", "256"}, {"128", "256"}, {"128", "512"}};
-  static const Grid kCopy[] = {{"16", "256"}, {"64", "512"}};
-  auto add = [&](const char* base, const auto& grids, std::initializer_list<const char*> modes) {
-    for (const Grid& g : grids) {
-      for (const char* mode : modes) {
-        out.push_back(Named(base, {{"blocks", g.blocks}, {"threads", g.threads}, {"mode", mode}}));
-      }
+  static const Shape kOneShot[] = {
+      {"4", "256", "ll", nullptr},     {"16", "256", "ll", nullptr},
+      {"64", "256", "ll", nullptr},    {"64", "256", "pull", nullptr},
+      {"32", "256", "push", nullptr},  {"64", "256", "push", nullptr},
+      {"128", "256", "push", nullptr}, {"128", "256", "push", "2"}};
+  static const Shape kTwoShot[] = {
+      {"16", "256", "pull", "2"},  {"32", "256", "pull", "2"},  {"64", "256", "pull", "2"},
+      {"128", "256", "pull", "2"}, {"32", "256", "push", "2"},  {"64", "256", "push", "2"},
+      {"128", "256", "push", "2"}, {"128", "512", "push", "2"}};
+  static const Shape kCopy[] = {{"16", "256", "pull", nullptr}, {"16", "256", "push", nullptr},
+                                {"64", "512", "pull", "2"},     {"64", "512", "push", "2"}};
+  auto add = [&](const char* base, const auto& shapes) {
+    for (const Shape& g : shapes) {
+      std::map<std::string, std::string> p{
+          {"blocks", g.blocks}, {"threads", g.threads}, {"mode", g.mode}};
+      if (g.unroll != nullptr) p["unroll"] = g.unroll;
+      out.push_back(Named(base, std::move(p)));
     }
   };
-  if (op == core::Op::kAllReduce) add("oneshot", kOneShot, {"pull", "push", "ll"});
-  if (op == core::Op::kAllReduce || op == core::Op::kReduceScatter) {
-    add("twoshot", kTwoShot, {"pull", "push"});
-  }
+  if (op == core::Op::kAllReduce) add("oneshot", kOneShot);
+  if (op == core::Op::kAllReduce || op == core::Op::kReduceScatter) add("twoshot", kTwoShot);
   if (op == core::Op::kAllGather) {
-    add("p2p", kCopy, {"pull", "push"});
+    add("p2p", kCopy);
     for (const char* mode : {"pull", "push"}) out.push_back(Named("ce", {{"mode", mode}}));
   }
 }

@@ -32,13 +32,15 @@ struct ChoiceSpec {
   int threads = 512;
   bool push = false;                // write into the peers (true) or read from them
   bool ll = false;                  // oneshot mode=ll: flags travel with the data
+  int unroll = 1;                   // vectors in flight per thread (kernels::PeerShape)
   bool absent_test = false;         // test-absent: one rank never joins the kernel
   std::string unsupported;  // non-empty: a known name this build cannot run, and why
 };
 
 inline constexpr int kCtasValues[] = {2, 4, 8, 16, 32};
-inline constexpr int kMaxPeerBlocksParam = 128;     // kernels::kMaxPeerBlocks
+inline constexpr int kMaxPeerBlocksParam = 256;     // kernels::kMaxPeerBlocks
 inline constexpr int kMaxReduceThreadsParam = 512;  // kernels::kMaxReduceThreads
+inline constexpr int kMaxUnrollParam = 2;           // kernels::kMaxUnroll
 // One-shot moves (world-1) times the message into every rank: two-shot covers the sizes
 // above this, so the sweep does not spend its time there.
 inline constexpr std::uint64_t kOneShotMaxBytes = std::uint64_t{16} << 20;

@@ -19,7 +19,7 @@ kernels::PeerAlgo PeerAlgoFor(const ChoiceSpec& spec, core::Op op) {
 }
 
 kernels::PeerShape PeerShapeOf(const ChoiceSpec& spec) {
-  return {spec.blocks, spec.threads, spec.push, spec.ll};
+  return {spec.blocks, spec.threads, spec.push, spec.ll, spec.unroll};
 }
 
 core::Result<PeerEnqueuer> PeerEnqueuer::Create(const ChoiceSpec& spec, const OpShape& shape) {

@@ -17,6 +17,11 @@
 
 namespace ccltune::worker::nccl {
 
+// choice_spec.h validates names without the CUDA headers; its bounds are the kernels'.
+static_assert(kMaxPeerBlocksParam == kernels::kMaxPeerBlocks);
+static_assert(kMaxReduceThreadsParam == kernels::kMaxReduceThreads);
+static_assert(kMaxUnrollParam == kernels::kMaxUnroll);
+
 class PeerEnqueuer {
  public:
   static core::Result<PeerEnqueuer> Create(const ChoiceSpec& spec, const OpShape& shape);
