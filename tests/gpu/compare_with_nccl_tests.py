@@ -3,6 +3,7 @@
 tuning cost, accuracy of ccltune's `nccl` choice against nccl-tests, and NCCL default vs
 winner per size for allReduce (graph and eager). Reads ccltune's --json summaries and
 nccl-tests' stdout; prints Markdown."""
+import glob
 import json
 import os
 import sys
@@ -18,12 +19,9 @@ def load_summary(out, name):
         return json.load(f)
 
 
-def nccl_tests(out, prefix, op, gpus):
-    """size -> (time_us, busbw) of the out-of-place columns."""
-    path = os.path.join(out, "%s_%s_%d.txt" % (prefix, OPS[op], gpus))
+def parse_nccl_tests(path):
+    """size -> (time_us, busbw) of the out-of-place columns of one nccl-tests output."""
     rows = {}
-    if not os.path.exists(path):
-        return rows
     for line in open(path):
         t = line.split()
         if len(t) >= 8 and t[0].isdigit() and t[1].isdigit():
@@ -32,6 +30,26 @@ def nccl_tests(out, prefix, op, gpus):
             except ValueError:
                 pass
     return rows
+
+
+def nccl_tests(out, prefix, op, gpus):
+    """size -> (time_us, busbw): one run (PREFIX_OP_N.txt) or, when the run was repeated
+    (PREFIX_OP_N.1.txt, .2, ...), the run with the median time per size (nccl-tests'
+    eager host launch gaps vary between runs; one value per size stays self-consistent)."""
+    base = os.path.join(out, "%s_%s_%d" % (prefix, OPS[op], gpus))
+    paths = sorted(glob.glob(base + ".[0-9]*.txt")) or \
+        ([base + ".txt"] if os.path.exists(base + ".txt") else [])
+    runs = [parse_nccl_tests(p) for p in paths]
+    rows = {}
+    for size in set().union(*runs) if runs else []:
+        vals = sorted(r[size] for r in runs if size in r)
+        rows[size] = vals[(len(vals) - 1) // 2]
+    return rows
+
+
+def nccl_tests_runs(out, prefix, op, gpus):
+    base = os.path.join(out, "%s_%s_%d" % (prefix, OPS[op], gpus))
+    return len(glob.glob(base + ".[0-9]*.txt")) or int(os.path.exists(base + ".txt"))
 
 
 def choice(rec, name):
@@ -58,6 +76,9 @@ def cost_table(summary, name):
 
 def accuracy_table(summary, out, gpus):
     print("\n### `nccl` choice vs nccl-tests, %d GPUs, bf16, eager (busbw GB/s)\n" % gpus)
+    runs = nccl_tests_runs(out, "nt", "allReduce", gpus)
+    if runs > 1:
+        print("nccl-tests: per size the median of %d runs.\n" % runs)
     print("| op | size | ccltune time (us) | nccl-tests time (us) | ccltune busbw | "
           "nccl-tests busbw | diff |")
     print("|---|---|---|---|---|---|---|")

@@ -14,6 +14,8 @@
 #   benchN    tune graph+eager on N GPUs, torch_symm_bench.py, own_kernels_table.py
 #   correctN  the peer-kernel correctness tests on N GPUs
 #   sanitize2 memcheck and racecheck of a small peer-kernel case on 2 GPUs
+#   exploreN  a wide peer-kernel grid (graph, 64 KiB-64 MiB) beside torch on N GPUs
+#   abN       this build against $CCLTUNE_AB_BIN, alternating, same choices (graph)
 # Writes $OUT/own-kernels.md. NVLink multicast stays off in every process.
 set -uo pipefail
 # shellcheck source=tests/gpu/device_env.sh
@@ -55,6 +57,46 @@ bench() {  # bench <n>
   python3 tests/gpu/own_kernels_table.py "$OUT" --gpus "$n" >>"$report" 2>&1
 }
 
+# A wider grid than the catalog's, graph mode, where the own kernels compete (64 KiB to
+# 64 MiB), beside torch: picks the catalog's grids. $OUT/exploreN.json has every choice.
+explore() {  # explore <n>
+  local n=$1 gpus list="" b t m u
+  gpus=$(seq -s, 0 $((n - 1)))
+  for b in 16 32 64 128 256; do for t in 256 512; do for m in pull push; do for u in 1 2; do
+    list+="twoshot:blocks=$b,threads=$t,mode=$m,unroll=$u,"
+  done; done; done; done
+  for b in 32 64 128; do for m in pull push; do for u in 1 2; do
+    list+="oneshot:blocks=$b,threads=256,mode=$m,unroll=$u,"
+  done; done; done
+  CUDA_VISIBLE_DEVICES=$gpus timed "explore$n: ccltune tune --ranks $n (wide peer grid) --cuda-graph" 240 \
+    ccltune tune --backend nccl --ranks "$n" --op allReduce --dtypes bf16 --sizes 64KiB:64MiB:2 \
+    --cuda-graph --choices "nccl,${CCLTUNE_EXPLORE_CHOICES:-${list%,}}" --json "$OUT/explore$n.json" \
+    >"$OUT/explore$n.txt" 2>&1
+  CUDA_VISIBLE_DEVICES=$gpus timed "torch$n: torch_symm_bench.py --gpus $n" 200 \
+    python3 tests/gpu/torch_symm_bench.py --gpus "$n" --json "$OUT/torch$n.json" \
+    --timeout-s 180 >"$OUT/torch$n.txt" 2>&1
+}
+
+# This build against another one ($CCLTUNE_AB_BIN, e.g. the previous commit's ccltune in
+# the bundle), alternating, same choices and sizes (graph): kernel changes are judged side
+# by side in one run, never against figures from another day.
+ab() {  # ab <n>
+  local n=$1 gpus bin i
+  gpus=$(seq -s, 0 $((n - 1)))
+  [ -x "${CCLTUNE_AB_BIN:-}" ] || { log "- ab$n: set CCLTUNE_AB_BIN to another ccltune"; return; }
+  local choices=${CCLTUNE_AB_CHOICES:-oneshot:blocks=16,threads=256,mode=ll,oneshot:blocks=64,threads=256,mode=pull,oneshot:blocks=32,threads=256,mode=push,twoshot:blocks=16,threads=256,mode=pull,unroll=2,twoshot:blocks=32,threads=256,mode=pull,unroll=2,twoshot:blocks=64,threads=256,mode=pull,unroll=2,twoshot:blocks=128,threads=256,mode=push,unroll=2}
+  for i in 1 2; do
+    for bin in "$CCLTUNE_AB_BIN" ccltune; do
+      local tag=new
+      [ "$bin" = ccltune ] || tag=old
+      CUDA_VISIBLE_DEVICES=$gpus timed "ab$n $tag $i: $bin tune --ranks $n --cuda-graph" 120 \
+        "$bin" tune --backend nccl --ranks "$n" --op allReduce --dtypes bf16 \
+        --sizes 64KiB:16MiB:4 --cuda-graph --choices "nccl,$choices" \
+        --json "$OUT/ab$n-$tag-$i.json" >"$OUT/ab$n-$tag-$i.txt" 2>&1
+    done
+  done
+}
+
 correct() {  # correct <n>
   local n=$1 gpus
   gpus=$(seq -s, 0 $((n - 1)))
@@ -73,7 +115,7 @@ sanitize() {
     # NCCL probes kernel images with cudaFuncGetAttributes and expects some to be missing:
     # those API errors are NCCL's, not ours, so API error reports stay off.
     CUDA_VISIBLE_DEVICES=0,1 CCLTUNE_GPU_TEST_QUICK=1 \
-      CCLTUNE_GPU_TEST_CHOICES='oneshot:blocks=2,threads=64,mode=pull;oneshot:blocks=2,threads=64,mode=push;oneshot:blocks=2,threads=64,mode=ll;twoshot:blocks=2,threads=64,mode=pull;twoshot:blocks=2,threads=64,mode=push;p2p:blocks=2,threads=64,mode=push;ce:mode=pull' \
+      CCLTUNE_GPU_TEST_CHOICES='oneshot:blocks=2,threads=64,mode=pull;oneshot:blocks=2,threads=64,mode=push;oneshot:blocks=2,threads=64,mode=ll;twoshot:blocks=2,threads=64,mode=pull;twoshot:blocks=2,threads=64,mode=push;twoshot:blocks=2,threads=64,mode=pull,unroll=2;oneshot:blocks=2,threads=64,mode=push,unroll=2;p2p:blocks=2,threads=64,mode=push;p2p:blocks=2,threads=64,mode=pull,unroll=2;ce:mode=pull' \
       timed "compute-sanitizer --tool $tool (2 GPUs, 3078 B, bf16 sum)" 150 \
       "$cs" --tool "$tool" --report-api-errors no --target-processes all --error-exitcode 9 \
       .gpu/bin/nccl_choices_gpu_test --gtest_filter='*PeerKernels*' >"$OUT/sanitize-$tool.log" 2>&1
@@ -85,6 +127,8 @@ sanitize() {
 for s in ${*:-bench4 correct4 sanitize2 bench2 correct2}; do
   case $s in
     bench*) bench "${s#bench}" ;;
+    explore*) explore "${s#explore}" ;;
+    ab*) ab "${s#ab}" ;;
     correct*) correct "${s#correct}" ;;
     sanitize2) sanitize ;;
     *) log "unknown section $s" ;;

@@ -33,6 +33,25 @@ tune() {  # tune <name> <gpus csv> <args...>: timed `ccltune tune`, JSON kept
   log "- $name: exit $rc, wall $(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.1f", b-a}') s: ccltune tune --ranks $n $*"
 }
 
+# nccl-tests on <n> GPUs: eager NT_REPEAT times (compare_with_nccl_tests.py takes the
+# median per size: nccl-tests' eager loop pays host launch gaps, and those vary between
+# runs by several percent near 1 MiB), graph once.
+nccl_tests() {  # nccl_tests <n> <gpus csv>
+  local g=$1 devs=$2 op i
+  if [ ! -x .gpu/nccl-tests/all_reduce_perf ]; then
+    log "- nccl-tests: not carried (.gpu/nccl-tests/ missing)"
+    return
+  fi
+  for op in all_reduce all_gather reduce_scatter; do
+    for i in $(seq 1 "${NT_REPEAT:-3}"); do
+      CUDA_VISIBLE_DEVICES=$devs timeout 120 ".gpu/nccl-tests/${op}_perf" -b 1K -e 256M \
+        -f 2 -t "$g" -g 1 -d bfloat16 -w 5 -n 20 -a 3 >"$OUT/nt_${op}_${g}.$i.txt" 2>&1
+    done
+    CUDA_VISIBLE_DEVICES=$devs timeout 120 ".gpu/nccl-tests/${op}_perf" -b 1K -e 64M \
+      -f 4 -t "$g" -g 1 -d bfloat16 -w 5 -n 20 -a 3 -G 20 >"$OUT/ntg_${op}_${g}.txt" 2>&1
+  done
+}
+
 for s in $sections; do
   case $s in
     sweep4) tune sweep4 0,1,2,3 --op allReduce,allGather,reduceScatter --dtypes bf16 \
@@ -46,12 +65,7 @@ for s in $sections; do
     graph8) tune graph8 0,1,2,3,4,5,6,7 --op allReduce --dtypes bf16 --sizes 1KiB:64MiB:4 --cuda-graph
             tune eager8 0,1,2,3,4,5,6,7 --op allReduce --dtypes bf16 --sizes 1KiB:64MiB:4 ;;
     nccltests8)
-      for op in all_reduce all_gather reduce_scatter; do
-        CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7 timeout 120 ".gpu/nccl-tests/${op}_perf" -b 1K \
-          -e 256M -f 2 -t 8 -g 1 -d bfloat16 -w 5 -n 20 -a 3 >"$OUT/nt_${op}_8.txt" 2>&1
-        CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7 timeout 120 ".gpu/nccl-tests/${op}_perf" -b 1K \
-          -e 64M -f 4 -t 8 -g 1 -d bfloat16 -w 5 -n 20 -a 3 -G 20 >"$OUT/ntg_${op}_8.txt" 2>&1
-      done ;;
+      nccl_tests 8 0,1,2,3,4,5,6,7 ;;
     faults)
       CCLTUNE_ENABLE_TEST_CHOICES=1 tune hang4 0,1,2,3 --op allReduce --dtypes bf16 \
         --sizes 1MiB,16MiB --choices nccl,test-hang,nccl:algo=ring,proto=simple --choice-timeout 5
@@ -70,19 +84,8 @@ for s in $sections; do
       log "- kill4: rank 2 (pid $victim) killed; tune exit $rc after $(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.1f", b-a}') s; survivors: $(pgrep -fc -- 'ccltune worker') still running"
       grep -m3 "error" "$OUT/kill4.txt" | sed 's/^/    /' | tee -a "$report" ;;
     nccltests)
-      if [ -x .gpu/nccl-tests/all_reduce_perf ]; then
-        for op in all_reduce all_gather reduce_scatter; do
-          for g in 4 2; do
-            devs=$([ $g = 4 ] && echo 0,1,2,3 || echo 0,1)
-            CUDA_VISIBLE_DEVICES=$devs timeout 120 ".gpu/nccl-tests/${op}_perf" -b 1K -e 256M \
-              -f 2 -t $g -g 1 -d bfloat16 -w 5 -n 20 -a 3 >"$OUT/nt_${op}_${g}.txt" 2>&1
-            CUDA_VISIBLE_DEVICES=$devs timeout 120 ".gpu/nccl-tests/${op}_perf" -b 1K -e 64M \
-              -f 4 -t $g -g 1 -d bfloat16 -w 5 -n 20 -a 3 -G 20 >"$OUT/ntg_${op}_${g}.txt" 2>&1
-          done
-        done
-      else
-        log "- nccl-tests: not carried (.gpu/nccl-tests/ missing)"
-      fi ;;
+      nccl_tests 4 0,1,2,3
+      nccl_tests 2 0,1 ;;
   esac
 done
 python3 tests/gpu/compare_with_nccl_tests.py "$OUT" >>"$report" 2>&1

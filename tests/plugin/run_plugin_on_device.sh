@@ -25,7 +25,10 @@
 # VAR=value settings for the runs with the plugin only, e.g. NCCL_MIN_CTAS=32, which is also
 # passed to the exports as --min-ctas so the table shows what the plugin applies), SOURCE
 # (file: CCLTUNE_RESULTS_FILE, the default; redis: a redis-server started here holds the
-# results and the plugin reads CCLTUNE_REDIS_URL).
+# results and the plugin reads CCLTUNE_REDIS_URL), TUNE_ARGS (more `ccltune tune` flags,
+# e.g. --choices, for a job whose winners are NCCL's own), TUNE_ENV (VAR=value settings for
+# the tune only, e.g. CCLTUNE_PEER_MEMORY=0: a job where ranks cannot share memory, so
+# NCCL-internal choices win where nccl-symm does not).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 2
 BUNDLE=${BUNDLE:-.gpu}
@@ -72,8 +75,10 @@ if [ "${SOURCE:-file}" = redis ]; then
 fi
 if [ -z "${WINNERS:-}" ]; then
   echo "== ccltune tune: allReduce $DTYPE $SIZES on $NGPU GPUs"
-  timeout 360 ccltune tune --backend nccl --ranks "$NGPU" --op allReduce --dtypes "$DTYPE" \
-    --sizes "$SIZES" "${cache[@]}" --json "$W/tune.json" >"$W/tune.log" 2>&1 \
+  # shellcheck disable=SC2086
+  env ${TUNE_ENV:-} timeout 360 ccltune tune --backend nccl --ranks "$NGPU" --op allReduce \
+    --dtypes "$DTYPE" --sizes "$SIZES" "${cache[@]}" --json "$W/tune.json" ${TUNE_ARGS:-} \
+    >"$W/tune.log" 2>&1 \
     || { tail -30 "$W/tune.log"; exit 1; }
   tail -15 "$W/tune.log"
   fp=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1])).get('fingerprint',''))" "$W/tune.json")
