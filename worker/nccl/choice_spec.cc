@@ -140,11 +140,12 @@ core::ChoiceName Named(std::string base, std::map<std::string, std::string> para
 
 // The peer kernels' sweep: the grids that won somewhere in a wide sweep (blocks 16-256,
 // threads 256/512, pull/push, unroll 1/2; 2 and 4 H200s, graph mode, 64 KiB-64 MiB;
-// tests/gpu/own_kernels_on_device.sh exploreN). One-shot: 4-64 blocks for LL's small
-// messages; push wins from 64 KiB, 32 blocks to 1 MiB, 128 (unrolled) above; pull never
-// won, one shape stays for coverage. Two-shot: 16-32 blocks at 256 KiB-1 MiB, 64-128 above,
-// 512 threads only at 32 MiB and up; unroll 2 was never slower than 1 beyond 512 KiB.
-// 256 blocks lost everywhere (one wave no longer fits at 128 registers a thread).
+// tests/gpu/own_kernels_on_device.sh exploreN, tests/gpu/explore_table.py). One-shot:
+// 4-64 blocks for LL's small messages; pull from 64 KiB, 32-64 blocks to 512 KiB, 128
+// (unrolled) above; push lost everywhere once pull's barriers stopped fencing, two shapes
+// stay. Two-shot: pull to 4 MiB (16-64 blocks at 512 KiB-2 MiB), push from 8 MiB; 512
+// threads only at 16 MiB and up; unroll 2 was never slower beyond 1 MiB. 256 blocks lost
+// everywhere (one wave no longer fits at 128 registers a thread).
 void AppendPeerCatalog(core::Op op, std::vector<core::ChoiceName>& out) {
   struct Shape {
     const char* blocks;
@@ -154,12 +155,13 @@ void AppendPeerCatalog(core::Op op, std::vector<core::ChoiceName>& out) {
   };
   static const Shape kOneShot[] = {
       {"4", "256", "ll", nullptr},     {"16", "256", "ll", nullptr},
-      {"64", "256", "ll", nullptr},    {"64", "256", "pull", nullptr},
-      {"32", "256", "push", nullptr},  {"64", "256", "push", nullptr},
-      {"128", "256", "push", nullptr}, {"128", "256", "push", "2"}};
+      {"64", "256", "ll", nullptr},    {"32", "256", "pull", nullptr},
+      {"64", "256", "pull", nullptr},  {"128", "256", "pull", nullptr},
+      {"128", "256", "pull", "2"},     {"32", "256", "push", nullptr},
+      {"128", "256", "push", "2"}};
   static const Shape kTwoShot[] = {
-      {"16", "256", "pull", "2"},  {"32", "256", "pull", "2"},  {"64", "256", "pull", "2"},
-      {"128", "256", "pull", "2"}, {"32", "256", "push", "2"},  {"64", "256", "push", "2"},
+      {"16", "256", "pull", "2"},  {"32", "256", "pull", "2"},  {"64", "256", "pull", nullptr},
+      {"64", "256", "pull", "2"},  {"128", "256", "pull", "2"}, {"64", "256", "push", "2"},
       {"128", "256", "push", "2"}, {"128", "512", "push", "2"}};
   static const Shape kCopy[] = {{"16", "256", "pull", nullptr}, {"16", "256", "push", nullptr},
                                 {"64", "512", "pull", "2"},     {"64", "512", "push", "2"}};
