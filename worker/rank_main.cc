@@ -63,7 +63,14 @@ struct Attempt {
   std::vector<RankRecord> peers;
   std::vector<BenchObserver*> observers;  // metrics, when enabled
   WorkerMetrics* metrics = nullptr;
+  std::string first_failure;  // the attempt's first failure, once this rank raised its own
 };
+
+// Raises this rank's failure (first one wins across ranks) and keeps the first.
+void RaiseFailure(Attempt& a, const Status& st) {
+  a.first_failure = a.control.RaiseFailure("rank " + std::to_string(a.cfg.rank) + ": " +
+                                           st.message());
+}
 
 // The rank's Prometheus side (DESIGN §7): families, the /metrics server, the final push.
 struct RankMetrics {
@@ -188,23 +195,12 @@ Status Finish(Attempt& a, Backend& backend, std::vector<core::ResultRecord> reco
   return PublishAndSummarize(a, backend, std::move(records), std::move(summary));
 }
 
-Status RunAttempt(Attempt& a) {
+// Everything between communicator setup and the summary, on a live backend.
+Status RunWithBackend(Attempt& a, Backend& backend, TimingBreakdown setup) {
   const auto& bench = a.cfg.plan.benchmark;
-  CCLTUNE_ASSIGN_OR_RETURN(
-      a.peers,
-      a.rendezvous.Join(LocalRankRecord(a.cfg.rank), DeadlineIn(bench.rendezvous_timeout_seconds)));
-  a.control.WatchPeers();
-  TimingBreakdown setup;
-  auto t0 = Clock::now();
-  BackendParams bp{a.cfg.backend, a.cfg.rank, a.cfg.world_size, a.cfg.local_rank,
-                   a.cfg.listen_host};
-  CCLTUNE_ASSIGN_OR_RETURN(auto backend,
-                           CreateBackend(bp, a.rendezvous, a.control, bench,
-                                         DeadlineIn(bench.rendezvous_timeout_seconds)));
-  setup.comm_setup = std::chrono::duration<double>(Clock::now() - t0).count();
   MaybeDelayForTest(a.cfg.rank);
   StatsObserver stats;
-  t0 = Clock::now();
+  auto t0 = Clock::now();
   std::vector<BenchObserver*> observers{&stats};
   observers.insert(observers.end(), a.observers.begin(), a.observers.end());
   auto presync = a.rendezvous.PreSync(bench.pre_sync_window_seconds,
@@ -222,15 +218,37 @@ Status RunAttempt(Attempt& a) {
     progress = std::make_unique<ProgressPublisher>(a.redis, a.keys, problems.size());
     observers.push_back(progress.get());
   }
-  BenchRunner runner(*backend, a.control, a.rendezvous, bench, observers);
-  const std::string fp = core::Fingerprint(FingerprintOf(*backend, a.peers));
+  BenchRunner runner(backend, a.control, a.rendezvous, bench, observers);
+  const std::string fp = core::Fingerprint(FingerprintOf(backend, a.peers));
   runner.set_fingerprint(fp);
   if (a.metrics) a.metrics->SetFingerprint(fp);
   CCLTUNE_ASSIGN_OR_RETURN(auto records, runner.Run(problems));
   TimingBreakdown timing = runner.timing();
   timing.comm_setup += setup.comm_setup;
   timing.presync = setup.presync;
-  return Finish(a, *backend, std::move(records), stats, timing);
+  return Finish(a, backend, std::move(records), stats, timing);
+}
+
+Status RunAttempt(Attempt& a) {
+  const auto& bench = a.cfg.plan.benchmark;
+  CCLTUNE_ASSIGN_OR_RETURN(
+      a.peers,
+      a.rendezvous.Join(LocalRankRecord(a.cfg.rank), DeadlineIn(bench.rendezvous_timeout_seconds)));
+  a.control.WatchPeers();
+  TimingBreakdown setup;
+  auto t0 = Clock::now();
+  BackendParams bp{a.cfg.backend, a.cfg.rank, a.cfg.world_size, a.cfg.local_rank,
+                   a.cfg.listen_host};
+  CCLTUNE_ASSIGN_OR_RETURN(auto backend,
+                           CreateBackend(bp, a.rendezvous, a.control, bench,
+                                         DeadlineIn(bench.rendezvous_timeout_seconds)));
+  setup.comm_setup = std::chrono::duration<double>(Clock::now() - t0).count();
+  Status st = RunWithBackend(a, *backend, setup);
+  // Raised while this rank's connections are still open: once they close, the peers see
+  // this rank disconnect and could record that as the attempt's first failure, hiding the
+  // cause (a rank killed mid-benchmark was then reported as "rank 0 disconnected").
+  if (!st.ok()) RaiseFailure(a, st);
+  return st;
 }
 
 }  // namespace
@@ -258,10 +276,11 @@ int RunRank(const RankConfig& cfg) {
   if (st.ok()) return 0;
   // A lost peer often cascades (rank 1 sees rank 2 die and exits; rank 0 then sees rank 1
   // go): name the first failure of the attempt too, which is the root cause.
+  if (attempt.first_failure.empty()) RaiseFailure(attempt, st);
   const std::string mine = "rank " + std::to_string(cfg.rank) + ": " + st.message();
-  const std::string first = (*control)->RaiseFailure(mine);
-  if (first != mine)
-    st = core::Status(st.code(), st.message() + "; the attempt failed first on " + first);
+  if (attempt.first_failure != mine)
+    st = core::Status(st.code(),
+                      st.message() + "; the attempt failed first on " + attempt.first_failure);
   return fail(st);
 }
 
