@@ -1,6 +1,7 @@
 // Bad flags and bad plans: exit code 2 and exactly one line that names the problem.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <sstream>
 
 #include "tests/integration/ccltune_process.h"
@@ -13,6 +14,7 @@ struct BadInput {
   std::vector<std::string> args;  // "{plan}" is replaced by the plan file's path
   std::string plan;               // YAML written to the plan file, if any
   std::string expect;             // substring of the one error line
+  std::map<std::string, std::string> env = {};  // more environment for the process
 };
 
 std::vector<std::string> NonEmptyLines(const std::string& text) {
@@ -31,7 +33,9 @@ TEST_P(BadInputTest, ExitsTwoWithOneLineNamingTheField) {
   std::vector<std::string> args;
   const std::string plan = WritePlan(dir, "plan.yaml", p.plan);
   for (const auto& a : p.args) args.push_back(a == "{plan}" ? plan : a);
-  auto run = RunCcltune(args, {{"CCLTUNE_CACHE_DIR", dir.File("cache")}}, 30);
+  auto env = p.env;
+  env["CCLTUNE_CACHE_DIR"] = dir.File("cache");
+  auto run = RunCcltune(args, env, 30);
   EXPECT_EQ(run.code, 2) << run.output;
   const auto lines = NonEmptyLines(run.output);
   ASSERT_EQ(lines.size(), 1u) << run.output;
@@ -70,7 +74,13 @@ INSTANTIATE_TEST_SUITE_P(
                  {"worker", "--job-id", "j", "--redis", "redis://127.0.0.1:1/0", "--plan", "p"},
                  "",
                  "--world-size"},
-        BadInput{"BadRedisUrl", Tune({"--redis", "http://localhost:6379"}), "", "--redis"}),
+        BadInput{"BadRedisUrl", Tune({"--redis", "http://localhost:6379"}), "", "--redis"},
+        // Checked before the GPU count, so it is caught on this GPU-less machine too.
+        BadInput{"PeerMemoryTypo",
+                 {"tune", "--backend", "nccl", "--ranks", "2"},
+                 "",
+                 "CCLTUNE_PEER_MEMORY: 'off' is not one of 0",
+                 {{"CCLTUNE_PEER_MEMORY", "off"}}}),
     [](const auto& info) { return info.param.name; });
 
 INSTANTIATE_TEST_SUITE_P(

@@ -1,3 +1,4 @@
+#include <cstdlib>
 #include <memory>
 
 #include "core/plan.h"
@@ -6,6 +7,7 @@
 #include "worker/cli/plan_flags.h"
 #include "worker/launcher.h"
 #include "worker/local_redis.h"
+#include "worker/nccl/peer_memory_env.h"
 
 namespace ccltune::worker::cli {
 namespace {
@@ -25,6 +27,10 @@ int RunTuneCommand(TuneFlags& f) {
   if (backend == "auto") backend = AutoBackend(&why);
   if (backend != "host" && backend != "nccl")
     return UsageError("--backend: '" + f.backend + "' is not one of auto, nccl, host");
+  if (backend == "nccl") {
+    auto peers = nccl::PeerMemoryWanted(std::getenv(nccl::kPeerMemoryEnv));
+    if (!peers.ok()) return UsageError(peers.status().message());
+  }
   if (backend == "nccl" && VisibleGpuCount() == 0)
     return UsageError("--backend nccl: no GPU is visible to this process");
   core::PlanLimits limits;

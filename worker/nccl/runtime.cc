@@ -9,6 +9,7 @@
 #include "worker/kernels/kernels.h"
 #include "worker/nccl/cuda_check.h"
 #include "worker/nccl/hex_bytes.h"
+#include "worker/nccl/peer_memory_env.h"
 
 namespace ccltune::worker::nccl {
 namespace {
@@ -32,8 +33,8 @@ core::Status Runtime::Start(std::optional<TunerControl> tuner, Deadline deadline
   if (l2 > 0) l2_bytes_ = static_cast<std::size_t>(l2);
   CCLTUNE_NCCL_TRY(nullptr, ncclGetVersion(&nccl_version_));
   CCLTUNE_RETURN_IF_ERROR(InitDefaultComm(/*epoch=*/0, deadline));
-  const char* peer_env = std::getenv("CCLTUNE_PEER_MEMORY");
-  if (peer_env != nullptr && std::string(peer_env) == "0") {
+  CCLTUNE_ASSIGN_OR_RETURN(const bool peers_wanted, PeerMemoryWanted(std::getenv(kPeerMemoryEnv)));
+  if (!peers_wanted) {
     peers_ = PeerMemory::Unavailable(rank_, world_, dir_, "turned off by CCLTUNE_PEER_MEMORY=0");
   } else {
     CCLTUNE_ASSIGN_OR_RETURN(peers_, PeerMemory::Probe(rank_, world_, dir_, stream(), deadline));
