@@ -126,34 +126,46 @@ __device__ inline void StagedSources(const PeerTeam& team, const PeerOperands& o
   }
 }
 
+// Every rank's `count` elements at offset rank * stride, reduced into our output: the
+// whole message for one-shot (stride 0), our segment for the reduce-scatter half (stride
+// count). Pull reads the peers' inputs between two arrival barriers; push writes our
+// segment for peer p into slot `rank` of p's staging, then reduces from our own staging.
+template <class T, core::RedOp OP, bool VEC, int U>
+__device__ inline void ReduceOwnSegment(const PeerTeam& team, const PeerOperands& ops,
+                                        BlockSync* s, std::uint64_t count, std::uint64_t stride,
+                                        bool push) {
+  const std::uint64_t mine = static_cast<std::uint64_t>(team.rank) * stride;
+  const T* src[kMaxPeers];
+  T* dst[1] = {Out<T>(ops, team.rank)};
+  if (!push) {
+    if (!PeerBarrier<Carries::kArrival>(team, s, 1)) return;  // every input is ready
+#pragma unroll
+    for (int r = 0; r < kMaxPeers; ++r) {
+      if (r < team.world) src[r] = In<T>(ops, r) + mine;
+    }
+    ReduceInto<T, OP, VEC, U>(src, team.world, dst, 1, count);
+    // Nobody reads our input any more (we wrote only our own output).
+    if (!PeerBarrier<Carries::kArrival>(team, s, 2)) return;
+    EndBlock(team, s, 2);
+    return;
+  }
+  // Staging alternates by parity: a peer writes parity p again only after passing the
+  // next launch's barrier, i.e. after we finished reading it.
+  const int parity = s->base & 1;
+  const std::uint64_t slot = PaddedCount<T>(count);
+  ScatterToStaging<T, VEC, U>(team, ops, parity, stride, slot, [&](int) { return count; });
+  if (!PeerBarrier<Carries::kWrites>(team, s, 1)) return;
+  StagedSources<T>(team, ops, parity, mine, slot, src);
+  ReduceInto<T, OP, VEC, U>(src, team.world, dst, 1, count);
+  EndBlock(team, s, 1);
+}
+
 template <class T, core::RedOp OP, bool VEC, int U>
 __global__ void __launch_bounds__(kMaxReduceThreads)
     OneShotKernel(PeerTeam team, PeerOperands ops, std::uint64_t count, bool push) {
   __shared__ BlockSync s;
   if (!BeginBlock(team, &s)) return;
-  const T* src[kMaxPeers];
-  T* dst[1] = {Out<T>(ops, team.rank)};
-  if (!push) {
-    if (!PeerBarrier<Carries::kArrival>(team, &s, 1)) return;  // every input is ready
-#pragma unroll
-    for (int r = 0; r < kMaxPeers; ++r) {
-      if (r < team.world) src[r] = In<T>(ops, r);
-    }
-    ReduceInto<T, OP, VEC, U>(src, team.world, dst, 1, count);
-    // Nobody reads our input any more (we wrote only our own output).
-    if (!PeerBarrier<Carries::kArrival>(team, &s, 2)) return;
-    EndBlock(team, &s, 2);
-    return;
-  }
-  // Staging alternates by parity: a peer writes parity p again only after passing the
-  // next launch's barrier, i.e. after we finished reading it.
-  const int parity = s.base & 1;
-  const std::uint64_t slot = PaddedCount<T>(count);
-  ScatterToStaging<T, VEC, U>(team, ops, parity, 0, slot, [&](int) { return count; });
-  if (!PeerBarrier<Carries::kWrites>(team, &s, 1)) return;
-  StagedSources<T>(team, ops, parity, 0, slot, src);
-  ReduceInto<T, OP, VEC, U>(src, team.world, dst, 1, count);
-  EndBlock(team, &s, 1);
+  ReduceOwnSegment<T, OP, VEC, U>(team, ops, &s, count, 0, push);
 }
 
 // LL one-shot: line i of every rank's input goes, with this launch's flag, into slot
@@ -243,27 +255,7 @@ __global__ void __launch_bounds__(kMaxReduceThreads)
     ReduceScatterKernel(PeerTeam team, PeerOperands ops, std::uint64_t count, bool push) {
   __shared__ BlockSync s;
   if (!BeginBlock(team, &s)) return;
-  const std::uint64_t mine = static_cast<std::uint64_t>(team.rank) * count;
-  const T* src[kMaxPeers];
-  T* dst[1] = {Out<T>(ops, team.rank)};
-  if (!push) {
-    if (!PeerBarrier<Carries::kArrival>(team, &s, 1)) return;
-#pragma unroll
-    for (int r = 0; r < kMaxPeers; ++r) {
-      if (r < team.world) src[r] = In<T>(ops, r) + mine;
-    }
-    ReduceInto<T, OP, VEC, U>(src, team.world, dst, 1, count);
-    if (!PeerBarrier<Carries::kArrival>(team, &s, 2)) return;
-    EndBlock(team, &s, 2);
-    return;
-  }
-  const int parity = s.base & 1;
-  const std::uint64_t slot = PaddedCount<T>(count);
-  ScatterToStaging<T, VEC, U>(team, ops, parity, count, slot, [&](int) { return count; });
-  if (!PeerBarrier<Carries::kWrites>(team, &s, 1)) return;
-  StagedSources<T>(team, ops, parity, mine, slot, src);
-  ReduceInto<T, OP, VEC, U>(src, team.world, dst, 1, count);
-  EndBlock(team, &s, 1);
+  ReduceOwnSegment<T, OP, VEC, U>(team, ops, &s, count, count, push);
 }
 
 template <class T, core::RedOp OP, bool VEC, int U>
