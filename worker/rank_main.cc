@@ -66,10 +66,14 @@ struct Attempt {
   std::string first_failure;  // the attempt's first failure, once this rank raised its own
 };
 
+// This rank's entry in the attempt's failure record: "rank N: message".
+std::string FailureLine(int rank, const Status& st) {
+  return "rank " + std::to_string(rank) + ": " + st.message();
+}
+
 // Raises this rank's failure (first one wins across ranks) and keeps the first.
 void RaiseFailure(Attempt& a, const Status& st) {
-  a.first_failure = a.control.RaiseFailure("rank " + std::to_string(a.cfg.rank) + ": " +
-                                           st.message());
+  a.first_failure = a.control.RaiseFailure(FailureLine(a.cfg.rank, st));
 }
 
 // The rank's Prometheus side (DESIGN §7): families, the /metrics server, the final push.
@@ -277,8 +281,7 @@ int RunRank(const RankConfig& cfg) {
   // A lost peer often cascades (rank 1 sees rank 2 die and exits; rank 0 then sees rank 1
   // go): name the first failure of the attempt too, which is the root cause.
   if (attempt.first_failure.empty()) RaiseFailure(attempt, st);
-  const std::string mine = "rank " + std::to_string(cfg.rank) + ": " + st.message();
-  if (attempt.first_failure != mine)
+  if (attempt.first_failure != FailureLine(cfg.rank, st))
     st = core::Status(st.code(),
                       st.message() + "; the attempt failed first on " + attempt.first_failure);
   return fail(st);

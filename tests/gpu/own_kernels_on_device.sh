@@ -41,6 +41,14 @@ timed() {  # timed <label> <limit s> <cmd...>: runs, logs exit code and wall tim
   log "- $label: exit $rc, $(awk -v a="$s" -v b="$e" 'BEGIN{printf "%.1f", b-a}') s"
 }
 
+# PyTorch's symmetric-memory one-/two-shot on the same GPUs (the comparison's other side).
+torch_bench() {  # torch_bench <n> <gpus csv>
+  local n=$1 gpus=$2
+  CUDA_VISIBLE_DEVICES=$gpus timed "torch$n: torch_symm_bench.py --gpus $n" 200 \
+    python3 tests/gpu/torch_symm_bench.py --gpus "$n" --json "$OUT/torch$n.json" \
+    --timeout-s 180 >"$OUT/torch$n.txt" 2>&1
+}
+
 bench() {  # bench <n>
   local n=$1 gpus
   gpus=$(seq -s, 0 $((n - 1)))
@@ -51,9 +59,7 @@ bench() {  # bench <n>
       ccltune tune --backend nccl --ranks "$n" --op allReduce --dtypes bf16 --sizes 1KiB:64MiB:2 \
       $flag --json "$OUT/$mode$n.json" ${CCLTUNE_BENCH_ARGS:-} >"$OUT/$mode$n.txt" 2>&1
   done
-  CUDA_VISIBLE_DEVICES=$gpus timed "torch$n: torch_symm_bench.py --gpus $n" 200 \
-    python3 tests/gpu/torch_symm_bench.py --gpus "$n" --json "$OUT/torch$n.json" \
-    --timeout-s 180 >"$OUT/torch$n.txt" 2>&1
+  torch_bench "$n" "$gpus"
   python3 tests/gpu/own_kernels_table.py "$OUT" --gpus "$n" >>"$report" 2>&1
 }
 
@@ -72,9 +78,7 @@ explore() {  # explore <n>
     ccltune tune --backend nccl --ranks "$n" --op allReduce --dtypes bf16 --sizes 64KiB:64MiB:2 \
     --cuda-graph --choices "nccl,${CCLTUNE_EXPLORE_CHOICES:-${list%,}}" --json "$OUT/explore$n.json" \
     >"$OUT/explore$n.txt" 2>&1
-  CUDA_VISIBLE_DEVICES=$gpus timed "torch$n: torch_symm_bench.py --gpus $n" 200 \
-    python3 tests/gpu/torch_symm_bench.py --gpus "$n" --json "$OUT/torch$n.json" \
-    --timeout-s 180 >"$OUT/torch$n.txt" 2>&1
+  torch_bench "$n" "$gpus"
 }
 
 # This build against another one ($CCLTUNE_AB_BIN, e.g. the previous commit's ccltune in
