@@ -167,8 +167,14 @@ core::Status PeerMemory::CheckWrites(cudaStream_t stream, Deadline deadline) {
   CCLTUNE_CUDA_TRY(kernels::LaunchPeerProbeWrite(Team(0), slots, kProbeValue, stream));
   CCLTUNE_RETURN_IF_ERROR(WaitStream(stream, deadline, "peer probe write"));
   CCLTUNE_RETURN_IF_ERROR(dir_.AllGather("peer-probe-written", "", deadline).status());
-  unsigned int seen[kernels::kMaxPeers] = {};
-  CCLTUNE_CUDA_TRY(cudaMemcpy(seen, slots.slot[rank_], sizeof(seen), cudaMemcpyDeviceToHost));
+  // Read back on our stream into pinned memory, so this wait too has the deadline.
+  CCLTUNE_ASSIGN_OR_RETURN(MappedHost readback,
+                           MappedHost::Allocate(sizeof(unsigned int) * kernels::kMaxPeers));
+  CCLTUNE_CUDA_TRY(cudaMemcpyAsync(readback.host(), slots.slot[rank_],
+                                   sizeof(unsigned int) * kernels::kMaxPeers,
+                                   cudaMemcpyDeviceToHost, stream));
+  CCLTUNE_RETURN_IF_ERROR(WaitStream(stream, deadline, "peer probe read-back"));
+  const auto* seen = static_cast<const unsigned int*>(readback.host());
   std::string local;
   for (int r = 0; r < world_ && local.empty(); ++r) {
     if (seen[r] != kProbeValue + static_cast<unsigned>(r)) {
