@@ -26,7 +26,7 @@ tune() {  # tune <name> <gpus csv> <args...>: timed `ccltune tune`, JSON kept
   shift 2
   n=$(echo "$gpus" | tr ',' '\n' | wc -l)
   t0=$(date +%s.%N)
-  CUDA_VISIBLE_DEVICES=$gpus timeout -k 5 280 ccltune tune --backend nccl --ranks "$n" \
+  CUDA_VISIBLE_DEVICES=$gpus timeout -k 5 280 "${CCLTUNE_BIN:-ccltune}" tune --backend nccl --ranks "$n" \
     --json "$OUT/$name.json" "$@" >"$OUT/$name.txt" 2>&1
   rc=$?
   t1=$(date +%s.%N)
@@ -52,8 +52,38 @@ nccl_tests() {  # nccl_tests <n> <gpus csv>
   done
 }
 
+# Where ccltune and nccl-tests part near 1 MiB (issue 3): per op, nccl-tests three times
+# with 20 iterations and twice with 200, each also timing every iteration with CUDA events
+# (-I 1: max over GPUs per iteration; the first 2 skipped), and ccltune's `nccl` choice
+# twice; with CCLTUNE_DIAG_BIN (a build reading CCLTUNE_DIAG_SLICES) also once from one
+# buffer set, as nccl-tests does. accuracy_table.py tabulates it.
+accuracy() {  # accuracy <n>
+  local g=$1 devs op n i
+  devs=$(seq -s, 0 $((g - 1)))
+  for op in all_gather all_reduce reduce_scatter; do
+    for n in 20 200; do
+      for i in $(seq 1 $((n == 20 ? 3 : 2))); do
+        CUDA_VISIBLE_DEVICES=$devs timeout 120 ".gpu/nccl-tests/${op}_perf" -b 512K -e 4M \
+          -f 2 -t "$g" -g 1 -d bfloat16 -w 5 -n "$n" -a 3 -I 1 -K 2 \
+          -J "$OUT/acc_${op}_${g}.n$n.$i.json" >"$OUT/acc_${op}_${g}.n$n.$i.txt" 2>&1
+      done
+    done
+  done
+  for i in 1 2; do
+    tune "acc${g}.$i" "$devs" --op allGather,allReduce,reduceScatter --dtypes bf16 \
+      --sizes 512KiB:4MiB:2 --choices nccl
+  done
+  if [ -n "${CCLTUNE_DIAG_BIN:-}" ]; then
+    CCLTUNE_DIAG_SLICES=1 CCLTUNE_BIN=$CCLTUNE_DIAG_BIN tune "acc${g}.one" "$devs" \
+      --op allGather,allReduce,reduceScatter --dtypes bf16 --sizes 512KiB:4MiB:2 --choices nccl
+  fi
+  python3 tests/gpu/accuracy_table.py "$OUT" "$g" >>"$report" 2>&1
+}
+
 for s in $sections; do
   case $s in
+    accuracy2) accuracy 2 ;;
+    accuracy4) accuracy 4 ;;
     sweep4) tune sweep4 0,1,2,3 --op allReduce,allGather,reduceScatter --dtypes bf16 \
               --sizes 1KiB:256MiB:2 ;;
     graph4) tune graph4 0,1,2,3 --op allReduce --dtypes bf16 --sizes 1KiB:64MiB:4 --cuda-graph

@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""Where ccltune's `nccl` choice and nccl-tests part, near 1 MiB (tune_on_device.sh's
+accuracyN section). Per op and size, time per operation in us:
+- ccltune: the `nccl` choice of each `acc<N>.<i>` run (CUDA events around a gated round,
+  max over ranks, median of rounds; buffers rotate past L2), and `acc<N>.one` (a diagnostic
+  build measuring from one buffer set, as nccl-tests does) when present;
+- nccl-tests, out of place, `-n 20` and `-n 200`: its headline time (host clock around the
+  launch loop, max over threads) and, from the same runs, its own CUDA-event time (-I 1:
+  each iteration timed by events, max over GPUs; mean of the iterations after the first 2).
+Usage: accuracy_table.py OUT GPUS"""
+import glob
+import json
+import os
+import sys
+
+OPS = {"allGather": "all_gather", "allReduce": "all_reduce", "reduceScatter": "reduce_scatter"}
+SIZES = [512 << 10, 1 << 20, 2 << 20, 4 << 20]
+
+
+def ccltune_times(path):
+    """(op, bytes) -> the `nccl` choice's time (us) in one --json summary."""
+    if not os.path.exists(path):
+        return {}
+    out = {}
+    for rec in json.load(open(path))["records"]:
+        for c in rec["choices"]:
+            if c["name"] == "nccl" and c["status"] == "ok":
+                out[(rec["op"], rec["bytes"])] = c["timeUs"]
+    return out
+
+
+def results_of(doc):
+    """The per-size result objects of one nccl-tests -J file, wherever they sit."""
+    if isinstance(doc, dict):
+        if "size" in doc and "out_of_place" in doc:
+            yield doc
+        for v in doc.values():
+            yield from results_of(v)
+    elif isinstance(doc, list):
+        for v in doc:
+            yield from results_of(v)
+
+
+def nccl_tests_times(path):
+    """bytes -> (host time us, event mean us) of the out-of-place columns of one -J file."""
+    try:
+        doc = json.load(open(path))
+    except (OSError, ValueError):
+        return {}
+    out = {}
+    for r in results_of(doc):
+        oop = r.get("out_of_place") or {}
+        per_iter = r.get("out_of_place_per_iter") or {}
+        host = oop.get("time")
+        if host is None:
+            continue
+        out[int(r["size"])] = (float(host), per_iter.get("avg_us"))
+    return out
+
+
+def fmt(values):
+    return ", ".join("%.2f" % v for v in values if v is not None) or "-"
+
+
+def median(values):
+    v = sorted(x for x in values if x is not None)
+    return v[(len(v) - 1) // 2] if v else None
+
+
+def main(out, gpus):
+    runs = [ccltune_times(p) for p in sorted(glob.glob(os.path.join(out, "acc%d.[0-9]*.json" % gpus)))]
+    one = ccltune_times(os.path.join(out, "acc%d.one.json" % gpus))
+    print("\n### Near 1 MiB, %d GPUs, bf16, eager: time per op (us)\n" % gpus)
+    print("| op | size | ccltune `nccl` | ccltune, one buffer set | nccl-tests -n 20 host | "
+          "-n 20 events | -n 200 host | -n 200 events | diff vs -n 20 host (median) | "
+          "diff vs events (median) |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for op, prefix in OPS.items():
+        nt = {}
+        for n in (20, 200):
+            files = sorted(glob.glob(os.path.join(out, "acc_%s_%d.n%d.[0-9]*.json" % (prefix, gpus, n))))
+            nt[n] = [nccl_tests_times(f) for f in files]
+        for size in SIZES:
+            mine = [r.get((op, size)) for r in runs]
+            host = {n: [r.get(size, (None, None))[0] for r in nt[n]] for n in nt}
+            events = {n: [r.get(size, (None, None))[1] for r in nt[n]] for n in nt}
+            m, h = median(mine), median(host[20])
+            e = median(events[20] + events[200])
+            # busbw is bytes / time times a constant, so the busbw difference is t_ref / t - 1.
+            d_host = "%+.1f%%" % ((h / m - 1) * 100) if m and h else "-"
+            d_ev = "%+.1f%%" % ((e / m - 1) * 100) if m and e else "-"
+            print("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+                op, size, fmt(mine), fmt([one.get((op, size))]), fmt(host[20]), fmt(events[20]),
+                fmt(host[200]), fmt(events[200]), d_host, d_ev))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], int(sys.argv[2]))
