@@ -2,11 +2,13 @@
 """Where ccltune's `nccl` choice and nccl-tests part, near 1 MiB (tune_on_device.sh's
 accuracyN section). Per op and size, time per operation in us:
 - ccltune: the `nccl` choice of each `acc<N>.<i>` run (CUDA events around a gated round,
-  max over ranks, median of rounds; buffers rotate past L2), and `acc<N>.one` (a diagnostic
-  build measuring from one buffer set, as nccl-tests does) when present;
+  max over ranks, median of rounds; buffers rotate past L2), `acc<N>.ungated` (200
+  iterations, launched while the GPU runs), `acc<N>.graph` (--cuda-graph) and
+  `acc<N>.one` (a diagnostic build measuring from one buffer set, as nccl-tests does);
 - nccl-tests, out of place, `-n 20` and `-n 200`: its headline time (host clock around the
   launch loop, max over threads) and, from the same runs, its own CUDA-event time (-I 1:
-  each iteration timed by events, max over GPUs; mean of the iterations after the first 2).
+  each iteration timed by events, max over GPUs; mean of the iterations after the first 2),
+  and `-G 20` (the loop captured as a graph, launched 20 times).
 Usage: accuracy_table.py OUT GPUS"""
 import glob
 import json
@@ -68,30 +70,37 @@ def median(values):
 
 
 def main(out, gpus):
+    def mine(name):
+        return ccltune_times(os.path.join(out, "acc%d.%s.json" % (gpus, name)))
     runs = [ccltune_times(p) for p in sorted(glob.glob(os.path.join(out, "acc%d.[0-9]*.json" % gpus)))]
-    one = ccltune_times(os.path.join(out, "acc%d.one.json" % gpus))
-    print("\n### Near 1 MiB, %d GPUs, bf16, eager: time per op (us)\n" % gpus)
-    print("| op | size | ccltune `nccl` | ccltune, one buffer set | nccl-tests -n 20 host | "
-          "-n 20 events | -n 200 host | -n 200 events | diff vs -n 20 host (median) | "
-          "diff vs events (median) |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    ungated, graph, one = mine("ungated"), mine("graph"), mine("one")
+    print("\n### Near 1 MiB, %d GPUs, bf16: time per op (us), ccltune's `nccl` choice and "
+          "nccl-tests (out of place)\n" % gpus)
+    print("| op | size | ccltune (gated rounds of 20) | ungated, 200 | graph | one buffer set "
+          "| nccl-tests -n 20 host | -n 20 events | -n 200 host | -n 200 events | graph "
+          "| gated vs -n 20 host | graph vs graph |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for op, prefix in OPS.items():
         nt = {}
         for n in (20, 200):
             files = sorted(glob.glob(os.path.join(out, "acc_%s_%d.n%d.[0-9]*.json" % (prefix, gpus, n))))
             nt[n] = [nccl_tests_times(f) for f in files]
+        ntg = nccl_tests_times(os.path.join(out, "acc_%s_%d.graph.json" % (prefix, gpus)))
         for size in SIZES:
-            mine = [r.get((op, size)) for r in runs]
+            gated = [r.get((op, size)) for r in runs]
             host = {n: [r.get(size, (None, None))[0] for r in nt[n]] for n in nt}
             events = {n: [r.get(size, (None, None))[1] for r in nt[n]] for n in nt}
-            m, h = median(mine), median(host[20])
-            e = median(events[20] + events[200])
-            # busbw is bytes / time times a constant, so the busbw difference is t_ref / t - 1.
-            d_host = "%+.1f%%" % ((h / m - 1) * 100) if m and h else "-"
-            d_ev = "%+.1f%%" % ((e / m - 1) * 100) if m and e else "-"
-            print("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
-                op, size, fmt(mine), fmt([one.get((op, size))]), fmt(host[20]), fmt(events[20]),
-                fmt(host[200]), fmt(events[200]), d_host, d_ev))
+            ref_graph = ntg.get(size, (None, None))[0]
+            print("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+                op, size, fmt(gated), fmt([ungated.get((op, size))]), fmt([graph.get((op, size))]),
+                fmt([one.get((op, size))]), fmt(host[20]), fmt(events[20]), fmt(host[200]),
+                fmt(events[200]), fmt([ref_graph]), diff(median(host[20]), median(gated)),
+                diff(ref_graph, graph.get((op, size)))))
+
+
+def diff(ref, t):
+    """busbw is bytes / time times a constant, so the busbw difference is t_ref / t - 1."""
+    return "%+.1f%%" % ((ref / t - 1) * 100) if ref and t else "-"
 
 
 if __name__ == "__main__":

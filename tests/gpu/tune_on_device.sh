@@ -54,9 +54,11 @@ nccl_tests() {  # nccl_tests <n> <gpus csv>
 
 # Where ccltune and nccl-tests part near 1 MiB (issue 3): per op, nccl-tests three times
 # with 20 iterations and twice with 200, each also timing every iteration with CUDA events
-# (-I 1: max over GPUs per iteration; the first 2 skipped), and ccltune's `nccl` choice
-# twice; with CCLTUNE_DIAG_BIN (a build reading CCLTUNE_DIAG_SLICES) also once from one
-# buffer set, as nccl-tests does. accuracy_table.py tabulates it.
+# (-I 1: max over GPUs per iteration; the first 2 skipped), and once as a CUDA graph;
+# ccltune's `nccl` choice twice as tuned (gated rounds of 20), once ungated (200
+# iterations) and once as a graph; with CCLTUNE_DIAG_BIN (a build reading
+# CCLTUNE_DIAG_SLICES) also once from one buffer set, as nccl-tests does.
+# accuracy_table.py tabulates it.
 accuracy() {  # accuracy <n>
   local g=$1 devs op n i
   devs=$(seq -s, 0 $((g - 1)))
@@ -69,13 +71,20 @@ accuracy() {  # accuracy <n>
       done
     done
   done
-  for i in 1 2; do
-    tune "acc${g}.$i" "$devs" --op allGather,allReduce,reduceScatter --dtypes bf16 \
-      --sizes 512KiB:4MiB:2 --choices nccl
+  for op in all_gather all_reduce reduce_scatter; do
+    CUDA_VISIBLE_DEVICES=$devs timeout 120 ".gpu/nccl-tests/${op}_perf" -b 512K -e 4M -f 2 \
+      -t "$g" -g 1 -d bfloat16 -w 5 -n 20 -a 3 -G 20 -J "$OUT/acc_${op}_${g}.graph.json" \
+      >"$OUT/acc_${op}_${g}.graph.txt" 2>&1
   done
+  local acc=(--op allGather,allReduce,reduceScatter --dtypes bf16 --sizes 512KiB:4MiB:2 --choices nccl)
+  for i in 1 2; do
+    tune "acc${g}.$i" "$devs" "${acc[@]}"
+  done
+  # 200 iterations are past the launch gate's limit: the host launches while the GPU runs.
+  tune "acc${g}.ungated" "$devs" "${acc[@]}" --iters 200
+  tune "acc${g}.graph" "$devs" "${acc[@]}" --cuda-graph
   if [ -n "${CCLTUNE_DIAG_BIN:-}" ]; then
-    CCLTUNE_DIAG_SLICES=1 CCLTUNE_BIN=$CCLTUNE_DIAG_BIN tune "acc${g}.one" "$devs" \
-      --op allGather,allReduce,reduceScatter --dtypes bf16 --sizes 512KiB:4MiB:2 --choices nccl
+    CCLTUNE_DIAG_SLICES=1 CCLTUNE_BIN=$CCLTUNE_DIAG_BIN tune "acc${g}.one" "$devs" "${acc[@]}"
   fi
   python3 tests/gpu/accuracy_table.py "$OUT" "$g" >>"$report" 2>&1
 }
