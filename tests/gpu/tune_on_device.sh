@@ -35,7 +35,7 @@ tune() {  # tune <name> <gpus csv> <args...>: timed `ccltune tune`, JSON kept
 
 # nccl-tests on <n> GPUs: eager NT_REPEAT times (compare_with_nccl_tests.py takes the
 # median per size: nccl-tests' eager loop pays host launch gaps, and those vary between
-# runs by several percent near 1 MiB), graph once.
+# runs by several percent near 1 MiB), eager once timed by CUDA events, graph once.
 nccl_tests() {  # nccl_tests <n> <gpus csv>
   local g=$1 devs=$2 op i
   if [ ! -x .gpu/nccl-tests/all_reduce_perf ]; then
@@ -47,6 +47,11 @@ nccl_tests() {  # nccl_tests <n> <gpus csv>
       CUDA_VISIBLE_DEVICES=$devs timeout 120 ".gpu/nccl-tests/${op}_perf" -b 1K -e 256M \
         -f 2 -t "$g" -g 1 -d bfloat16 -w 5 -n 20 -a 3 >"$OUT/nt_${op}_${g}.$i.txt" 2>&1
     done
+    # Once more with nccl-tests' own CUDA-event timing of every iteration (the timer DESIGN
+    # §2 uses); kept apart so the event records do not touch the headline runs above.
+    CUDA_VISIBLE_DEVICES=$devs timeout 120 ".gpu/nccl-tests/${op}_perf" -b 1K -e 256M \
+      -f 2 -t "$g" -g 1 -d bfloat16 -w 5 -n 20 -a 3 -I 1 -K 2 -J "$OUT/nte_${op}_${g}.json" \
+      >"$OUT/nte_${op}_${g}.txt" 2>&1
     CUDA_VISIBLE_DEVICES=$devs timeout 120 ".gpu/nccl-tests/${op}_perf" -b 1K -e 64M \
       -f 4 -t "$g" -g 1 -d bfloat16 -w 5 -n 20 -a 3 -G 20 >"$OUT/ntg_${op}_${g}.txt" 2>&1
   done
