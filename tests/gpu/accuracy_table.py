@@ -8,7 +8,8 @@ accuracyN section). Per op and size, time per operation in us:
 - nccl-tests, out of place, `-n 20` and `-n 200`: its headline time (host clock around the
   launch loop, max over threads) and, from the same runs, its own CUDA-event time (-I 1:
   each iteration timed by events, max over GPUs; mean of the iterations after the first 2),
-  and `-G 20` (the loop captured as a graph, launched 20 times).
+  `-G 20` (the loop captured as a graph, launched 20 times), and `-n 20` with
+  NCCL_P2P_DIRECT_DISABLE=1 ("P2P/IPC": the transport one process per GPU gets).
 Usage: accuracy_table.py OUT GPUS"""
 import glob
 import json
@@ -78,24 +79,31 @@ def main(out, gpus):
           "nccl-tests (out of place)\n" % gpus)
     print("| op | size | ccltune (gated rounds of 20) | ungated, 200 | graph | one buffer set "
           "| nccl-tests -n 20 host | -n 20 events | -n 200 host | -n 200 events | graph "
-          "| gated vs -n 20 host | graph vs graph |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "| P2P/IPC -n 20 host | P2P/IPC events | gated vs -n 20 host "
+          "| gated vs P2P/IPC host | graph vs graph |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for op, prefix in OPS.items():
         nt = {}
         for n in (20, 200):
             files = sorted(glob.glob(os.path.join(out, "acc_%s_%d.n%d.[0-9]*.json" % (prefix, gpus, n))))
             nt[n] = [nccl_tests_times(f) for f in files]
         ntg = nccl_tests_times(os.path.join(out, "acc_%s_%d.graph.json" % (prefix, gpus)))
+        ipc = [nccl_tests_times(f) for f in
+               sorted(glob.glob(os.path.join(out, "acc_%s_%d.ipc.[0-9]*.json" % (prefix, gpus))))]
         for size in SIZES:
             gated = [r.get((op, size)) for r in runs]
             host = {n: [r.get(size, (None, None))[0] for r in nt[n]] for n in nt}
             events = {n: [r.get(size, (None, None))[1] for r in nt[n]] for n in nt}
             ref_graph = ntg.get(size, (None, None))[0]
-            print("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
-                op, size, fmt(gated), fmt([ungated.get((op, size))]), fmt([graph.get((op, size))]),
-                fmt([one.get((op, size))]), fmt(host[20]), fmt(events[20]), fmt(host[200]),
-                fmt(events[200]), fmt([ref_graph]), diff(median(host[20]), median(gated)),
-                diff(ref_graph, graph.get((op, size)))))
+            ipc_host = [r.get(size, (None, None))[0] for r in ipc]
+            ipc_events = [r.get(size, (None, None))[1] for r in ipc]
+            print("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s "
+                  "| %s |" % (
+                      op, size, fmt(gated), fmt([ungated.get((op, size))]),
+                      fmt([graph.get((op, size))]), fmt([one.get((op, size))]), fmt(host[20]),
+                      fmt(events[20]), fmt(host[200]), fmt(events[200]), fmt([ref_graph]),
+                      fmt(ipc_host), fmt(ipc_events), diff(median(host[20]), median(gated)),
+                      diff(median(ipc_host), median(gated)), diff(ref_graph, graph.get((op, size)))))
 
 
 def diff(ref, t):

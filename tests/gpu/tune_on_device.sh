@@ -80,6 +80,15 @@ accuracy() {  # accuracy <n>
     CUDA_VISIBLE_DEVICES=$devs timeout 120 ".gpu/nccl-tests/${op}_perf" -b 512K -e 4M -f 2 \
       -t "$g" -g 1 -d bfloat16 -w 5 -n 20 -a 3 -G 20 -J "$OUT/acc_${op}_${g}.graph.json" \
       >"$OUT/acc_${op}_${g}.graph.txt" 2>&1
+    # nccl-tests' threads share one process, so NCCL connects them "P2P/direct pointer"; one
+    # process per GPU (ccltune, torchrun jobs) gets P2P/IPC. This setting gives nccl-tests
+    # the latter; NCCL_DEBUG shows the transport.
+    for i in 1 2 3; do
+      NCCL_P2P_DIRECT_DISABLE=1 NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,P2P \
+        CUDA_VISIBLE_DEVICES=$devs timeout 120 ".gpu/nccl-tests/${op}_perf" -b 512K -e 4M -f 2 \
+        -t "$g" -g 1 -d bfloat16 -w 5 -n 20 -a 3 -I 1 -K 2 \
+        -J "$OUT/acc_${op}_${g}.ipc.$i.json" >"$OUT/acc_${op}_${g}.ipc.$i.txt" 2>&1
+    done
   done
   local acc=(--op allGather,allReduce,reduceScatter --dtypes bf16 --sizes 512KiB:4MiB:2 --choices nccl)
   for i in 1 2; do
@@ -91,6 +100,16 @@ accuracy() {  # accuracy <n>
   if [ -n "${CCLTUNE_DIAG_BIN:-}" ]; then
     CCLTUNE_DIAG_SLICES=1 CCLTUNE_BIN=$CCLTUNE_DIAG_BIN tune "acc${g}.one" "$devs" "${acc[@]}"
   fi
+  # Which P2P transport each side's NCCL connected with (the NCCL_DEBUG lines).
+  NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,P2P CUDA_VISIBLE_DEVICES=$devs timeout 60 \
+    .gpu/nccl-tests/all_gather_perf -b 1M -e 1M -t "$g" -g 1 -d bfloat16 -n 5 \
+    >"$OUT/acc_transport_${g}.txt" 2>&1
+  NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,P2P tune "acc${g}.transport" "$devs" --op allGather \
+    --dtypes bf16 --sizes 1MiB --choices nccl
+  local f
+  for f in acc_transport_${g}.txt acc_all_gather_${g}.ipc.1.txt acc${g}.transport.txt; do
+    log "- $f: $(grep -o 'via P2P/[A-Za-z/]*' "$OUT/$f" | sort | uniq -c | tr -s ' ' | tr '\n' ';')"
+  done
   python3 tests/gpu/accuracy_table.py "$OUT" "$g" >>"$report" 2>&1
 }
 
