@@ -99,6 +99,13 @@ TEST(NcclChoiceSpec, InapplicableChoicesCarryReasons) {
                 .find("not found"),
             std::string::npos);
   EXPECT_FALSE(SkipReason({"test-hang", {}}, Prob(core::Op::kAllReduce), ctx).empty());
+  CatalogContext alone = ctx;
+  alone.world = 1;
+  EXPECT_NE(SkipReason({"nccl", {{"algo", "ring"}, {"proto", "simple"}}},
+                       Prob(core::Op::kAllReduce), alone)
+                .find("one rank"),
+            std::string::npos);
+  EXPECT_EQ(SkipReason({"nccl", {{"ctas", "8"}}}, Prob(core::Op::kAllReduce), alone), "");
 }
 
 TEST(NcclChoiceSpec, PeerChoicesParseAndSayWhereTheyApply) {

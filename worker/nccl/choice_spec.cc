@@ -255,6 +255,8 @@ std::string SkipReason(const core::ChoiceName& choice, const core::Problem& prob
     if (problem.op == core::Op::kAllToAll)
       return "allToAll runs as send/recv; NCCL's tuner is not consulted";
     if (!ctx.tuner_loaded) return "in-process tuner not loaded: " + ctx.tuner_problem;
+    // NCCL runs a 1-rank collective as a local copy and never asks the tuner.
+    if (ctx.world == 1) return "one rank: NCCL copies locally and picks no algorithm or protocol";
     if (s.algo == kCcltuneAlgoTree && problem.op != core::Op::kAllReduce) {
       return "NCCL implements tree for allReduce only";
     }
