@@ -33,63 +33,64 @@ tune() {  # tune <name> <gpus csv> <args...>: timed `ccltune tune`, JSON kept
   log "- $name: exit $rc, wall $(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.1f", b-a}') s: ccltune tune --ranks $n $*"
 }
 
+# One nccl-tests run on GPUs 0..n-1, bf16, 5 warm-up iterations, time = max over threads:
+# nt <n> <op> <output stem> <args...> writes $OUT/<stem>.txt.
+nt() {
+  local g=$1 op=$2 stem=$3
+  shift 3
+  CUDA_VISIBLE_DEVICES=$(seq -s, 0 $((g - 1))) timeout 120 ".gpu/nccl-tests/${op}_perf" \
+    -t "$g" -g 1 -d bfloat16 -w 5 -a 3 "$@" >"$OUT/$stem.txt" 2>&1
+}
+
 # nccl-tests on <n> GPUs: eager NT_REPEAT times (compare_with_nccl_tests.py takes the
 # median per size: nccl-tests' eager loop pays host launch gaps, and those vary between
 # runs by several percent near 1 MiB), eager once timed by CUDA events, graph once.
-nccl_tests() {  # nccl_tests <n> <gpus csv>
-  local g=$1 devs=$2 op i
+nccl_tests() {  # nccl_tests <n>
+  local g=$1 op i
   if [ ! -x .gpu/nccl-tests/all_reduce_perf ]; then
     log "- nccl-tests: not carried (.gpu/nccl-tests/ missing)"
     return
   fi
   for op in all_reduce all_gather reduce_scatter; do
     for i in $(seq 1 "${NT_REPEAT:-3}"); do
-      CUDA_VISIBLE_DEVICES=$devs timeout 120 ".gpu/nccl-tests/${op}_perf" -b 1K -e 256M \
-        -f 2 -t "$g" -g 1 -d bfloat16 -w 5 -n 20 -a 3 >"$OUT/nt_${op}_${g}.$i.txt" 2>&1
+      nt "$g" "$op" "nt_${op}_${g}.$i" -b 1K -e 256M -f 2 -n 20
     done
     # Once more with nccl-tests' own CUDA-event timing of every iteration (the timer DESIGN
     # §2 uses); kept apart so the event records do not touch the headline runs above.
-    CUDA_VISIBLE_DEVICES=$devs timeout 120 ".gpu/nccl-tests/${op}_perf" -b 1K -e 256M \
-      -f 2 -t "$g" -g 1 -d bfloat16 -w 5 -n 20 -a 3 -I 1 -K 2 -J "$OUT/nte_${op}_${g}.json" \
-      >"$OUT/nte_${op}_${g}.txt" 2>&1
-    CUDA_VISIBLE_DEVICES=$devs timeout 120 ".gpu/nccl-tests/${op}_perf" -b 1K -e 64M \
-      -f 4 -t "$g" -g 1 -d bfloat16 -w 5 -n 20 -a 3 -G 20 >"$OUT/ntg_${op}_${g}.txt" 2>&1
+    nt "$g" "$op" "nte_${op}_${g}" -b 1K -e 256M -f 2 -n 20 -I 1 -K 2 -J "$OUT/nte_${op}_${g}.json"
+    nt "$g" "$op" "ntg_${op}_${g}" -b 1K -e 64M -f 4 -n 20 -G 20
   done
 }
 
 # Where ccltune and nccl-tests part near 1 MiB (issue 3): per op, nccl-tests three times
 # with 20 iterations and twice with 200, each also timing every iteration with CUDA events
-# (-I 1: max over GPUs per iteration; the first 2 skipped), and once as a CUDA graph;
-# ccltune's `nccl` choice twice as tuned (gated rounds of 20), once ungated (200
-# iterations) and once as a graph; with CCLTUNE_DIAG_BIN (a build reading
+# (-I 1: max over GPUs per iteration; the first 2 skipped), once as a CUDA graph, and three
+# times over P2P/IPC; ccltune's `nccl` choice twice as tuned (gated rounds of 20), once
+# ungated (200 iterations) and once as a graph; with CCLTUNE_DIAG_BIN (a build reading
 # CCLTUNE_DIAG_SLICES) also once from one buffer set, as nccl-tests does.
 # accuracy_table.py tabulates it.
 accuracy() {  # accuracy <n>
-  local g=$1 devs op n i
+  local g=$1 devs op n i f
   devs=$(seq -s, 0 $((g - 1)))
+  local near=(-b 512K -e 4M -f 2)
   for op in all_gather all_reduce reduce_scatter; do
     for n in 20 200; do
       for i in $(seq 1 $((n == 20 ? 3 : 2))); do
-        CUDA_VISIBLE_DEVICES=$devs timeout 120 ".gpu/nccl-tests/${op}_perf" -b 512K -e 4M \
-          -f 2 -t "$g" -g 1 -d bfloat16 -w 5 -n "$n" -a 3 -I 1 -K 2 \
-          -J "$OUT/acc_${op}_${g}.n$n.$i.json" >"$OUT/acc_${op}_${g}.n$n.$i.txt" 2>&1
+        nt "$g" "$op" "acc_${op}_${g}.n$n.$i" "${near[@]}" -n "$n" -I 1 -K 2 \
+          -J "$OUT/acc_${op}_${g}.n$n.$i.json"
       done
     done
-  done
-  for op in all_gather all_reduce reduce_scatter; do
-    CUDA_VISIBLE_DEVICES=$devs timeout 120 ".gpu/nccl-tests/${op}_perf" -b 512K -e 4M -f 2 \
-      -t "$g" -g 1 -d bfloat16 -w 5 -n 20 -a 3 -G 20 -J "$OUT/acc_${op}_${g}.graph.json" \
-      >"$OUT/acc_${op}_${g}.graph.txt" 2>&1
+    nt "$g" "$op" "acc_${op}_${g}.graph" "${near[@]}" -n 20 -G 20 -J "$OUT/acc_${op}_${g}.graph.json"
     # nccl-tests' threads share one process, so NCCL connects them "P2P/direct pointer"; one
     # process per GPU (ccltune, torchrun jobs) gets P2P/IPC. This setting gives nccl-tests
     # the latter; NCCL_DEBUG shows the transport.
     for i in 1 2 3; do
       NCCL_P2P_DIRECT_DISABLE=1 NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,P2P \
-        CUDA_VISIBLE_DEVICES=$devs timeout 120 ".gpu/nccl-tests/${op}_perf" -b 512K -e 4M -f 2 \
-        -t "$g" -g 1 -d bfloat16 -w 5 -n 20 -a 3 -I 1 -K 2 \
-        -J "$OUT/acc_${op}_${g}.ipc.$i.json" >"$OUT/acc_${op}_${g}.ipc.$i.txt" 2>&1
+        nt "$g" "$op" "acc_${op}_${g}.ipc.$i" "${near[@]}" -n 20 -I 1 -K 2 \
+        -J "$OUT/acc_${op}_${g}.ipc.$i.json"
     done
   done
+  # shellcheck disable=SC2054  # the commas are part of --op's value
   local acc=(--op allGather,allReduce,reduceScatter --dtypes bf16 --sizes 512KiB:4MiB:2 --choices nccl)
   for i in 1 2; do
     tune "acc${g}.$i" "$devs" "${acc[@]}"
@@ -101,12 +102,10 @@ accuracy() {  # accuracy <n>
     CCLTUNE_DIAG_SLICES=1 CCLTUNE_BIN=$CCLTUNE_DIAG_BIN tune "acc${g}.one" "$devs" "${acc[@]}"
   fi
   # Which P2P transport each side's NCCL connected with (the NCCL_DEBUG lines).
-  NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,P2P CUDA_VISIBLE_DEVICES=$devs timeout 60 \
-    .gpu/nccl-tests/all_gather_perf -b 1M -e 1M -t "$g" -g 1 -d bfloat16 -n 5 \
-    >"$OUT/acc_transport_${g}.txt" 2>&1
+  NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,P2P nt "$g" all_gather "acc_transport_${g}" \
+    -b 1M -e 1M -n 5
   NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,P2P tune "acc${g}.transport" "$devs" --op allGather \
     --dtypes bf16 --sizes 1MiB --choices nccl
-  local f
   for f in acc_transport_${g}.txt acc_all_gather_${g}.ipc.1.txt acc${g}.transport.txt; do
     log "- $f: $(grep -o 'via P2P/[A-Za-z/]*' "$OUT/$f" | sort | uniq -c | tr -s ' ' | tr '\n' ';')"
   done
@@ -128,7 +127,7 @@ for s in $sections; do
     graph8) tune graph8 0,1,2,3,4,5,6,7 --op allReduce --dtypes bf16 --sizes 1KiB:64MiB:4 --cuda-graph
             tune eager8 0,1,2,3,4,5,6,7 --op allReduce --dtypes bf16 --sizes 1KiB:64MiB:4 ;;
     nccltests8)
-      nccl_tests 8 0,1,2,3,4,5,6,7 ;;
+      nccl_tests 8 ;;
     faults)
       CCLTUNE_ENABLE_TEST_CHOICES=1 tune hang4 0,1,2,3 --op allReduce --dtypes bf16 \
         --sizes 1MiB,16MiB --choices nccl,test-hang,nccl:algo=ring,proto=simple --choice-timeout 5
@@ -147,8 +146,8 @@ for s in $sections; do
       log "- kill4: rank 2 (pid $victim) killed; tune exit $rc after $(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.1f", b-a}') s; survivors: $(pgrep -fc -- 'ccltune worker') still running"
       grep -m3 "error" "$OUT/kill4.txt" | sed 's/^/    /' | tee -a "$report" ;;
     nccltests)
-      nccl_tests 4 0,1,2,3
-      nccl_tests 2 0,1 ;;
+      nccl_tests 4
+      nccl_tests 2 ;;
   esac
 done
 python3 tests/gpu/compare_with_nccl_tests.py "$OUT" >>"$report" 2>&1
