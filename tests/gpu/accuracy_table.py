@@ -2,8 +2,8 @@
 """Where ccltune's `nccl` choice and nccl-tests part, near 1 MiB (tune_on_device.sh's
 accuracyN section). Per op and size, time per operation in us:
 - ccltune: the `nccl` choice of each `acc<N>.<i>` run (CUDA events around a gated round,
-  max over ranks, median of rounds; buffers rotate past L2), `acc<N>.ungated` (200
-  iterations, launched while the GPU runs), `acc<N>.graph` (--cuda-graph) and
+  max over ranks, median of rounds; buffers rotate past L2), `acc<N>.long` (rounds of
+  200, timed as gated chunks), `acc<N>.graph` (--cuda-graph) and
   `acc<N>.one` (a diagnostic build measuring from one buffer set, as nccl-tests does);
 - nccl-tests, out of place, `-n 20` and `-n 200`: its headline time (host clock around the
   launch loop, max over threads) and, from the same runs, its own CUDA-event time (-I 1:
@@ -74,10 +74,10 @@ def main(out, gpus):
     def mine(name):
         return ccltune_times(os.path.join(out, "acc%d.%s.json" % (gpus, name)))
     runs = [ccltune_times(p) for p in sorted(glob.glob(os.path.join(out, "acc%d.[0-9]*.json" % gpus)))]
-    ungated, graph, one = mine("ungated"), mine("graph"), mine("one")
+    long_rounds, graph, one = mine("long"), mine("graph"), mine("one")
     print("\n### Near 1 MiB, %d GPUs, bf16: time per op (us), ccltune's `nccl` choice and "
           "nccl-tests (out of place)\n" % gpus)
-    print("| op | size | ccltune (gated rounds of 20) | ungated, 200 | graph | one buffer set "
+    print("| op | size | ccltune (gated rounds of 20) | rounds of 200 | graph | one buffer set "
           "| nccl-tests -n 20 host | -n 20 events | -n 200 host | -n 200 events | graph "
           "| P2P/IPC -n 20 host | P2P/IPC events | gated vs -n 20 host "
           "| gated vs P2P/IPC host | graph vs graph |")
@@ -99,7 +99,7 @@ def main(out, gpus):
             ipc_events = [r.get(size, (None, None))[1] for r in ipc]
             print("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s "
                   "| %s |" % (
-                      op, size, fmt(gated), fmt([ungated.get((op, size))]),
+                      op, size, fmt(gated), fmt([long_rounds.get((op, size))]),
                       fmt([graph.get((op, size))]), fmt([one.get((op, size))]), fmt(host[20]),
                       fmt(events[20]), fmt(host[200]), fmt(events[200]), fmt([ref_graph]),
                       fmt(ipc_host), fmt(ipc_events), diff(median(host[20]), median(gated)),

@@ -100,6 +100,44 @@ void RunBench(bool graph) {
   std::printf("%s", rows.c_str());
 }
 
+// A round longer than one gate holds is timed in gated chunks: its per-op time must be the
+// GPU's, as for a short round, not the host's launch rate (on a non-blocking communicator
+// each NCCL call starts a thread; ungated, 200 launches read 45-60 us per op at 1 MiB on a
+// 2x H200 VM, against 11.6 us gated). The bound is loose on purpose: it tells the two apart.
+int LongRoundRank(int rank, int world, const std::string& dir) {
+  FilePeerDirectory pd(dir, rank, world);
+  worker::NeverCancel cancel;
+  core::BenchmarkSpec bench;
+  auto be = worker::CreateNcclBackend(rank, world, rank, pd, cancel, bench);
+  if (!be.ok()) return std::fprintf(stderr, "%s\n", be.status().ToString().c_str()), 2;
+  const core::Problem p{core::Op::kAllGather, core::Dtype::kBf16, core::RedOp::kNone, 1 << 20, {}};
+  double t[2] = {0, 0};
+  const int iters[2] = {20, 200};
+  for (int i = 0; i < 2; ++i) {
+    bench.iters = iters[i];
+    core::Result<double> r = MeasureDefault(*be.value(), p, bench);
+    if (!r.ok()) return std::fprintf(stderr, "%s\n", r.status().ToString().c_str()), 3;
+    t[i] = r.value();
+  }
+  std::printf("rank %d: allGather 1 MiB, %d ops per round %.2f us, %d ops per round %.2f us\n",
+              rank, iters[0], t[0] * 1e6, iters[1], t[1] * 1e6);
+  return t[1] < 1.5 * t[0] ? 0 : 4;
+}
+
+TEST(NcclBenchGpu, LongEagerRoundTimesTheGpu) {
+  std::string why;
+  const int gpus = ProbeGpuCount(&why);
+  if (gpus < 2) {
+    std::printf("SKIP: needs >= 2 GPUs, found %d (%s)\n", gpus, why.c_str());
+    GTEST_SKIP() << "needs >= 2 GPUs";
+  }
+  const int world = TestWorld(gpus);
+  GpuTestDir dir("longround");
+  const auto out =
+      RunRanks(world, dir.path(), 300, [&](int r) { return LongRoundRank(r, world, dir.path()); });
+  for (const auto& o : out) EXPECT_EQ(o.exit_code, 0) << Describe(out);
+}
+
 TEST(NcclBenchGpu, DefaultEager) { RunBench(false); }
 TEST(NcclBenchGpu, DefaultCudaGraph) { RunBench(true); }
 

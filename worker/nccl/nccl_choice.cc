@@ -1,6 +1,8 @@
 // Preparation, timed rounds and verification of one NCCL choice (nccl_choice.h).
 #include "worker/nccl/nccl_choice.h"
 
+#include <algorithm>
+
 #include <cstdlib>
 #include <string>
 
@@ -203,14 +205,28 @@ core::Status NcclChoice::Capture(int iters, Deadline deadline) {
 
 core::Result<double> NcclChoice::TimedRound(int iters, Deadline deadline) {
   if (iters <= 0) return core::InvalidArgument("iters must be > 0");
-  if (bench_.cuda_graph && (!graph_ || graph_iters_ != iters)) {
-    CCLTUNE_RETURN_IF_ERROR(Capture(iters, deadline));
+  if (bench_.cuda_graph) {
+    if (!graph_ || graph_iters_ != iters) CCLTUNE_RETURN_IF_ERROR(Capture(iters, deadline));
+    return GatedRound(iters, deadline);
   }
-  // Gated only while the round's launches surely fit the stream's and NCCL's queues: a
-  // launch that blocked on a full queue behind the gate would stall until the gate's bound.
-  const bool gated = bench_.cuda_graph || iters <= kMaxGatedIters;
-  core::Result<double> t = RunRound(iters, gated, deadline);
-  if (t.ok() && gated && rt_.GateTimedOut()) {
+  // Every launch of a round is queued behind the gate before the GPU runs any: on a
+  // non-blocking communicator each NCCL call starts a thread (tens of µs), so launches made
+  // while the GPU runs would time the host. A gate holds only as many launches as surely fit
+  // the stream's and NCCL's queues (a launch blocked on a full queue behind it would stall
+  // until its bound), so a longer round is timed as gated chunks whose times add up.
+  double seconds = 0;
+  for (int done = 0; done < iters;) {
+    const int chunk = std::min(kMaxGatedIters, iters - done);
+    CCLTUNE_ASSIGN_OR_RETURN(const double per_op, GatedRound(chunk, deadline));
+    seconds += per_op * chunk;
+    done += chunk;
+  }
+  return seconds / iters;
+}
+
+core::Result<double> NcclChoice::GatedRound(int iters, Deadline deadline) {
+  core::Result<double> t = RunRound(iters, /*gated=*/true, deadline);
+  if (t.ok() && rt_.GateTimedOut()) {
     // The host could not queue the round within the gate's bound: measure it ungated.
     t = RunRound(iters, /*gated=*/false, deadline);
   }

@@ -55,6 +55,8 @@ class NcclChoice final : public PreparedChoice {
   core::Status EnqueueParts(int slice, Deadline deadline);
   core::Status EnqueueMany(int n, Deadline deadline);
   core::Status Capture(int iters, Deadline deadline);
+  // One gated round of `iters` launches (at most kMaxGatedIters, or one graph replay).
+  core::Result<double> GatedRound(int iters, Deadline deadline);
   core::Result<double> RunRound(int iters, bool gated, Deadline deadline);
   core::Result<double> ElapsedPerOp(int iters, Deadline deadline);
 
