@@ -8,8 +8,9 @@
 #   /work/shared/tools/bundle-for-gpu.sh .gpu build/worker/ccltune build/worker/libccltune-inproc-tuner.so
 #   nccl-tests built outside the repository, binaries copied to .gpu/nccl-tests/ (optional)
 # There (repo root, .gpu/ carried): bash tests/gpu/tune_on_device.sh [section...]
-# Sections: sweep4 graph4 sweep2 faults nccltests (default: all); on an 8-GPU machine also
-# sweep8 graph8 nccltests8. NVLink multicast stays off.
+# Sections: sweep4 graph4 sweep2 faults nccltests (default: all; nccltests = nccltests4 +
+# nccltests2); accuracy2 accuracy4 (near 1 MiB, below); on an 8-GPU machine also sweep8
+# graph8 nccltests8. NVLink multicast stays off.
 set -uo pipefail
 # shellcheck source=tests/gpu/device_env.sh
 source "$(dirname "${BASH_SOURCE[0]}")/device_env.sh"
@@ -126,8 +127,9 @@ for s in $sections; do
               --sizes 1KiB:256MiB:2 ;;
     graph8) tune graph8 0,1,2,3,4,5,6,7 --op allReduce --dtypes bf16 --sizes 1KiB:64MiB:4 --cuda-graph
             tune eager8 0,1,2,3,4,5,6,7 --op allReduce --dtypes bf16 --sizes 1KiB:64MiB:4 ;;
-    nccltests8)
-      nccl_tests 8 ;;
+    nccltests8) nccl_tests 8 ;;
+    nccltests4) nccl_tests 4 ;;
+    nccltests2) nccl_tests 2 ;;
     faults)
       CCLTUNE_ENABLE_TEST_CHOICES=1 tune hang4 0,1,2,3 --op allReduce --dtypes bf16 \
         --sizes 1MiB,16MiB --choices nccl,test-hang,nccl:algo=ring,proto=simple --choice-timeout 5
