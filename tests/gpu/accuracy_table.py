@@ -5,11 +5,11 @@ accuracyN section). Per op and size, time per operation in us:
   max over ranks, median of rounds; buffers rotate past L2), `acc<N>.long` (rounds of
   200, timed as gated chunks), `acc<N>.graph` (--cuda-graph) and
   `acc<N>.one` (a diagnostic build measuring from one buffer set, as nccl-tests does);
-- nccl-tests, out of place, `-n 20` and `-n 200`: its headline time (host clock around the
-  launch loop, max over threads) and, from the same runs, its own CUDA-event time (-I 1:
-  each iteration timed by events, max over GPUs; mean of the iterations after the first 2),
-  `-G 20` (the loop captured as a graph, launched 20 times), and `-n 20` with
-  NCCL_P2P_DIRECT_DISABLE=1 ("P2P/IPC": the transport one process per GPU gets).
+- nccl-tests, out of place, its headline time (host clock around the launch loop, max over
+  threads): `-n 20` and `-n 200` three times each, `-G 20` (the loop captured as a graph,
+  launched 20 times) once, and `-n 20` with NCCL_P2P_DIRECT_DISABLE=1 ("P2P/IPC": the
+  transport one process per GPU gets) three times.
+Differences are busbw differences (t_ref / t - 1), against the median of the runs.
 Usage: accuracy_table.py OUT GPUS"""
 import glob
 import json
@@ -45,7 +45,8 @@ def results_of(doc):
 
 
 def nccl_tests_times(path):
-    """bytes -> (host time us, event mean us) of the out-of-place columns of one -J file."""
+    """bytes -> (time us, per-iteration event mean us or None) of the out-of-place columns of
+    one -J file."""
     try:
         doc = json.load(open(path))
     except (OSError, ValueError):
@@ -73,37 +74,35 @@ def median(values):
 def main(out, gpus):
     def mine(name):
         return ccltune_times(os.path.join(out, "acc%d.%s.json" % (gpus, name)))
-    runs = [ccltune_times(p) for p in sorted(glob.glob(os.path.join(out, "acc%d.[0-9]*.json" % gpus)))]
+
+    def runs_of(pattern):
+        return [nccl_tests_times(f) for f in sorted(glob.glob(os.path.join(out, pattern)))]
+
+    tuned = [ccltune_times(p) for p in sorted(glob.glob(os.path.join(out, "acc%d.[0-9]*.json" % gpus)))]
     long_rounds, graph, one = mine("long"), mine("graph"), mine("one")
     print("\n### Near 1 MiB, %d GPUs, bf16: time per op (us), ccltune's `nccl` choice and "
           "nccl-tests (out of place)\n" % gpus)
-    print("| op | size | ccltune (gated rounds of 20) | rounds of 200 | graph | one buffer set "
-          "| nccl-tests -n 20 host | -n 20 events | -n 200 host | -n 200 events | graph "
-          "| P2P/IPC -n 20 host | P2P/IPC events | gated vs -n 20 host "
-          "| gated vs P2P/IPC host | graph vs graph |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("| op | size | ccltune (rounds of 20) | rounds of 200 | graph | one buffer set "
+          "| nccl-tests -n 20 | -n 200 | graph | P2P/IPC -n 20 | tuned vs -n 20 | tuned vs -n 200 "
+          "| one set vs -n 200 | graph vs graph |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for op, prefix in OPS.items():
-        nt = {}
-        for n in (20, 200):
-            files = sorted(glob.glob(os.path.join(out, "acc_%s_%d.n%d.[0-9]*.json" % (prefix, gpus, n))))
-            nt[n] = [nccl_tests_times(f) for f in files]
+        n20 = runs_of("acc_%s_%d.n20.[0-9]*.json" % (prefix, gpus))
+        n200 = runs_of("acc_%s_%d.n200.[0-9]*.json" % (prefix, gpus))
+        ipc = runs_of("acc_%s_%d.ipc.[0-9]*.json" % (prefix, gpus))
         ntg = nccl_tests_times(os.path.join(out, "acc_%s_%d.graph.json" % (prefix, gpus)))
-        ipc = [nccl_tests_times(f) for f in
-               sorted(glob.glob(os.path.join(out, "acc_%s_%d.ipc.[0-9]*.json" % (prefix, gpus))))]
         for size in SIZES:
-            gated = [r.get((op, size)) for r in runs]
-            host = {n: [r.get(size, (None, None))[0] for r in nt[n]] for n in nt}
-            events = {n: [r.get(size, (None, None))[1] for r in nt[n]] for n in nt}
+            def host(runs):
+                return [r.get(size, (None, None))[0] for r in runs]
+            t = median([r.get((op, size)) for r in tuned])
             ref_graph = ntg.get(size, (None, None))[0]
-            ipc_host = [r.get(size, (None, None))[0] for r in ipc]
-            ipc_events = [r.get(size, (None, None))[1] for r in ipc]
-            print("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s "
-                  "| %s |" % (
-                      op, size, fmt(gated), fmt([long_rounds.get((op, size))]),
-                      fmt([graph.get((op, size))]), fmt([one.get((op, size))]), fmt(host[20]),
-                      fmt(events[20]), fmt(host[200]), fmt(events[200]), fmt([ref_graph]),
-                      fmt(ipc_host), fmt(ipc_events), diff(median(host[20]), median(gated)),
-                      diff(median(ipc_host), median(gated)), diff(ref_graph, graph.get((op, size)))))
+            print("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+                op, size, fmt([r.get((op, size)) for r in tuned]),
+                fmt([long_rounds.get((op, size))]), fmt([graph.get((op, size))]),
+                fmt([one.get((op, size))]), fmt(host(n20)), fmt(host(n200)), fmt([ref_graph]),
+                fmt(host(ipc)), diff(median(host(n20)), t), diff(median(host(n200)), t),
+                diff(median(host(n200)), one.get((op, size))),
+                diff(ref_graph, graph.get((op, size)))))
 
 
 def diff(ref, t):

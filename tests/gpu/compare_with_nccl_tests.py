@@ -8,8 +8,6 @@ import json
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
 OPS = {"allReduce": "all_reduce", "allGather": "all_gather", "reduceScatter": "reduce_scatter"}
 
 
@@ -54,14 +52,6 @@ def nccl_tests_runs(out, prefix, op, gpus):
     return len(glob.glob(base + ".[0-9]*.txt")) or int(os.path.exists(base + ".txt"))
 
 
-def nccl_tests_events(out, op, gpus):
-    """size -> nccl-tests' own CUDA-event time (us; mean per iteration, max over GPUs) of
-    the out-of-place runs in nte_OP_N.json, the run made with -I 1."""
-    from accuracy_table import nccl_tests_times
-    rows = nccl_tests_times(os.path.join(out, "nte_%s_%d.json" % (OPS[op], gpus)))
-    return {size: ev for size, (_, ev) in rows.items() if ev}
-
-
 def choice(rec, name):
     for c in rec["choices"]:
         if c["name"] == name and c["status"] == "ok":
@@ -89,31 +79,22 @@ def accuracy_table(summary, out, gpus):
     runs = nccl_tests_runs(out, "nt", "allReduce", gpus)
     if runs > 1:
         print("nccl-tests: per size the median of %d runs.\n" % runs)
-    print("`events`: nccl-tests' own CUDA-event time per iteration (-I 1, max over GPUs, mean "
-          "of iterations 3-20), one run; its diff is the busbw difference against it.\n")
     print("| op | size | ccltune time (us) | nccl-tests time (us) | ccltune busbw | "
-          "nccl-tests busbw | diff | nccl-tests events (us) | diff (events) |")
-    print("|---|---|---|---|---|---|---|---|---|")
-    worst, worst_ev = {}, {}
+          "nccl-tests busbw | diff |")
+    print("|---|---|---|---|---|---|---|")
+    worst = {}
     for rec in summary["records"]:
         ref = nccl_tests(out, "nt", rec["op"], gpus).get(rec["bytes"])
-        ev = nccl_tests_events(out, rec["op"], gpus).get(rec["bytes"])
         mine = choice(rec, "nccl")
         if not ref or not mine:
             continue
         diff = (mine["busbwGBs"] - ref[1]) / ref[1] * 100 if ref[1] > 0 else 0
-        diff_ev = (ev / mine["timeUs"] - 1) * 100 if ev else None
         if rec["bytes"] >= 1 << 20:
             worst[rec["op"]] = max(worst.get(rec["op"], 0), abs(diff))
-            if diff_ev is not None:
-                worst_ev[rec["op"]] = max(worst_ev.get(rec["op"], 0), abs(diff_ev))
-        print("| %s | %d | %.2f | %.2f | %.2f | %.2f | %+.1f%% | %s | %s |" %
-              (rec["op"], rec["bytes"], mine["timeUs"], ref[0], mine["busbwGBs"], ref[1], diff,
-               "%.2f" % ev if ev else "-", "%+.1f%%" % diff_ev if diff_ev is not None else "-"))
+        print("| %s | %d | %.2f | %.2f | %.2f | %.2f | %+.1f%% |" %
+              (rec["op"], rec["bytes"], mine["timeUs"], ref[0], mine["busbwGBs"], ref[1], diff))
     for op, w in sorted(worst.items()):
         print("\nworst |diff| at >= 1 MiB, %s: %.1f%%" % (op, w))
-    for op, w in sorted(worst_ev.items()):
-        print("\nworst |diff (events)| at >= 1 MiB, %s: %.1f%%" % (op, w))
 
 
 def winner_table(graph, eager, out, gpus):

@@ -45,7 +45,9 @@ nt() {
 
 # nccl-tests on <n> GPUs: eager NT_REPEAT times (compare_with_nccl_tests.py takes the
 # median per size: nccl-tests' eager loop pays host launch gaps, and those vary between
-# runs by several percent near 1 MiB), eager once timed by CUDA events, graph once.
+# runs by several percent near 1 MiB), graph once. (nccl-tests' -I 1, an event recorded
+# between iterations, is no neutral timer: on the 2-GPU kind it added ~3 us to every op,
+# 64 MiB included.)
 nccl_tests() {  # nccl_tests <n>
   local g=$1 op i
   if [ ! -x .gpu/nccl-tests/all_reduce_perf ]; then
@@ -56,18 +58,15 @@ nccl_tests() {  # nccl_tests <n>
     for i in $(seq 1 "${NT_REPEAT:-3}"); do
       nt "$g" "$op" "nt_${op}_${g}.$i" -b 1K -e 256M -f 2 -n 20
     done
-    # Once more with nccl-tests' own CUDA-event timing of every iteration (the timer DESIGN
-    # §2 uses); kept apart so the event records do not touch the headline runs above.
-    nt "$g" "$op" "nte_${op}_${g}" -b 1K -e 256M -f 2 -n 20 -I 1 -K 2 -J "$OUT/nte_${op}_${g}.json"
     nt "$g" "$op" "ntg_${op}_${g}" -b 1K -e 64M -f 4 -n 20 -G 20
   done
 }
 
 # Where ccltune and nccl-tests part near 1 MiB (issue 3): per op, nccl-tests three times
-# with 20 iterations and twice with 200, each also timing every iteration with CUDA events
-# (-I 1: max over GPUs per iteration; the first 2 skipped), once as a CUDA graph, and three
-# times over P2P/IPC; ccltune's `nccl` choice twice as tuned (gated rounds of 20), once
-# with rounds of 200 (gated chunks) and once as a graph; with CCLTUNE_DIAG_BIN (a build reading
+# with 20 iterations and three times with 200 (a loop long enough that its fixed start and
+# sync cost no longer counts), once as a CUDA graph, and three times over P2P/IPC;
+# ccltune's `nccl` choice twice as tuned (gated rounds of 20), once with rounds of 200
+# (gated chunks) and once as a graph; with CCLTUNE_DIAG_BIN (a build reading
 # CCLTUNE_DIAG_SLICES) also once from one buffer set, as nccl-tests does.
 # accuracy_table.py tabulates it.
 accuracy() {  # accuracy <n>
@@ -76,9 +75,8 @@ accuracy() {  # accuracy <n>
   local near=(-b 512K -e 4M -f 2)
   for op in all_gather all_reduce reduce_scatter; do
     for n in 20 200; do
-      for i in $(seq 1 $((n == 20 ? 3 : 2))); do
-        nt "$g" "$op" "acc_${op}_${g}.n$n.$i" "${near[@]}" -n "$n" -I 1 -K 2 \
-          -J "$OUT/acc_${op}_${g}.n$n.$i.json"
+      for i in 1 2 3; do
+        nt "$g" "$op" "acc_${op}_${g}.n$n.$i" "${near[@]}" -n "$n" -J "$OUT/acc_${op}_${g}.n$n.$i.json"
       done
     done
     nt "$g" "$op" "acc_${op}_${g}.graph" "${near[@]}" -n 20 -G 20 -J "$OUT/acc_${op}_${g}.graph.json"
@@ -87,11 +85,9 @@ accuracy() {  # accuracy <n>
     # the latter; NCCL_DEBUG shows the transport.
     for i in 1 2 3; do
       NCCL_P2P_DIRECT_DISABLE=1 NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,P2P \
-        nt "$g" "$op" "acc_${op}_${g}.ipc.$i" "${near[@]}" -n 20 -I 1 -K 2 \
-        -J "$OUT/acc_${op}_${g}.ipc.$i.json"
+        nt "$g" "$op" "acc_${op}_${g}.ipc.$i" "${near[@]}" -n 20 -J "$OUT/acc_${op}_${g}.ipc.$i.json"
     done
   done
-  # shellcheck disable=SC2054  # the commas are part of --op's value
   local acc=(--op allGather,allReduce,reduceScatter --dtypes bf16 --sizes 512KiB:4MiB:2 --choices nccl)
   for i in 1 2; do
     tune "acc${g}.$i" "$devs" "${acc[@]}"
