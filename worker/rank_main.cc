@@ -15,6 +15,7 @@
 #include "worker/attempt_summary.h"
 #include "worker/backend_factory.h"
 #include "worker/bench_runner.h"
+#include "worker/env_switches.h"
 #include "worker/job_control.h"
 #include "worker/metrics/metrics_server.h"
 #include "worker/metrics/pushgateway_client.h"
@@ -166,6 +167,7 @@ Status PublishAndSummarize(Attempt& a, const Backend& backend,
   summary["fingerprintInfo"] = core::FingerprintJson(fp_in);
   summary["problems"] = records.size();
   summary["published"] = a.cfg.publish ? winners.size() : 0;
+  summary["bufferRotation"] = BufferRotationOn();
   summary["records"] = std::move(all);
   summary["unresolved"] = std::move(unresolved);
   const std::string text = summary.dump();

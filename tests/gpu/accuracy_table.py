@@ -4,7 +4,8 @@ accuracyN section). Per op and size, time per operation in us:
 - ccltune: the `nccl` choice of each `acc<N>.<i>` run (CUDA events around a gated round,
   max over ranks, median of rounds; buffers rotate past L2), `acc<N>.long` (rounds of
   200, timed as gated chunks), `acc<N>.graph` (--cuda-graph) and
-  `acc<N>.one` (a diagnostic build measuring from one buffer set, as nccl-tests does);
+  `acc<N>.one` (CCLTUNE_BUFFER_ROTATION=0: one buffer set that stays in L2, as nccl-tests
+  measures);
 - nccl-tests, out of place, its headline time (host clock around the launch loop, max over
   threads): `-n 20` and `-n 200` three times each, `-G 20` (the loop captured as a graph,
   launched 20 times) once, and `-n 20` with NCCL_P2P_DIRECT_DISABLE=1 ("P2P/IPC": the

@@ -27,7 +27,7 @@ tune() {  # tune <name> <gpus csv> <args...>: timed `ccltune tune`, JSON kept
   shift 2
   n=$(echo "$gpus" | tr ',' '\n' | wc -l)
   t0=$(date +%s.%N)
-  CUDA_VISIBLE_DEVICES=$gpus timeout -k 5 280 "${CCLTUNE_BIN:-ccltune}" tune --backend nccl --ranks "$n" \
+  CUDA_VISIBLE_DEVICES=$gpus timeout -k 5 280 ccltune tune --backend nccl --ranks "$n" \
     --json "$OUT/$name.json" "$@" >"$OUT/$name.txt" 2>&1
   rc=$?
   t1=$(date +%s.%N)
@@ -66,8 +66,8 @@ nccl_tests() {  # nccl_tests <n>
 # with 20 iterations and three times with 200 (a loop long enough that its fixed start and
 # sync cost no longer counts), once as a CUDA graph, and three times over P2P/IPC;
 # ccltune's `nccl` choice twice as tuned (gated rounds of 20), once with rounds of 200
-# (gated chunks) and once as a graph; with CCLTUNE_DIAG_BIN (a build reading
-# CCLTUNE_DIAG_SLICES) also once from one buffer set, as nccl-tests does.
+# (gated chunks), once as a graph, and once from one buffer set that stays in L2, as
+# nccl-tests measures (CCLTUNE_BUFFER_ROTATION=0).
 # accuracy_table.py tabulates it.
 accuracy() {  # accuracy <n>
   local g=$1 devs op n i f
@@ -88,6 +88,7 @@ accuracy() {  # accuracy <n>
         nt "$g" "$op" "acc_${op}_${g}.ipc.$i" "${near[@]}" -n 20 -J "$OUT/acc_${op}_${g}.ipc.$i.json"
     done
   done
+  # shellcheck disable=SC2054  # the commas are part of --op's value
   local acc=(--op allGather,allReduce,reduceScatter --dtypes bf16 --sizes 512KiB:4MiB:2 --choices nccl)
   for i in 1 2; do
     tune "acc${g}.$i" "$devs" "${acc[@]}"
@@ -95,9 +96,7 @@ accuracy() {  # accuracy <n>
   # 200 iterations per round: more than one gate holds, so timed as gated chunks.
   tune "acc${g}.long" "$devs" "${acc[@]}" --iters 200
   tune "acc${g}.graph" "$devs" "${acc[@]}" --cuda-graph
-  if [ -n "${CCLTUNE_DIAG_BIN:-}" ]; then
-    CCLTUNE_DIAG_SLICES=1 CCLTUNE_BIN=$CCLTUNE_DIAG_BIN tune "acc${g}.one" "$devs" "${acc[@]}"
-  fi
+  CCLTUNE_BUFFER_ROTATION=0 tune "acc${g}.one" "$devs" "${acc[@]}"
   # Which P2P transport each side's NCCL connected with (the NCCL_DEBUG lines).
   NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,P2P nt "$g" all_gather "acc_transport_${g}" \
     -b 1M -e 1M -n 5

@@ -80,7 +80,12 @@ INSTANTIATE_TEST_SUITE_P(
                  {"tune", "--backend", "nccl", "--ranks", "2"},
                  "",
                  "CCLTUNE_PEER_MEMORY: 'off' is not one of 0",
-                 {{"CCLTUNE_PEER_MEMORY", "off"}}}),
+                 {{"CCLTUNE_PEER_MEMORY", "off"}}},
+        BadInput{"BufferRotationTypo",
+                 Tune({}),
+                 "",
+                 "CCLTUNE_BUFFER_ROTATION: 'no' is not one of 0",
+                 {{"CCLTUNE_BUFFER_ROTATION", "no"}}}),
     [](const auto& info) { return info.param.name; });
 
 INSTANTIATE_TEST_SUITE_P(

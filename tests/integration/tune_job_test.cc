@@ -9,6 +9,8 @@
 #include <cmath>
 #include <set>
 
+#include <nlohmann/json.hpp>
+
 #include "core/choice.h"
 #include "core/result_store.h"
 #include "tests/integration/ccltune_process.h"
@@ -96,6 +98,26 @@ TEST_F(TuneJobTest, FourRanksPublishOneRecordPerProblemWithTheRightWinner) {
                          "fp32", "--bytes", "3000"});
   ASSERT_EQ(one.code, 0) << one.output;
   EXPECT_NE(one.output.find("\"bytes\": 4096"), std::string::npos) << one.output;
+}
+
+// CCLTUNE_BUFFER_ROTATION=0 (one cached buffer set, for comparing with nccl-tests): the job
+// measures and reports, says so, and its ranks publish nothing to the shared cache.
+TEST_F(TuneJobTest, CachedBufferSetMeasuresButPublishesNothing) {
+  const std::string json = dir_.File("summary.json");
+  auto run = RunCcltune({"tune", "--ranks", "2", "--backend", "host", "--redis", redis_->url(),
+                         "--op", "allReduce", "--sizes", "4KiB,64KiB", "--iters", "3",
+                         "--rounds", "2", "--warmup", "1", "--json", json},
+                        {{"CCLTUNE_BUFFER_ROTATION", "0"}}, 120);
+  ASSERT_EQ(run.code, 0) << run.output;
+  EXPECT_NE(run.output.find("CCLTUNE_BUFFER_ROTATION=0"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("busbw(GB/s)"), std::string::npos) << run.output;
+  const auto summary = nlohmann::json::parse(ReadFile(json));
+  EXPECT_EQ(summary.value("bufferRotation", true), false) << summary.dump();
+  EXPECT_EQ(summary.value("published", -1), 0) << summary.dump();
+  EXPECT_EQ(summary.value("problems", 0), 2) << summary.dump();
+  auto raw = client_->Command({"KEYS", "ccltune:v1:result:*"});
+  ASSERT_TRUE(raw.ok());
+  EXPECT_EQ(raw->elements.size(), 0u);
 }
 
 // /metrics is ancillary: a rank whose port is taken (pods of the Kubernetes simulator share

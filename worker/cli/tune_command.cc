@@ -1,3 +1,4 @@
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
 
@@ -5,9 +6,9 @@
 #include "worker/backend_factory.h"
 #include "worker/cli/commands.h"
 #include "worker/cli/plan_flags.h"
+#include "worker/env_switches.h"
 #include "worker/launcher.h"
 #include "worker/local_redis.h"
-#include "worker/nccl/peer_memory_env.h"
 
 namespace ccltune::worker::cli {
 namespace {
@@ -27,10 +28,7 @@ int RunTuneCommand(TuneFlags& f) {
   if (backend == "auto") backend = AutoBackend(&why);
   if (backend != "host" && backend != "nccl")
     return UsageError("--backend: '" + f.backend + "' is not one of auto, nccl, host");
-  if (backend == "nccl") {
-    auto peers = nccl::PeerMemoryWanted(std::getenv(nccl::kPeerMemoryEnv));
-    if (!peers.ok()) return UsageError(peers.status().message());
-  }
+  if (auto st = CheckEnvSwitches(); !st.ok()) return UsageError(st.message());
   if (backend == "nccl" && VisibleGpuCount() == 0)
     return UsageError("--backend nccl: no GPU is visible to this process");
   core::PlanLimits limits;
@@ -40,6 +38,10 @@ int RunTuneCommand(TuneFlags& f) {
   auto plan = BuildPlan(f.plan, backend, limits);
   if (!plan.ok()) return UsageError(plan.status().message());
   TuneOptions o = f.options;
+  if (!BufferRotationOn()) {  // the ranks see it too, and publish nothing
+    std::fprintf(stderr, "ccltune tune: %s=0: measuring from one cached buffer set; nothing "
+                 "is published\n", kBufferRotationEnv);
+  }
   o.backend = backend;
   o.plan = *plan;
   o.ranks = f.ranks > 0 ? f.ranks : (backend == "nccl" ? VisibleGpuCount() : 4);

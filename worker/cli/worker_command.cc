@@ -2,6 +2,7 @@
 
 #include "core/plan.h"
 #include "worker/cli/commands.h"
+#include "worker/env_switches.h"
 #include "worker/launcher.h"
 #include "worker/local_redis.h"
 #include "worker/rank_main.h"
@@ -62,6 +63,7 @@ int RunPodRanks(const WorkerFlags& f, const core::RedisEndpoint& ep, const core:
 
 int RunWorkerCommand(WorkerFlags& f) {
   if (auto st = CheckFlags(f); !st.ok()) return UsageError(st.message());
+  if (auto st = CheckEnvSwitches(); !st.ok()) return UsageError(st.message());
   auto ep = RedisFlagEndpoint(f.redis);
   if (!ep.ok()) return UsageError(ep.status().message());
   auto plan = core::LoadPlanFile(f.plan_file);
@@ -76,7 +78,8 @@ int RunWorkerCommand(WorkerFlags& f) {
   cfg.backend = f.backend;
   cfg.redis = *ep;
   cfg.plan = *plan;
-  cfg.publish = !f.no_publish;
+  // Figures from a cached buffer set are for comparing with nccl-tests, not for jobs to use.
+  cfg.publish = !f.no_publish && BufferRotationOn();
   cfg.listen_host = f.listen_host;
   cfg.metrics_port = f.metrics_port;
   cfg.metrics_bind = f.metrics_bind;

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <map>
 
+#include "worker/env_switches.h"
 #include "worker/host/host_prepared_choice.h"
 #include "worker/host/mesh_setup.h"
 
@@ -39,6 +40,7 @@ HostBackendOptions HostBackendOptions::FromEnv(std::string listen_host) {
   const char* enable = std::getenv("CCLTUNE_ENABLE_TEST_CHOICES");
   o.enable_test_choices = enable != nullptr && std::string(enable) == "1";
   if (const char* hang = std::getenv("CCLTUNE_TEST_HANG_RANK")) o.test_hang_rank = std::atoi(hang);
+  if (!BufferRotationOn()) o.cache_budget_bytes = 0;  // one buffer set
   return o;
 }
 

@@ -46,7 +46,8 @@ core::Result<std::unique_ptr<PreparedChoice>> NcclChoice::Create(Runtime& rt,
   const std::size_t esize = core::DtypeSize(problem.dtype);
   const BufferLayout layout = PlanLayout(
       kernels::SendElements(problem.op, c->shape_.count, rt.world()) * esize,
-      kernels::RecvElements(problem.op, c->shape_.count, rt.world()) * esize, rt.l2_bytes());
+      kernels::RecvElements(problem.op, c->shape_.count, rt.world()) * esize,
+      rt.rotate_buffers() ? rt.l2_bytes() : 0);
   CCLTUNE_ASSIGN_OR_RETURN(c->comm_, rt.CommFor(spec, deadline));
   if (spec.compose == Composition::kPeer) {
     CCLTUNE_RETURN_IF_ERROR(c->PreparePeers(problem, layout, deadline));

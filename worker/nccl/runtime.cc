@@ -9,7 +9,7 @@
 #include "worker/kernels/kernels.h"
 #include "worker/nccl/cuda_check.h"
 #include "worker/nccl/hex_bytes.h"
-#include "worker/nccl/peer_memory_env.h"
+#include "worker/env_switches.h"
 
 namespace ccltune::worker::nccl {
 namespace {
@@ -31,6 +31,7 @@ core::Status Runtime::Start(std::optional<TunerControl> tuner, Deadline deadline
   int l2 = 0;
   CCLTUNE_CUDA_TRY(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device_));
   if (l2 > 0) l2_bytes_ = static_cast<std::size_t>(l2);
+  rotate_buffers_ = BufferRotationOn();
   CCLTUNE_NCCL_TRY(nullptr, ncclGetVersion(&nccl_version_));
   CCLTUNE_RETURN_IF_ERROR(InitDefaultComm(/*epoch=*/0, deadline));
   CCLTUNE_ASSIGN_OR_RETURN(const bool peers_wanted, PeerMemoryWanted(std::getenv(kPeerMemoryEnv)));

@@ -65,6 +65,8 @@ class Runtime {
   const TunerControl* tuner() const { return tuner_ ? &*tuner_ : nullptr; }
   Communicator& default_comm() const { return *default_comm_; }
   std::size_t l2_bytes() const { return l2_bytes_; }
+  // False under CCLTUNE_BUFFER_ROTATION=0: every choice measures from one buffer set.
+  bool rotate_buffers() const { return rotate_buffers_; }
   int nccl_version() const { return nccl_version_; }
   // Never null after Start; problem() says when peer kernels cannot run here.
   PeerMemory* peers() const { return peers_.get(); }
@@ -90,6 +92,7 @@ class Runtime {
   std::shared_ptr<Communicator> default_comm_;
   std::map<int, std::shared_ptr<Communicator>> ctas_comms_;
   std::size_t l2_bytes_ = 50u << 20;
+  bool rotate_buffers_ = true;
   int nccl_version_ = 0;
   std::unique_ptr<PeerMemory> peers_;
 };
