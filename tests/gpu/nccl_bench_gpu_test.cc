@@ -75,13 +75,8 @@ int BenchRank(int rank, int world, const std::string& dir, bool graph) {
 }
 
 void RunBench(bool graph) {
-  std::string why;
-  const int gpus = ProbeGpuCount(&why);
-  if (gpus < 2) {
-    std::printf("SKIP: needs >= 2 GPUs, found %d (%s)\n", gpus, why.c_str());
-    GTEST_SKIP() << "needs >= 2 GPUs";
-  }
-  const int world = TestWorld(gpus);
+  const int world = MultiGpuWorldOrZero();
+  if (world == 0) GTEST_SKIP() << "needs >= 2 GPUs";
   GpuTestDir dir("bench");
   const auto out = RunRanks(world, dir.path(), 600,
                             [&](int r) { return BenchRank(r, world, dir.path(), graph); });
@@ -125,13 +120,8 @@ int LongRoundRank(int rank, int world, const std::string& dir) {
 }
 
 TEST(NcclBenchGpu, LongEagerRoundTimesTheGpu) {
-  std::string why;
-  const int gpus = ProbeGpuCount(&why);
-  if (gpus < 2) {
-    std::printf("SKIP: needs >= 2 GPUs, found %d (%s)\n", gpus, why.c_str());
-    GTEST_SKIP() << "needs >= 2 GPUs";
-  }
-  const int world = TestWorld(gpus);
+  const int world = MultiGpuWorldOrZero();
+  if (world == 0) GTEST_SKIP() << "needs >= 2 GPUs";
   GpuTestDir dir("longround");
   const auto out =
       RunRanks(world, dir.path(), 300, [&](int r) { return LongRoundRank(r, world, dir.path()); });

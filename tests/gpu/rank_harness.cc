@@ -67,6 +67,14 @@ int TestWorld(int visible) {
   return want > 0 && want <= visible ? want : visible;
 }
 
+int MultiGpuWorldOrZero() {
+  std::string why;
+  const int gpus = ProbeGpuCount(&why);
+  if (gpus >= 2) return TestWorld(gpus);
+  std::printf("SKIP: needs >= 2 GPUs, found %d (%s)\n", gpus, why.c_str());
+  return 0;
+}
+
 std::vector<RankOutcome> RunRanks(int world, const std::string& dir, double timeout_s,
                                   const std::function<int(int rank)>& body) {
   std::fflush(nullptr);

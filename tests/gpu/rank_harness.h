@@ -16,6 +16,10 @@ int ProbeGpuCount(std::string* why);
 // How many ranks a multi-GPU test uses: $CCLTUNE_GPU_TEST_RANKS, else every visible GPU.
 int TestWorld(int visible);
 
+// TestWorld of the visible GPUs, or 0 after printing "SKIP: needs >= 2 GPUs, found N (why)"
+// (the caller then GTEST_SKIPs: the skip must come from the test body).
+int MultiGpuWorldOrZero();
+
 struct RankOutcome {
   int exit_code = -1;      // the body's return value; 128+N when killed by signal N
   bool timed_out = false;  // the harness killed it at the deadline
