@@ -2,7 +2,6 @@
 #include "worker/nccl/nccl_choice.h"
 
 #include <algorithm>
-
 #include <cstdlib>
 #include <string>
 
