@@ -1,13 +1,13 @@
 #include "controller/kube_config.h"
 
-#include "controller/base64.h"
-
 #include <sys/stat.h>
 #include <yaml-cpp/yaml.h>
 
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+
+#include "controller/base64.h"
 
 namespace ccltune::controller {
 namespace {
@@ -25,7 +25,6 @@ std::string Trim(std::string s) {
   while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
   return s;
 }
-
 
 // Finds the entry named `name` in a kubeconfig list (clusters, users, contexts).
 YAML::Node FindNamed(const YAML::Node& list, const std::string& name) {

@@ -6,10 +6,10 @@
 #include <cstring>
 
 #include "core/log.h"
+#include "worker/env_switches.h"
 #include "worker/kernels/kernels.h"
 #include "worker/nccl/cuda_check.h"
 #include "worker/nccl/hex_bytes.h"
-#include "worker/env_switches.h"
 
 namespace ccltune::worker::nccl {
 namespace {
