@@ -46,20 +46,16 @@ def results_of(doc):
 
 
 def nccl_tests_times(path):
-    """bytes -> (time us, per-iteration event mean us or None) of the out-of-place columns of
-    one -J file."""
+    """bytes -> time (us) of the out-of-place column of one nccl-tests -J file."""
     try:
         doc = json.load(open(path))
     except (OSError, ValueError):
         return {}
     out = {}
     for r in results_of(doc):
-        oop = r.get("out_of_place") or {}
-        per_iter = r.get("out_of_place_per_iter") or {}
-        host = oop.get("time")
-        if host is None:
-            continue
-        out[int(r["size"])] = (float(host), per_iter.get("avg_us"))
+        host = (r.get("out_of_place") or {}).get("time")
+        if host is not None:
+            out[int(r["size"])] = float(host)
     return out
 
 
@@ -94,9 +90,9 @@ def main(out, gpus):
         ntg = nccl_tests_times(os.path.join(out, "acc_%s_%d.graph.json" % (prefix, gpus)))
         for size in SIZES:
             def host(runs):
-                return [r.get(size, (None, None))[0] for r in runs]
+                return [r.get(size) for r in runs]
             t = median([r.get((op, size)) for r in tuned])
-            ref_graph = ntg.get(size, (None, None))[0]
+            ref_graph = ntg.get(size)
             print("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
                 op, size, fmt([r.get((op, size)) for r in tuned]),
                 fmt([long_rounds.get((op, size))]), fmt([graph.get((op, size))]),
