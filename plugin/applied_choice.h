@@ -14,6 +14,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/plan.h"
 #include "core/status.h"
 #include "plugin/forced_choice.h"
 #include "plugin/record_parser.h"
@@ -22,7 +23,7 @@ namespace ccltune::plugin {
 
 // DESIGN §2's default noiseThresholdPercent: a substitute is forced only when it beats
 // `nccl` by more than this, the rule by which ccltune picks winners (core::PickWinner).
-inline constexpr double kNoiseThresholdPercent = 3.0;
+inline constexpr double kNoiseThresholdPercent = core::BenchmarkSpec{}.noise_threshold_percent;
 
 struct AppliedChoice {
   ForcedChoice forced;  // what getCollInfo sets; forces nothing when NCCL decides
