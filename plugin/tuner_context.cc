@@ -3,10 +3,10 @@
 
 #include <chrono>
 
-#include "plugin/applied_choice.h"
-#include "plugin/plugin_config.h"
+#include "core/apply/applied_choice.h"
+#include "core/apply/plugin_config.h"
 #include "plugin/plugin_fingerprint.h"
-#include "plugin/winner_loader.h"
+#include "core/apply/winner_loader.h"
 
 namespace ccltune::plugin {
 namespace {
@@ -34,7 +34,7 @@ std::unique_ptr<TunerContext> TunerContext::Create(std::uint64_t comm_id, std::s
 void TunerContext::Load(std::uint64_t comm_id, std::size_t n_ranks, std::size_t n_nodes) {
   const auto start = Clock::now();
   const unsigned long flags = abi::kLogInit | abi::kLogTuning;
-  auto config = PluginConfigFromEnv();
+  auto config = apply::PluginConfigFromEnv();
   if (!config.ok())
     return log_.Write(abi::kLogWarn, flags, __LINE__, config.status().message() + "; inactive");
   const auto deadline = start + config->load_timeout;
@@ -42,7 +42,7 @@ void TunerContext::Load(std::uint64_t comm_id, std::size_t n_ranks, std::size_t 
   if (!fp.ok())
     return log_.Write(abi::kLogWarn, flags, __LINE__, fp.status().message() + "; inactive");
   fingerprint_ = *fp;
-  auto loaded = LoadWinners(*config, fingerprint_, deadline);
+  auto loaded = apply::LoadWinners(*config, fingerprint_, deadline);
   const std::string where = "comm " + std::to_string(comm_id) + " (" + std::to_string(n_ranks) +
                             " ranks, " + std::to_string(n_nodes) + " nodes, fingerprint " +
                             fingerprint_ + ")";
@@ -64,7 +64,7 @@ void TunerContext::Load(std::uint64_t comm_id, std::size_t n_ranks, std::size_t 
 }
 
 int TunerContext::ChannelCeiling() const {
-  auto ceiling = ChannelCeilingFromEnv();
+  auto ceiling = apply::ChannelCeilingFromEnv();
   if (ceiling.ok()) return *ceiling;
   log_.Write(abi::kLogWarn, abi::kLogInit | abi::kLogTuning, __LINE__,
              ceiling.status().message() +

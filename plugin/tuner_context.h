@@ -10,10 +10,17 @@
 #include <memory>
 #include <string>
 
-#include "plugin/tuner_abi.h"
-#include "plugin/winner_table.h"
+#include "core/apply/tuner_abi.h"
+#include "core/apply/winner_table.h"
 
 namespace ccltune::plugin {
+
+// The plugin's names for what it shares with the runtime and `ccltune export` (core/apply/).
+namespace abi = apply::abi;
+using apply::EntryName;
+using apply::ForcedChoice;
+using apply::TableEntry;
+using apply::WinnerTable;
 
 // NCCL's logFunction, or nothing (it may be null). Messages are passed as "%s" arguments:
 // they can hold cache contents and must never be read as a format.

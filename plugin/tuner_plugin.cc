@@ -5,7 +5,7 @@
 #include <exception>
 #include <new>
 
-#include "plugin/tuner_abi.h"
+#include "core/apply/tuner_abi.h"
 #include "plugin/tuner_context.h"
 
 namespace ccltune::plugin {

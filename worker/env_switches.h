@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "core/env_switch.h"
 #include "core/status.h"
 
 namespace ccltune::worker {
@@ -18,15 +19,7 @@ namespace ccltune::worker {
 inline constexpr const char* kPeerMemoryEnv = "CCLTUNE_PEER_MEMORY";
 inline constexpr const char* kBufferRotationEnv = "CCLTUNE_BUFFER_ROTATION";
 
-// Unset or "1": on; "0": off. Anything else is InvalidArgument naming the variable and what
-// it allows (a typo must not silently leave the default in place).
-inline core::Result<bool> EnvSwitch(const char* name, const char* value, const char* off,
-                                    const char* on) {
-  if (value == nullptr || std::string(value) == "1") return true;
-  if (std::string(value) == "0") return false;
-  return core::InvalidArgument(std::string(name) + ": '" + value + "' is not one of 0 (" + off +
-                               "), 1 (" + on + ", the default)");
-}
+using core::EnvSwitch;
 
 inline core::Result<bool> PeerMemoryWanted(const char* value) {
   return EnvSwitch(kPeerMemoryEnv, value, "peer memory off", "probe it");

@@ -1,7 +1,7 @@
 // The NCCL choice catalog without a GPU: names parse strictly, the default comes first,
 // and every choice that cannot run says why (DESIGN §5: skipped with a reason, never
 // silently).
-#include "worker/nccl/choice_spec.h"
+#include "worker/nccl/choice_catalog.h"
 
 #include <gtest/gtest.h>
 

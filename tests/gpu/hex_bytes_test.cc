@@ -1,6 +1,6 @@
 // Handles travel between ranks as hex text (ncclUniqueId, cudaIpcMemHandle_t): the round
 // trip is exact and a damaged string is refused with a message naming the handle.
-#include "worker/nccl/hex_bytes.h"
+#include "worker/nccl/gpu_names.h"
 
 #include <gtest/gtest.h>
 

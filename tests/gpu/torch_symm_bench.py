@@ -19,6 +19,13 @@ limit (grids are capped at 24 blocks). one_shot_all_reduce returns a new tensor 
 two_shot_all_reduce_ works in place. A kernel that raises is recorded "skipped" with the
 reason on every rank.
 
+With --ccltune-winners GRAPH.json,EAGER.json (`ccltune export --format json` of a graph-mode
+and an eager-mode tune) it also measures ccltune's runtime through ccltune.torch (issue 15):
+"ccltune" on a buffer from the runtime's pool (every kernel applies), "ccltune-plain" on an
+ordinary tensor (kernels that need the peers' buffers give way to the best that does not),
+each mode with the winners tuned in that mode. Needs PYTHONPATH=runtime/python and
+CCLTUNE_LIBRARY naming libccltune.so.0.
+
 Run (repository root, a machine with 2-8 GPUs):
     python3 tests/gpu/torch_symm_bench.py --gpus 4 --json $OUT/torch4.json
 Flags: --gpus N (default all visible) --min 1KiB --max 64MiB --factor 2 --rounds 5
@@ -42,6 +49,7 @@ import time
 REQUIRED_ENV = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1",
                 "NVSHMEM_DISABLE_NVLS": "1"}
 KERNELS = ("one_shot", "two_shot", "nccl")
+CCLTUNE_KERNELS = ("ccltune", "ccltune-plain")
 MODES = ("graph", "eager")
 WARMUP, OPS, TOL = 5, 20, 2e-2
 UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10, "m": 1 << 20,
@@ -72,6 +80,7 @@ def parse_args(argv):
     p.add_argument("--rounds", type=int, default=5, help="timed rounds (default 5)")
     p.add_argument("--json", help="write the records here (rank 0)")
     p.add_argument("--timeout-s", type=float, default=300.0, help="deadline for the whole run")
+    p.add_argument("--ccltune-winners", help="GRAPH.json,EAGER.json: also run ccltune's runtime")
     a = p.parse_args(argv)
     if a.min < 4 or a.min % 4:
         p.error("--min must be a multiple of 4 bytes (bf16, 4-byte aligned), got %d" % a.min)
@@ -85,6 +94,11 @@ def parse_args(argv):
         p.error("--timeout-s must be > 0, got %g" % a.timeout_s)
     if a.gpus is not None and a.gpus < 2:
         p.error("--gpus must be >= 2, got %d" % a.gpus)
+    if a.ccltune_winners:
+        files = a.ccltune_winners.split(",")
+        if len(files) != 2 or not all(os.path.isfile(f) for f in files):
+            p.error("--ccltune-winners must name two existing files: GRAPH.json,EAGER.json")
+        a.ccltune_winners = dict(zip(MODES, files))
     if a.json and not os.path.isdir(os.path.dirname(os.path.abspath(a.json))):
         p.error("--json: directory of %s does not exist" % a.json)
     return a
@@ -137,15 +151,28 @@ class Rank:
             self.handle = symm_mem.rendezvous(self.symm, self.group)
         self.plain = torch.empty_like(self.src)  # NCCL's buffer: ordinary memory
         self.backend = symm_mem.get_backend(self.dev) if hasattr(symm_mem, "get_backend") else None
+        self.kernels = KERNELS
+        if args.ccltune_winners:
+            import ccltune.torch as ct
+            self.ct = ct
+            pool = max_elems * 2 + (16 << 20)
+            self.ct_comm = {m: ct.Communicator(results_file=f, pool_bytes=pool)
+                            for m, f in args.ccltune_winners.items()}
+            self.ct_pool = {m: c.empty(max_elems, dtype=torch.bfloat16)
+                            for m, c in self.ct_comm.items()}
+            self.ct_plain = torch.empty_like(self.src)
+            self.kernels = KERNELS + CCLTUNE_KERNELS
 
     def barrier(self):
         self.dist.all_reduce(self.bar)
         self.torch.cuda.synchronize()
 
-    def op(self, kernel, n):
+    def op(self, kernel, n, mode="graph"):
         """(refill, run, result): run() issues one all-reduce of n elements on the stream."""
         ops = self.torch.ops.symm_mem
         buf = self.plain[:n] if kernel == "nccl" else self.symm[:n]
+        if kernel in CCLTUNE_KERNELS:
+            buf = (self.ct_pool[mode] if kernel == "ccltune" else self.ct_plain)[:n]
         out = {}
 
         def refill():
@@ -156,6 +183,8 @@ class Rank:
                 out["t"] = ops.one_shot_all_reduce(buf, "sum", self.group)
             elif kernel == "two_shot":
                 ops.two_shot_all_reduce_(buf, "sum", self.group)
+            elif kernel in CCLTUNE_KERNELS:
+                self.ct.all_reduce(buf, self.ct_comm[mode])
             else:
                 self.dist.all_reduce(buf)
         return refill, run, lambda: out.get("t", buf)
@@ -171,23 +200,24 @@ class Rank:
         return next("rank %d: %s" % (r, e) for r, e in enumerate(errs) if e)
 
     def check(self, kernel, n, ref):
-        refill, run, result = self.op(kernel, n)
-        refill()
-        self.barrier()
-        run()
-        got = result().float()
-        want = ref.float()
-        bad = ~((got - want).abs() <= TOL * want.abs())
-        if not bool(bad.any()):
-            return None
-        i = int(bad.nonzero()[0])
-        return "element %d of %d: got %g, want %g (rank %d)" % (
-            i, n, float(got[i]), float(want[i]), self.rank)
+        for mode in (MODES if kernel in CCLTUNE_KERNELS else MODES[:1]):
+            refill, run, result = self.op(kernel, n, mode)
+            refill()
+            self.barrier()
+            run()
+            got = result().float()
+            want = ref.float()
+            bad = ~((got - want).abs() <= TOL * want.abs())
+            if bool(bad.any()):
+                i = int(bad.nonzero()[0])
+                return "%s: element %d of %d: got %g, want %g (rank %d)" % (
+                    mode, i, n, float(got[i]), float(want[i]), self.rank)
+        return None
 
     def prepare(self, kernel, n, mode):
         """Warm-up, and in graph mode capture + one warm replay: (refill, step of OPS ops)."""
         torch = self.torch
-        refill, run, _ = self.op(kernel, n)
+        refill, run, _ = self.op(kernel, n, mode)
         refill()
         for _ in range(WARMUP):
             run()
@@ -229,7 +259,7 @@ class Rank:
         ref = self.src[:n].clone()
         self.dist.all_reduce(ref)
         recs = []
-        for kernel in KERNELS:
+        for kernel in self.kernels:
             wrong = None
             if kernel != "nccl":
                 err = None
@@ -284,7 +314,7 @@ def worker(rank, world, args, store_path):
     doc = {"tool": "torch", "torchVersion": torch.__version__, "worldSize": world,
            "gpu": torch.cuda.get_device_name(rank), "symmBackend": r.backend,
            "ncclVersion": nccl_version(torch), "complete": False,
-           "records": []}
+           "kernels": list(r.kernels), "records": []}
     if rank == 0:
         print("torch %s, %d x %s, symmetric-memory backend %s, NCCL %s" % (
             doc["torchVersion"], world, doc["gpu"], doc["symmBackend"], doc["ncclVersion"]),
@@ -294,8 +324,11 @@ def worker(rank, world, args, store_path):
         if rank == 0:
             doc["records"] += recs
             write_json(args.json, doc)
-            print_row(nbytes, recs)
+            print_row(nbytes, recs, r.kernels)
     r.barrier()
+    if args.ccltune_winners:
+        for comm in r.ct_comm.values():
+            comm.destroy()
     del r
     if rank == 0:
         doc["complete"] = True
@@ -324,10 +357,10 @@ def cell(r):
     return "%.2f%s" % (r["timeUs"], "" if r["status"] == "ok" else " (wrong)")
 
 
-def print_row(nbytes, recs):
+def print_row(nbytes, recs, kernels):
     got = {(r["mode"], r["kernel"]): r for r in recs}
     print("%8s  " % fmt_bytes(nbytes) + "  ".join(
-        "%s %s %s" % (m, k, cell(got.get((m, k)))) for m in MODES for k in KERNELS), flush=True)
+        "%s %s %s" % (m, k, cell(got.get((m, k)))) for m in MODES for k in kernels), flush=True)
     for line in dict.fromkeys("          %s: %s: %s" % (r["kernel"], r["status"], r["reason"])
                               for r in recs if r["reason"]):
         print(line, flush=True)
@@ -339,10 +372,11 @@ def print_table(doc):
     for mode in MODES:
         print("\n%s mode, bf16 sum, %d ranks, us per op (median of rounds, max over ranks)"
               % (mode, doc["worldSize"]))
-        print("%10s %14s %14s %14s" % ("size", *KERNELS))
+        kernels = doc["kernels"]
+        print(("%10s" + " %14s" * len(kernels)) % ("size", *kernels))
         for b in all_sizes:
-            print("%10s %14s %14s %14s" % (fmt_bytes(b), *(cell(by.get((b, mode, k)))
-                                                          for k in KERNELS)))
+            print(("%10s" + " %14s" * len(kernels)) % (
+                fmt_bytes(b), *(cell(by.get((b, mode, k))) for k in kernels)))
 
 
 # ----------------------------------------------------------------------------- parent side

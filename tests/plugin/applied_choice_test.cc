@@ -1,18 +1,18 @@
-// The applied-choice rule (plugin/applied_choice.h) on records as the parser keeps them:
+// The applied-choice rule (core/apply/applied_choice.h) on records as the parser keeps them:
 // winners a tuner can reproduce are applied as measured, ctas winners above the channel
 // ceiling give way to the fastest reproducible measured choice only when it beats `nccl`
 // by more than the noise threshold, and the ceiling comes from NCCL_MIN_CTAS.
-#include "plugin/applied_choice.h"
+#include "core/apply/applied_choice.h"
 
 #include <gtest/gtest.h>
 
 #include <limits>
 
-#include "plugin/plugin_config.h"
-#include "plugin/tuner_abi.h"
+#include "core/apply/plugin_config.h"
+#include "core/apply/tuner_abi.h"
 #include "tests/plugin/scoped_env.h"
 
-namespace ccltune::plugin {
+namespace ccltune::apply {
 namespace {
 
 using core::ChoiceStatus;
@@ -225,4 +225,4 @@ TEST(ChannelCeiling, FromNcclMinCtas) {
 }
 
 }  // namespace
-}  // namespace ccltune::plugin
+}  // namespace ccltune::apply

@@ -19,7 +19,7 @@ namespace {
 
 using core::Dtype;
 using core::Op;
-namespace abi = plugin::abi;
+namespace abi = apply::abi;
 constexpr std::uint64_t KiB = 1024, MiB = 1024 * 1024;
 
 std::vector<core::ResultRecord> PublishedSet(const std::string& fp) {

@@ -13,7 +13,7 @@
 namespace ccltune::testing {
 namespace {
 
-namespace abi = plugin::abi;
+namespace abi = apply::abi;
 constexpr std::uint64_t MiB = 1024 * 1024;
 
 core::ResultRecord Ctas32Record(const std::string& fp, std::uint64_t bytes,

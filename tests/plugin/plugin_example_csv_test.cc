@@ -17,7 +17,7 @@
 namespace ccltune::testing {
 namespace {
 
-namespace abi = plugin::abi;
+namespace abi = apply::abi;
 using core::Dtype;
 using core::Op;
 

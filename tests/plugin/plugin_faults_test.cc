@@ -17,7 +17,7 @@
 namespace ccltune::testing {
 namespace {
 
-namespace abi = plugin::abi;
+namespace abi = apply::abi;
 constexpr int kInitBudgetMs = 200;
 
 std::string PluginPath() {

@@ -4,7 +4,7 @@
 # libnccl-tuner-ccltune.so (CCLTUNE_RESULTS_FILE = the export), and prints a side-by-side
 # table: per size the winner, the choice the plugin applies for it (the winner, or for a
 # ctas=N winner without NCCL_MIN_CTAS >= N the fastest choice a tuner can reproduce; the
-# rule of plugin/applied_choice.h, taken from `ccltune export --format applied-json` with
+# rule of core/apply/applied_choice.h, taken from `ccltune export --format applied-json` with
 # PLUGIN_ENV's NCCL_MIN_CTAS as --min-ctas), ccltune's measured time of that applied
 # choice, NCCL's default, the plugin's, and the two ratios; the last row is the worst of
 # each. "plugin vs applied" is n/a where the plugin leaves NCCL alone because the winner is

@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <mutex>
 
-#include "worker/nccl/fingerprint_probe.h"
+#include "core/gpu/fingerprint_probe.h"
 
 // libnccl's entry point, as the plugin finds it in a real process (RTLD_DEFAULT).
 extern "C" __attribute__((visibility("default"))) int ncclGetVersion(int* version) {
@@ -35,25 +35,25 @@ void Logger(int level, unsigned long, const char*, int, const char* fmt, ...) {
 }  // namespace
 
 CostTable::CostTable() {
-  for (int a = 0; a < plugin::abi::kNumAlgorithms; ++a)
-    for (int p = 0; p < plugin::abi::kNumProtocols; ++p)
-      cost[a][p] = (a == plugin::abi::kAlgoTree || a == plugin::abi::kAlgoRing)
+  for (int a = 0; a < apply::abi::kNumAlgorithms; ++a)
+    for (int p = 0; p < apply::abi::kNumProtocols; ++p)
+      cost[a][p] = (a == apply::abi::kAlgoTree || a == apply::abi::kAlgoRing)
                        ? 10.0f + static_cast<float>(a * 3 + p)
                        : -1.0f;
 }
 
 bool CostTable::Untouched() const {
   CostTable fresh;
-  for (int a = 0; a < plugin::abi::kNumAlgorithms; ++a)
-    for (int p = 0; p < plugin::abi::kNumProtocols; ++p)
+  for (int a = 0; a < apply::abi::kNumAlgorithms; ++a)
+    for (int p = 0; p < apply::abi::kNumProtocols; ++p)
       if (cost[a][p] != fresh.cost[a][p]) return false;
   return true;
 }
 
 std::pair<int, int> CostTable::Forced() const {
   std::pair<int, int> zero{-1, -1};
-  for (int a = 0; a < plugin::abi::kNumAlgorithms; ++a) {
-    for (int p = 0; p < plugin::abi::kNumProtocols; ++p) {
+  for (int a = 0; a < apply::abi::kNumAlgorithms; ++a) {
+    for (int p = 0; p < apply::abi::kNumProtocols; ++p) {
       if (cost[a][p] == 0.0f) {
         if (zero.first >= 0) return {-1, -1};
         zero = {a, p};
@@ -71,8 +71,8 @@ LoadedTuner::LoadedTuner(const std::string& path) {
     error_ = std::string("dlopen: ") + dlerror();
     return;
   }
-  v5_ = static_cast<const plugin::abi::TunerV5*>(dlsym(handle_, "ncclTunerPlugin_v5"));
-  v4_ = static_cast<const plugin::abi::TunerV4*>(dlsym(handle_, "ncclTunerPlugin_v4"));
+  v5_ = static_cast<const apply::abi::TunerV5*>(dlsym(handle_, "ncclTunerPlugin_v5"));
+  v4_ = static_cast<const apply::abi::TunerV4*>(dlsym(handle_, "ncclTunerPlugin_v4"));
   if (!ok()) error_ = "ncclTunerPlugin_v5 or _v4 is not exported by " + path;
 }
 
@@ -96,12 +96,12 @@ std::string PluginLogText() {
   return out;
 }
 
-plugin::abi::DebugLogger PluginLogger() { return &Logger; }
+apply::abi::DebugLogger PluginLogger() { return &Logger; }
 
 InitResult InitV5(const LoadedTuner& t, std::size_t ranks, std::size_t nodes) {
   InitResult r;
-  plugin::abi::NvlDomainInfoV5 nvl{1, static_cast<int>(ranks), static_cast<int>(ranks)};
-  plugin::abi::TunerConstantsV5 constants{};
+  apply::abi::NvlDomainInfoV5 nvl{1, static_cast<int>(ranks), static_cast<int>(ranks)};
+  apply::abi::TunerConstantsV5 constants{};
   const auto start = std::chrono::steady_clock::now();
   r.rc = t.v5().init(&r.ctx, 0x1234abcdULL, ranks, nodes, PluginLogger(), &nvl, &constants);
   r.took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
@@ -112,7 +112,7 @@ InitResult InitV5(const LoadedTuner& t, std::size_t ranks, std::size_t nodes) {
 static core::FingerprintInput ExpectedInput(int ranks) {
   // What the worker's NCCL backend reports for rank 0's device, then FingerprintOf's
   // topology (one host).
-  core::FingerprintInput in = worker::nccl::ProbeFingerprint(0, ranks, kFakeNcclVersion);
+  core::FingerprintInput in = gpu::ProbeFingerprint(0, ranks, kFakeNcclVersion);
   in.nodes = 1;
   in.gpus_per_node = ranks;
   return in;

@@ -12,7 +12,7 @@
 
 #include "core/fingerprint.h"
 #include "core/result.h"
-#include "plugin/tuner_abi.h"
+#include "core/apply/tuner_abi.h"
 
 namespace ccltune::testing {
 
@@ -21,7 +21,7 @@ inline constexpr int kFakeNcclVersion = 22809;
 // NCCL's table for one call: Tree and Ring offered for every protocol (what a 1-node
 // NVLink machine shows), the other algorithms ruled out (-1).
 struct CostTable {
-  float cost[plugin::abi::kNumAlgorithms][plugin::abi::kNumProtocols];
+  float cost[apply::abi::kNumAlgorithms][apply::abi::kNumProtocols];
   CostTable();
   float** raw() { return reinterpret_cast<float**>(cost); }
   bool Untouched() const;  // equal to a fresh table
@@ -35,13 +35,13 @@ class LoadedTuner {
   ~LoadedTuner();
   bool ok() const { return v5_ != nullptr && v4_ != nullptr; }
   const std::string& error() const { return error_; }
-  const plugin::abi::TunerV5& v5() const { return *v5_; }
-  const plugin::abi::TunerV4& v4() const { return *v4_; }
+  const apply::abi::TunerV5& v5() const { return *v5_; }
+  const apply::abi::TunerV4& v4() const { return *v4_; }
 
  private:
   void* handle_ = nullptr;
-  const plugin::abi::TunerV5* v5_ = nullptr;
-  const plugin::abi::TunerV4* v4_ = nullptr;
+  const apply::abi::TunerV5* v5_ = nullptr;
+  const apply::abi::TunerV4* v4_ = nullptr;
   std::string error_;
 };
 
@@ -53,7 +53,7 @@ struct LogLine {
 void ClearPluginLog();
 std::vector<LogLine> PluginLog();
 std::string PluginLogText();  // all lines, for failure messages
-plugin::abi::DebugLogger PluginLogger();
+apply::abi::DebugLogger PluginLogger();
 
 // One communicator's init as NCCL does it; returns the context and how long init took.
 struct InitResult {
@@ -64,7 +64,7 @@ struct InitResult {
 InitResult InitV5(const LoadedTuner& t, std::size_t ranks, std::size_t nodes);
 
 // The fingerprint the worker publishes under on this machine for `ranks` ranks on one
-// node (worker/nccl/fingerprint_probe.h with the fake NCCL version).
+// node (core/gpu/fingerprint_probe.h with the fake NCCL version).
 std::string ExpectedFingerprint(int ranks);
 std::string ExpectedFingerprintJson(int ranks);
 

@@ -3,13 +3,13 @@
 // winners, as the JSON array the tuner plugin reads (CCLTUNE_RESULTS_FILE), as NCCL's
 // example-tuner CSV, or as what ccltune's plugin applies per size (applied_json.h). The
 // last two follow the plugin's rule for the application's NCCL_MIN_CTAS, given as
-// --min-ctas (plugin/applied_choice.h).
+// --min-ctas (core/apply/applied_choice.h).
 #include <cstdio>
 #include <fstream>
 #include <memory>
 
 #include "core/result_store.h"
-#include "plugin/applied_choice.h"
+#include "core/apply/applied_choice.h"
 #include "worker/cli/cache_flags.h"
 #include "worker/cli/commands.h"
 #include "worker/export/applied_json.h"
@@ -77,7 +77,7 @@ core::Result<ExportSettings> CheckFlags(const ExportFlags& f) {
       return core::InvalidArgument(
           "--min-ctas changes what the plugin applies, so it goes with --format nccl-tuner-csv "
           "or applied-json; --format json is the records as published");
-    auto n = plugin::ParseChannelCeiling(f.min_ctas);
+    auto n = apply::ParseChannelCeiling(f.min_ctas);
     if (!n.ok()) return n.status().WithContext("--min-ctas (the application's NCCL_MIN_CTAS)");
     s.channel_ceiling = *n;
   }

@@ -1,15 +1,15 @@
 // The plugin's applied choices as JSON (applied_json.h).
 #include "worker/export/applied_json.h"
 
-#include "plugin/forced_choice.h"
+#include "core/apply/forced_choice.h"
 #include "worker/export/plugin_table.h"
 
 namespace ccltune::worker::exporting {
 namespace {
 
-nlohmann::json EntryJson(const plugin::TableEntry& e) {
-  const plugin::WinnerRecord& r = e.record;
-  const plugin::AppliedChoice& a = e.applied;
+nlohmann::json EntryJson(const apply::TableEntry& e) {
+  const apply::WinnerRecord& r = e.record;
+  const apply::AppliedChoice& a = e.applied;
   const bool forces_algo = a.forced.algo >= 0;
   return {{"op", core::OpName(r.op)},
           {"dtype", core::DtypeName(r.dtype)},
@@ -19,8 +19,8 @@ nlohmann::json EntryJson(const plugin::TableEntry& e) {
           {"applied", a.name},
           {"appliedTimeUs", a.time_us > 0 ? nlohmann::json(a.time_us) : nlohmann::json(nullptr)},
           {"substituted", a.substituted},
-          {"algo", forces_algo ? nlohmann::json(plugin::AlgoName(a.forced.algo)) : nullptr},
-          {"proto", forces_algo ? nlohmann::json(plugin::ProtoName(a.forced.proto)) : nullptr},
+          {"algo", forces_algo ? nlohmann::json(apply::AlgoName(a.forced.algo)) : nullptr},
+          {"proto", forces_algo ? nlohmann::json(apply::ProtoName(a.forced.proto)) : nullptr},
           {"channels", a.forced.channels},
           {"reason", a.reason}};
 }
@@ -29,7 +29,7 @@ nlohmann::json EntryJson(const plugin::TableEntry& e) {
 
 nlohmann::json AppliedJson(const std::vector<core::ResultRecord>& records,
                            std::optional<core::Dtype> pinned, int channel_ceiling) {
-  const plugin::WinnerTable table = PluginTable(records, pinned, channel_ceiling);
+  const apply::WinnerTable table = PluginTable(records, pinned, channel_ceiling);
   nlohmann::json sizes = nlohmann::json::array();
   for (int func : NcclFuncsInOpOrder())
     for (const auto& e : table.Entries(func)) sizes.push_back(EntryJson(e));

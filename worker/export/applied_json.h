@@ -1,6 +1,6 @@
 // `ccltune export --format applied-json`: per tuned size of the plugin's table (one slice
 // per op, plugin_table.h), the winner and what ccltune's plugin applies for it with
-// NCCL_MIN_CTAS = --min-ctas (plugin/applied_choice.h), with ccltune's measured time of
+// NCCL_MIN_CTAS = --min-ctas (core/apply/applied_choice.h), with ccltune's measured time of
 // the applied choice. For tables and checks (tests/plugin/run_plugin_on_device.sh); the
 // plugin itself reads `--format json`.
 //   {"minCtas": N, "sizes": [{"op", "dtype", "redop", "bytes", "winner", "applied",

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#include "plugin/forced_choice.h"
+#include "core/apply/forced_choice.h"
 #include "worker/export/plugin_table.h"
 
 namespace ccltune::worker::exporting {
@@ -58,7 +58,7 @@ std::vector<ByteRange> NearestBucketRanges(const std::vector<std::uint64_t>& siz
 
 std::vector<CsvRow> NcclTunerRows(const std::vector<core::ResultRecord>& records, int nodes,
                                   std::optional<core::Dtype> pinned, int channel_ceiling) {
-  const plugin::WinnerTable table = PluginTable(records, pinned, channel_ceiling);
+  const apply::WinnerTable table = PluginTable(records, pinned, channel_ceiling);
   std::vector<CsvRow> rows;
   for (int func : NcclFuncsInOpOrder()) {
     const auto& entries = table.Entries(func);
@@ -66,12 +66,12 @@ std::vector<CsvRow> NcclTunerRows(const std::vector<core::ResultRecord>& records
     for (const auto& e : entries) sizes.push_back(e.record.bytes);
     const auto ranges = NearestBucketRanges(sizes);
     for (std::size_t i = 0; i < entries.size(); ++i) {
-      const plugin::WinnerRecord& r = entries[i].record;
-      const plugin::AppliedChoice& a = entries[i].applied;
+      const apply::WinnerRecord& r = entries[i].record;
+      const apply::AppliedChoice& a = entries[i].applied;
       if (a.forced.algo < 0) continue;  // NCCL decides the algorithm (or cannot be told)
       rows.push_back(
-          CsvRow{CsvCollective(r.op), ranges[i], plugin::AlgoName(a.forced.algo),
-                 plugin::ProtoName(a.forced.proto), a.forced.channels > 0 ? a.forced.channels : -1,
+          CsvRow{CsvCollective(r.op), ranges[i], apply::AlgoName(a.forced.algo),
+                 apply::ProtoName(a.forced.proto), a.forced.channels > 0 ? a.forced.channels : -1,
                  nodes, r.world_size > 0 ? r.world_size : -1, r.bytes, r.winner, a.name, a.reason});
     }
   }

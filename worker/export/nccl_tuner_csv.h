@@ -1,7 +1,7 @@
 // Winners in the CSV format of NCCL's example tuner plugin (NVIDIA/nccl
 // plugins/tuner/example, read from NCCL_TUNER_CONFIG_FILE):
 //   collective_type,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,nRanks,numPipeOps,regBuff
-// One row per tuned size whose *applied* choice (plugin/applied_choice.h, for the channel
+// One row per tuned size whose *applied* choice (core/apply/applied_choice.h, for the channel
 // ceiling given as --min-ctas) forces an algorithm and protocol: the rows are built from
 // the plugin's own table (plugin_table.h), so they say what ccltune's plugin does under
 // the same NCCL_MIN_CTAS. Byte ranges split at the geometric midpoints between tuned

@@ -3,18 +3,18 @@
 
 namespace ccltune::worker::exporting {
 
-plugin::WinnerTable PluginTable(const std::vector<core::ResultRecord>& records,
+apply::WinnerTable PluginTable(const std::vector<core::ResultRecord>& records,
                                 std::optional<core::Dtype> pinned, int channel_ceiling) {
-  std::vector<plugin::WinnerRecord> kept;
+  std::vector<apply::WinnerRecord> kept;
   for (const auto& r : records)
-    if (auto w = plugin::WinnerRecordFrom(r); w.ok()) kept.push_back(std::move(w).value());
-  return plugin::WinnerTable::Build(std::move(kept), pinned, channel_ceiling);
+    if (auto w = apply::WinnerRecordFrom(r); w.ok()) kept.push_back(std::move(w).value());
+  return apply::WinnerTable::Build(std::move(kept), pinned, channel_ceiling);
 }
 
 std::vector<int> NcclFuncsInOpOrder() {
   std::vector<int> out;
   for (core::Op op : core::AllOps())
-    if (const int f = plugin::NcclFuncOf(op); f >= 0) out.push_back(f);
+    if (const int f = apply::NcclFuncOf(op); f >= 0) out.push_back(f);
   return out;
 }
 

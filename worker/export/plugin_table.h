@@ -1,4 +1,4 @@
-// The tuner plugin's own table (plugin/winner_table.h) built from records `ccltune export`
+// The tuner plugin's own table (core/apply/winner_table.h) built from records `ccltune export`
 // read from the cache: same slice per op, same size de-duplication, same applied-choice
 // rule for a channel ceiling. Every export format that describes what the plugin does is
 // written from this table, so the files cannot drift from the plugin.
@@ -8,13 +8,13 @@
 #include <vector>
 
 #include "core/result.h"
-#include "plugin/winner_table.h"
+#include "core/apply/winner_table.h"
 
 namespace ccltune::worker::exporting {
 
 // Records the plugin would reject (bytes == 0) are left out, as the plugin leaves them.
 // `channel_ceiling`: --min-ctas, the NCCL_MIN_CTAS the application runs with (0 = unset).
-plugin::WinnerTable PluginTable(const std::vector<core::ResultRecord>& records,
+apply::WinnerTable PluginTable(const std::vector<core::ResultRecord>& records,
                                 std::optional<core::Dtype> pinned, int channel_ceiling);
 
 // core::Op order (allReduce first) with each op's ncclFunc_t, for writers that list the

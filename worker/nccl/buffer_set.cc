@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "worker/nccl/cuda_check.h"
+#include "worker/nccl/gpu_names.h"
 
 namespace ccltune::worker::nccl {
 namespace {

@@ -5,7 +5,7 @@
 #include <memory>
 #include <thread>
 
-#include "worker/nccl/cuda_check.h"
+#include "worker/nccl/gpu_names.h"
 
 namespace ccltune::worker::nccl {
 

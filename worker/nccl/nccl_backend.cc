@@ -6,9 +6,8 @@
 #include <cstring>
 
 #include "core/log.h"
-#include "worker/nccl/choice_spec.h"
-#include "worker/nccl/cuda_check.h"
-#include "worker/nccl/fingerprint_probe.h"
+#include "worker/nccl/choice_catalog.h"
+#include "worker/nccl/gpu_names.h"
 #include "worker/nccl/nccl_choice.h"
 #include "worker/nccl/nccl_env.h"
 #include "worker/nccl/runtime.h"

@@ -5,8 +5,8 @@
 #include <cstdlib>
 #include <string>
 
-#include "worker/kernels/kernels.h"
-#include "worker/nccl/cuda_check.h"
+#include "core/kernels/kernels.h"
+#include "worker/nccl/gpu_names.h"
 
 namespace ccltune::worker::nccl {
 namespace {

@@ -12,10 +12,8 @@
 #include "core/problem.h"
 #include "worker/backend.h"
 #include "worker/nccl/buffer_set.h"
-#include "worker/nccl/choice_spec.h"
-#include "worker/nccl/cuda_resources.h"
-#include "worker/nccl/launch.h"
-#include "worker/nccl/peer_enqueue.h"
+#include "worker/nccl/choice_catalog.h"
+#include "worker/nccl/gpu_names.h"
 #include "worker/nccl/runtime.h"
 
 namespace ccltune::worker::nccl {

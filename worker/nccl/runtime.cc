@@ -7,9 +7,8 @@
 
 #include "core/log.h"
 #include "worker/env_switches.h"
-#include "worker/kernels/kernels.h"
-#include "worker/nccl/cuda_check.h"
-#include "worker/nccl/hex_bytes.h"
+#include "core/kernels/kernels.h"
+#include "worker/nccl/gpu_names.h"
 
 namespace ccltune::worker::nccl {
 namespace {

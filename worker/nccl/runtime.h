@@ -14,10 +14,9 @@
 
 #include "core/status.h"
 #include "worker/deadline.h"
-#include "worker/nccl/choice_spec.h"
+#include "worker/nccl/choice_catalog.h"
 #include "worker/nccl/communicator.h"
-#include "worker/nccl/cuda_resources.h"
-#include "worker/nccl/peer_memory.h"
+#include "worker/nccl/gpu_names.h"
 #include "worker/nccl/tuner_control.h"
 #include "worker/peer_directory.h"
 

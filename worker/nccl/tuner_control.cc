@@ -70,4 +70,19 @@ ForcedScope::~ForcedScope() {
   if (tuner_ != nullptr) tuner_->Clear();
 }
 
+int TunerColl(core::Op op) {
+  switch (op) {
+    case core::Op::kAllReduce:
+      return kCcltuneCollAllReduce;
+    case core::Op::kAllGather:
+      return kCcltuneCollAllGather;
+    case core::Op::kReduceScatter:
+      return kCcltuneCollReduceScatter;
+    case core::Op::kBroadcast:
+      return kCcltuneCollBroadcast;
+    default:
+      return -1;
+  }
+}
+
 }  // namespace ccltune::worker::nccl

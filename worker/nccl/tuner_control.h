@@ -5,9 +5,13 @@
 #include <string>
 
 #include "core/status.h"
+#include "core/types.h"
 #include "worker/nccl/inproc_tuner_api.h"
 
 namespace ccltune::worker::nccl {
+
+// The in-process tuner's collective id of an op; -1 for allToAll (send/recv).
+int TunerColl(core::Op op);
 
 class TunerControl {
  public:

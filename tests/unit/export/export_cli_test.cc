@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/result_store.h"
-#include "plugin/record_parser.h"
+#include "core/apply/record_parser.h"
 #include "tests/integration/ccltune_process.h"
 #include "tests/support/redis_server.h"
 #include "tests/support/temp_dir.h"
@@ -43,7 +43,7 @@ TEST_F(ExportCliTest, JsonIsTheRecordArrayThePluginReads) {
   Publish("aaaa000000000001");
   auto r = Export({"--format", "json", "--output", dir_.File("w.json")});
   ASSERT_EQ(r.code, 0) << r.output;
-  auto parsed = plugin::ParseResultsFile(ReadFile(dir_.File("w.json")));
+  auto parsed = apply::ParseResultsFile(ReadFile(dir_.File("w.json")));
   ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
   EXPECT_EQ(parsed->rejected, 0u) << parsed->first_error;
   EXPECT_EQ(parsed->records.size(), FixtureSet("x").size());

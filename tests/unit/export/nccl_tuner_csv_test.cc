@@ -11,8 +11,8 @@
 #include <sstream>
 
 #include "core/result_store.h"
-#include "plugin/record_parser.h"
-#include "plugin/winner_table.h"
+#include "core/apply/record_parser.h"
+#include "core/apply/winner_table.h"
 #include "tests/unit/export/records_fixture.h"
 
 namespace ccltune::worker::exporting {
@@ -127,13 +127,13 @@ std::vector<ExampleRow> ParseLikeExamplePlugin(const std::string& csv) {
 // For each ceiling, the example plugin's reading of our CSV and our plugin's table agree.
 void ExpectExamplePluginAgrees(const std::vector<core::ResultRecord>& records, int ceiling) {
   const auto rows = ParseLikeExamplePlugin(NcclTunerCsv(records, "fp", 1, std::nullopt, ceiling));
-  std::vector<plugin::WinnerRecord> parsed;
+  std::vector<apply::WinnerRecord> parsed;
   for (const auto& r : records) {
-    auto w = plugin::ParseWinnerRecord(core::ToJson(r).dump());
+    auto w = apply::ParseWinnerRecord(core::ToJson(r).dump());
     ASSERT_TRUE(w.ok()) << w.status().ToString();
     parsed.push_back(*w);
   }
-  const auto table = plugin::WinnerTable::Build(parsed, std::nullopt, ceiling);
+  const auto table = apply::WinnerTable::Build(parsed, std::nullopt, ceiling);
   const std::pair<int, const char*> colls[] = {{4, "allreduce"}, {2, "allgather"}};
   for (const auto& [func, name] : colls) {
     for (std::uint64_t n = 1; n < (1ull << 32); n = n * 5 / 4 + 1) {
@@ -147,9 +147,9 @@ void ExpectExamplePluginAgrees(const std::vector<core::ResultRecord>& records, i
         }
       ASSERT_EQ(ours_forces, theirs != nullptr) << name << " " << n << " ceiling " << ceiling;
       if (!theirs) continue;
-      const plugin::ForcedChoice& f = ours->applied.forced;
-      EXPECT_EQ(theirs->algo, plugin::AlgoName(f.algo)) << n;
-      EXPECT_EQ(theirs->proto, plugin::ProtoName(f.proto)) << n;
+      const apply::ForcedChoice& f = ours->applied.forced;
+      EXPECT_EQ(theirs->algo, apply::AlgoName(f.algo)) << n;
+      EXPECT_EQ(theirs->proto, apply::ProtoName(f.proto)) << n;
       EXPECT_EQ(theirs->channels, f.channels > 0 ? f.channels : -1);
     }
   }

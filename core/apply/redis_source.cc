@@ -1,0 +1,182 @@
+// Deadline-bounded cache reads with raw hiredis (redis_source.h). Not core::RedisClient:
+// that one reconnects and retries for seconds, which is right for the worker and wrong
+// inside an application's communicator init.
+#include "core/apply/redis_source.h"
+
+#include <hiredis/hiredis.h>
+#include <sys/time.h>
+
+#include <cstdlib>
+#include <memory>
+#include <set>
+#include <vector>
+
+#include "core/redis_client.h"
+#include "core/result_store.h"
+#include "core/apply/winner_table.h"
+
+namespace ccltune::apply {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+struct ReplyDeleter {
+  void operator()(redisReply* r) const { freeReplyObject(r); }
+};
+struct ContextDeleter {
+  void operator()(redisContext* c) const { redisFree(c); }
+};
+using Reply = std::unique_ptr<redisReply, ReplyDeleter>;
+using Context = std::unique_ptr<redisContext, ContextDeleter>;
+using Argv = std::vector<std::string>;
+
+// Time left as a timeval; false when the deadline has passed.
+bool TimeLeft(Clock::time_point deadline, timeval& tv) {
+  const auto left = std::chrono::duration_cast<std::chrono::microseconds>(deadline - Clock::now());
+  if (left.count() <= 0) return false;
+  tv.tv_sec = static_cast<long>(left.count() / 1000000);
+  tv.tv_usec = static_cast<long>(left.count() % 1000000);
+  return true;
+}
+
+core::Result<Context> Connect(const core::RedisEndpoint& ep, Clock::time_point deadline) {
+  timeval tv{};
+  if (!TimeLeft(deadline, tv)) return core::TimeoutError("no time left to connect to redis");
+  Context c(redisConnectWithTimeout(ep.host.c_str(), ep.port, tv));
+  if (c == nullptr) return core::Internal("redis: out of memory");
+  if (c->err != 0) return core::Unavailable("redis " + ep.ToString() + ": " + c->errstr);
+  return c;
+}
+
+// Sends every command, then reads every reply, each read bounded by the time left.
+core::Result<std::vector<Reply>> Pipeline(redisContext* c, const std::vector<Argv>& cmds,
+                                          Clock::time_point deadline) {
+  for (const auto& argv : cmds) {
+    std::vector<const char*> ptrs;
+    std::vector<size_t> lens;
+    for (const auto& a : argv) {
+      ptrs.push_back(a.data());
+      lens.push_back(a.size());
+    }
+    if (redisAppendCommandArgv(c, static_cast<int>(argv.size()), ptrs.data(), lens.data()) !=
+        REDIS_OK)
+      return core::Internal("redis: cannot queue a command");
+  }
+  std::vector<Reply> out;
+  for (std::size_t i = 0; i < cmds.size(); ++i) {
+    timeval tv{};
+    if (!TimeLeft(deadline, tv) || redisSetTimeout(c, tv) != REDIS_OK)
+      return core::TimeoutError("redis: deadline passed while reading replies");
+    void* raw = nullptr;
+    if (redisGetReply(c, &raw) != REDIS_OK || raw == nullptr)
+      return core::Unavailable(std::string("redis: ") + (c->err ? c->errstr : "no reply"));
+    Reply r(static_cast<redisReply*>(raw));
+    if (r->type == REDIS_REPLY_ERROR)
+      return core::Unavailable("redis " + cmds[i][0] + ": " + std::string(r->str, r->len));
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+core::Status Authenticate(redisContext* c, const core::RedisEndpoint& ep,
+                          Clock::time_point deadline) {
+  std::vector<Argv> cmds;
+  if (!ep.password.empty()) cmds.push_back({"AUTH", ep.password});
+  if (ep.db != 0) cmds.push_back({"SELECT", std::to_string(ep.db)});
+  if (cmds.empty()) return core::Status::Ok();
+  auto r = Pipeline(c, cmds, deadline);
+  return r.ok() ? core::Status::Ok() : r.status();
+}
+
+struct IndexedSize {
+  SliceKey slice;
+  std::uint64_t bytes;
+};
+
+// One ZRANGE per (op, dtype, redop) the tuner can use; returns the tuned sizes found.
+core::Result<std::vector<IndexedSize>> ReadIndexes(redisContext* c, const std::string& fp,
+                                                   Clock::time_point deadline) {
+  std::vector<Argv> cmds;
+  std::vector<SliceKey> slices;
+  for (core::Op op : core::AllOps()) {
+    if (NcclFuncOf(op) < 0) continue;
+    std::vector<core::RedOp> redops{core::RedOp::kNone};
+    if (core::IsReducing(op))
+      redops = {core::RedOp::kSum, core::RedOp::kMax, core::RedOp::kMin, core::RedOp::kProd};
+    for (core::Dtype d : core::AllDtypes()) {
+      for (core::RedOp r : redops) {
+        slices.push_back({op, d, r});
+        cmds.push_back({"ZRANGE", core::IndexKey(fp, op, d, r), "0", "255"});
+      }
+    }
+  }
+  CCLTUNE_ASSIGN_OR_RETURN(auto replies, Pipeline(c, cmds, deadline));
+  std::vector<IndexedSize> out;
+  for (std::size_t i = 0; i < replies.size(); ++i) {
+    if (replies[i]->type != REDIS_REPLY_ARRAY) continue;
+    for (std::size_t e = 0; e < replies[i]->elements; ++e) {
+      const redisReply* m = replies[i]->element[e];
+      if (m->type != REDIS_REPLY_STRING) continue;
+      char* end = nullptr;
+      const std::string s(m->str, m->len);
+      const unsigned long long b = std::strtoull(s.c_str(), &end, 10);
+      if (!s.empty() && *end == '\0' && b > 0) out.push_back({slices[i], b});
+    }
+  }
+  return out;
+}
+
+std::string KeyOf(const std::string& fp, const IndexedSize& s) {
+  const auto& [op, dtype, redop] = s.slice;
+  return core::ResultKey(fp, std::string(core::OpName(op)) + ":" + core::DtypeName(dtype) + ":" +
+                                 core::RedOpName(redop) + ":" + std::to_string(s.bytes));
+}
+
+void Reject(ParsedFile& out, const std::string& why) {
+  if (out.rejected++ == 0) out.first_error = why;
+}
+
+// A record must describe the problem its key names; anything else is a corrupt cache.
+void Accept(ParsedFile& out, const std::string& fp, const IndexedSize& s, const std::string& key,
+            const redisReply* r) {
+  if (r->type != REDIS_REPLY_STRING || r->len == 0)
+    return Reject(out, key + ": listed in the index but has no record");
+  auto rec = ParseWinnerRecord(std::string_view(r->str, r->len));
+  if (!rec.ok()) return Reject(out, key + ": " + rec.status().message());
+  const auto& [op, dtype, redop] = s.slice;
+  if (rec->fingerprint != fp || rec->op != op || rec->dtype != dtype || rec->redop != redop ||
+      rec->bytes != s.bytes)
+    return Reject(out, key + ": the record describes another problem");
+  out.records.push_back(std::move(rec).value());
+}
+
+}  // namespace
+
+core::Result<ParsedFile> LoadFromRedis(const std::string& url, const std::string& fingerprint,
+                                       std::optional<core::Dtype> pinned,
+                                       Clock::time_point deadline) {
+  CCLTUNE_ASSIGN_OR_RETURN(core::RedisEndpoint ep, core::ParseRedisUrl(url));
+  if (const char* pw = std::getenv("CCLTUNE_REDIS_PASSWORD"); pw && *pw) ep.password = pw;
+  CCLTUNE_ASSIGN_OR_RETURN(Context c, Connect(ep, deadline));
+  CCLTUNE_RETURN_IF_ERROR(Authenticate(c.get(), ep, deadline));
+  CCLTUNE_ASSIGN_OR_RETURN(auto sizes, ReadIndexes(c.get(), fingerprint, deadline));
+  std::set<SliceKey> available;
+  for (const auto& s : sizes) available.insert(s.slice);
+  const auto selected = SelectSlices(available, pinned);
+  std::vector<IndexedSize> wanted;
+  std::vector<Argv> cmds;
+  for (const auto& s : sizes) {
+    auto it = selected.find(std::get<0>(s.slice));
+    if (it == selected.end() || it->second.dtype != std::get<1>(s.slice) ||
+        it->second.redop != std::get<2>(s.slice) || wanted.size() >= kMaxRecords)
+      continue;
+    wanted.push_back(s);
+    cmds.push_back({"GETRANGE", KeyOf(fingerprint, s), "0", std::to_string(kMaxRecordBytes)});
+  }
+  CCLTUNE_ASSIGN_OR_RETURN(auto replies, Pipeline(c.get(), cmds, deadline));
+  ParsedFile out;
+  for (std::size_t i = 0; i < replies.size(); ++i)
+    Accept(out, fingerprint, wanted[i], KeyOf(fingerprint, wanted[i]), replies[i].get());
+  return out;
+}
+
+}  // namespace ccltune::apply

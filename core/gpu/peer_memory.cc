@@ -1,0 +1,235 @@
+// CUDA IPC peer memory, its capability probe and its growth (peer_memory.h).
+#include "core/gpu/peer_memory.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <thread>
+
+#include "core/gpu/cuda_check.h"
+#include "core/gpu/hex_bytes.h"
+
+namespace ccltune::gpu {
+namespace {
+
+constexpr std::size_t kSignalBytes = sizeof(kernels::PeerSignals);
+constexpr std::size_t kProbeBytes = kernels::kMaxPeers * sizeof(unsigned int);
+constexpr std::size_t kMinData = std::size_t{64} << 20;
+constexpr std::size_t kDataGrain = std::size_t{2} << 20;
+constexpr unsigned int kProbeValue = 0x5eed0000u;
+
+core::Status WaitStream(cudaStream_t stream, core::Deadline deadline, const char* what) {
+  for (;;) {
+    const cudaError_t q = cudaStreamQuery(stream);
+    if (q == cudaSuccess) return core::Status::Ok();
+    if (q != cudaErrorNotReady) return CudaError(q, what, __FILE__, __LINE__);
+    if (core::Expired(deadline)) return core::TimeoutError(std::string(what) + ": GPU did not finish");
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+}
+
+std::string CudaText(cudaError_t e) {
+  (void)cudaGetLastError();  // not sticky: the next check must not see it again
+  return std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e);
+}
+
+}  // namespace
+
+std::string NodeIdentity() {
+  std::string boot;
+  std::ifstream("/proc/sys/kernel/random/boot_id") >> boot;
+  char host[256] = {};
+  (void)gethostname(host, sizeof(host) - 1);
+  return (boot.empty() ? std::string("unknown-boot-id") : boot) + " " + host;
+}
+
+IpcMapping& IpcMapping::operator=(IpcMapping&& o) noexcept {
+  if (this != &o) {
+    if (ptr_ != nullptr) (void)cudaIpcCloseMemHandle(ptr_);
+    ptr_ = o.ptr_;
+    o.ptr_ = nullptr;
+  }
+  return *this;
+}
+
+IpcMapping::~IpcMapping() {
+  if (ptr_ != nullptr) (void)cudaIpcCloseMemHandle(ptr_);
+}
+
+PeerMemory::~PeerMemory() = default;
+
+std::unique_ptr<PeerMemory> PeerMemory::Unavailable(int rank, int world, core::PeerDirectory& dir,
+                                                    std::string why) {
+  std::unique_ptr<PeerMemory> m(new PeerMemory(rank, world, dir));
+  m->problem_ = std::move(why);
+  return m;
+}
+
+core::Result<std::unique_ptr<PeerMemory>> PeerMemory::Probe(int rank, int world,
+                                                            core::PeerDirectory& dir,
+                                                            cudaStream_t stream,
+                                                            core::Deadline deadline) {
+  std::unique_ptr<PeerMemory> m(new PeerMemory(rank, world, dir));
+  if (world < 2 || world > kernels::kMaxPeers) {
+    m->problem_ = "peer kernels need 2 to " + std::to_string(kernels::kMaxPeers) +
+                  " ranks (world size " + std::to_string(world) + ")";
+    return m;
+  }
+  CCLTUNE_ASSIGN_OR_RETURN(m->problem_, m->SameNode(deadline));
+  if (!m->usable()) return m;
+  CCLTUNE_ASSIGN_OR_RETURN(m->epochs_,
+                           DeviceBuffer::Allocate(sizeof(unsigned int) * kernels::kEpochWords,
+                                                  MemoryKind::kCuda));
+  CCLTUNE_ASSIGN_OR_RETURN(m->timed_out_, MappedHost::Allocate(sizeof(int)));
+  CCLTUNE_RETURN_IF_ERROR(
+      m->Share(m->signals_, kSignalBytes + kProbeBytes, "peer-signals", deadline, &m->problem_));
+  if (!m->usable()) return m;
+  CCLTUNE_RETURN_IF_ERROR(m->CheckWrites(stream, deadline));
+  return m;
+}
+
+core::Result<std::string> PeerMemory::SameNode(core::Deadline deadline) {
+  CCLTUNE_ASSIGN_OR_RETURN(std::vector<std::string> nodes,
+                           dir_.AllGather("peer-node", NodeIdentity(), deadline));
+  for (int r = 1; r < world_; ++r) {
+    if (nodes[r].substr(0, nodes[r].find(' ')) != nodes[0].substr(0, nodes[0].find(' '))) {
+      return "ranks span nodes (rank 0 on " + nodes[0] + ", rank " + std::to_string(r) + " on " +
+             nodes[r] + "): peer memory needs every rank on one node";
+    }
+  }
+  return std::string();
+}
+
+// Exports `region`, maps every peer's, and agrees with all ranks on whether it worked:
+// one rank's failure becomes every rank's *problem.
+core::Status PeerMemory::Share(SharedRegion& region, std::size_t bytes, const std::string& name,
+                               core::Deadline deadline, std::string* problem) {
+  CCLTUNE_ASSIGN_OR_RETURN(region.own, DeviceBuffer::Allocate(bytes, MemoryKind::kCuda));
+  CCLTUNE_CUDA_TRY(cudaMemset(region.own.data(), 0, bytes));
+  std::string mine;
+  cudaIpcMemHandle_t handle{};
+  const cudaError_t got = cudaIpcGetMemHandle(&handle, region.own.data());
+  mine = got == cudaSuccess ? HexBytes(&handle, sizeof(handle))
+                            : "!cudaIpcGetMemHandle failed: " + CudaText(got);
+  CCLTUNE_ASSIGN_OR_RETURN(std::vector<std::string> all, dir_.AllGather(name, mine, deadline));
+  std::string local;
+  region.mapped.clear();
+  region.mapped.resize(world_);
+  region.base.assign(world_, nullptr);
+  region.base[rank_] = region.own.data();
+  for (int r = 0; r < world_ && local.empty(); ++r) {
+    if (r == rank_) continue;
+    if (!all[r].empty() && all[r][0] == '!') {
+      local = "rank " + std::to_string(r) + ": " + all[r].substr(1);
+      break;
+    }
+    cudaIpcMemHandle_t peer{};
+    CCLTUNE_RETURN_IF_ERROR(UnhexBytes(all[r], &peer, sizeof(peer), "cudaIpcMemHandle"));
+    void* p = nullptr;
+    const cudaError_t open = cudaIpcOpenMemHandle(&p, peer, cudaIpcMemLazyEnablePeerAccess);
+    if (open != cudaSuccess) {
+      local = "cudaIpcOpenMemHandle of rank " + std::to_string(r) + "'s memory failed (" +
+              CudaText(open) +
+              "): ranks must share one IPC namespace (pods need hostIPC: true, or all ranks "
+              "in one pod) and have P2P access";
+      break;
+    }
+    region.mapped[r] = IpcMapping(p);
+    region.base[r] = p;
+  }
+  CCLTUNE_ASSIGN_OR_RETURN(std::vector<std::string> verdicts,
+                           dir_.AllGather(name + "-ok", local, deadline));
+  for (int r = 0; r < world_; ++r) {
+    if (!verdicts[r].empty()) {
+      *problem = "rank " + std::to_string(r) + ": " + verdicts[r];
+      region.mapped.clear();
+      region.base.clear();
+      region.own.Reset();
+      return core::Status::Ok();
+    }
+  }
+  region.bytes = bytes;
+  return core::Status::Ok();
+}
+
+// Every rank writes into every rank's probe slots through its mapping; each then reads
+// its own slots back. Catches mappings that open but do not carry writes.
+core::Status PeerMemory::CheckWrites(cudaStream_t stream, core::Deadline deadline) {
+  kernels::ProbeSlots slots;
+  for (int r = 0; r < world_; ++r) {
+    slots.slot[r] = reinterpret_cast<unsigned int*>(static_cast<char*>(signals_.base[r]) +
+                                                    kSignalBytes);
+  }
+  CCLTUNE_CUDA_TRY(kernels::LaunchPeerProbeWrite(Team(0), slots, kProbeValue, stream));
+  CCLTUNE_RETURN_IF_ERROR(WaitStream(stream, deadline, "peer probe write"));
+  CCLTUNE_RETURN_IF_ERROR(dir_.AllGather("peer-probe-written", "", deadline).status());
+  // Read back on our stream into pinned memory, so this wait too has the deadline.
+  CCLTUNE_ASSIGN_OR_RETURN(MappedHost readback,
+                           MappedHost::Allocate(sizeof(unsigned int) * kernels::kMaxPeers));
+  CCLTUNE_CUDA_TRY(cudaMemcpyAsync(readback.host(), slots.slot[rank_],
+                                   sizeof(unsigned int) * kernels::kMaxPeers,
+                                   cudaMemcpyDeviceToHost, stream));
+  CCLTUNE_RETURN_IF_ERROR(WaitStream(stream, deadline, "peer probe read-back"));
+  const auto* seen = static_cast<const unsigned int*>(readback.host());
+  std::string local;
+  for (int r = 0; r < world_ && local.empty(); ++r) {
+    if (seen[r] != kProbeValue + static_cast<unsigned>(r)) {
+      local = "P2P probe: the value rank " + std::to_string(r) + " wrote here did not arrive (read " +
+              std::to_string(seen[r]) + ")";
+    }
+  }
+  CCLTUNE_ASSIGN_OR_RETURN(std::vector<std::string> verdicts,
+                           dir_.AllGather("peer-probe-ok", local, deadline));
+  for (int r = 0; r < world_; ++r) {
+    if (!verdicts[r].empty()) problem_ = "rank " + std::to_string(r) + ": " + verdicts[r];
+  }
+  CCLTUNE_RETURN_IF_ERROR(Reset(stream));
+  return WaitStream(stream, deadline, "peer signal reset");
+}
+
+core::Status PeerMemory::Reserve(std::size_t bytes, core::Deadline deadline) {
+  if (!usable()) return core::FailedPrecondition("skip: " + problem_);
+  if (Fits(bytes)) return core::Status::Ok();
+  std::size_t want = std::max({bytes, 2 * data_.bytes, kMinData});
+  want = (want + kDataGrain - 1) / kDataGrain * kDataGrain;
+  // Close our view of the old region everywhere before its owners free it.
+  data_.mapped.clear();
+  data_.base.clear();
+  data_.bytes = 0;
+  const std::string gen = std::to_string(generation_++);
+  CCLTUNE_RETURN_IF_ERROR(dir_.AllGather("peer-data-closed-" + gen, "", deadline).status());
+  data_.own.Reset();
+  std::string problem;
+  CCLTUNE_RETURN_IF_ERROR(Share(data_, want, "peer-data-" + gen, deadline, &problem));
+  if (!problem.empty()) {
+    return core::FailedPrecondition("skip: peer memory of " + std::to_string(want) +
+                                    " bytes: " + problem);
+  }
+  return core::Status::Ok();
+}
+
+void* PeerMemory::Data(int r, std::size_t offset) const {
+  return static_cast<char*>(data_.base[r]) + offset;
+}
+
+kernels::PeerTeam PeerMemory::Team(std::uint64_t timeout_ns) const {
+  kernels::PeerTeam t;
+  t.rank = rank_;
+  t.world = world_;
+  for (int r = 0; r < world_; ++r) t.signals[r] = static_cast<kernels::PeerSignals*>(signals_.base[r]);
+  t.epochs = static_cast<unsigned int*>(epochs_.data());
+  t.timed_out = static_cast<int*>(timed_out_.device());
+  t.timeout_ns = timeout_ns;
+  return t;
+}
+
+core::Status PeerMemory::Reset(cudaStream_t stream) {
+  *static_cast<volatile int*>(timed_out_.host()) = 0;
+  CCLTUNE_CUDA_TRY(kernels::ResetPeerSignals(Team(0), stream));
+  return core::Status::Ok();
+}
+
+}  // namespace ccltune::gpu

@@ -1,0 +1,100 @@
+// Our own intra-node collectives over peer memory (issue 6, DESIGN §5 `oneshot`, `twoshot`,
+// `p2p`, `ce`): every rank's buffers are mapped into every other rank's address space
+// (CUDA IPC), so a kernel reads or writes its peers' memory directly over NVLink.
+//
+// Ordering between GPUs uses per-block signal flags: block b of rank r raises
+// flags[b][r] in each peer's signal area to the block's next epoch with a system-scope
+// release, and waits (acquire) until every peer raised its flag in ours. Waits are bounded
+// by %globaltimer; when the bound passes, the kernel sets *timed_out and returns instead
+// of hanging, and the epochs are no longer in step until ResetPeerSignals runs on every
+// rank. Nothing here is host-synchronous, so every launch can be captured in a CUDA graph.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "core/types.h"
+
+namespace ccltune::kernels {
+
+inline constexpr int kMaxPeers = 8;
+inline constexpr int kMaxPeerBlocks = 256;
+inline constexpr int kEpochWords = kMaxPeerBlocks + 1;
+// The reducing kernels keep a pointer and a 16-byte vector per peer in registers: at most
+// 512 threads per block leaves them 128 registers, so nothing spills.
+inline constexpr int kMaxReduceThreads = 512;
+// Unroll 2 keeps 2 x kMaxPeers vectors live (64 registers); 4 would spill at 8 peers.
+inline constexpr int kMaxUnroll = 2;
+
+// One rank's signal area, in memory every peer has mapped.
+struct PeerSignals {
+  unsigned int flags[kMaxPeerBlocks][kMaxPeers];
+};
+
+// Who we are and how to reach everyone's signals. Passed by value to each kernel.
+struct PeerTeam {
+  int rank = 0;
+  int world = 1;
+  PeerSignals* signals[kMaxPeers] = {};  // every rank's area, as mapped here (ours included)
+  // This rank's per-block launch epochs (local), then one poison word: set when a wait
+  // ran out, so the launches queued behind return at once instead of each waiting.
+  unsigned int* epochs = nullptr;
+  int* timed_out = nullptr;              // host-mapped; set to 1 when a bounded wait ran out
+  unsigned long long timeout_ns = 0;
+};
+
+// Where one op's data lives, as mapped here, indexed by rank.
+struct PeerOperands {
+  const void* in[kMaxPeers] = {};  // each rank's send buffer
+  void* out[kMaxPeers] = {};       // each rank's receive buffer
+  void* staging[kMaxPeers] = {};   // each rank's staging area (push modes), see StagingBytes
+};
+
+struct PeerShape {
+  int blocks = 8;
+  int threads = 512;
+  bool push = false;
+  // One-shot only, push implied: each 16-byte store carries 8 data bytes and the launch's
+  // flag twice (NCCL's LL idea), so readers poll the data itself and no barrier runs.
+  bool ll = false;
+  // Vectors each thread loads before it stores any (1 or kMaxUnroll); LL ignores it.
+  int unroll = 1;
+};
+
+enum class PeerAlgo {
+  kOneShot,        // allReduce: every rank reduces the whole message from all ranks
+  kTwoShot,        // allReduce: reduce-scatter by segments, then all-gather the segments
+  kReduceScatter,  // reduceScatter: the first half of two-shot
+  kAllGather,      // allGather: a copy kernel
+};
+
+// Bytes of staging each rank needs for `algo` in push mode (0 in pull mode): double
+// buffered by epoch parity, one slot per source rank.
+std::uint64_t StagingBytes(PeerAlgo algo, const PeerShape& shape, std::uint64_t count,
+                           core::Dtype dtype, int world);
+
+// `count` is core::ElementCount: allReduce's elements, reduceScatter's and allGather's
+// elements per rank. Float dtypes only for the reducing algorithms (fp32 accumulation);
+// world 2..kMaxPeers; shape.blocks <= kMaxPeerBlocks.
+cudaError_t LaunchPeerCollective(PeerAlgo algo, const PeerTeam& team, const PeerOperands& ops,
+                                 std::uint64_t count, core::Dtype dtype, core::RedOp redop,
+                                 const PeerShape& shape, cudaStream_t stream);
+
+// One block's barrier with every peer, alone (the copy-engine all-gather runs it before
+// and after its cudaMemcpyAsync calls).
+cudaError_t LaunchPeerBarrier(const PeerTeam& team, cudaStream_t stream);
+
+// Clears this rank's signal flags and epochs (all ranks must do it, and meet, before the
+// next peer kernel anywhere).
+cudaError_t ResetPeerSignals(const PeerTeam& team, cudaStream_t stream);
+
+// Capability probe: writes `value + rank` into element `rank` of every rank's probe area
+// (`slot[r]`: rank r's area as mapped here, kMaxPeers unsigned ints).
+struct ProbeSlots {
+  unsigned int* slot[kMaxPeers] = {};
+};
+cudaError_t LaunchPeerProbeWrite(const PeerTeam& team, const ProbeSlots& probe, int value,
+                                 cudaStream_t stream);
+
+}  // namespace ccltune::kernels

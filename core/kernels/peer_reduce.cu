@@ -1,0 +1,329 @@
+// The reducing peer kernels (peer_kernels.h): one-shot and two-shot all-reduce and the
+// reduce-scatter half, each in pull mode (read the peers' inputs) and push mode (write
+// into the peers' staging, then reduce locally). Sums run in rank order on every rank, so
+// all ranks hold bit-identical results.
+#include "core/kernels/peer_launch.cuh"
+#include "core/kernels/peer_sync.cuh"
+#include "core/kernels/peer_vector.cuh"
+
+namespace ccltune::kernels {
+namespace {
+
+// [0, len) of `world` sources, combined in rank order, stored to each of `ndst` outputs.
+template <class T, core::RedOp OP, bool VEC, int U>
+__device__ inline void ReduceInto(const T* const* src, int world, T* const* dst, int ndst,
+                                  std::uint64_t len) {
+  constexpr int kN = Lanes<T>::kN;
+  uint4 v[U][kMaxPeers];
+  WalkRange<T, VEC, U>(
+      len,
+      [&](int u, std::uint64_t i) {
+#pragma unroll
+        for (int r = 0; r < kMaxPeers; ++r) {
+          if (r < world) v[u][r] = __ldcg(reinterpret_cast<const uint4*>(src[r] + i));
+        }
+      },
+      [&](int u, std::uint64_t i) {
+        float acc[kN], tmp[kN];
+        Unpack<T>(v[u][0], acc);
+#pragma unroll
+        for (int r = 1; r < kMaxPeers; ++r) {
+          if (r >= world) break;
+          Unpack<T>(v[u][r], tmp);
+#pragma unroll
+          for (int k = 0; k < kN; ++k) acc[k] = Combine<OP>(acc[k], tmp[k]);
+        }
+        const uint4 out = Pack<T>(acc);
+#pragma unroll
+        for (int d = 0; d < kMaxPeers; ++d) {
+          if (d < ndst) __stcg(reinterpret_cast<uint4*>(dst[d] + i), out);
+        }
+      },
+      [&](std::uint64_t i) {
+        float acc = ToF<T>(__ldcg(src[0] + i));
+#pragma unroll
+        for (int r = 1; r < kMaxPeers; ++r) {
+          if (r < world) acc = Combine<OP>(acc, ToF<T>(__ldcg(src[r] + i)));
+        }
+        const T out = FromF<T>(acc);
+#pragma unroll
+        for (int d = 0; d < kMaxPeers; ++d) {
+          if (d < ndst) dst[d][i] = out;
+        }
+      });
+}
+
+// [0, len) of `src` copied to each of `ndst` outputs.
+template <class T, bool VEC, int U>
+__device__ inline void CopyInto(const T* src, T* const* dst, int ndst, std::uint64_t len) {
+  uint4 v[U];
+  WalkRange<T, VEC, U>(
+      len, [&](int u, std::uint64_t i) { v[u] = __ldcg(reinterpret_cast<const uint4*>(src + i)); },
+      [&](int u, std::uint64_t i) {
+#pragma unroll
+        for (int d = 0; d < kMaxPeers; ++d) {
+          if (d < ndst) __stcg(reinterpret_cast<uint4*>(dst[d] + i), v[u]);
+        }
+      },
+      [&](std::uint64_t i) {
+        const T x = __ldcg(src + i);
+#pragma unroll
+        for (int d = 0; d < kMaxPeers; ++d) {
+          if (d < ndst) dst[d][i] = x;
+        }
+      });
+}
+
+template <class T>
+__device__ inline const T* In(const PeerOperands& ops, int r) {
+  return static_cast<const T*>(Pick(ops.in, r));
+}
+template <class T>
+__device__ inline T* Out(const PeerOperands& ops, int r) {
+  return static_cast<T*>(Pick(ops.out, r));
+}
+// Slot `src` of parity `parity` in rank r's staging; slots are `slot` elements apart.
+template <class T>
+__device__ inline T* Slot(const PeerOperands& ops, int r, int parity, int src, int world,
+                          std::uint64_t slot) {
+  return static_cast<T*>(Pick(ops.staging, r)) +
+         (static_cast<std::uint64_t>(parity) * world + src) * slot;
+}
+
+// Every rank's output at element offset `at`, this rank's own first, then the next ranks:
+// spreads the peers' NVLink writes instead of all ranks hitting rank 0 first.
+template <class T>
+__device__ inline void AllOutputs(const PeerTeam& team, const PeerOperands& ops,
+                                  std::uint64_t at, T** dst) {
+#pragma unroll
+  for (int d = 0; d < kMaxPeers; ++d) {
+    if (d < team.world) dst[d] = Out<T>(ops, (team.rank + d) % team.world) + at;
+  }
+}
+
+// Scatter of push mode: segment p (of `seg` elements at p * stride) of this rank's input
+// goes to slot `rank` of peer p's staging; `lens(p)` is segment p's length.
+template <class T, bool VEC, int U, class Len>
+__device__ inline void ScatterToStaging(const PeerTeam& team, const PeerOperands& ops, int parity,
+                                        std::uint64_t stride, std::uint64_t slot, Len lens) {
+  for (int d = 1; d < team.world; ++d) {
+    const int p = (team.rank + d) % team.world;
+    T* dst[1] = {Slot<T>(ops, p, parity, team.rank, team.world, slot)};
+    CopyInto<T, VEC, U>(In<T>(ops, team.rank) + p * stride, dst, 1, lens(p));
+  }
+}
+
+// Sources of the local reduction after a push: our own input, the peers' slots.
+template <class T>
+__device__ inline void StagedSources(const PeerTeam& team, const PeerOperands& ops, int parity,
+                                     std::uint64_t own_at, std::uint64_t slot, const T** src) {
+#pragma unroll
+  for (int r = 0; r < kMaxPeers; ++r) {
+    if (r < team.world) {
+      src[r] = r == team.rank ? In<T>(ops, r) + own_at
+                              : Slot<T>(ops, team.rank, parity, r, team.world, slot);
+    }
+  }
+}
+
+// Every rank's `count` elements at offset rank * stride, reduced into our output: the
+// whole message for one-shot (stride 0), our segment for the reduce-scatter half (stride
+// count). Pull reads the peers' inputs between two arrival barriers; push writes our
+// segment for peer p into slot `rank` of p's staging, then reduces from our own staging.
+template <class T, core::RedOp OP, bool VEC, int U>
+__device__ inline void ReduceOwnSegment(const PeerTeam& team, const PeerOperands& ops,
+                                        BlockSync* s, std::uint64_t count, std::uint64_t stride,
+                                        bool push) {
+  const std::uint64_t mine = static_cast<std::uint64_t>(team.rank) * stride;
+  const T* src[kMaxPeers];
+  T* dst[1] = {Out<T>(ops, team.rank)};
+  if (!push) {
+    if (!PeerBarrier<Carries::kArrival>(team, s, 1)) return;  // every input is ready
+#pragma unroll
+    for (int r = 0; r < kMaxPeers; ++r) {
+      if (r < team.world) src[r] = In<T>(ops, r) + mine;
+    }
+    ReduceInto<T, OP, VEC, U>(src, team.world, dst, 1, count);
+    // Nobody reads our input any more (we wrote only our own output).
+    if (!PeerBarrier<Carries::kArrival>(team, s, 2)) return;
+    EndBlock(team, s, 2);
+    return;
+  }
+  // Staging alternates by parity: a peer writes parity p again only after passing the
+  // next launch's barrier, i.e. after we finished reading it.
+  const int parity = s->base & 1;
+  const std::uint64_t slot = PaddedCount<T>(count);
+  ScatterToStaging<T, VEC, U>(team, ops, parity, stride, slot, [&](int) { return count; });
+  if (!PeerBarrier<Carries::kWrites>(team, s, 1)) return;
+  StagedSources<T>(team, ops, parity, mine, slot, src);
+  ReduceInto<T, OP, VEC, U>(src, team.world, dst, 1, count);
+  EndBlock(team, s, 1);
+}
+
+template <class T, core::RedOp OP, bool VEC, int U>
+__global__ void __launch_bounds__(kMaxReduceThreads)
+    OneShotKernel(PeerTeam team, PeerOperands ops, std::uint64_t count, bool push) {
+  __shared__ BlockSync s;
+  if (!BeginBlock(team, &s)) return;
+  ReduceOwnSegment<T, OP, VEC, U>(team, ops, &s, count, 0, push);
+}
+
+// LL one-shot: line i of every rank's input goes, with this launch's flag, into slot
+// `rank` of every peer's staging; each rank polls the lines addressed to it, so no
+// barrier runs at all. Staging alternates by parity: a peer can only write parity p again
+// after finishing the next launch, which needs our data of that launch, which we send
+// only after finishing this one.
+template <class T, core::RedOp OP>
+__global__ void __launch_bounds__(kMaxReduceThreads)
+    OneShotLLKernel(PeerTeam team, PeerOperands ops, std::uint64_t count) {
+  __shared__ BlockSync s;
+  if (!BeginBlock(team, &s)) return;
+  constexpr int kE = 8 / sizeof(T);
+  const unsigned int flag = s.base + 1;
+  const int parity = s.base & 1;
+  const std::uint64_t lines = LLLines(count * sizeof(T));
+  const std::uint64_t tid = FlatThread(), stride = FlatStride();
+  const uint2* mine = static_cast<const uint2*>(Pick(ops.in, team.rank));
+  auto slot = [&](int owner, int src) {
+    return static_cast<uint4*>(Pick(ops.staging, owner)) +
+           (static_cast<std::uint64_t>(parity) * team.world + src) * lines;
+  };
+  for (std::uint64_t i = tid; i < lines; i += stride) {
+    const uint2 d = __ldcg(mine + i);  // the input slice is padded: whole lines are readable
+    for (int k = 1; k < team.world; ++k) StoreLL(slot((team.rank + k) % team.world, team.rank) + i, d, flag);
+  }
+  const std::uint64_t since = PeerNowNs();
+  T* out = Out<T>(ops, team.rank);
+  for (std::uint64_t i = tid; i < lines; i += stride) {
+    uint2 w[kMaxPeers];
+#pragma unroll
+    for (int r = 0; r < kMaxPeers; ++r) {
+      if (r >= team.world) break;
+      if (r == team.rank) {
+        w[r] = __ldcg(mine + i);
+      } else if (!LoadLL(slot(team.rank, r) + i, flag, team, since, &w[r])) {
+        MarkTimedOut(team);
+        return;
+      }
+    }
+    float acc[kE], tmp[kE];
+    Unpack8<T>(w[0], acc);
+#pragma unroll
+    for (int r = 1; r < kMaxPeers; ++r) {
+      if (r >= team.world) break;
+      Unpack8<T>(w[r], tmp);
+#pragma unroll
+      for (int k = 0; k < kE; ++k) acc[k] = Combine<OP>(acc[k], tmp[k]);
+    }
+    for (int k = 0; k < kE && i * kE + k < count; ++k) out[i * kE + k] = FromF<T>(acc[k]);
+  }
+  EndBlock(team, &s, 1);
+}
+
+template <class T, core::RedOp OP, bool VEC, int U>
+__global__ void __launch_bounds__(kMaxReduceThreads)
+    TwoShotKernel(PeerTeam team, PeerOperands ops, std::uint64_t count, bool push) {
+  __shared__ BlockSync s;
+  if (!BeginBlock(team, &s)) return;
+  const std::uint64_t seg = SegmentCount<T>(count, team.world);
+  auto len = [&](int r) { return SegmentLength(count, seg, r); };
+  const std::uint64_t mine = static_cast<std::uint64_t>(team.rank) * seg;
+  const T* src[kMaxPeers];
+  T* dst[kMaxPeers];
+  AllOutputs<T>(team, ops, mine, dst);
+  const int parity = (s.base >> 1) & 1;
+  if (push) ScatterToStaging<T, VEC, U>(team, ops, parity, seg, seg, len);
+  // Inputs (or the staging we pushed into) ready, outputs free.
+  const bool ready = push ? PeerBarrier<Carries::kWrites>(team, &s, 1)
+                          : PeerBarrier<Carries::kArrival>(team, &s, 1);
+  if (!ready) return;
+  if (push) {
+    StagedSources<T>(team, ops, parity, mine, seg, src);
+  } else {
+#pragma unroll
+    for (int r = 0; r < kMaxPeers; ++r) {
+      if (r < team.world) src[r] = In<T>(ops, r) + mine;
+    }
+  }
+  ReduceInto<T, OP, VEC, U>(src, team.world, dst, team.world, len(team.rank));
+  if (!PeerBarrier<Carries::kWrites>(team, &s, 2)) return;  // every segment is everywhere
+  EndBlock(team, &s, 2);
+}
+
+template <class T, core::RedOp OP, bool VEC, int U>
+__global__ void __launch_bounds__(kMaxReduceThreads)
+    ReduceScatterKernel(PeerTeam team, PeerOperands ops, std::uint64_t count, bool push) {
+  __shared__ BlockSync s;
+  if (!BeginBlock(team, &s)) return;
+  ReduceOwnSegment<T, OP, VEC, U>(team, ops, &s, count, count, push);
+}
+
+template <class T, core::RedOp OP, bool VEC, int U>
+cudaError_t LaunchTyped(PeerAlgo algo, const PeerTeam& team, const PeerOperands& ops,
+                        std::uint64_t count, const PeerShape& shape, cudaStream_t stream) {
+  const dim3 grid(shape.blocks), block(shape.threads);
+  switch (algo) {
+    case PeerAlgo::kOneShot:
+      if (shape.ll) {
+        OneShotLLKernel<T, OP><<<grid, block, 0, stream>>>(team, ops, count);
+      } else {
+        OneShotKernel<T, OP, VEC, U><<<grid, block, 0, stream>>>(team, ops, count, shape.push);
+      }
+      break;
+    case PeerAlgo::kTwoShot:
+      TwoShotKernel<T, OP, VEC, U><<<grid, block, 0, stream>>>(team, ops, count, shape.push);
+      break;
+    default:
+      ReduceScatterKernel<T, OP, VEC, U><<<grid, block, 0, stream>>>(team, ops, count, shape.push);
+      break;
+  }
+  return cudaGetLastError();
+}
+
+template <class T, core::RedOp OP>
+cudaError_t LaunchAligned(PeerAlgo algo, const PeerTeam& team, const PeerOperands& ops,
+                          std::uint64_t count, const PeerShape& shape, cudaStream_t stream) {
+  // Segment starts of reduce-scatter lie at rank * count elements: 16-byte aligned only
+  // when count * size is.
+  if (shape.ll && !OperandsAligned(ops, team.world)) return cudaErrorMisalignedAddress;
+  const bool vec = OperandsAligned(ops, team.world) &&
+                   (algo != PeerAlgo::kReduceScatter || (count * sizeof(T)) % 16 == 0);
+  if (!vec) return LaunchTyped<T, OP, false, 1>(algo, team, ops, count, shape, stream);
+  return shape.unroll == 2 ? LaunchTyped<T, OP, true, 2>(algo, team, ops, count, shape, stream)
+                           : LaunchTyped<T, OP, true, 1>(algo, team, ops, count, shape, stream);
+}
+
+template <class T>
+cudaError_t LaunchOp(PeerAlgo algo, const PeerTeam& team, const PeerOperands& ops,
+                     std::uint64_t count, core::RedOp redop, const PeerShape& shape,
+                     cudaStream_t stream) {
+  switch (redop) {
+    case core::RedOp::kMax:
+      return LaunchAligned<T, core::RedOp::kMax>(algo, team, ops, count, shape, stream);
+    case core::RedOp::kMin:
+      return LaunchAligned<T, core::RedOp::kMin>(algo, team, ops, count, shape, stream);
+    case core::RedOp::kSum:
+      return LaunchAligned<T, core::RedOp::kSum>(algo, team, ops, count, shape, stream);
+    default:
+      return cudaErrorInvalidValue;
+  }
+}
+
+}  // namespace
+
+cudaError_t LaunchPeerReduce(PeerAlgo algo, const PeerTeam& team, const PeerOperands& ops,
+                             std::uint64_t count, core::Dtype dtype, core::RedOp redop,
+                             const PeerShape& shape, cudaStream_t stream) {
+  switch (dtype) {
+    case core::Dtype::kFp32:
+      return LaunchOp<float>(algo, team, ops, count, redop, shape, stream);
+    case core::Dtype::kFp16:
+      return LaunchOp<__half>(algo, team, ops, count, redop, shape, stream);
+    case core::Dtype::kBf16:
+      return LaunchOp<__nv_bfloat16>(algo, team, ops, count, redop, shape, stream);
+    default:
+      return cudaErrorInvalidValue;
+  }
+}
+
+}  // namespace ccltune::kernels

@@ -1,0 +1,143 @@
+// Device side of the peer kernels' ordering (peer_kernels.h): release/acquire flag stores
+// at system scope, the bounded wait, and the per-block barrier with every peer.
+#pragma once
+
+#include <cstdint>
+
+#include "core/kernels/peer_kernels.h"
+
+namespace ccltune::kernels {
+
+// a[i] for a kernel-parameter array and a runtime i, by constant-index selects: indexing
+// the parameter with a runtime value makes every thread copy the whole parameter struct
+// to local memory first (hundreds of bytes per thread, per launch).
+template <class P>
+__device__ inline P Pick(const P (&a)[kMaxPeers], int i) {
+  P v = a[0];
+#pragma unroll
+  for (int k = 1; k < kMaxPeers; ++k) {
+    if (k == i) v = a[k];
+  }
+  return v;
+}
+
+__device__ inline std::uint64_t PeerNowNs() {
+  std::uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+__device__ inline void StoreRelease(unsigned int* p, unsigned int v) {
+  asm volatile("st.release.sys.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+
+__device__ inline unsigned int LoadAcquire(const unsigned int* p) {
+  unsigned int v;
+  asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+
+// A wait that ran out: later launches see the poison and return at once.
+__device__ inline void MarkTimedOut(const PeerTeam& team) {
+  *reinterpret_cast<volatile unsigned int*>(&team.epochs[kMaxPeerBlocks]) = 1;
+  *reinterpret_cast<volatile int*>(team.timed_out) = 1;
+}
+
+// Per-launch state of one block: its epoch base and whether a wait ran out.
+struct BlockSync {
+  unsigned int base;
+  int failed;
+};
+
+// Thread 0 reads the block's epoch; every thread sees it after the __syncthreads. False
+// when an earlier launch timed out: the block then does nothing.
+__device__ inline bool BeginBlock(const PeerTeam& team, BlockSync* s) {
+  if (threadIdx.x == 0) {
+    s->base = team.epochs[blockIdx.x];
+    s->failed = static_cast<int>(*reinterpret_cast<volatile unsigned int*>(
+        &team.epochs[kMaxPeerBlocks]));
+  }
+  __syncthreads();
+  return s->failed == 0;
+}
+
+// Stores the epoch the block reached (`used` barriers this launch).
+__device__ inline void EndBlock(const PeerTeam& team, const BlockSync* s, unsigned int used) {
+  if (threadIdx.x == 0) team.epochs[blockIdx.x] = s->base + used;
+}
+
+__device__ inline void StoreRelaxed(unsigned int* p, unsigned int v) {
+  asm volatile("st.relaxed.sys.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+
+// What a barrier must carry across GPUs.
+enum class Carries {
+  // Only arrival: before it this block wrote nothing a peer reads after it (a launch's
+  // first barrier in pull mode: the inputs were written by earlier kernels, complete and
+  // in their owner's memory; or a last barrier after reads only: their values are in
+  // hand). The flag is stored relaxed: a release at system scope first waits until every
+  // earlier write of the thread is visible everywhere. The wait still acquires, so nothing
+  // after the barrier moves before it.
+  kArrival,
+  // The block's writes into peer memory: release/acquire at system scope.
+  kWrites,
+};
+
+// Barrier number `n` (1-based) of this launch, between block blockIdx.x of every rank.
+// With Carries::kWrites, writes this block made before it (local or remote) are visible
+// to the peers' same block after it. Returns false (for every thread of the block) when a
+// peer did not arrive in time; *team.timed_out is then 1.
+template <Carries C>
+__device__ inline bool PeerBarrier(const PeerTeam& team, BlockSync* s, unsigned int n) {
+  const unsigned int epoch = s->base + n;
+  __syncthreads();
+  const int t = threadIdx.x;
+  if (t < team.world) {
+    unsigned int* theirs = &Pick(team.signals, t)->flags[blockIdx.x][team.rank];
+    const unsigned int* mine = &Pick(team.signals, team.rank)->flags[blockIdx.x][t];
+    if constexpr (C == Carries::kWrites) {
+      // Cumulativity: the block's writes, ordered before this thread by __syncthreads,
+      // are released with the flag.
+      StoreRelease(theirs, epoch);
+    } else {
+      StoreRelaxed(theirs, epoch);
+    }
+    const std::uint64_t start = PeerNowNs();
+    while (static_cast<int>(LoadAcquire(mine) - epoch) < 0) {
+      if (PeerNowNs() - start > team.timeout_ns) {
+        s->failed = 1;
+        MarkTimedOut(team);
+        break;
+      }
+    }
+  }
+  __syncthreads();
+  return s->failed == 0;
+}
+
+// LL line: data words x and y, each followed by the flag, in one 16-byte store, so the
+// reader sees data and flag together.
+__device__ inline void StoreLL(uint4* p, uint2 data, unsigned int flag) {
+  asm volatile("st.volatile.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(data.x),
+               "r"(flag), "r"(data.y), "r"(flag)
+               : "memory");
+}
+
+// Polls an LL line until both flags equal `flag`; false when `since` + the team's bound
+// passed first.
+__device__ inline bool LoadLL(const uint4* p, unsigned int flag, const PeerTeam& team,
+                              std::uint64_t since, uint2* data) {
+  uint4 v;
+  for (unsigned int spins = 0;; ++spins) {
+    asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "l"(p)
+                 : "memory");
+    if (v.y == flag && v.w == flag) break;
+    if ((spins & 255u) == 255u && PeerNowNs() - since > team.timeout_ns) return false;
+  }
+  *data = make_uint2(v.x, v.z);
+  return true;
+}
+
+}  // namespace ccltune::kernels

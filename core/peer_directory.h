@@ -1,0 +1,28 @@
+// How a backend finds its peers: a small exchange of strings among the ranks of an
+// attempt (host listen addresses, the ncclUniqueId), implemented over Redis by Rendezvous.
+// Blocking; each call waits at most until the deadline.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "core/deadline.h"
+
+namespace ccltune::core {
+
+class PeerDirectory {
+ public:
+  virtual ~PeerDirectory() = default;
+  // Every rank contributes `mine` under `name`; returns all values indexed by rank.
+  virtual core::Result<std::vector<std::string>> AllGather(const std::string& name,
+                                                           const std::string& mine,
+                                                           Deadline deadline) = 0;
+  // Rank `root` provides the value; every rank (root too) gets it.
+  virtual core::Result<std::string> Broadcast(const std::string& name, int root,
+                                              const std::optional<std::string>& value,
+                                              Deadline deadline) = 0;
+};
+
+}  // namespace ccltune::core

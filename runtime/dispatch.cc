@@ -1,0 +1,252 @@
+// RuntimeComm's per-call dispatch and its peer memory (runtime_comm.h): the table's choice
+// for the call's buffers and size, checked against the exact call, then NCCL (the
+// application's communicator or a ctas one), rs+ag, or our kernels.
+//
+// Staging partitions: our push and LL kernels write into the peers' staging and rely on
+// two invariants the worker's measurements had, one choice at a time: between two launches
+// of one signature (choice, op, dtype, count) the staging layout is the same, and a staged
+// line's LL flag only grows. So each signature gets its own partition, zeroed on every rank
+// and followed by a barrier of the ranks at its first use, and never shared: stale flags
+// are then always older, and a launch never writes where a peer still reads another
+// signature's data. Partitions come from the staging area in call order, which is the same
+// on every rank; a signature that no longer fits runs NCCL (one log line).
+#include <cstdio>
+
+#include "core/gpu/cuda_check.h"
+#include "core/kernels/peer_kernels.h"
+#include "runtime/runtime_comm.h"
+#include "runtime/waits.h"
+
+namespace ccltune::runtime {
+namespace {
+
+constexpr std::size_t kPartitionAlignment = 256;
+constexpr std::size_t kMaxSignatures = 4096;
+constexpr std::size_t kMaxEnqueuers = 256;
+
+std::uint64_t SendElems(core::Op op, std::uint64_t count, int world) {
+  return op == core::Op::kReduceScatter ? count * static_cast<std::uint64_t>(world) : count;
+}
+std::uint64_t RecvElems(core::Op op, std::uint64_t count, int world) {
+  return op == core::Op::kAllGather ? count * static_cast<std::uint64_t>(world) : count;
+}
+
+bool InPlace(const Call& c, std::size_t esize, int rank) {
+  const auto* send = static_cast<const char*>(c.send);
+  const auto* recv = static_cast<const char*>(c.recv);
+  const std::uint64_t mine = c.count * esize * static_cast<std::uint64_t>(rank);
+  if (c.op == core::Op::kAllGather) return send == recv + mine;
+  if (c.op == core::Op::kReduceScatter) return recv == send + mine;
+  return send == recv;
+}
+
+std::string Signature(const AppliedRun& run, const Call& c) {
+  return run.name + "|" + core::OpName(c.op) + "|" + core::DtypeName(*c.dtype) + "|" +
+         core::RedOpName(*c.redop) + "|" + std::to_string(c.count);
+}
+
+}  // namespace
+
+core::Status RuntimeComm::Run(const Call& call) {
+  CCLTUNE_RETURN_IF_ERROR(AsyncError());
+  DeviceGuard guard(device_);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!call.dtype || !call.redop || call.count == 0) return RunNccl(call, nccl_);
+  const std::size_t esize = core::DtypeSize(*call.dtype);
+  // The whole message, as records count it (allGather's and reduceScatter's total).
+  const std::uint64_t bytes =
+      (call.op == core::Op::kAllReduce ? call.count : call.count * world_) * esize;
+  std::size_t send_off = 0, recv_off = 0;
+  const BufferClass cls =
+      ClassOf(call, SendElems(call.op, call.count, world_) * esize,
+              RecvElems(call.op, call.count, world_) * esize, &send_off, &recv_off);
+  const AppliedRun& run = table_.Choose(call.op, *call.dtype, *call.redop, bytes, cls);
+  const CallShape shape_of_call{call.op, *call.dtype, call.count, world_, InPlace(call, esize, rank_)};
+  if (!WhyNotForCall(run.spec, shape_of_call, cls).empty()) return RunNccl(call, nccl_);
+  const gpu::OpShape shape{call.op, *call.dtype, *call.redop, call.count, world_, rank_};
+  switch (run.spec.compose) {
+    case apply::Composition::kPeer:
+      return RunPeer(call, run, shape, cls, send_off, recv_off);
+    case apply::Composition::kReduceScatterAllGather:
+      return RunRsAg(call, shape);
+    default:
+      break;
+  }
+  auto ctas = ctas_comms_.find(run.spec.ctas);
+  return RunNccl(call, run.spec.ctas > 0 && ctas != ctas_comms_.end() ? ctas->second : nccl_);
+}
+
+BufferClass RuntimeComm::ClassOf(const Call& call, std::uint64_t send_bytes,
+                                 std::uint64_t recv_bytes, std::size_t* send_off,
+                                 std::size_t* recv_off) const {
+  if (!pool_) return BufferClass::kPlain;
+  const auto* base = static_cast<const char*>(peers_->Data(rank_, config_.staging_bytes));
+  const auto* send = static_cast<const char*>(call.send);
+  const auto* recv = static_cast<const char*>(call.recv);
+  const auto end = base + pool_->capacity();
+  if (send < base || send + send_bytes > end || recv < base || recv + recv_bytes > end) {
+    return BufferClass::kPlain;
+  }
+  *send_off = static_cast<std::size_t>(send - base);
+  *recv_off = static_cast<std::size_t>(recv - base);
+  const bool live = pool_->Containing(*send_off, send_bytes) && pool_->Containing(*recv_off, recv_bytes);
+  return live ? BufferClass::kPooled : BufferClass::kPlain;
+}
+
+core::Status RuntimeComm::RunNccl(const Call& c, ncclComm_t comm) {
+  switch (c.op) {
+    case core::Op::kAllReduce:
+      CCLTUNE_NCCL_TRY(comm, ncclAllReduce(c.send, c.recv, c.count, c.nccl_type, c.nccl_op, comm,
+                                           c.stream));
+      break;
+    case core::Op::kAllGather:
+      CCLTUNE_NCCL_TRY(comm, ncclAllGather(c.send, c.recv, c.count, c.nccl_type, comm, c.stream));
+      break;
+    default:
+      CCLTUNE_NCCL_TRY(comm, ncclReduceScatter(c.send, c.recv, c.count, c.nccl_type, c.nccl_op,
+                                               comm, c.stream));
+      break;
+  }
+  return WaitEnqueued(comm, core::Clock::now() + config_.timeout, "NCCL enqueue");
+}
+
+core::Status RuntimeComm::RunRsAg(const Call& call, const gpu::OpShape& shape) {
+  const core::Deadline deadline = core::Clock::now() + config_.timeout;
+  for (int part : {0, 1}) {
+    CCLTUNE_RETURN_IF_ERROR(
+        gpu::EnqueueRsAgPart(part, shape, call.send, call.recv, nccl_, call.stream));
+    CCLTUNE_RETURN_IF_ERROR(WaitEnqueued(nccl_, deadline, "rs+ag enqueue"));
+  }
+  return core::Status::Ok();
+}
+
+core::Status RuntimeComm::RunPeer(const Call& call, const AppliedRun& run,
+                                  const gpu::OpShape& shape, BufferClass cls,
+                                  std::size_t send_off, std::size_t recv_off) {
+  kernels::PeerOperands ops;
+  if (cls == BufferClass::kPooled) {
+    for (int r = 0; r < world_; ++r) {
+      ops.in[r] = peers_->Data(r, config_.staging_bytes + send_off);
+      ops.out[r] = peers_->Data(r, config_.staging_bytes + recv_off);
+    }
+  } else {
+    ops.in[rank_] = call.send;
+    ops.out[rank_] = call.recv;
+  }
+  const std::uint64_t staging =
+      kernels::StagingBytes(gpu::PeerAlgoFor(run.spec, call.op), gpu::PeerShapeOf(run.spec),
+                            call.count, *call.dtype, world_);
+  if (staging > 0) {
+    bool fits = true;
+    CCLTUNE_ASSIGN_OR_RETURN(std::size_t at,
+                             StagingFor(Signature(run, call), staging, call.stream, &fits));
+    if (!fits) return RunNccl(call, nccl_);
+    for (int r = 0; r < world_; ++r) ops.staging[r] = peers_->Data(r, at);
+  }
+  const gpu::PeerEnqueuer* enqueuer = EnqueuerFor(Signature(run, call), run.spec, shape);
+  if (enqueuer == nullptr) return core::Internal("peer enqueuer for " + run.name);
+  CCLTUNE_RETURN_IF_ERROR(OrderPeerLaunch(call.stream, /*before=*/true));
+  CCLTUNE_RETURN_IF_ERROR(enqueuer->Enqueue(peers_->Team(KernelTimeoutNs()), ops, call.stream));
+  return OrderPeerLaunch(call.stream, /*before=*/false);
+}
+
+core::Result<std::size_t> RuntimeComm::StagingFor(const std::string& signature,
+                                                  std::uint64_t bytes, cudaStream_t stream,
+                                                  bool* fits) {
+  if (auto it = staging_.find(signature); it != staging_.end()) return it->second;
+  const std::size_t size = (bytes + kPartitionAlignment - 1) / kPartitionAlignment * kPartitionAlignment;
+  if (staging_used_ + size > config_.staging_bytes || staging_.size() >= kMaxSignatures) {
+    if (!logged_staging_full_ && rank_ == 0) {
+      std::fprintf(stderr, "ccltune: staging area (%zu bytes) full at %s: NCCL runs it; raise "
+                   "ccltuneConfig_t.stagingBytes\n", config_.staging_bytes, signature.c_str());
+    }
+    logged_staging_full_ = true;
+    *fits = false;
+    return std::size_t{0};
+  }
+  const std::size_t at = staging_used_;
+  staging_used_ += size;
+  staging_[signature] = at;
+  CCLTUNE_CUDA_TRY(cudaMemsetAsync(peers_->Data(rank_, at), 0, size, stream));
+  CCLTUNE_RETURN_IF_ERROR(OrderPeerLaunch(stream, /*before=*/true));
+  CCLTUNE_CUDA_TRY(kernels::LaunchPeerBarrier(peers_->Team(KernelTimeoutNs()), stream));
+  CCLTUNE_RETURN_IF_ERROR(OrderPeerLaunch(stream, /*before=*/false));
+  return at;
+}
+
+// Our kernels share one signal area: two may never run at once. Eager launches from
+// different streams are chained by an event; inside a CUDA graph the graph's own order
+// holds (a graph must not run two of our collectives on parallel branches).
+core::Status RuntimeComm::OrderPeerLaunch(cudaStream_t stream, bool before) {
+  cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+  CCLTUNE_CUDA_TRY(cudaStreamIsCapturing(stream, &capturing));
+  if (capturing != cudaStreamCaptureStatusNone) return core::Status::Ok();
+  if (before) {
+    if (last_peer_stream_ != nullptr && last_peer_stream_ != stream)
+      CCLTUNE_CUDA_TRY(cudaStreamWaitEvent(stream, peer_done_.get(), 0));
+    return core::Status::Ok();
+  }
+  CCLTUNE_CUDA_TRY(cudaEventRecord(peer_done_.get(), stream));
+  last_peer_stream_ = stream;
+  return core::Status::Ok();
+}
+
+const gpu::PeerEnqueuer* RuntimeComm::EnqueuerFor(const std::string& key,
+                                                  const apply::ChoiceSpec& spec,
+                                                  const gpu::OpShape& shape) {
+  if (auto it = enqueuers_.find(key); it != enqueuers_.end()) return it->second.get();
+  if (enqueuers_.size() >= kMaxEnqueuers) enqueuers_.clear();  // bounded; rebuilt on use
+  core::Result<gpu::PeerEnqueuer> made = gpu::PeerEnqueuer::Create(spec, shape);
+  if (!made.ok()) return nullptr;
+  auto& slot = enqueuers_[key];
+  slot = std::make_unique<gpu::PeerEnqueuer>(std::move(made).value());
+  return slot.get();
+}
+
+std::uint64_t RuntimeComm::KernelTimeoutNs() const {
+  return static_cast<std::uint64_t>(config_.timeout.count()) * 1000000ull;
+}
+
+core::Status RuntimeComm::AsyncError() const {
+  if (peers_ != nullptr && peers_->usable() && peers_->TimedOut()) {
+    return core::TimeoutError("a ccltune kernel waited " + std::to_string(config_.timeout.count()) +
+                              " ms for a peer that did not arrive; this communicator's peer "
+                              "kernels are poisoned: destroy it (and abort the NCCL one)");
+  }
+  return core::Status::Ok();
+}
+
+std::string RuntimeComm::ChoiceFor(core::Op op, core::Dtype dtype, core::RedOp redop,
+                                   std::uint64_t bytes, bool pooled) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return table_.Choose(op, dtype, redop, bytes, pooled ? BufferClass::kPooled : BufferClass::kPlain)
+      .name;
+}
+
+core::Result<void*> RuntimeComm::MemAlloc(std::size_t bytes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!pool_) {
+    return core::FailedPrecondition(
+        "no pool: set ccltuneConfig_t.poolBytes or CCLTUNE_POOL_BYTES" +
+        (caps_.peer_problem.empty() ? std::string() : " (peer memory: " + caps_.peer_problem + ")"));
+  }
+  std::optional<std::size_t> at = pool_->Allocate(bytes);
+  if (!at) {
+    return core::FailedPrecondition("pool: no free range of " + std::to_string(bytes) +
+                                    " bytes (" + std::to_string(pool_->used()) + " of " +
+                                    std::to_string(pool_->capacity()) + " in use)");
+  }
+  return peers_->Data(rank_, config_.staging_bytes + *at);
+}
+
+core::Status RuntimeComm::MemFree(void* ptr) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (pool_) {
+    const auto* base = static_cast<const char*>(peers_->Data(rank_, config_.staging_bytes));
+    const auto* p = static_cast<const char*>(ptr);
+    if (p >= base && pool_->Free(static_cast<std::size_t>(p - base))) return core::Status::Ok();
+  }
+  return core::InvalidArgument("ptr: not a buffer from ccltuneMemAlloc on this communicator");
+}
+
+}  // namespace ccltune::runtime

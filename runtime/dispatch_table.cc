@@ -1,0 +1,156 @@
+// Building and reading the dispatch table (dispatch_table.h).
+#include "runtime/dispatch_table.h"
+
+#include <algorithm>
+
+#include "core/apply/applied_choice.h"
+#include "core/result_store.h"
+
+namespace ccltune::runtime {
+namespace {
+
+const AppliedRun kNccl{};
+
+bool Offered(core::Op op) {
+  return op == core::Op::kAllReduce || op == core::Op::kAllGather ||
+         op == core::Op::kReduceScatter;
+}
+
+core::Problem ProblemOf(const apply::WinnerRecord& r) {
+  core::Problem p;
+  p.op = r.op;
+  p.dtype = r.dtype;
+  p.redop = r.redop;
+  p.bytes = r.bytes;
+  return p;
+}
+
+// Empty when the runtime can run `name` for the record's problem over `cls` buffers.
+std::string WhyNot(const std::string& name, const core::Problem& problem,
+                   const Capabilities& caps, BufferClass cls) {
+  core::Result<apply::ChoiceSpec> spec = ParseRuntimeChoice(name);
+  if (!spec.ok()) return spec.status().message();
+  return WhyNotRunnable(*spec, problem, caps, cls);
+}
+
+AppliedRun Named(const std::string& name, double time_us, std::string reason) {
+  AppliedRun run;
+  run.name = name;
+  run.spec = ParseRuntimeChoice(name).value();  // runnable names parse
+  run.time_us = time_us;
+  run.reason = std::move(reason);
+  return run;
+}
+
+double TimeOf(const apply::WinnerRecord& r, const std::string& name) {
+  for (const auto& c : r.measured)
+    if (c.name == name) return c.time_us;
+  return 0;
+}
+
+AppliedRun ApplyFor(const apply::WinnerRecord& r, const Capabilities& caps, BufferClass cls) {
+  const core::Problem problem = ProblemOf(r);
+  const std::string why = r.winner == "nccl" ? "" : WhyNot(r.winner, problem, caps, cls);
+  if (why.empty()) return Named(r.winner, TimeOf(r, r.winner), "winner " + r.winner);
+  const apply::RuleOutcome o = apply::FastestRunnable(
+      r.measured, [&](const std::string& n) { return WhyNot(n, problem, caps, cls); },
+      "runnable");
+  if (!o.found) {
+    return Named("nccl", 0, "winner " + r.winner + ": " + why + "; the record has no nccl time");
+  }
+  return Named(o.name, o.time_us, "winner " + r.winner + ": " + why + "; " + o.reason);
+}
+
+}  // namespace
+
+DispatchTable DispatchTable::Build(const std::vector<apply::WinnerRecord>& records,
+                                   const Capabilities& caps) {
+  DispatchTable t;
+  for (const auto& r : records) {
+    if (!Offered(r.op) || r.world_size != caps.world) continue;
+    const SliceKey key{r.op, r.dtype, r.redop};
+    auto& entries = t.slices_[key];
+    const bool seen = std::any_of(entries.begin(), entries.end(),
+                                  [&](const TableEntry& e) { return e.bytes == r.bytes; });
+    if (seen) continue;
+    entries.push_back({r.bytes, r.winner, ApplyFor(r, caps, BufferClass::kPlain),
+                       ApplyFor(r, caps, BufferClass::kPooled)});
+  }
+  for (auto& [key, entries] : t.slices_) {
+    std::sort(entries.begin(), entries.end(),
+              [](const TableEntry& a, const TableEntry& b) { return a.bytes < b.bytes; });
+    for (const auto& e : entries) t.sizes_[key].push_back(e.bytes);
+  }
+  return t;
+}
+
+const TableEntry* DispatchTable::Lookup(core::Op op, core::Dtype dtype, core::RedOp redop,
+                                        std::uint64_t bytes) const {
+  const SliceKey key{op, dtype, redop};
+  auto it = sizes_.find(key);
+  if (it == sizes_.end() || it->second.empty()) return nullptr;
+  const std::uint64_t bucket = core::NearestLog2Bucket(it->second, bytes);
+  const auto& entries = slices_.at(key);
+  auto e = std::lower_bound(
+      entries.begin(), entries.end(), bucket,
+      [](const TableEntry& entry, std::uint64_t b) { return entry.bytes < b; });
+  return e == entries.end() ? nullptr : &*e;
+}
+
+const AppliedRun& DispatchTable::Choose(core::Op op, core::Dtype dtype, core::RedOp redop,
+                                        std::uint64_t bytes, BufferClass cls) const {
+  const TableEntry* e = Lookup(op, dtype, redop, bytes);
+  if (e == nullptr) return kNccl;
+  return cls == BufferClass::kPooled ? e->pooled : e->plain;
+}
+
+std::size_t DispatchTable::size() const {
+  std::size_t n = 0;
+  for (const auto& [key, entries] : slices_) n += entries.size();
+  return n;
+}
+
+std::set<int> DispatchTable::CtasNeeded() const {
+  std::set<int> out;
+  for (const auto& [key, entries] : slices_) {
+    for (const auto& e : entries) {
+      for (const AppliedRun* run : {&e.plain, &e.pooled}) {
+        if (run->spec.ctas > 0 && run->spec.compose == apply::Composition::kDirect)
+          out.insert(run->spec.ctas);
+      }
+    }
+  }
+  return out;
+}
+
+std::string DispatchTable::Describe() const {
+  std::string out;
+  for (const auto& [key, entries] : slices_) {
+    const auto& [op, dtype, redop] = key;
+    int plain = 0, pooled = 0;
+    for (const auto& e : entries) {
+      plain += e.plain.name != "nccl";
+      pooled += e.pooled.name != "nccl";
+    }
+    if (!out.empty()) out += "; ";
+    out += std::string(core::OpName(op)) + " " + core::DtypeName(dtype) + "/" +
+           core::RedOpName(redop) + ": " + std::to_string(entries.size()) + " sizes, " +
+           std::to_string(pooled) + " not NCCL's own (" + std::to_string(plain) +
+           " for plain buffers)";
+  }
+  return out.empty() ? "no tuned sizes" : out;
+}
+
+std::string DispatchTable::Digest() const {
+  std::string out;
+  for (const auto& [key, entries] : slices_) {
+    const auto& [op, dtype, redop] = key;
+    out += std::string(core::OpName(op)) + "/" + core::DtypeName(dtype) + "/" +
+           core::RedOpName(redop) + "\n";
+    for (const auto& e : entries)
+      out += std::to_string(e.bytes) + " " + e.plain.name + " " + e.pooled.name + "\n";
+  }
+  return out;
+}
+
+}  // namespace ccltune::runtime

@@ -1,0 +1,71 @@
+// The runtime's dispatch table: per (op, dtype, redop) the tuned sizes, ascending, and for
+// each what the runtime runs there, for plain buffers and for pooled ones. Built once at
+// init from the fingerprint's published records; immutable after, so any thread may read
+// it. A call of n bytes uses the entry of the tuned size nearest to n in log2 space
+// (core::NearestLog2Bucket, the cache's lookup rule); a slice without records means NCCL.
+//
+// Which choice an entry applies is the rule the NCCL tuner plugin applies too
+// (core/apply/applied_choice.h): the winner when the runtime can run it for that buffer
+// class, else the fastest measured choice it can run that beats `nccl` by more than the
+// noise threshold, else `nccl`.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "core/apply/choice_spec.h"
+#include "core/apply/record_parser.h"
+#include "core/types.h"
+#include "runtime/runnable.h"
+
+namespace ccltune::runtime {
+
+// What one tuned size runs for one buffer class.
+struct AppliedRun {
+  std::string name = "nccl";  // a measured choice name; "nccl" = NCCL's own choice
+  apply::ChoiceSpec spec;     // `name` read
+  double time_us = 0;         // its measured time; 0 when the record had no usable nccl time
+  std::string reason;         // one line: why this one
+};
+
+struct TableEntry {
+  std::uint64_t bytes = 0;
+  std::string winner;  // as published
+  AppliedRun plain;
+  AppliedRun pooled;
+};
+
+using SliceKey = std::tuple<core::Op, core::Dtype, core::RedOp>;
+
+class DispatchTable {
+ public:
+  DispatchTable() = default;
+  // Keeps records of ops the runtime offers (allReduce, allGather, reduceScatter) and of
+  // `caps.world` ranks; the first record of each (op, dtype, redop, bytes) wins.
+  static DispatchTable Build(const std::vector<apply::WinnerRecord>& records,
+                             const Capabilities& caps);
+
+  // nullptr when the slice has no tuned size.
+  const TableEntry* Lookup(core::Op op, core::Dtype dtype, core::RedOp redop,
+                           std::uint64_t bytes) const;
+  const AppliedRun& Choose(core::Op op, core::Dtype dtype, core::RedOp redop,
+                           std::uint64_t bytes, BufferClass cls) const;
+
+  std::size_t size() const;
+  // The CTA counts of the `nccl:ctas=N` choices entries apply: the communicators to split.
+  std::set<int> CtasNeeded() const;
+  // "allReduce bf16/sum: 17 sizes, 12 not NCCL (plain 9)"; one line per slice.
+  std::string Describe() const;
+  // Every slice, size and applied name in order: equal on ranks that built the same table.
+  std::string Digest() const;
+
+ private:
+  std::map<SliceKey, std::vector<TableEntry>> slices_;  // entries ascending by bytes
+  std::map<SliceKey, std::vector<std::uint64_t>> sizes_;
+};
+
+}  // namespace ccltune::runtime

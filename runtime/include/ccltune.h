@@ -1,0 +1,123 @@
+/*
+ * libccltune: run ccltune's tuned winners inside an application (DESIGN §8, issue 15).
+ *
+ * The application keeps its own NCCL communicator; ccltuneCommInit wraps it. At init the
+ * runtime computes the communicator's fingerprint, loads that fingerprint's published
+ * winners (the shared Redis cache or a file from `ccltune export --format json`, within a
+ * bounded time, as the NCCL tuner plugin does), sets up what the winners need (peer memory
+ * shared over CUDA IPC, handles exchanged over the NCCL communicator itself; communicators
+ * with other CTA counts) and builds a dispatch table per (op, dtype, redop, size bucket).
+ * Each ccltuneAllReduce / AllGather / ReduceScatter then runs the winner of the nearest
+ * tuned size that this runtime can run for those buffers, and NCCL for anything else.
+ *
+ * A C ABI in NCCL's style: opaque context objects, a result code per call, a versioned
+ * config struct. Nothing here blocks without a bound, and nothing here throws.
+ *
+ * Collective contract (as for NCCL itself): every rank calls the same functions in the same
+ * order with the same counts, types and ops. Buffers from ccltuneMemAlloc must be passed
+ * on every rank or on none for one call (the choice of kernel depends on it), and with the
+ * same 16-byte alignment on every rank. A peer kernel whose peer never arrives returns
+ * after the config's timeout and the communicator reports ccltuneTimeout from then on.
+ */
+#ifndef CCLTUNE_H_
+#define CCLTUNE_H_
+
+#include <cuda_runtime.h>
+#include <nccl.h>
+#include <stddef.h>
+
+#define CCLTUNE_MAJOR 0
+#define CCLTUNE_MINOR 1
+#define CCLTUNE_PATCH 0
+#define CCLTUNE_VERSION_CODE (CCLTUNE_MAJOR * 10000 + CCLTUNE_MINOR * 100 + CCLTUNE_PATCH)
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+  ccltuneSuccess = 0,
+  ccltuneInvalidArgument = 1, /* a bad argument or config field; the message names it */
+  ccltuneCudaError = 2,       /* a CUDA call failed */
+  ccltuneNcclError = 3,       /* an NCCL call failed */
+  ccltuneTimeout = 4,         /* a bounded wait ran out (a peer never arrived) */
+  ccltuneInternalError = 5,
+  ccltuneNumResults = 6
+} ccltuneResult_t;
+
+typedef enum {
+  ccltuneAllReduceOp = 0,
+  ccltuneAllGatherOp = 1,
+  ccltuneReduceScatterOp = 2
+} ccltuneOp_t;
+
+typedef struct ccltuneComm* ccltuneComm_t;
+
+/* Zero or NULL in a field means "the default, or the environment variable named". */
+typedef struct {
+  size_t size;          /* sizeof(ccltuneConfig_t): lets later versions add fields */
+  int version;          /* CCLTUNE_VERSION_CODE the caller was built with */
+  const char* resultsFile; /* CCLTUNE_RESULTS_FILE: `ccltune export --format json` output */
+  const char* redisUrl;    /* CCLTUNE_REDIS_URL: redis://[[user]:password@]host[:port][/db] */
+  const char* fingerprint; /* CCLTUNE_FINGERPRINT: use this instead of computing it */
+  int loadTimeoutMs;       /* CCLTUNE_LOAD_TIMEOUT_MS, 1..10000, default 100 */
+  int timeoutMs;           /* bound of every collective wait at init and of a peer kernel's
+                              wait for its peers, 100..600000, default 30000 */
+  size_t poolBytes;        /* CCLTUNE_POOL_BYTES: peer memory ccltuneMemAlloc hands out;
+                              default 0 (no pool) */
+  size_t stagingBytes;     /* peer memory for the kernels' staging, default 64 MiB */
+  int peerMemory;          /* CCLTUNE_PEER_MEMORY: 1 on (default), 0 off */
+} ccltuneConfig_t;
+
+#define CCLTUNE_CONFIG_INITIALIZER \
+  { sizeof(ccltuneConfig_t), CCLTUNE_VERSION_CODE, NULL, NULL, NULL, 0, 0, 0, 0, -1 }
+
+/* Collective over `nccl`'s ranks; `nccl` must outlive the ccltune communicator. Never fails
+ * for want of winners: no winners, an unreachable cache, another fingerprint's winners or
+ * peer memory that cannot be set up leave NCCL for every call, with one log line on
+ * stderr (CCLTUNE_LOG=quiet silences it). Fails on bad config fields and on CUDA/NCCL
+ * errors, or when the ranks do not all arrive within timeoutMs. */
+ccltuneResult_t ccltuneCommInit(ncclComm_t nccl, const ccltuneConfig_t* config,
+                                ccltuneComm_t* comm);
+/* Frees what init made; waits (bounded) for this runtime's work on the GPU first. */
+ccltuneResult_t ccltuneCommDestroy(ccltuneComm_t comm);
+
+/* Enqueue only, on `stream`; capturable in CUDA graphs; in place (send == recv, or
+ * send == recv + rank * count for allGather) and out of place. Counts are NCCL's:
+ * allGather's sendcount and reduceScatter's recvcount are per rank. Thread-safe. */
+ccltuneResult_t ccltuneAllReduce(const void* sendbuff, void* recvbuff, size_t count,
+                                 ncclDataType_t datatype, ncclRedOp_t op, ccltuneComm_t comm,
+                                 cudaStream_t stream);
+ccltuneResult_t ccltuneAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
+                                 ncclDataType_t datatype, ccltuneComm_t comm,
+                                 cudaStream_t stream);
+ccltuneResult_t ccltuneReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
+                                     ncclDataType_t datatype, ncclRedOp_t op,
+                                     ccltuneComm_t comm, cudaStream_t stream);
+
+/* What a call of `bytes` (the whole message: allReduce count x size, allGather and
+ * reduceScatter world x per-rank count x size) would run: a choice name such as "nccl",
+ * "oneshot:blocks=64,threads=256,mode=ll", "rs+ag"; `pooled` != 0 asks for buffers from
+ * ccltuneMemAlloc. Writes at most `len` bytes including the terminating NUL. */
+ccltuneResult_t ccltuneGetChoice(ccltuneComm_t comm, ccltuneOp_t op, ncclDataType_t datatype,
+                                 ncclRedOp_t redop, size_t bytes, int pooled, char* name,
+                                 size_t len);
+
+/* Collective: every rank asks for the same sizes in the same order, so a buffer lies at
+ * the same offset of every rank's pool and peer kernels reach it without copies. */
+ccltuneResult_t ccltuneMemAlloc(ccltuneComm_t comm, void** ptr, size_t bytes);
+ccltuneResult_t ccltuneMemFree(ccltuneComm_t comm, void* ptr);
+
+/* ccltuneTimeout once a peer kernel's bounded wait ran out (later calls fail too). */
+ccltuneResult_t ccltuneCommGetAsyncError(ccltuneComm_t comm, ccltuneResult_t* error);
+
+const char* ccltuneGetErrorString(ccltuneResult_t result);
+/* The message of this thread's last failed call ("" when none). */
+const char* ccltuneGetLastError(void);
+ccltuneResult_t ccltuneGetVersion(int* version);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CCLTUNE_H_ */

@@ -1,0 +1,172 @@
+// RuntimeComm::Init and its steps (runtime_comm.h): identify the communicator, count the
+// nodes, compute the fingerprint, load its winners, set up peer memory, build the table,
+// agree on it, split the communicators the table needs, say in one line what came of it.
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <set>
+
+#include "core/apply/winner_loader.h"
+#include "core/gpu/cuda_check.h"
+#include "core/gpu/fingerprint_probe.h"
+#include "runtime/runtime_comm.h"
+#include "runtime/waits.h"
+
+namespace ccltune::runtime {
+namespace {
+
+// The one log line of init (and the rare warning later): stderr, CCLTUNE_LOG=quiet
+// silences it. Never carries a secret: Redis URLs are not printed.
+void Note(const std::string& line) {
+  const char* quiet = std::getenv("CCLTUNE_LOG");
+  if (quiet != nullptr && std::string(quiet) == "quiet") return;
+  std::fprintf(stderr, "ccltune: %s\n", line.c_str());
+}
+
+std::string BootId(const std::string& identity) { return identity.substr(0, identity.find(' ')); }
+
+}  // namespace
+
+DeviceGuard::DeviceGuard(int device) {
+  if (cudaGetDevice(&previous_) != cudaSuccess) previous_ = -1;
+  if (previous_ != device) (void)cudaSetDevice(device);
+  (void)cudaGetLastError();
+}
+
+DeviceGuard::~DeviceGuard() {
+  if (previous_ >= 0) (void)cudaSetDevice(previous_);
+}
+
+core::Result<std::unique_ptr<RuntimeComm>> RuntimeComm::Init(ncclComm_t nccl,
+                                                             RuntimeConfig config) {
+  if (nccl == nullptr) return core::InvalidArgument("comm: the NCCL communicator is NULL");
+  std::unique_ptr<RuntimeComm> c(new RuntimeComm(nccl, std::move(config)));
+  CCLTUNE_RETURN_IF_ERROR(c->Identify());
+  DeviceGuard guard(c->device_);
+  // A pinned fingerprint is checked before any collective, so a typo fails at once.
+  if (!c->config_.fingerprint.empty()) {
+    CCLTUNE_RETURN_IF_ERROR(gpu::CommunicatorFingerprint(1, 1, 0, c->config_.fingerprint,
+                                                         c->config_.fingerprint_source)
+                                .status());
+  }
+  CCLTUNE_ASSIGN_OR_RETURN(c->stream_, gpu::Stream::Create());
+  c->dir_ = std::make_unique<NcclDirectory>(nccl, c->rank_, c->world_, c->stream_.get());
+  const core::Deadline deadline = core::Clock::now() + c->config_.timeout;
+  CCLTUNE_ASSIGN_OR_RETURN(const int nodes, c->CountNodes(deadline));
+  CCLTUNE_ASSIGN_OR_RETURN(
+      const std::string fp,
+      gpu::CommunicatorFingerprint(c->world_, nodes, c->nccl_version_, c->config_.fingerprint,
+                                   c->config_.fingerprint_source));
+  std::string note;
+  core::Result<std::vector<apply::WinnerRecord>> records = c->LoadRecords(fp);
+  if (!records.ok()) note = records.status().message();
+  CCLTUNE_RETURN_IF_ERROR(c->SetUpPeers(deadline));
+  c->caps_.world = c->world_;
+  c->table_ = DispatchTable::Build(records.ok() ? *records : std::vector<apply::WinnerRecord>{},
+                                   c->caps_);
+  CCLTUNE_RETURN_IF_ERROR(c->AgreeOnTable(deadline));
+  CCLTUNE_RETURN_IF_ERROR(c->SplitCtasComms());
+  if (note.empty()) note = std::to_string(records->size()) + " records";
+  c->LogSummary(fp, note);
+  return c;
+}
+
+core::Status RuntimeComm::Identify() {
+  CCLTUNE_NCCL_TRY(nccl_, ncclCommCount(nccl_, &world_));
+  CCLTUNE_NCCL_TRY(nccl_, ncclCommUserRank(nccl_, &rank_));
+  CCLTUNE_NCCL_TRY(nccl_, ncclCommCuDevice(nccl_, &device_));
+  CCLTUNE_NCCL_TRY(nccl_, ncclGetVersion(&nccl_version_));
+  return core::Status::Ok();
+}
+
+core::Result<int> RuntimeComm::CountNodes(core::Deadline deadline) {
+  CCLTUNE_ASSIGN_OR_RETURN(std::vector<std::string> ids,
+                           dir_->AllGather("node", gpu::NodeIdentity(), deadline));
+  std::set<std::string> boots;
+  for (const auto& id : ids) boots.insert(BootId(id));
+  return static_cast<int>(boots.size());
+}
+
+// Never fails init: a missing source, an unreachable cache or a bad file becomes the
+// error whose message the summary line carries, and the table stays empty (NCCL).
+core::Result<std::vector<apply::WinnerRecord>> RuntimeComm::LoadRecords(
+    const std::string& fingerprint) {
+  const auto deadline = std::chrono::steady_clock::now() + config_.source.load_timeout;
+  core::Result<apply::ParsedFile> loaded = apply::LoadWinners(config_.source, fingerprint, deadline);
+  if (!loaded.ok()) {
+    if (loaded.status().code() == core::StatusCode::kNotFound) {
+      return core::NotFound("no winners source (set CCLTUNE_RESULTS_FILE or CCLTUNE_REDIS_URL)");
+    }
+    return loaded.status().WithContext("winners not loaded");
+  }
+  if (loaded->records.empty()) {
+    return core::NotFound("no winners for fingerprint " + fingerprint +
+                          (loaded->rejected > 0 ? " (" + loaded->first_error + ")" : ""));
+  }
+  return std::move(loaded->records);
+}
+
+core::Status RuntimeComm::SetUpPeers(core::Deadline deadline) {
+  if (!config_.peer_memory) {
+    peers_ = gpu::PeerMemory::Unavailable(rank_, world_, *dir_, "turned off (CCLTUNE_PEER_MEMORY=0)");
+  } else {
+    CCLTUNE_ASSIGN_OR_RETURN(peers_,
+                             gpu::PeerMemory::Probe(rank_, world_, *dir_, stream_.get(), deadline));
+  }
+  caps_.peer_problem = peers_->problem();
+  if (!peers_->usable()) return core::Status::Ok();
+  const core::Status reserved =
+      peers_->Reserve(config_.staging_bytes + config_.pool_bytes, deadline);
+  if (reserved.code() == core::StatusCode::kFailedPrecondition) {
+    caps_.peer_problem = reserved.message();  // every rank saw the same verdict
+    return core::Status::Ok();
+  }
+  CCLTUNE_RETURN_IF_ERROR(reserved);
+  if (config_.pool_bytes > 0) pool_.emplace(config_.pool_bytes);
+  CCLTUNE_ASSIGN_OR_RETURN(peer_done_, gpu::Event::CreateForOrdering());
+  return WaitStream(stream_.get(), nccl_, deadline, "peer memory setup");
+}
+
+// Every rank loaded on its own (the cache may change meanwhile, a load may time out on one
+// rank only): ranks that disagree would run different kernels and wait on each other, so
+// any difference makes every rank use NCCL.
+core::Status RuntimeComm::AgreeOnTable(core::Deadline deadline) {
+  const std::string mine = std::to_string(std::hash<std::string>{}(table_.Digest()));
+  CCLTUNE_ASSIGN_OR_RETURN(std::vector<std::string> all, dir_->AllGather("table", mine, deadline));
+  for (int r = 0; r < world_; ++r) {
+    if (all[r] != all[0]) {
+      Note("rank " + std::to_string(r) + " loaded other winners than rank 0 (the cache changed "
+           "during init, or a load timed out on some ranks): NCCL for every call");
+      table_ = DispatchTable{};
+      break;
+    }
+  }
+  return core::Status::Ok();
+}
+
+// Blocking children: by now every rank has proved present in the exchanges above, and a
+// non-blocking communicator would cost a host thread per call.
+core::Status RuntimeComm::SplitCtasComms() {
+  for (int n : table_.CtasNeeded()) {
+    ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
+    cfg.blocking = 1;
+    cfg.minCTAs = n;
+    cfg.maxCTAs = n;
+    ncclComm_t child = nullptr;
+    CCLTUNE_NCCL_TRY(nccl_, ncclCommSplit(nccl_, 0, rank_, &child, &cfg));
+    ctas_comms_[n] = child;
+  }
+  return core::Status::Ok();
+}
+
+void RuntimeComm::LogSummary(const std::string& fingerprint, const std::string& records_note) const {
+  if (rank_ != 0) return;
+  std::string ctas;
+  for (const auto& [n, comm] : ctas_comms_) ctas += (ctas.empty() ? "" : ",") + std::to_string(n);
+  Note("rank 0 of " + std::to_string(world_) + ", fingerprint " + fingerprint + ": " +
+       records_note + "; " + table_.Describe() + "; peer memory " +
+       (caps_.peer_problem.empty() ? "on" : "off (" + caps_.peer_problem + ")") +
+       (ctas.empty() ? "" : "; ctas communicators " + ctas));
+}
+
+}  // namespace ccltune::runtime

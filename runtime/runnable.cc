@@ -1,0 +1,82 @@
+// The runtime's runnable-choice rules (runnable.h).
+#include "runtime/runnable.h"
+
+#include "core/choice.h"
+
+namespace ccltune::runtime {
+namespace {
+
+using apply::ChoiceSpec;
+using apply::Composition;
+using apply::PeerKind;
+
+// Our kernels that touch only this rank's buffers and the peers' staging.
+bool LocalBuffersOnly(const ChoiceSpec& s, core::Op op) {
+  if (s.peer == PeerKind::kOneShot) return s.push || s.ll;
+  if (s.peer == PeerKind::kTwoShot) return op == core::Op::kReduceScatter && s.push;
+  return false;
+}
+
+std::string WhyNotNccl(const ChoiceSpec& s, const core::Problem& problem, int world) {
+  if (s.algo >= 0) {
+    return "a forced NCCL algorithm/protocol is the tuner plugin's to apply "
+           "(NCCL_TUNER_PLUGIN=libnccl-tuner-ccltune.so)";
+  }
+  if (s.p2p_chunk > 0) return "no per-communicator P2P chunk size in NCCL 2.28";
+  if (s.buffers == apply::BufferMode::kRegistered) {
+    return "nccl-reg needs the application's buffers registered with NCCL";
+  }
+  if (s.buffers == apply::BufferMode::kSymmetric) {
+    return "nccl-symm needs the application's buffers in an NCCL symmetric window";
+  }
+  if (s.compose == Composition::kReduceScatterAllGather) {
+    if (problem.op != core::Op::kAllReduce) return "rs+ag composes an allReduce only";
+    const std::uint64_t count = core::ElementCount(problem.op, problem.dtype, problem.bytes, world);
+    if (count % static_cast<std::uint64_t>(world) != 0) {
+      return "element count not divisible by the world size";
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+core::Result<apply::ChoiceSpec> ParseRuntimeChoice(const std::string& name) {
+  CCLTUNE_ASSIGN_OR_RETURN(core::ChoiceName parsed, core::ParseChoice(name, "nccl"));
+  return apply::SpecFromChoice(parsed);
+}
+
+std::string WhyNotRunnable(const ChoiceSpec& s, const core::Problem& problem,
+                           const Capabilities& caps, BufferClass cls) {
+  if (!s.unsupported.empty()) return s.unsupported;
+  if (s.compose == Composition::kBoundedSpin || s.absent_test) return "a test choice";
+  if (s.compose != Composition::kPeer) return WhyNotNccl(s, problem, caps.world);
+  if (!caps.peer_problem.empty()) return "peer memory unavailable: " + caps.peer_problem;
+  if (std::string why = apply::PeerSkipReason(s, problem, caps.world); !why.empty()) return why;
+  if (cls == BufferClass::kPlain && !LocalBuffersOnly(s, problem.op)) {
+    return "reads or writes the peers' buffers: runs only on buffers from ccltuneMemAlloc";
+  }
+  return "";
+}
+
+std::string WhyNotForCall(const ChoiceSpec& s, const CallShape& call, BufferClass cls) {
+  if (call.count == 0) return "no element per rank";
+  if (s.compose == Composition::kReduceScatterAllGather &&
+      call.count % static_cast<std::uint64_t>(call.world) != 0) {
+    return "element count not divisible by the world size";
+  }
+  if (s.compose != Composition::kPeer) return "";
+  // One-shot pull reduces the peers' inputs while they write their outputs: in place, a
+  // peer would read what its owner already overwrote.
+  if (s.peer == PeerKind::kOneShot && !s.push && call.in_place) {
+    return "one-shot pull cannot run in place";
+  }
+  // LL reads the input in whole 8-byte lines; an application's buffer may end sooner.
+  const std::uint64_t bytes = call.count * core::DtypeSize(call.dtype);
+  if (s.ll && cls == BufferClass::kPlain && bytes % 8 != 0) {
+    return "LL reads whole 8-byte lines: message not a multiple of 8 bytes";
+  }
+  return "";
+}
+
+}  // namespace ccltune::runtime

@@ -1,0 +1,61 @@
+// Which measured choices this runtime can run inside an application, and with which
+// buffers. Pure C++ (no CUDA): the dispatch table decides with it at init, and CI tests it.
+//
+// The runtime runs far more than NCCL's tuner can select (the plugin's world), but not
+// everything `ccltune tune` measures:
+//   nccl, nccl:ctas=N     NCCL on the application's communicator, or on a communicator
+//                         split from it with minCTAs = maxCTAs = N (made at init)
+//   rs+ag                 ncclReduceScatter then ncclAllGather (count divisible by world)
+//   oneshot mode=push|ll  our kernels: each rank writes its input into the peers' staging
+//   twoshot mode=push     (peer memory the runtime owns) and reduces locally, so the
+//   (reduceScatter)       application's buffers need not be shared: any buffer works
+//   oneshot mode=pull,    read or write the peers' buffers themselves: only for buffers
+//   twoshot (allReduce),  from ccltuneMemAlloc, which lie at one offset of every rank's
+//   p2p, ce               CUDA IPC pool
+// Not run here: forced NCCL algorithms/protocols (the tuner plugin applies those, and the
+// runtime's NCCL calls get them when it is loaded), nccl-reg and nccl-symm (they need the
+// application's buffers registered with NCCL), test choices.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "core/apply/choice_spec.h"
+#include "core/problem.h"
+#include "core/status.h"
+#include "core/types.h"
+
+namespace ccltune::runtime {
+
+// What this runtime instance can do; every rank holds the same values (agreed at init).
+struct Capabilities {
+  int world = 1;
+  std::string peer_problem = "peer memory not set up";  // empty: our kernels can run
+};
+
+// Plain: any device buffer of the application. Pooled: both buffers from ccltuneMemAlloc.
+enum class BufferClass { kPlain, kPooled };
+
+// The choice's name read as a ChoiceSpec, or why it cannot be read.
+core::Result<apply::ChoiceSpec> ParseRuntimeChoice(const std::string& name);
+
+// Empty when the runtime can run `spec` for `problem` over `cls` buffers; else why not.
+std::string WhyNotRunnable(const apply::ChoiceSpec& spec, const core::Problem& problem,
+                           const Capabilities& caps, BufferClass cls);
+
+// One call as the application made it. `count` is core::ElementCount's (allReduce's
+// elements, allGather's and reduceScatter's per rank).
+struct CallShape {
+  core::Op op = core::Op::kAllReduce;
+  core::Dtype dtype = core::Dtype::kFp32;
+  std::uint64_t count = 0;
+  int world = 1;
+  bool in_place = false;
+};
+
+// What the table's choice for the nearest tuned size cannot do for this exact call (its
+// count, in place); empty when it can. Depends only on what every rank passes alike, so
+// every rank falls back to NCCL together.
+std::string WhyNotForCall(const apply::ChoiceSpec& spec, const CallShape& call, BufferClass cls);
+
+}  // namespace ccltune::runtime

@@ -1,0 +1,124 @@
+// The object behind ccltuneComm_t: one application communicator's dispatch table, peer
+// memory (staging for our kernels and the ccltuneMemAlloc pool), communicators split off
+// for `nccl:ctas=N` winners, and the per-call dispatch. Thread-safe: one lock per call
+// (host-side work only; nothing waits on the GPU under it).
+#pragma once
+
+#include <cuda_runtime.h>
+#include <nccl.h>
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "core/gpu/cuda_resources.h"
+#include "core/gpu/peer_enqueue.h"
+#include "core/gpu/peer_memory.h"
+#include "core/status.h"
+#include "core/types.h"
+#include "runtime/dispatch_table.h"
+#include "runtime/nccl_directory.h"
+#include "runtime/pool_allocator.h"
+#include "runtime/runtime_config.h"
+
+namespace ccltune::runtime {
+
+// One collective call as the C API received it. `dtype`/`redop` are empty when the NCCL
+// type or op is not one ccltune tunes (the call then goes to NCCL as it is).
+struct Call {
+  core::Op op = core::Op::kAllReduce;
+  std::optional<core::Dtype> dtype;
+  std::optional<core::RedOp> redop;  // kNone for allGather
+  ncclDataType_t nccl_type = ncclFloat32;
+  ncclRedOp_t nccl_op = ncclSum;
+  const void* send = nullptr;
+  void* recv = nullptr;
+  std::uint64_t count = 0;  // NCCL's: allGather sendcount, reduceScatter recvcount
+  cudaStream_t stream = nullptr;
+};
+
+class RuntimeComm {
+ public:
+  // Collective over `nccl`'s ranks (init.cc).
+  static core::Result<std::unique_ptr<RuntimeComm>> Init(ncclComm_t nccl, RuntimeConfig config);
+  // Collective: waits (bounded) until every rank reached it, so no peer still reads our
+  // memory when it is freed. On Timeout the peer memory is left allocated, not freed.
+  core::Status Finish();
+  ~RuntimeComm();
+  RuntimeComm(const RuntimeComm&) = delete;
+  RuntimeComm& operator=(const RuntimeComm&) = delete;
+
+  // Enqueues the call on its stream (dispatch.cc).
+  core::Status Run(const Call& call);
+  // The choice a call of `bytes` would run (ccltuneGetChoice).
+  std::string ChoiceFor(core::Op op, core::Dtype dtype, core::RedOp redop, std::uint64_t bytes,
+                        bool pooled) const;
+  core::Result<void*> MemAlloc(std::size_t bytes);
+  core::Status MemFree(void* ptr);
+  // Timeout once one of our kernels gave up waiting for a peer.
+  core::Status AsyncError() const;
+
+ private:
+  RuntimeComm(ncclComm_t nccl, RuntimeConfig config) : nccl_(nccl), config_(std::move(config)) {}
+
+  // init.cc: the steps of Init, in order.
+  core::Status Identify();
+  core::Result<int> CountNodes(core::Deadline deadline);
+  core::Result<std::vector<apply::WinnerRecord>> LoadRecords(const std::string& fingerprint);
+  core::Status SetUpPeers(core::Deadline deadline);
+  core::Status AgreeOnTable(core::Deadline deadline);
+  core::Status SplitCtasComms();
+  void LogSummary(const std::string& fingerprint, const std::string& records_note) const;
+
+  // dispatch.cc
+  BufferClass ClassOf(const Call& call, std::uint64_t send_bytes, std::uint64_t recv_bytes,
+                      std::size_t* send_off, std::size_t* recv_off) const;
+  core::Status RunNccl(const Call& call, ncclComm_t comm);
+  core::Status RunRsAg(const Call& call, const gpu::OpShape& shape);
+  core::Status RunPeer(const Call& call, const AppliedRun& run, const gpu::OpShape& shape,
+                       BufferClass cls, std::size_t send_off, std::size_t recv_off);
+  core::Result<std::size_t> StagingFor(const std::string& signature, std::uint64_t bytes,
+                                       cudaStream_t stream, bool* fits);
+  core::Status OrderPeerLaunch(cudaStream_t stream, bool before);
+  const gpu::PeerEnqueuer* EnqueuerFor(const std::string& key, const apply::ChoiceSpec& spec,
+                                       const gpu::OpShape& shape);
+  std::uint64_t KernelTimeoutNs() const;
+
+  ncclComm_t nccl_;
+  RuntimeConfig config_;
+  int rank_ = 0;
+  int world_ = 1;
+  int device_ = 0;
+  int nccl_version_ = 0;
+  gpu::Stream stream_;  // init's exchanges
+  std::unique_ptr<NcclDirectory> dir_;
+  std::unique_ptr<gpu::PeerMemory> peers_;
+  Capabilities caps_;
+  DispatchTable table_;
+  std::map<int, ncclComm_t> ctas_comms_;
+
+  mutable std::mutex mu_;
+  std::optional<PoolAllocator> pool_;           // offsets after the staging area
+  std::size_t staging_used_ = 0;                // bump offset in the staging area
+  std::map<std::string, std::size_t> staging_;  // launch signature → its staging partition
+  std::map<std::string, std::unique_ptr<gpu::PeerEnqueuer>> enqueuers_;
+  gpu::Event peer_done_;  // the last eager peer launch, for ordering across streams
+  cudaStream_t last_peer_stream_ = nullptr;
+  bool logged_staging_full_ = false;
+};
+
+// The device of the communicator current while a call runs; the caller's is restored.
+class DeviceGuard {
+ public:
+  explicit DeviceGuard(int device);
+  ~DeviceGuard();
+  DeviceGuard(const DeviceGuard&) = delete;
+  DeviceGuard& operator=(const DeviceGuard&) = delete;
+
+ private:
+  int previous_ = -1;
+};
+
+}  // namespace ccltune::runtime

@@ -1,0 +1,116 @@
+// ccltuneConfig_t + environment → RuntimeConfig (runtime_config.h).
+#include "runtime/runtime_config.h"
+
+#include <charconv>
+#include <cstdlib>
+
+#include "core/env_switch.h"
+#include "core/redis_client.h"
+
+namespace ccltune::runtime {
+namespace {
+
+std::string Env(const char* name) {
+  const char* v = std::getenv(name);
+  return v == nullptr ? "" : v;
+}
+
+core::Result<std::size_t> ParseBytes(const std::string& name, const std::string& v,
+                                     std::size_t max) {
+  unsigned long long n = 0;
+  const auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+  if (ec != std::errc() || p != v.data() + v.size() || n > max) {
+    return core::InvalidArgument(name + "='" + v + "' must be a byte count 0.." +
+                                 std::to_string(max));
+  }
+  return static_cast<std::size_t>(n);
+}
+
+core::Status CheckHeader(const ccltuneConfig_t& c) {
+  if (c.size != sizeof(ccltuneConfig_t)) {
+    return core::InvalidArgument("ccltuneConfig_t.size=" + std::to_string(c.size) +
+                                 ": must be sizeof(ccltuneConfig_t) = " +
+                                 std::to_string(sizeof(ccltuneConfig_t)) +
+                                 " (start from CCLTUNE_CONFIG_INITIALIZER)");
+  }
+  if (c.version / 100 != CCLTUNE_VERSION_CODE / 100) {
+    return core::InvalidArgument("ccltuneConfig_t.version=" + std::to_string(c.version) +
+                                 ": this library is " + std::to_string(CCLTUNE_VERSION_CODE) +
+                                 " (major and minor must match)");
+  }
+  return core::Status::Ok();
+}
+
+core::Status ApplySource(const ccltuneConfig_t& c, RuntimeConfig& out) {
+  if (c.resultsFile != nullptr) out.source.results_file = c.resultsFile;
+  if (c.redisUrl != nullptr) {
+    out.source.redis_url = c.redisUrl;
+    auto ep = core::ParseRedisUrl(out.source.redis_url);  // never repeats a password
+    if (!ep.ok()) return ep.status().WithContext("ccltuneConfig_t.redisUrl");
+  }
+  if (c.loadTimeoutMs != 0) {
+    if (c.loadTimeoutMs < 1 || c.loadTimeoutMs > 10000) {
+      return core::InvalidArgument("ccltuneConfig_t.loadTimeoutMs=" +
+                                   std::to_string(c.loadTimeoutMs) + ": allowed 1..10000");
+    }
+    out.source.load_timeout = std::chrono::milliseconds(c.loadTimeoutMs);
+  }
+  if (c.fingerprint != nullptr) {
+    out.fingerprint = c.fingerprint;
+    out.fingerprint_source = "ccltuneConfig_t.fingerprint";
+  }
+  return core::Status::Ok();
+}
+
+core::Status ApplyLimits(const ccltuneConfig_t& c, RuntimeConfig& out) {
+  if (c.timeoutMs != 0) {
+    if (c.timeoutMs < 100 || c.timeoutMs > 600000) {
+      return core::InvalidArgument("ccltuneConfig_t.timeoutMs=" + std::to_string(c.timeoutMs) +
+                                   ": allowed 100..600000");
+    }
+    out.timeout = std::chrono::milliseconds(c.timeoutMs);
+  }
+  if (c.poolBytes > kMaxPoolBytes) {
+    return core::InvalidArgument("ccltuneConfig_t.poolBytes=" + std::to_string(c.poolBytes) +
+                                 ": allowed 0.." + std::to_string(kMaxPoolBytes));
+  }
+  if (c.poolBytes != 0) out.pool_bytes = c.poolBytes;
+  if (c.stagingBytes > kMaxStagingBytes) {
+    return core::InvalidArgument("ccltuneConfig_t.stagingBytes=" +
+                                 std::to_string(c.stagingBytes) + ": allowed 0.." +
+                                 std::to_string(kMaxStagingBytes));
+  }
+  if (c.stagingBytes != 0) out.staging_bytes = c.stagingBytes;
+  if (c.peerMemory != -1 && c.peerMemory != 0 && c.peerMemory != 1) {
+    return core::InvalidArgument("ccltuneConfig_t.peerMemory=" + std::to_string(c.peerMemory) +
+                                 ": allowed -1 (CCLTUNE_PEER_MEMORY, default on), 0, 1");
+  }
+  if (c.peerMemory != -1) out.peer_memory = c.peerMemory == 1;
+  return core::Status::Ok();
+}
+
+core::Status ApplyEnv(RuntimeConfig& out) {
+  CCLTUNE_ASSIGN_OR_RETURN(out.source, apply::PluginConfigFromEnv());
+  out.fingerprint = Env("CCLTUNE_FINGERPRINT");
+  if (const std::string p = Env("CCLTUNE_POOL_BYTES"); !p.empty()) {
+    CCLTUNE_ASSIGN_OR_RETURN(out.pool_bytes, ParseBytes("CCLTUNE_POOL_BYTES", p, kMaxPoolBytes));
+  }
+  const char* peer = std::getenv("CCLTUNE_PEER_MEMORY");
+  CCLTUNE_ASSIGN_OR_RETURN(out.peer_memory, core::EnvSwitch("CCLTUNE_PEER_MEMORY", peer,
+                                                            "peer memory off", "set it up"));
+  return core::Status::Ok();
+}
+
+}  // namespace
+
+core::Result<RuntimeConfig> ResolveConfig(const ccltuneConfig_t* config) {
+  RuntimeConfig out;
+  CCLTUNE_RETURN_IF_ERROR(ApplyEnv(out));
+  if (config == nullptr) return out;
+  CCLTUNE_RETURN_IF_ERROR(CheckHeader(*config));
+  CCLTUNE_RETURN_IF_ERROR(ApplySource(*config, out));
+  CCLTUNE_RETURN_IF_ERROR(ApplyLimits(*config, out));
+  return out;
+}
+
+}  // namespace ccltune::runtime

@@ -1,0 +1,36 @@
+// The runtime's settings: the C config struct (ccltune.h) resolved against the environment
+// and validated, field by field. An error names the field or variable and what it allows.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <string>
+
+#include "ccltune.h"
+#include "core/apply/plugin_config.h"
+#include "core/status.h"
+
+namespace ccltune::runtime {
+
+inline constexpr std::size_t kDefaultStagingBytes = std::size_t{64} << 20;
+inline constexpr std::size_t kMaxPoolBytes = std::size_t{64} << 30;
+inline constexpr std::size_t kMaxStagingBytes = std::size_t{16} << 30;
+
+struct RuntimeConfig {
+  // Where winners come from and how long init may spend loading them: the plugin's
+  // settings (CCLTUNE_RESULTS_FILE, CCLTUNE_REDIS_URL, CCLTUNE_PLUGIN_TIMEOUT_MS), so the
+  // plugin and the runtime of one process read the same winners within the same bound.
+  apply::PluginConfig source;
+  std::string fingerprint;  // pinned; empty = computed
+  std::string fingerprint_source = "CCLTUNE_FINGERPRINT";
+  std::chrono::milliseconds timeout{30000};
+  std::size_t pool_bytes = 0;
+  std::size_t staging_bytes = kDefaultStagingBytes;
+  bool peer_memory = true;
+};
+
+// `config` may be null (every default). Fields left zero/NULL/-1 take the environment's
+// value, then the default.
+core::Result<RuntimeConfig> ResolveConfig(const ccltuneConfig_t* config);
+
+}  // namespace ccltune::runtime

@@ -1,0 +1,331 @@
+// libccltune on GPUs (issue 15), one forked process per GPU as applications run it:
+//  - every op x fp32/fp16/bf16 x sum/max/min, odd sizes, in place and out of place, plain
+//    and pooled buffers, eager and CUDA-graph, through the runtime against NCCL on the same
+//    inputs, with winners that send it down each of its paths (tests/gpu/runtime_winners.h);
+//  - no winners, another fingerprint's winners, peer memory off: NCCL, the same results;
+//  - a bad config field: one clear error; a peer that never arrives: a bounded error.
+// On one GPU the peer kernels cannot run (they need 2-8 ranks) and the rule's substitutes
+// run instead; the summary says which choices ran.
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+#include <nccl.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "ccltune.h"
+#include "core/kernels/kernels.h"
+#include "tests/gpu/file_peer_directory.h"
+#include "tests/gpu/gpu_test_env.h"
+#include "tests/gpu/rank_harness.h"
+#include "tests/gpu/runtime_winners.h"
+#include "core/gpu/hex_bytes.h"
+
+namespace ccltune::testing {
+namespace {
+
+using core::Dtype;
+using core::Op;
+using core::RedOp;
+
+#define RT_CHECK(expr)                                                              \
+  do {                                                                              \
+    if (!(expr)) {                                                                  \
+      std::fprintf(stderr, "FAILED %s at line %d (%s)\n", #expr, __LINE__,          \
+                   ccltuneGetLastError());                                          \
+      return 1;                                                                     \
+    }                                                                               \
+  } while (0)
+
+int GpuWorldOrZero() {
+  std::string why;
+  const int gpus = ProbeGpuCount(&why);
+  if (gpus >= 1) return TestWorld(gpus);
+  std::printf("SKIP: needs a GPU (%s)\n", why.c_str());
+  return 0;
+}
+
+ncclDataType_t NcclOf(Dtype d) {
+  return d == Dtype::kFp32 ? ncclFloat32 : d == Dtype::kFp16 ? ncclFloat16 : ncclBfloat16;
+}
+ncclRedOp_t NcclOf(RedOp r) { return r == RedOp::kMax ? ncclMax : r == RedOp::kMin ? ncclMin : ncclSum; }
+ccltuneOp_t CcltuneOf(Op op) {
+  return op == Op::kAllReduce ? ccltuneAllReduceOp
+                              : op == Op::kAllGather ? ccltuneAllGatherOp : ccltuneReduceScatterOp;
+}
+
+// One rank's NCCL communicator, its id spread through files.
+ncclComm_t MakeNccl(const std::string& dir, int rank, int world) {
+  FilePeerDirectory files(dir, rank, world);
+  ncclUniqueId id{};
+  if (rank == 0) (void)ncclGetUniqueId(&id);
+  auto got = files.Broadcast(
+      "uid", 0, rank == 0 ? std::optional(gpu::HexBytes(&id, sizeof(id))) : std::nullopt,
+      worker::DeadlineIn(60));
+  if (!got.ok() || !gpu::UnhexBytes(*got, &id, sizeof(id), "ncclUniqueId").ok()) return nullptr;
+  ncclComm_t comm = nullptr;
+  return ncclCommInitRank(&comm, world, id, rank) == ncclSuccess ? comm : nullptr;
+}
+
+struct Case {
+  Op op;
+  Dtype dtype;
+  RedOp redop;
+  std::uint64_t bytes;  // the whole message; counts are derived (odd ones too)
+  bool in_place;
+  bool pooled;
+  bool graph;
+};
+
+// Per-rank counts of a case: allReduce count, allGather sendcount, reduceScatter recvcount.
+std::uint64_t CountOf(const Case& c, int world) {
+  const std::uint64_t elems = c.bytes / core::DtypeSize(c.dtype);
+  return c.op == Op::kAllReduce ? elems : std::max<std::uint64_t>(1, elems / world);
+}
+
+class RankRunner {
+ public:
+  RankRunner(ccltuneComm_t rt, ncclComm_t nccl, int rank, int world, cudaStream_t s)
+      : rt_(rt), nccl_(nccl), rank_(rank), world_(world), s_(s) {}
+
+  // 0 when the runtime's output equals NCCL's within the dtype's tolerance.
+  int Run(const Case& c, std::map<std::string, int>* ran) {
+    const std::uint64_t count = CountOf(c, world_);
+    const std::size_t es = core::DtypeSize(c.dtype);
+    const std::uint64_t send_elems = c.op == Op::kReduceScatter ? count * world_ : count;
+    const std::uint64_t recv_elems = c.op == Op::kAllGather ? count * world_ : count;
+    const std::size_t big = std::max(send_elems, recv_elems) * es;
+    void* a = nullptr;
+    void* b = nullptr;
+    void* want = nullptr;
+    if (c.pooled) {
+      RT_CHECK(ccltuneMemAlloc(rt_, &a, big) == ccltuneSuccess);
+      RT_CHECK(ccltuneMemAlloc(rt_, &b, big) == ccltuneSuccess);
+    } else {
+      RT_CHECK(cudaMalloc(&a, big) == cudaSuccess && cudaMalloc(&b, big) == cudaSuccess);
+    }
+    RT_CHECK(cudaMalloc(&want, big) == cudaSuccess);
+    void* send = a;
+    void* recv = c.in_place ? a : b;
+    if (c.in_place && c.op == Op::kAllGather) send = static_cast<char*>(a) + rank_ * count * es;
+    if (c.in_place && c.op == Op::kReduceScatter) recv = static_cast<char*>(a) + rank_ * count * es;
+    const int rc = Compare(c, count, send, recv, want, ran);
+    if (c.pooled) {
+      RT_CHECK(ccltuneMemFree(rt_, a) == ccltuneSuccess && ccltuneMemFree(rt_, b) == ccltuneSuccess);
+    } else {
+      cudaFree(a);
+      cudaFree(b);
+    }
+    cudaFree(want);
+    return rc;
+  }
+
+ private:
+  int Launch(const Case& c, std::uint64_t count, const void* send, void* recv) {
+    const ncclDataType_t t = NcclOf(c.dtype);
+    ccltuneResult_t r = ccltuneSuccess;
+    if (c.op == Op::kAllReduce) r = ccltuneAllReduce(send, recv, count, t, NcclOf(c.redop), rt_, s_);
+    if (c.op == Op::kAllGather) r = ccltuneAllGather(send, recv, count, t, rt_, s_);
+    if (c.op == Op::kReduceScatter)
+      r = ccltuneReduceScatter(send, recv, count, t, NcclOf(c.redop), rt_, s_);
+    RT_CHECK(r == ccltuneSuccess);
+    return 0;
+  }
+
+  int Reference(const Case& c, std::uint64_t count, const void* send, void* want) {
+    const ncclDataType_t t = NcclOf(c.dtype);
+    if (c.op == Op::kAllReduce) RT_CHECK(ncclAllReduce(send, want, count, t, NcclOf(c.redop), nccl_, s_) == ncclSuccess);
+    if (c.op == Op::kAllGather) RT_CHECK(ncclAllGather(send, want, count, t, nccl_, s_) == ncclSuccess);
+    if (c.op == Op::kReduceScatter)
+      RT_CHECK(ncclReduceScatter(send, want, count, t, NcclOf(c.redop), nccl_, s_) == ncclSuccess);
+    return 0;
+  }
+
+  int Compare(const Case& c, std::uint64_t count, const void* send, void* recv, void* want,
+              std::map<std::string, int>* ran) {
+    const std::uint64_t fill = c.op == Op::kReduceScatter ? count * world_ : count;
+    const std::uint64_t out = c.op == Op::kAllGather ? count * world_ : count;
+    auto refill = [&]() {
+      return kernels::LaunchRandomFill(const_cast<void*>(send), fill, c.dtype, rank_, ++gen_, 0, s_);
+    };
+    // The reference first (out of place, into `want`), then the runtime on the same input.
+    RT_CHECK(refill() == cudaSuccess);
+    RT_CHECK(Reference(c, count, send, want) == 0);
+    if (c.graph) {
+      cudaGraph_t g = nullptr;
+      cudaGraphExec_t ge = nullptr;
+      RT_CHECK(cudaStreamBeginCapture(s_, cudaStreamCaptureModeGlobal) == cudaSuccess);
+      const int launched = Launch(c, count, send, recv);
+      RT_CHECK(cudaStreamEndCapture(s_, &g) == cudaSuccess && launched == 0);
+      RT_CHECK(cudaGraphInstantiate(&ge, g, 0) == cudaSuccess);
+      RT_CHECK(cudaGraphLaunch(ge, s_) == cudaSuccess);
+      RT_CHECK(cudaStreamSynchronize(s_) == cudaSuccess);
+      cudaGraphExecDestroy(ge);
+      cudaGraphDestroy(g);
+    } else {
+      RT_CHECK(Launch(c, count, send, recv) == 0);
+    }
+    kernels::Mismatch* mm = nullptr;
+    RT_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&mm), sizeof(*mm), cudaHostAllocMapped) == cudaSuccess);
+    const double tol = c.dtype == Dtype::kFp32 ? 1e-5 : 2e-2;
+    RT_CHECK(kernels::LaunchCompare(recv, want, out, c.dtype, tol, mm, s_) == cudaSuccess);
+    RT_CHECK(cudaStreamSynchronize(s_) == cudaSuccess);
+    const bool ok = mm->index == ~0ull;
+    char name[256] = {};
+    RT_CHECK(ccltuneGetChoice(rt_, CcltuneOf(c.op), NcclOf(c.dtype), NcclOf(c.redop), c.bytes,
+                              c.pooled, name, sizeof(name)) == ccltuneSuccess);
+    ++(*ran)[name];
+    if (!ok) {
+      std::fprintf(stderr, "WRONG %s %s %s %llu B in_place=%d pooled=%d graph=%d via %s: [%llu] %g vs %g\n",
+                   core::OpName(c.op), core::DtypeName(c.dtype), core::RedOpName(c.redop),
+                   static_cast<unsigned long long>(c.bytes), c.in_place, c.pooled, c.graph, name,
+                   mm->index, mm->got, mm->want);
+    }
+    cudaFreeHost(mm);
+    return ok ? 0 : 1;
+  }
+
+  ccltuneComm_t rt_;
+  ncclComm_t nccl_;
+  int rank_;
+  int world_;
+  cudaStream_t s_;
+  std::uint64_t gen_ = 0;
+};
+
+std::vector<Case> Cases(int world) {
+  std::vector<Case> out;
+  for (const TunedSize& s : RuntimeTestSizes()) {
+    for (Dtype d : {Dtype::kFp32, Dtype::kFp16, Dtype::kBf16}) {
+      for (RedOp r : {RedOp::kSum, RedOp::kMax, RedOp::kMin}) {
+        if (s.op == Op::kAllGather && r != RedOp::kSum) continue;
+        const RedOp red = s.op == Op::kAllGather ? RedOp::kNone : r;
+        // The tuned size, and an odd one near it (a count no kernel's vector width divides).
+        for (std::uint64_t bytes : {s.bytes, s.bytes + 6 * core::DtypeSize(d) * world}) {
+          for (int variant = 0; variant < 4; ++variant) {
+            out.push_back({s.op, d, red, bytes, (variant & 1) != 0, (variant & 2) != 0,
+                           ((variant + static_cast<int>(d)) & 1) != 0});
+          }
+        }
+      }
+    }
+  }
+  return out;
+}
+
+int CorrectnessRank(const std::string& dir, int rank, int world, bool winners) {
+  RT_CHECK(cudaSetDevice(rank) == cudaSuccess);
+  ncclComm_t nccl = MakeNccl(dir, rank, world);
+  RT_CHECK(nccl != nullptr);
+  const std::string file = dir + "/winners-" + std::to_string(rank) + ".json";
+  std::ofstream(file) << RuntimeTestResults(world);
+  ccltuneConfig_t cfg = CCLTUNE_CONFIG_INITIALIZER;
+  cfg.resultsFile = winners ? file.c_str() : "";
+  cfg.fingerprint = kRuntimeTestFingerprint;
+  cfg.poolBytes = std::size_t{256} << 20;
+  cfg.timeoutMs = 20000;
+  ccltuneComm_t rt = nullptr;
+  RT_CHECK(ccltuneCommInit(nccl, &cfg, &rt) == ccltuneSuccess);
+  cudaStream_t s = nullptr;
+  RT_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess);
+  RankRunner runner(rt, nccl, rank, world, s);
+  std::map<std::string, int> ran;
+  int wrong = 0, total = 0;
+  for (const Case& c : Cases(world)) {
+    wrong += runner.Run(c, &ran);
+    ++total;
+  }
+  ccltuneResult_t async = ccltuneSuccess;
+  RT_CHECK(ccltuneCommGetAsyncError(rt, &async) == ccltuneSuccess && async == ccltuneSuccess);
+  RT_CHECK(ccltuneCommDestroy(rt) == ccltuneSuccess);
+  ncclCommDestroy(nccl);
+  std::printf("rank %d: %d cases, %d wrong; ran:", rank, total, wrong);
+  for (const auto& [name, n] : ran) std::printf(" %s x%d;", name.c_str(), n);
+  std::printf("\n");
+  return wrong == 0 ? 0 : 1;
+}
+
+void RunWorld(const std::string& tag, const std::function<int(const std::string&, int, int)>& body,
+              int world) {
+  GpuTestDir dir(tag);
+  const auto outcomes = RunRanks(world, dir.path(), 900, [&](int r) { return body(dir.path(), r, world); });
+  std::string text = Describe(outcomes);
+  for (const auto& o : outcomes) EXPECT_EQ(o.exit_code, 0) << text;
+  WriteSummary(tag + ".txt", text);
+  std::printf("%s", text.c_str());
+}
+
+TEST(RuntimeGpu, MatchesNcclOnEveryPath) {
+  const int world = GpuWorldOrZero();
+  if (world == 0) GTEST_SKIP() << "no GPU";
+  RunWorld("runtime-correct", [](const std::string& d, int r, int w) { return CorrectnessRank(d, r, w, true); },
+           world);
+}
+
+TEST(RuntimeGpu, WithoutWinnersRunsNccl) {
+  const int world = GpuWorldOrZero();
+  if (world == 0) GTEST_SKIP() << "no GPU";
+  RunWorld("runtime-nccl-only", [](const std::string& d, int r, int w) { return CorrectnessRank(d, r, w, false); },
+           world);
+}
+
+int BadConfigRank(const std::string& dir, int rank, int world) {
+  RT_CHECK(cudaSetDevice(rank) == cudaSuccess);
+  ncclComm_t nccl = MakeNccl(dir, rank, world);
+  RT_CHECK(nccl != nullptr);
+  ccltuneConfig_t cfg = CCLTUNE_CONFIG_INITIALIZER;
+  cfg.timeoutMs = 1;
+  ccltuneComm_t rt = nullptr;
+  RT_CHECK(ccltuneCommInit(nccl, &cfg, &rt) == ccltuneInvalidArgument && rt == nullptr);
+  RT_CHECK(std::string(ccltuneGetLastError()).find("timeoutMs=1") != std::string::npos);
+  cfg = CCLTUNE_CONFIG_INITIALIZER;
+  cfg.fingerprint = "Not A Fingerprint";
+  RT_CHECK(ccltuneCommInit(nccl, &cfg, &rt) == ccltuneInvalidArgument);
+  RT_CHECK(std::string(ccltuneGetLastError()).find("ccltuneConfig_t.fingerprint") != std::string::npos);
+  ncclCommDestroy(nccl);
+  return 0;
+}
+
+TEST(RuntimeGpu, BadConfigIsOneClearError) {
+  const int world = GpuWorldOrZero();
+  if (world == 0) GTEST_SKIP() << "no GPU";
+  RunWorld("runtime-bad-config", BadConfigRank, 1);
+}
+
+// Rank 1 never calls ccltuneCommInit: rank 0's init must give up within its timeout.
+int AbsentPeerRank(const std::string& dir, int rank, int world) {
+  RT_CHECK(cudaSetDevice(rank) == cudaSuccess);
+  ncclComm_t nccl = MakeNccl(dir, rank, world);
+  RT_CHECK(nccl != nullptr);
+  if (rank != 0) {
+    std::this_thread::sleep_for(std::chrono::seconds(6));
+    std::_Exit(0);  // leaves without NCCL teardown: the peer is gone
+  }
+  ccltuneConfig_t cfg = CCLTUNE_CONFIG_INITIALIZER;
+  cfg.timeoutMs = 2000;
+  ccltuneComm_t rt = nullptr;
+  const auto start = std::chrono::steady_clock::now();
+  const ccltuneResult_t r = ccltuneCommInit(nccl, &cfg, &rt);
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf("init without its peer: %s after %.2f s (%s)\n", ccltuneGetErrorString(r), s,
+              ccltuneGetLastError());
+  RT_CHECK(r == ccltuneTimeout && s < 5);
+  std::_Exit(0);  // the NCCL communicator has a pending collective: no clean teardown
+}
+
+TEST(RuntimeGpu, AbsentPeerIsABoundedError) {
+  const int world = MultiGpuWorldOrZero();
+  if (world == 0) GTEST_SKIP() << "needs 2 GPUs";
+  RunWorld("runtime-absent-peer", AbsentPeerRank, 2);
+}
+
+}  // namespace
+}  // namespace ccltune::testing

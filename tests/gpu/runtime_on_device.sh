@@ -1,0 +1,76 @@
+#!/bin/bash
+# libccltune on a GPU machine (issue 15). Sections (any order, default: gpu torch):
+#   gpu        runtime_gpu_test: the C API against NCCL on every path, fallbacks, bad
+#              config, an absent peer (2+ GPUs); all visible GPUs
+#   torch      runtime_torch_check.py: ccltune.torch's ops against torch.distributed, eager,
+#              CUDA graph and torch.compile; all visible GPUs
+#   benchN     N GPUs: `ccltune tune` (bf16 allReduce 1 KiB-64 MiB x2, graph and eager) and
+#              in the same call torch_symm_bench.py with the runtime's op on those winners,
+#              NCCL and torch's one/two-shot: runtime_vs_tune.py prints the side-by-side table
+#   decodeN    N GPUs: tp_decode_bench.py, a Llama-3-8B-shaped TP decode step, NCCL vs runtime
+#
+# Here (build machine), once:
+#   cmake --build build -j2 --target ccltune runtime_gpu_test ccltune_runtime ccltune_inproc_tuner
+#   ../shared/tools/bundle-for-gpu.sh .gpu build/worker/ccltune build/tests/gpu/runtime_gpu_test \
+#       build/runtime/libccltune.so.0 build/worker/libccltune-inproc-tuner.so
+# There (repo root, .gpu/ carried):  bash tests/gpu/runtime_on_device.sh gpu torch bench4 decode4
+# Output: $OUT/runtime-*.log and the tables on stdout.
+set -uo pipefail
+# shellcheck source=tests/gpu/device_env.sh
+source "$(dirname "${BASH_SOURCE[0]}")/device_env.sh"
+export PYTHONPATH="$PWD/runtime/python${PYTHONPATH:+:$PYTHONPATH}"
+export CCLTUNE_LIBRARY="$PWD/.gpu/lib/libccltune.so.0"
+[ -f "$CCLTUNE_LIBRARY" ] || CCLTUNE_LIBRARY="$PWD/.gpu/bin/libccltune.so.0"
+budget=${CCLTUNE_GPU_BUDGET_S:-560}
+t0=$(date +%s)
+left() { echo $((budget - ($(date +%s) - t0))); }
+visible=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+devices() { seq -s, 0 $(($1 - 1)); }
+
+section_gpu() {
+  timeout -k 5 "$(left)" .gpu/bin/runtime_gpu_test 2>&1 | tee "$OUT/runtime-gpu.log" | tail -40
+}
+
+section_torch() {
+  timeout -k 5 "$(left)" python3 tests/gpu/runtime_torch_check.py --gpus "$visible" 2>&1 |
+    tee "$OUT/runtime-torch.log" | grep -v Warning | tail -20
+}
+
+section_bench() {  # section_bench <gpus>
+  local n=$1 cache=/tmp/ccltune-runtime-bench
+  [ "$visible" -ge "$n" ] || { echo "bench$n: only $visible GPUs"; return; }
+  export CUDA_VISIBLE_DEVICES; CUDA_VISIBLE_DEVICES=$(devices "$n")
+  rm -rf "$cache"
+  for mode in graph eager; do
+    local flag=""
+    [ $mode = graph ] && flag=--cuda-graph
+    timeout -k 5 "$(left)" ccltune tune --ranks "$n" --op allReduce --dtypes bf16 \
+      --sizes 1KiB:64MiB:2 $flag --cache-dir "$cache-$mode" --json "$OUT/tune$n-$mode.json" \
+      >"$OUT/tune$n-$mode.log" 2>&1
+    ccltune export --format json --cache-dir "$cache-$mode" -o "$OUT/winners$n-$mode.json"
+  done
+  timeout -k 5 "$(left)" python3 tests/gpu/torch_symm_bench.py --gpus "$n" \
+    --ccltune-winners "$OUT/winners$n-graph.json,$OUT/winners$n-eager.json" \
+    --json "$OUT/bench$n.json" >"$OUT/bench$n.log" 2>&1
+  python3 tests/gpu/runtime_vs_tune.py "$OUT/bench$n.json" "$OUT/winners$n-graph.json" \
+    "$OUT/winners$n-eager.json" | tee "$OUT/runtime-bench$n.md"
+  unset CUDA_VISIBLE_DEVICES
+}
+
+section_decode() {  # section_decode <gpus>
+  local n=$1
+  [ "$visible" -ge "$n" ] || { echo "decode$n: only $visible GPUs"; return; }
+  CUDA_VISIBLE_DEVICES=$(devices "$n") timeout -k 5 "$(left)" python3 tests/gpu/tp_decode_bench.py \
+    --gpus "$n" --winners "$OUT/winners$n-graph.json" 2>&1 | tee "$OUT/runtime-decode$n.md" | tail -20
+}
+
+[ $# -eq 0 ] && set -- gpu torch
+for s in "$@"; do
+  echo "=== $s ($(left) s left)"
+  case $s in
+    gpu | torch) "section_$s" ;;
+    bench*) section_bench "${s#bench}" ;;
+    decode*) section_decode "${s#decode}" ;;
+    *) echo "unknown section $s" ;;
+  esac
+done

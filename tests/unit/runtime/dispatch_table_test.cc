@@ -1,0 +1,158 @@
+// The runtime's dispatch table: which choice each tuned size runs for plain and for pooled
+// buffers (the winner when the runtime can run it there, else the applied-choice rule's
+// substitute), the nearest-size lookup, and what a call's exact shape still rules out.
+#include "runtime/dispatch_table.h"
+
+#include <gtest/gtest.h>
+
+#include "tests/unit/runtime/record_builder.h"
+
+namespace ccltune::runtime {
+namespace {
+
+using core::Dtype;
+using core::Op;
+using core::RedOp;
+
+constexpr const char* kLL = "oneshot:blocks=64,threads=256,mode=ll";
+constexpr const char* kPull = "oneshot:blocks=32,threads=256,mode=pull";
+constexpr const char* kTwoShot = "twoshot:blocks=128,threads=256,mode=push,unroll=2";
+
+Capabilities PeersOn(int world) { return Capabilities{world, ""}; }
+
+// The 4-GPU allReduce sweep's shape: LL wins small, pull mid, two-shot large, NCCL at 256 KiB.
+std::vector<apply::WinnerRecord> Sweep() {
+  return {
+      MakeRecord(Op::kAllReduce, 1024, 4, {{"nccl", 9.07}, {kLL, 3.82}, {kPull, 5.0}}),
+      MakeRecord(Op::kAllReduce, 65536, 4,
+                 {{"nccl", 10.89}, {kLL, 7.0}, {kPull, 5.30}, {"nccl:ctas=32", 10.0}}),
+      MakeRecord(Op::kAllReduce, 262144, 4, {{"nccl", 11.39}, {kPull, 11.2}}),
+      MakeRecord(Op::kAllReduce, 4 << 20, 4,
+                 {{"nccl", 42.20}, {"nccl:ctas=32", 35.12}, {kTwoShot, 25.95}, {"rs+ag", 44.0}}),
+  };
+}
+
+TEST(DispatchTable, PooledBuffersRunEveryWinner) {
+  const DispatchTable t = DispatchTable::Build(Sweep(), PeersOn(4));
+  EXPECT_EQ(t.size(), 4u);
+  EXPECT_EQ(t.Choose(Op::kAllReduce, Dtype::kBf16, RedOp::kSum, 1024, BufferClass::kPooled).name, kLL);
+  EXPECT_EQ(t.Choose(Op::kAllReduce, Dtype::kBf16, RedOp::kSum, 65536, BufferClass::kPooled).name,
+            kPull);
+  EXPECT_EQ(t.Choose(Op::kAllReduce, Dtype::kBf16, RedOp::kSum, 262144, BufferClass::kPooled).name,
+            "nccl");
+  EXPECT_EQ(t.Choose(Op::kAllReduce, Dtype::kBf16, RedOp::kSum, 4 << 20, BufferClass::kPooled).name,
+            kTwoShot);
+}
+
+TEST(DispatchTable, PlainBuffersGetTheFastestChoiceThatNeedsNoSharedBuffers) {
+  const DispatchTable t = DispatchTable::Build(Sweep(), PeersOn(4));
+  // LL pushes into the runtime's staging: any buffer works.
+  EXPECT_EQ(t.Choose(Op::kAllReduce, Dtype::kBf16, RedOp::kSum, 1024, BufferClass::kPlain).name, kLL);
+  // Pull reads the peers' inputs: the next fastest that does not (LL 7.0 < 10.89 * 0.97).
+  const TableEntry* e = t.Lookup(Op::kAllReduce, Dtype::kBf16, RedOp::kSum, 65536);
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->plain.name, kLL);
+  EXPECT_NE(e->plain.reason.find("peers' buffers"), std::string::npos) << e->plain.reason;
+  EXPECT_DOUBLE_EQ(e->plain.time_us, 7.0);
+  // Two-shot writes into the peers' outputs: ctas=32, split off at init, is next.
+  EXPECT_EQ(t.Choose(Op::kAllReduce, Dtype::kBf16, RedOp::kSum, 4 << 20, BufferClass::kPlain).name,
+            "nccl:ctas=32");
+  EXPECT_EQ(t.CtasNeeded(), std::set<int>{32});
+}
+
+TEST(DispatchTable, NoPeerMemoryLeavesNcclChoicesOnly) {
+  const DispatchTable t = DispatchTable::Build(Sweep(), Capabilities{4, "ranks span nodes"});
+  EXPECT_EQ(t.Choose(Op::kAllReduce, Dtype::kBf16, RedOp::kSum, 1024, BufferClass::kPooled).name,
+            "nccl");
+  // ctas=32's 10.0 us beats nccl's 10.89 by more than 3 % (limit 10.56).
+  EXPECT_EQ(t.Choose(Op::kAllReduce, Dtype::kBf16, RedOp::kSum, 65536, BufferClass::kPooled).name,
+            "nccl:ctas=32");
+  EXPECT_EQ(t.Choose(Op::kAllReduce, Dtype::kBf16, RedOp::kSum, 4 << 20, BufferClass::kPooled).name,
+            "nccl:ctas=32");
+  const TableEntry* e = t.Lookup(Op::kAllReduce, Dtype::kBf16, RedOp::kSum, 1024);
+  ASSERT_NE(e, nullptr);
+  EXPECT_NE(e->pooled.reason.find("ranks span nodes"), std::string::npos) << e->pooled.reason;
+}
+
+TEST(DispatchTable, LookupIsNearestInLog2AndSlicesAreSeparate) {
+  const DispatchTable t = DispatchTable::Build(Sweep(), PeersOn(4));
+  // 3000 B: nearer to 1 KiB than to 64 KiB in log2.
+  EXPECT_EQ(t.Lookup(Op::kAllReduce, Dtype::kBf16, RedOp::kSum, 3000)->bytes, 1024u);
+  EXPECT_EQ(t.Lookup(Op::kAllReduce, Dtype::kBf16, RedOp::kSum, 1 << 30)->bytes, 4u << 20);
+  EXPECT_EQ(t.Lookup(Op::kAllReduce, Dtype::kFp32, RedOp::kSum, 1024), nullptr);
+  EXPECT_EQ(t.Lookup(Op::kAllReduce, Dtype::kBf16, RedOp::kMax, 1024), nullptr);
+  EXPECT_EQ(t.Choose(Op::kAllGather, Dtype::kBf16, RedOp::kNone, 1024, BufferClass::kPooled).name,
+            "nccl");
+}
+
+TEST(DispatchTable, OtherWorldSizesAndUnofferedOpsAreIgnored) {
+  std::vector<apply::WinnerRecord> records = Sweep();
+  records.push_back(MakeRecord(Op::kAllReduce, 2048, 8, {{"nccl", 9.0}, {kLL, 3.0}}));
+  records.push_back(MakeRecord(Op::kBroadcast, 2048, 4, {{"nccl", 9.0}, {"nccl:ctas=8", 3.0}}));
+  const DispatchTable t = DispatchTable::Build(records, PeersOn(4));
+  EXPECT_EQ(t.size(), 4u);
+  EXPECT_EQ(t.CtasNeeded(), std::set<int>{32});
+}
+
+TEST(DispatchTable, RunsNoForcedAlgorithmOrRegisteredBuffers) {
+  const auto r = MakeRecord(Op::kAllReduce, 1 << 20, 4,
+                            {{"nccl", 20.0},
+                             {"nccl:algo=ring,proto=ll128", 15.0},
+                             {"nccl-symm", 14.0},
+                             {"nccl-reg", 14.5},
+                             {"rs+ag", 18.0}});
+  const DispatchTable t = DispatchTable::Build({r}, PeersOn(4));
+  const TableEntry* e = t.Lookup(Op::kAllReduce, Dtype::kBf16, RedOp::kSum, 1 << 20);
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->winner, "nccl-symm");
+  EXPECT_EQ(e->pooled.name, "rs+ag");
+  EXPECT_NE(e->pooled.reason.find("symmetric window"), std::string::npos) << e->pooled.reason;
+}
+
+TEST(DispatchTable, IdenticalInputsGiveIdenticalDigests) {
+  const DispatchTable a = DispatchTable::Build(Sweep(), PeersOn(4));
+  const DispatchTable b = DispatchTable::Build(Sweep(), PeersOn(4));
+  const DispatchTable c = DispatchTable::Build(Sweep(), Capabilities{4, "off"});
+  EXPECT_EQ(a.Digest(), b.Digest());
+  EXPECT_NE(a.Digest(), c.Digest());
+  EXPECT_EQ(DispatchTable{}.Describe(), "no tuned sizes");
+}
+
+TEST(WhyNotForCall, OddShapesFallBackToNccl) {
+  const auto spec = [](const std::string& n) { return ParseRuntimeChoice(n).value(); };
+  CallShape call{Op::kAllReduce, Dtype::kBf16, 1001, 4, false};
+  EXPECT_EQ(WhyNotForCall(spec("rs+ag"), call, BufferClass::kPlain),
+            "element count not divisible by the world size");
+  call.count = 1000;
+  EXPECT_EQ(WhyNotForCall(spec("rs+ag"), call, BufferClass::kPlain), "");
+  call.count = 1001;  // 2002 bytes: not whole 8-byte lines
+  EXPECT_NE(WhyNotForCall(spec(kLL), call, BufferClass::kPlain), "");
+  EXPECT_EQ(WhyNotForCall(spec(kLL), call, BufferClass::kPooled), "");  // the pool pads
+  call.in_place = true;
+  EXPECT_EQ(WhyNotForCall(spec(kPull), call, BufferClass::kPooled), "one-shot pull cannot run in place");
+  EXPECT_EQ(WhyNotForCall(spec(kTwoShot), call, BufferClass::kPooled), "");
+  call.count = 0;
+  EXPECT_EQ(WhyNotForCall(spec("nccl"), call, BufferClass::kPlain), "no element per rank");
+}
+
+TEST(WhyNotRunnable, ReduceScatterPushNeedsNoSharedBuffers) {
+  core::Problem p;
+  p.op = Op::kReduceScatter;
+  p.dtype = Dtype::kBf16;
+  p.redop = RedOp::kSum;
+  p.bytes = 1 << 20;
+  const auto push = ParseRuntimeChoice("twoshot:blocks=64,threads=256,mode=push").value();
+  const auto pull = ParseRuntimeChoice("twoshot:blocks=64,threads=256,mode=pull").value();
+  EXPECT_EQ(WhyNotRunnable(push, p, PeersOn(4), BufferClass::kPlain), "");
+  EXPECT_NE(WhyNotRunnable(pull, p, PeersOn(4), BufferClass::kPlain), "");
+  EXPECT_EQ(WhyNotRunnable(pull, p, PeersOn(4), BufferClass::kPooled), "");
+  p.dtype = Dtype::kInt32;
+  EXPECT_NE(WhyNotRunnable(push, p, PeersOn(4), BufferClass::kPooled), "");
+  // Test choices and unknown names never run (a name that does not parse, neither).
+  auto hang = ParseRuntimeChoice("test-hang");
+  EXPECT_TRUE(!hang.ok() || !WhyNotRunnable(*hang, p, PeersOn(4), BufferClass::kPooled).empty());
+  EXPECT_FALSE(ParseRuntimeChoice("oneshot:blocks=9999").ok());
+}
+
+}  // namespace
+}  // namespace ccltune::runtime

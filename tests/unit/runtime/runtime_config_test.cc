@@ -1,0 +1,100 @@
+// The runtime's settings: defaults, the environment, explicit fields overriding it, and
+// one clear error per bad field or variable naming it and what is allowed.
+#include "runtime/runtime_config.h"
+
+#include <gtest/gtest.h>
+
+#include "tests/plugin/scoped_env.h"
+
+namespace ccltune::runtime {
+namespace {
+
+using ccltune::testing::ScopedEnv;
+
+std::string ErrorOf(const ccltuneConfig_t& c) {
+  auto r = ResolveConfig(&c);
+  return r.ok() ? "" : r.status().message();
+}
+
+TEST(RuntimeConfig, DefaultsAndEnvironment) {
+  ScopedEnv env({{"CCLTUNE_RESULTS_FILE", "/tmp/winners.json"},
+                 {"CCLTUNE_POOL_BYTES", "1048576"},
+                 {"CCLTUNE_PEER_MEMORY", "0"}});
+  auto r = ResolveConfig(nullptr);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->source.results_file, "/tmp/winners.json");
+  EXPECT_EQ(r->pool_bytes, 1048576u);
+  EXPECT_FALSE(r->peer_memory);
+  EXPECT_EQ(r->staging_bytes, kDefaultStagingBytes);
+  EXPECT_EQ(r->timeout, std::chrono::milliseconds(30000));
+  EXPECT_EQ(r->source.load_timeout, std::chrono::milliseconds(100));
+}
+
+TEST(RuntimeConfig, FieldsOverrideTheEnvironment) {
+  ScopedEnv env({{"CCLTUNE_PEER_MEMORY", "0"}, {"CCLTUNE_POOL_BYTES", "0"}});
+  ccltuneConfig_t c = CCLTUNE_CONFIG_INITIALIZER;
+  c.resultsFile = "/x.json";
+  c.fingerprint = "abc";
+  c.peerMemory = 1;
+  c.poolBytes = 1 << 20;
+  c.timeoutMs = 500;
+  c.loadTimeoutMs = 250;
+  auto r = ResolveConfig(&c);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_TRUE(r->peer_memory);
+  EXPECT_EQ(r->source.results_file, "/x.json");
+  EXPECT_EQ(r->fingerprint, "abc");
+  EXPECT_EQ(r->fingerprint_source, "ccltuneConfig_t.fingerprint");
+  EXPECT_EQ(r->pool_bytes, 1u << 20);
+  EXPECT_EQ(r->timeout, std::chrono::milliseconds(500));
+  EXPECT_EQ(r->source.load_timeout, std::chrono::milliseconds(250));
+}
+
+TEST(RuntimeConfig, EachBadFieldIsNamed) {
+  ScopedEnv env({{"CCLTUNE_PEER_MEMORY", "1"}, {"CCLTUNE_POOL_BYTES", "0"}});
+  ccltuneConfig_t c = CCLTUNE_CONFIG_INITIALIZER;
+  c.size = 8;
+  EXPECT_NE(ErrorOf(c).find("ccltuneConfig_t.size=8"), std::string::npos) << ErrorOf(c);
+  c = CCLTUNE_CONFIG_INITIALIZER;
+  c.version = 99999;
+  EXPECT_NE(ErrorOf(c).find("ccltuneConfig_t.version"), std::string::npos) << ErrorOf(c);
+  c = CCLTUNE_CONFIG_INITIALIZER;
+  c.timeoutMs = 5;
+  EXPECT_NE(ErrorOf(c).find("timeoutMs=5: allowed 100..600000"), std::string::npos) << ErrorOf(c);
+  c = CCLTUNE_CONFIG_INITIALIZER;
+  c.loadTimeoutMs = 20000;
+  EXPECT_NE(ErrorOf(c).find("loadTimeoutMs=20000"), std::string::npos) << ErrorOf(c);
+  c = CCLTUNE_CONFIG_INITIALIZER;
+  c.peerMemory = 2;
+  EXPECT_NE(ErrorOf(c).find("peerMemory=2"), std::string::npos) << ErrorOf(c);
+  c = CCLTUNE_CONFIG_INITIALIZER;
+  c.poolBytes = kMaxPoolBytes + 1;
+  EXPECT_NE(ErrorOf(c).find("poolBytes="), std::string::npos) << ErrorOf(c);
+  c = CCLTUNE_CONFIG_INITIALIZER;
+  c.redisUrl = "http://nope:secret@host";
+  const std::string e = ErrorOf(c);
+  EXPECT_NE(e.find("ccltuneConfig_t.redisUrl"), std::string::npos) << e;
+  EXPECT_EQ(e.find("secret"), std::string::npos) << e;  // never repeats a password
+}
+
+TEST(RuntimeConfig, BadEnvironmentIsNamed) {
+  {
+    ScopedEnv env({{"CCLTUNE_POOL_BYTES", "1GiB"}, {"CCLTUNE_PEER_MEMORY", "1"}});
+    auto r = ResolveConfig(nullptr);
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.status().message().find("CCLTUNE_POOL_BYTES='1GiB'"), std::string::npos);
+  }
+  {
+    ScopedEnv env({{"CCLTUNE_PEER_MEMORY", "yes"}, {"CCLTUNE_POOL_BYTES", "0"}});
+    auto r = ResolveConfig(nullptr);
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.status().message().find("CCLTUNE_PEER_MEMORY"), std::string::npos);
+  }
+  {
+    ScopedEnv env({{"CCLTUNE_PLUGIN_TIMEOUT_MS", "0"}, {"CCLTUNE_POOL_BYTES", "0"}});
+    EXPECT_FALSE(ResolveConfig(nullptr).ok());
+  }
+}
+
+}  // namespace
+}  // namespace ccltune::runtime

@@ -1,0 +1,100 @@
+// Loading a communicator's winners the way the runtime does at init (apply::LoadWinners
+// with the runtime's resolved settings): from a real redis-server that `ccltune tune`'s
+// ResultStore published into, from an exported results file, another fingerprint's
+// records, and an unreachable cache within its bound. Then the table built from them.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <fstream>
+
+#include "core/apply/winner_loader.h"
+#include "core/result_store.h"
+#include "runtime/dispatch_table.h"
+#include "runtime/runtime_config.h"
+#include "tests/plugin/scoped_env.h"
+#include "tests/support/free_port.h"
+#include "tests/support/redis_server.h"
+#include "tests/support/temp_dir.h"
+#include "tests/unit/runtime/record_builder.h"
+
+namespace ccltune::runtime {
+namespace {
+
+using core::Dtype;
+using core::Op;
+using core::RedOp;
+using ccltune::testing::ScopedEnv;
+
+constexpr const char* kFp = "0123456789abcdef";
+constexpr const char* kLL = "oneshot:blocks=64,threads=256,mode=ll";
+
+std::vector<core::ResultRecord> Published() {
+  return {MakeResult(Op::kAllReduce, Dtype::kBf16, RedOp::kSum, 1024, 2, {{"nccl", 6.0}, {kLL, 2.9}}),
+          MakeResult(Op::kAllReduce, Dtype::kBf16, RedOp::kSum, 64 << 20, 2,
+                     {{"nccl", 244.0}, {"nccl:ctas=16", 240.0}})};
+}
+
+core::Result<apply::ParsedFile> Load(const std::string& fp) {
+  CCLTUNE_ASSIGN_OR_RETURN(RuntimeConfig cfg, ResolveConfig(nullptr));
+  return apply::LoadWinners(cfg.source, fp,
+                            std::chrono::steady_clock::now() + cfg.source.load_timeout);
+}
+
+TEST(WinnerLoading, FromTheSharedCache) {
+  auto redis = ccltune::testing::RedisServer::Start();
+  ASSERT_TRUE(redis.ok()) << redis.status().ToString();
+  auto client = core::RedisClient::Connect((*redis)->endpoint());
+  ASSERT_TRUE(client.ok()) << client.status().ToString();
+  core::ResultStore store(**client);
+  ASSERT_TRUE(store.Publish(kFp, "{}", Published()).ok());
+  ScopedEnv env({{"CCLTUNE_REDIS_URL", (*redis)->url()}, {"CCLTUNE_PLUGIN_TIMEOUT_MS", "2000"}});
+  auto loaded = Load(kFp);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  ASSERT_EQ(loaded->records.size(), 2u);
+  const DispatchTable t = DispatchTable::Build(loaded->records, Capabilities{2, ""});
+  EXPECT_EQ(t.Choose(Op::kAllReduce, Dtype::kBf16, RedOp::kSum, 1500, BufferClass::kPlain).name, kLL);
+  EXPECT_EQ(t.Choose(Op::kAllReduce, Dtype::kBf16, RedOp::kSum, 48 << 20, BufferClass::kPlain).name,
+            "nccl");  // ctas=16 is within the 3 % noise threshold: the winner is nccl
+  // Another fingerprint's communicator finds nothing: the runtime then runs NCCL.
+  auto other = Load("fedcba9876543210");
+  ASSERT_TRUE(other.ok()) << other.status().ToString();
+  EXPECT_TRUE(other->records.empty());
+}
+
+TEST(WinnerLoading, FromAnExportedFileOnlyThisFingerprint) {
+  ccltune::testing::TempDir dir("ccltune-runtime");
+  std::vector<core::ResultRecord> records = Published();
+  records.push_back(records[0]);
+  records.back().fingerprint = "ffffffffffffffff";
+  records.back().winner = "nccl";
+  nlohmann::json array = nlohmann::json::array();
+  for (const auto& r : records) array.push_back(core::ToJson(r));
+  const std::string path = (dir.path() / "winners.json").string();
+  std::ofstream(path) << array.dump();
+  ScopedEnv env({{"CCLTUNE_RESULTS_FILE", path}});
+  auto loaded = Load(kFp);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  ASSERT_EQ(loaded->records.size(), 2u);
+  for (const auto& r : loaded->records) EXPECT_EQ(r.fingerprint, kFp);
+}
+
+TEST(WinnerLoading, UnreachableCacheGivesUpWithinTheBound) {
+  const int port = ccltune::testing::FreePort();  // nothing listens there
+  ScopedEnv env({{"CCLTUNE_REDIS_URL", "redis://127.0.0.1:" + std::to_string(port) + "/0"},
+                 {"CCLTUNE_PLUGIN_TIMEOUT_MS", "200"}});
+  const auto start = std::chrono::steady_clock::now();
+  auto loaded = Load(kFp);
+  const auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_FALSE(loaded.ok());
+  EXPECT_LT(took, std::chrono::seconds(2));
+}
+
+TEST(WinnerLoading, NoSourceIsNotFound) {
+  ScopedEnv env({});
+  auto loaded = Load(kFp);
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_EQ(loaded.status().code(), core::StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace ccltune::runtime
