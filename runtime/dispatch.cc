@@ -79,8 +79,8 @@ core::Status RuntimeComm::Run(const Call& call) {
 BufferClass RuntimeComm::ClassOf(const Call& call, std::uint64_t send_bytes,
                                  std::uint64_t recv_bytes, std::size_t* send_off,
                                  std::size_t* recv_off) const {
-  if (!pool_) return BufferClass::kPlain;
-  const auto* base = static_cast<const char*>(peers_->Data(rank_, config_.staging_bytes));
+  if (!pool_ || !pool_shared_) return BufferClass::kPlain;
+  const char* base = PoolBase();
   const auto* send = static_cast<const char*>(call.send);
   const auto* recv = static_cast<const char*>(call.recv);
   const auto end = base + pool_->capacity();
@@ -226,9 +226,7 @@ std::string RuntimeComm::ChoiceFor(core::Op op, core::Dtype dtype, core::RedOp r
 core::Result<void*> RuntimeComm::MemAlloc(std::size_t bytes) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!pool_) {
-    return core::FailedPrecondition(
-        "no pool: set ccltuneConfig_t.poolBytes or CCLTUNE_POOL_BYTES" +
-        (caps_.peer_problem.empty() ? std::string() : " (peer memory: " + caps_.peer_problem + ")"));
+    return core::FailedPrecondition("no pool: set ccltuneConfig_t.poolBytes or CCLTUNE_POOL_BYTES");
   }
   std::optional<std::size_t> at = pool_->Allocate(bytes);
   if (!at) {
@@ -236,13 +234,13 @@ core::Result<void*> RuntimeComm::MemAlloc(std::size_t bytes) {
                                     " bytes (" + std::to_string(pool_->used()) + " of " +
                                     std::to_string(pool_->capacity()) + " in use)");
   }
-  return peers_->Data(rank_, config_.staging_bytes + *at);
+  return static_cast<void*>(PoolBase() + *at);
 }
 
 core::Status RuntimeComm::MemFree(void* ptr) {
   std::lock_guard<std::mutex> lock(mu_);
   if (pool_) {
-    const auto* base = static_cast<const char*>(peers_->Data(rank_, config_.staging_bytes));
+    const char* base = PoolBase();
     const auto* p = static_cast<const char*>(ptr);
     if (p >= base && pool_->Free(static_cast<std::size_t>(p - base))) return core::Status::Ok();
   }

@@ -114,17 +114,31 @@ core::Status RuntimeComm::SetUpPeers(core::Deadline deadline) {
                              gpu::PeerMemory::Probe(rank_, world_, *dir_, stream_.get(), deadline));
   }
   caps_.peer_problem = peers_->problem();
-  if (!peers_->usable()) return core::Status::Ok();
+  if (!peers_->usable()) return SetUpLocalPool();
   const core::Status reserved =
       peers_->Reserve(config_.staging_bytes + config_.pool_bytes, deadline);
   if (reserved.code() == core::StatusCode::kFailedPrecondition) {
     caps_.peer_problem = reserved.message();  // every rank saw the same verdict
-    return core::Status::Ok();
+    return SetUpLocalPool();
   }
   CCLTUNE_RETURN_IF_ERROR(reserved);
   if (config_.pool_bytes > 0) pool_.emplace(config_.pool_bytes);
+  pool_shared_ = true;
   CCLTUNE_ASSIGN_OR_RETURN(peer_done_, gpu::Event::CreateForOrdering());
   return WaitStream(stream_.get(), nccl_, deadline, "peer memory setup");
+}
+
+core::Status RuntimeComm::SetUpLocalPool() {
+  if (config_.pool_bytes == 0) return core::Status::Ok();
+  CCLTUNE_ASSIGN_OR_RETURN(local_pool_,
+                           gpu::DeviceBuffer::Allocate(config_.pool_bytes, gpu::MemoryKind::kCuda));
+  pool_.emplace(config_.pool_bytes);
+  return core::Status::Ok();
+}
+
+char* RuntimeComm::PoolBase() const {
+  return pool_shared_ ? static_cast<char*>(peers_->Data(rank_, config_.staging_bytes))
+                      : static_cast<char*>(local_pool_.data());
 }
 
 // Every rank loaded on its own (the cache may change meanwhile, a load may time out on one

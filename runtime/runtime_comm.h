@@ -68,6 +68,8 @@ class RuntimeComm {
   core::Result<int> CountNodes(core::Deadline deadline);
   core::Result<std::vector<apply::WinnerRecord>> LoadRecords(const std::string& fingerprint);
   core::Status SetUpPeers(core::Deadline deadline);
+  core::Status SetUpLocalPool();
+  char* PoolBase() const;
   core::Status AgreeOnTable(core::Deadline deadline);
   core::Status SplitCtasComms();
   void LogSummary(const std::string& fingerprint, const std::string& records_note) const;
@@ -100,7 +102,12 @@ class RuntimeComm {
   std::map<int, ncclComm_t> ctas_comms_;
 
   mutable std::mutex mu_;
-  std::optional<PoolAllocator> pool_;           // offsets after the staging area
+  // The ccltuneMemAlloc pool: in peer memory after the staging area when our kernels can
+  // run (pool_shared_), else ordinary device memory, so an application that allocates from
+  // it runs unchanged where peer memory cannot be had (its buffers then count as plain).
+  std::optional<PoolAllocator> pool_;
+  bool pool_shared_ = false;
+  gpu::DeviceBuffer local_pool_;
   std::size_t staging_used_ = 0;                // bump offset in the staging area
   std::map<std::string, std::size_t> staging_;  // launch signature → its staging partition
   std::map<std::string, std::unique_ptr<gpu::PeerEnqueuer>> enqueuers_;

@@ -60,7 +60,8 @@ typedef struct {
   const char* resultsFile; /* CCLTUNE_RESULTS_FILE: `ccltune export --format json` output */
   const char* redisUrl;    /* CCLTUNE_REDIS_URL: redis://[[user]:password@]host[:port][/db] */
   const char* fingerprint; /* CCLTUNE_FINGERPRINT: use this instead of computing it */
-  int loadTimeoutMs;       /* CCLTUNE_LOAD_TIMEOUT_MS, 1..10000, default 100 */
+  int loadTimeoutMs;       /* CCLTUNE_PLUGIN_TIMEOUT_MS (the tuner plugin's bound too),
+                              1..10000, default 100 */
   int timeoutMs;           /* bound of every collective wait at init and of a peer kernel's
                               wait for its peers, 100..600000, default 30000 */
   size_t poolBytes;        /* CCLTUNE_POOL_BYTES: peer memory ccltuneMemAlloc hands out;
@@ -104,7 +105,9 @@ ccltuneResult_t ccltuneGetChoice(ccltuneComm_t comm, ccltuneOp_t op, ncclDataTyp
                                  size_t len);
 
 /* Collective: every rank asks for the same sizes in the same order, so a buffer lies at
- * the same offset of every rank's pool and peer kernels reach it without copies. */
+ * the same offset of every rank's pool and peer kernels reach it without copies. Where
+ * peer memory cannot be set up (one rank, ranks on several nodes, CCLTUNE_PEER_MEMORY=0)
+ * the pool is ordinary device memory of this rank, so the same program still runs. */
 ccltuneResult_t ccltuneMemAlloc(ccltuneComm_t comm, void** ptr, size_t bytes);
 ccltuneResult_t ccltuneMemFree(ccltuneComm_t comm, void* ptr);
 

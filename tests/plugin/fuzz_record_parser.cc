@@ -16,7 +16,7 @@
 namespace {
 
 namespace abi = ccltune::apply::abi;
-namespace plugin = ccltune::plugin;
+namespace apply = ccltune::apply;
 
 void CheckForced(const apply::ForcedChoice& f) {
   const bool algo_ok = f.algo == -1 || f.algo == abi::kAlgoTree || f.algo == abi::kAlgoRing;
