@@ -58,15 +58,12 @@ core::Result<std::unique_ptr<RuntimeComm>> RuntimeComm::Init(ncclComm_t nccl,
       gpu::CommunicatorFingerprint(c->world_, nodes, c->nccl_version_, c->config_.fingerprint,
                                    c->config_.fingerprint_source));
   std::string note;
-  core::Result<std::vector<apply::WinnerRecord>> records = c->LoadRecords(fp);
-  if (!records.ok()) note = records.status().message();
+  std::vector<apply::WinnerRecord> records = c->LoadRecordsOrNote(fp, nodes, &note);
   CCLTUNE_RETURN_IF_ERROR(c->SetUpPeers(deadline));
   c->caps_.world = c->world_;
-  c->table_ = DispatchTable::Build(records.ok() ? *records : std::vector<apply::WinnerRecord>{},
-                                   c->caps_);
+  c->table_ = DispatchTable::Build(records, c->caps_);
   CCLTUNE_RETURN_IF_ERROR(c->AgreeOnTable(deadline));
   CCLTUNE_RETURN_IF_ERROR(c->SplitCtasComms());
-  if (note.empty()) note = std::to_string(records->size()) + " records";
   c->LogSummary(fp, note);
   return c;
 }
@@ -104,6 +101,24 @@ core::Result<std::vector<apply::WinnerRecord>> RuntimeComm::LoadRecords(
                           (loaded->rejected > 0 ? " (" + loaded->first_error + ")" : ""));
   }
   return std::move(loaded->records);
+}
+
+std::vector<apply::WinnerRecord> RuntimeComm::LoadRecordsOrNote(const std::string& fingerprint,
+                                                               int nodes, std::string* note) {
+  core::Result<std::vector<apply::WinnerRecord>> records = LoadRecords(fingerprint);
+  if (records.ok()) {
+    *note = std::to_string(records->size()) + " records";
+    return std::move(records).value();
+  }
+  *note = records.status().message();
+  if (records.status().code() == core::StatusCode::kNotFound && config_.fingerprint.empty()) {
+    // What the fingerprint was made of, so a mismatch (another NCCL or driver than the one
+    // tuned with) shows in the one line.
+    *note += "; this communicator is " +
+             core::CanonicalFingerprintJson(
+                 gpu::CommunicatorFingerprintInput(world_, nodes, nccl_version_));
+  }
+  return {};
 }
 
 core::Status RuntimeComm::SetUpPeers(core::Deadline deadline) {

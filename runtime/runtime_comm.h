@@ -67,6 +67,9 @@ class RuntimeComm {
   core::Status Identify();
   core::Result<int> CountNodes(core::Deadline deadline);
   core::Result<std::vector<apply::WinnerRecord>> LoadRecords(const std::string& fingerprint);
+  // The records, or none with the reason in *note (the summary line carries it).
+  std::vector<apply::WinnerRecord> LoadRecordsOrNote(const std::string& fingerprint, int nodes,
+                                                     std::string* note);
   core::Status SetUpPeers(core::Deadline deadline);
   core::Status SetUpLocalPool();
   char* PoolBase() const;

@@ -36,15 +36,23 @@ section_torch() {
     tee "$OUT/runtime-torch.log" | grep -v Warning | tail -20
 }
 
+# The NCCL PyTorch loads (its own wheel's): `ccltune tune` must tune with the NCCL the
+# application runs, or the fingerprints differ and the runtime (rightly) finds no winners.
+torch_nccl_dir() {
+  python3 -c 'import os, nvidia.nccl as n; print(os.path.join(list(n.__path__)[0], "lib"))' 2>/dev/null
+}
+
 section_bench() {  # section_bench <gpus>
-  local n=$1 cache=/tmp/ccltune-runtime-bench
+  local n=$1 cache=/tmp/ccltune-runtime-bench nccl_dir
   [ "$visible" -ge "$n" ] || { echo "bench$n: only $visible GPUs"; return; }
   export CUDA_VISIBLE_DEVICES; CUDA_VISIBLE_DEVICES=$(devices "$n")
+  nccl_dir=$(torch_nccl_dir)
+  echo "tuning with the NCCL in ${nccl_dir:-the system (torch brings none)}"
   rm -rf "$cache"
   for mode in graph eager; do
     local flag=""
     [ $mode = graph ] && flag=--cuda-graph
-    timeout -k 5 "$(left)" ccltune tune --ranks "$n" --op allReduce --dtypes bf16 \
+    LD_LIBRARY_PATH="${nccl_dir:+$nccl_dir:}$LD_LIBRARY_PATH" timeout -k 5 "$(left)" ccltune tune --ranks "$n" --op allReduce --dtypes bf16 \
       --sizes 1KiB:64MiB:2 $flag --cache-dir "$cache-$mode" --json "$OUT/tune$n-$mode.json" \
       >"$OUT/tune$n-$mode.log" 2>&1
     ccltune export --format json --cache-dir "$cache-$mode" -o "$OUT/winners$n-$mode.json"

@@ -56,7 +56,7 @@ def rank_main(rank, world, tmp, errors):
                             rank=rank, world_size=world, device_id=torch.device("cuda", rank))
     import ccltune.torch as ct
     comm = ct.Communicator(results_file=os.path.join(tmp, "winners.json"), fingerprint=FP,
-                           pool_bytes=64 << 20, timeout_ms=20000)
+                           pool_bytes=96 << 20, timeout_ms=20000)
     bad, ran, n = [], {}, 0
     tol = {torch.float32: 1e-5, torch.float16: 2e-2, torch.bfloat16: 2e-2}
 
@@ -66,6 +66,8 @@ def rank_main(rank, world, tmp, errors):
             bad.append(what)
 
     gen = torch.Generator(device="cuda").manual_seed(1234 + rank)
+    pooled = {dt: comm.empty(max(WINNERS) // 2 + 4096, dtype=dt)
+              for dt in (torch.bfloat16, torch.float16, torch.float32)}
     for nbytes in list(WINNERS) + [6 * 1024 + 6]:
         for dt in (torch.bfloat16, torch.float16, torch.float32):
             count = max(world, nbytes // torch.empty((), dtype=dt).element_size())
@@ -78,7 +80,7 @@ def rank_main(rank, world, tmp, errors):
                 ct.all_reduce(x, comm, op)
                 close(x, want, dt, "all_reduce eager %d %s %s" % (nbytes, dt, op))
                 close(ct.all_reduce(src, comm, op, inplace=False), want, dt, "out of place")
-                p = comm.empty(count, dtype=dt)
+                p = pooled[dt][:count]
                 p.copy_(src)
                 ct.all_reduce(p, comm, op)
                 close(p, want, dt, "pooled %d %s %s" % (nbytes, dt, op))
