@@ -125,9 +125,17 @@ core::Status RuntimeComm::RunPeer(const Call& call, const AppliedRun& run,
                                   std::size_t send_off, std::size_t recv_off) {
   kernels::PeerOperands ops;
   if (cls == BufferClass::kPooled) {
+    // In place, allGather's input and reduceScatter's output are each rank's own block of
+    // the other buffer: at another offset on every rank.
+    const std::size_t block = call.count * core::DtypeSize(*call.dtype);
+    const bool in_place = InPlace(call, core::DtypeSize(*call.dtype), rank_);
     for (int r = 0; r < world_; ++r) {
-      ops.in[r] = peers_->Data(r, config_.staging_bytes + send_off);
-      ops.out[r] = peers_->Data(r, config_.staging_bytes + recv_off);
+      const std::size_t theirs = block * static_cast<std::size_t>(r);
+      std::size_t s = send_off, d = recv_off;
+      if (in_place && call.op == core::Op::kAllGather) s = recv_off + theirs;
+      if (in_place && call.op == core::Op::kReduceScatter) d = send_off + theirs;
+      ops.in[r] = peers_->Data(r, config_.staging_bytes + s);
+      ops.out[r] = peers_->Data(r, config_.staging_bytes + d);
     }
   } else {
     ops.in[rank_] = call.send;

@@ -52,20 +52,31 @@ core::Result<std::unique_ptr<RuntimeComm>> RuntimeComm::Init(ncclComm_t nccl,
   CCLTUNE_ASSIGN_OR_RETURN(c->stream_, gpu::Stream::Create());
   c->dir_ = std::make_unique<NcclDirectory>(nccl, c->rank_, c->world_, c->stream_.get());
   const core::Deadline deadline = core::Clock::now() + c->config_.timeout;
-  CCLTUNE_ASSIGN_OR_RETURN(const int nodes, c->CountNodes(deadline));
-  CCLTUNE_ASSIGN_OR_RETURN(
-      const std::string fp,
-      gpu::CommunicatorFingerprint(c->world_, nodes, c->nccl_version_, c->config_.fingerprint,
-                                   c->config_.fingerprint_source));
-  std::string note;
-  std::vector<apply::WinnerRecord> records = c->LoadRecordsOrNote(fp, nodes, &note);
-  CCLTUNE_RETURN_IF_ERROR(c->SetUpPeers(deadline));
-  c->caps_.world = c->world_;
-  c->table_ = DispatchTable::Build(records, c->caps_);
-  CCLTUNE_RETURN_IF_ERROR(c->AgreeOnTable(deadline));
-  CCLTUNE_RETURN_IF_ERROR(c->SplitCtasComms());
-  c->LogSummary(fp, note);
+  bool abandoned = false;
+  // The grace second lets the steps' own deadline report first when they can.
+  const core::Status st = RunBounded([raw = c.get(), deadline] { return raw->Collective(deadline); },
+                                     deadline + std::chrono::seconds(1), &abandoned);
+  if (abandoned) (void)c.release();  // its thread still uses it: leaked, never freed under it
+  CCLTUNE_RETURN_IF_ERROR(st);
   return c;
+}
+
+// The collective steps of Init; on the helper thread of RunBounded.
+core::Status RuntimeComm::Collective(core::Deadline deadline) {
+  CCLTUNE_ASSIGN_OR_RETURN(const int nodes, CountNodes(deadline));
+  CCLTUNE_ASSIGN_OR_RETURN(const std::string fp,
+                           gpu::CommunicatorFingerprint(world_, nodes, nccl_version_,
+                                                        config_.fingerprint,
+                                                        config_.fingerprint_source));
+  std::string note;
+  std::vector<apply::WinnerRecord> records = LoadRecordsOrNote(fp, nodes, &note);
+  CCLTUNE_RETURN_IF_ERROR(SetUpPeers(deadline));
+  caps_.world = world_;
+  table_ = DispatchTable::Build(records, caps_);
+  CCLTUNE_RETURN_IF_ERROR(AgreeOnTable(deadline));
+  CCLTUNE_RETURN_IF_ERROR(SplitCtasComms());
+  LogSummary(fp, note);
+  return core::Status::Ok();
 }
 
 core::Status RuntimeComm::Identify() {

@@ -44,8 +44,9 @@ class RuntimeComm {
   // Collective over `nccl`'s ranks (init.cc).
   static core::Result<std::unique_ptr<RuntimeComm>> Init(ncclComm_t nccl, RuntimeConfig config);
   // Collective: waits (bounded) until every rank reached it, so no peer still reads our
-  // memory when it is freed. On Timeout the peer memory is left allocated, not freed.
-  core::Status Finish();
+  // memory when it is freed. On Timeout *abandoned is set: the caller must leak this object
+  // (a helper thread may still be in NCCL with it), not delete it.
+  core::Status Finish(bool* abandoned);
   ~RuntimeComm();
   RuntimeComm(const RuntimeComm&) = delete;
   RuntimeComm& operator=(const RuntimeComm&) = delete;
@@ -65,6 +66,7 @@ class RuntimeComm {
 
   // init.cc: the steps of Init, in order.
   core::Status Identify();
+  core::Status Collective(core::Deadline deadline);
   core::Result<int> CountNodes(core::Deadline deadline);
   core::Result<std::vector<apply::WinnerRecord>> LoadRecords(const std::string& fingerprint);
   // The records, or none with the reason in *note (the summary line carries it).

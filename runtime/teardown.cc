@@ -5,15 +5,15 @@
 
 namespace ccltune::runtime {
 
-core::Status RuntimeComm::Finish() {
+core::Status RuntimeComm::Finish(bool* abandoned) {
   DeviceGuard guard(device_);
   const core::Deadline deadline = core::Clock::now() + config_.timeout;
-  core::Status met = dir_->AllGather("destroy", "", deadline).status();
-  if (!met.ok()) {
-    (void)peers_.release();  // a peer may still read it: leaked, not freed under it
-    return met;
-  }
-  return WaitStream(stream_.get(), nccl_, deadline, "teardown");
+  return RunBounded(
+      [this, deadline]() -> core::Status {
+        CCLTUNE_RETURN_IF_ERROR(dir_->AllGather("destroy", "", deadline).status());
+        return WaitStream(stream_.get(), nccl_, deadline, "teardown");
+      },
+      deadline + std::chrono::seconds(1), abandoned);
 }
 
 RuntimeComm::~RuntimeComm() {
