@@ -156,7 +156,10 @@ class Rank:
             import ccltune.torch as ct
             self.ct = ct
             pool = max_elems * 2 + (16 << 20)
-            self.ct_comm = {m: ct.Communicator(results_file=f, pool_bytes=pool)
+            # Staging: each (choice, size) the runtime runs gets its own partition; two-shot
+            # push at 64 MiB alone needs 2 x the message.
+            self.ct_comm = {m: ct.Communicator(results_file=f, pool_bytes=pool,
+                                               staging_bytes=1 << 30)
                             for m, f in args.ccltune_winners.items()}
             self.ct_pool = {m: c.empty(max_elems, dtype=torch.bfloat16)
                             for m, c in self.ct_comm.items()}

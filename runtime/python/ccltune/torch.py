@@ -36,9 +36,11 @@ class Communicator:
         uid = _lib.UniqueId()
         if self.rank == 0:
             _lib.check_nccl(_lib.nccl().ncclGetUniqueId(ctypes.byref(uid)), "ncclGetUniqueId")
-        box = [bytes(uid.internal) if self.rank == 0 else None]
+        # The id is 128 raw bytes: ctypes' char-array field would stop at the first NUL.
+        size = ctypes.sizeof(uid)
+        box = [ctypes.string_at(ctypes.addressof(uid), size) if self.rank == 0 else None]
         dist.broadcast_object_list(box, src=dist.get_global_rank(self.group, 0), group=self.group)
-        uid.internal = box[0]
+        ctypes.memmove(ctypes.addressof(uid), box[0], size)
         self._nccl = ctypes.c_void_p()
         _lib.check_nccl(_lib.nccl().ncclCommInitRank(ctypes.byref(self._nccl), self.world, uid,
                                                     self.rank), "ncclCommInitRank")
