@@ -60,20 +60,25 @@ core::Status RuntimeComm::Run(const Call& call) {
   const BufferClass cls =
       ClassOf(call, SendElems(call.op, call.count, world_) * esize,
               RecvElems(call.op, call.count, world_) * esize, &send_off, &recv_off);
-  const AppliedRun& run = table_.Choose(call.op, *call.dtype, *call.redop, bytes, cls);
   const CallShape shape_of_call{call.op, *call.dtype, call.count, world_, InPlace(call, esize, rank_)};
-  if (!WhyNotForCall(run.spec, shape_of_call, cls).empty()) return RunNccl(call, nccl_);
+  const AppliedRun* run = &table_.Choose(call.op, *call.dtype, *call.redop, bytes, cls);
+  // What the exact call rules out (one-shot pull in place, say) gives way to the plain
+  // buffers' choice, which needs nothing shared, then to NCCL.
+  if (!WhyNotForCall(run->spec, shape_of_call, cls).empty() && cls == BufferClass::kPooled) {
+    run = &table_.Choose(call.op, *call.dtype, *call.redop, bytes, BufferClass::kPlain);
+  }
+  if (!WhyNotForCall(run->spec, shape_of_call, cls).empty()) return RunNccl(call, nccl_);
   const gpu::OpShape shape{call.op, *call.dtype, *call.redop, call.count, world_, rank_};
-  switch (run.spec.compose) {
+  switch (run->spec.compose) {
     case apply::Composition::kPeer:
-      return RunPeer(call, run, shape, cls, send_off, recv_off);
+      return RunPeer(call, *run, shape, cls, send_off, recv_off);
     case apply::Composition::kReduceScatterAllGather:
       return RunRsAg(call, shape);
     default:
       break;
   }
-  auto ctas = ctas_comms_.find(run.spec.ctas);
-  return RunNccl(call, run.spec.ctas > 0 && ctas != ctas_comms_.end() ? ctas->second : nccl_);
+  auto ctas = ctas_comms_.find(run->spec.ctas);
+  return RunNccl(call, run->spec.ctas > 0 && ctas != ctas_comms_.end() ? ctas->second : nccl_);
 }
 
 BufferClass RuntimeComm::ClassOf(const Call& call, std::uint64_t send_bytes,

@@ -23,6 +23,7 @@ from ccltune import _lib
 _DTYPES = {torch.float32: "float32", torch.float16: "float16", torch.bfloat16: "bfloat16",
            torch.int32: "int32", torch.int8: "int8"}
 _comms = {}  # handle -> Communicator: custom ops take plain ints
+_ALL_REDUCE = _lib.lib().ccltuneAllReduce
 
 
 class Communicator:
@@ -91,12 +92,17 @@ class _CudaArray:
                                          "data": (ptr, False), "version": 3, "strides": None}
 
 
+_NCCL_TYPE = {dt: _lib.NCCL_TYPES[name] for dt, name in _DTYPES.items()}
+
+
 def _args(t, comm):
     if not t.is_cuda or not t.is_contiguous():
         raise ValueError("ccltune.torch: tensor must be a contiguous CUDA tensor")
-    if t.dtype not in _DTYPES:
+    if t.dtype not in _NCCL_TYPE:
         raise ValueError("ccltune.torch: dtype %s is not one of %s" % (t.dtype, list(_DTYPES)))
-    return _comms[comm], _lib.NCCL_TYPES[_DTYPES[t.dtype]], torch.cuda.current_stream(t.device).cuda_stream
+    # The raw handle of torch's current stream, without building a Stream object per call.
+    stream = torch._C._cuda_getCurrentRawStream(t.device.index)
+    return _comms[comm], _NCCL_TYPE[t.dtype], stream
 
 
 @torch.library.custom_op("ccltune::all_reduce_", mutates_args=("tensor",))
@@ -153,11 +159,25 @@ def _(tensor, comm, op):
 
 
 def all_reduce(tensor, comm, op="sum", inplace=True):
-    """All-reduce through the tuned winner; in place by default (returns the tensor)."""
+    """All-reduce through the tuned winner; in place by default (returns the tensor).
+
+    Eagerly and under CUDA-graph capture the in-place form calls libccltune directly: the
+    custom op's dispatch costs tens of microseconds of host time per call, more than a
+    small all-reduce takes on the GPU. torch.compile traces the registered op instead."""
+    code = _lib.NCCL_OPS[op]
     if inplace:
-        torch.ops.ccltune.all_reduce_(tensor, comm.handle, _lib.NCCL_OPS[op])
+        if torch.compiler.is_compiling():
+            torch.ops.ccltune.all_reduce_(tensor, comm.handle, code)
+        else:
+            _all_reduce_direct(tensor, comm, code)
         return tensor
-    return torch.ops.ccltune.all_reduce(tensor, comm.handle, _lib.NCCL_OPS[op])
+    return torch.ops.ccltune.all_reduce(tensor, comm.handle, code)
+
+
+def _all_reduce_direct(tensor, comm, code):
+    c, t, s = _args(tensor, comm.handle)
+    _lib.check(_ALL_REDUCE(tensor.data_ptr(), tensor.data_ptr(), tensor.numel(), t, code, c._rt, s),
+               "ccltuneAllReduce")
 
 
 def all_gather(tensor, comm):
