@@ -10,9 +10,12 @@
 #   decodeN    N GPUs: tp_decode_bench.py, a Llama-3-8B-shaped TP decode step, NCCL vs runtime
 #
 # Here (build machine), once:
-#   cmake --build build -j2 --target ccltune runtime_gpu_test ccltune_runtime ccltune_inproc_tuner
+#   cmake --build build -j2 --target ccltune runtime_gpu_test runtime_bench ccltune_runtime \
+#       ccltune_inproc_tuner
 #   ../shared/tools/bundle-for-gpu.sh .gpu build/worker/ccltune build/tests/gpu/runtime_gpu_test \
-#       build/runtime/libccltune.so.0 build/worker/libccltune-inproc-tuner.so
+#       build/tests/gpu/runtime_bench build/runtime/libccltune.so.0 \
+#       build/worker/libccltune-inproc-tuner.so
+#   strip --strip-debug .gpu/bin/* .gpu/lib/*     (the device tool carries 64 MiB at most)
 # There (repo root, .gpu/ carried):  bash tests/gpu/runtime_on_device.sh gpu torch bench4 decode4
 # Output: $OUT/runtime-*.log and the tables on stdout.
 set -uo pipefail
@@ -66,6 +69,13 @@ section_bench() {  # section_bench <gpus>
     --json "$OUT/bench$n.json" >"$OUT/bench$n.log" 2>&1
   python3 tests/gpu/runtime_vs_tune.py "$OUT/bench$n.json" "$OUT/winners$n-graph.json" \
     "$OUT/winners$n-eager.json" | tee "$OUT/runtime-bench$n.md"
+  # Like for like with tune: the C API timed as tune times a choice (runtime_bench.cc).
+  for mode in graph eager; do
+    local g=""
+    [ $mode = graph ] && g=--graph
+    LD_LIBRARY_PATH="${nccl_dir:+$nccl_dir:}$LD_LIBRARY_PATH" timeout -k 5 "$(left)" \
+      .gpu/bin/runtime_bench "$OUT/winners$n-$mode.json" $g --gpus "$n" | tee -a "$OUT/runtime-bench$n.md"
+  done
   unset CUDA_VISIBLE_DEVICES
 }
 
