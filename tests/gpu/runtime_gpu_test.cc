@@ -221,7 +221,8 @@ std::vector<Case> Cases(int world) {
   return out;
 }
 
-int CorrectnessRank(const std::string& dir, int rank, int world, bool winners) {
+int CorrectnessRank(const std::string& dir, int rank, int world, bool winners,
+                    int peer_memory = -1) {
   RT_CHECK(cudaSetDevice(rank) == cudaSuccess);
   ncclComm_t nccl = MakeNccl(dir, rank, world);
   RT_CHECK(nccl != nullptr);
@@ -232,6 +233,7 @@ int CorrectnessRank(const std::string& dir, int rank, int world, bool winners) {
   cfg.fingerprint = kRuntimeTestFingerprint;
   cfg.poolBytes = std::size_t{256} << 20;
   cfg.timeoutMs = 20000;
+  cfg.peerMemory = peer_memory;
   ccltuneComm_t rt = nullptr;
   RT_CHECK(ccltuneCommInit(nccl, &cfg, &rt) == ccltuneSuccess);
   cudaStream_t s = nullptr;
@@ -275,6 +277,70 @@ TEST(RuntimeGpu, WithoutWinnersRunsNccl) {
   if (world == 0) GTEST_SKIP() << "no GPU";
   RunWorld("runtime-nccl-only", [](const std::string& d, int r, int w) { return CorrectnessRank(d, r, w, false); },
            world);
+}
+
+TEST(RuntimeGpu, PeerMemoryOffRunsTheRestCorrectly) {
+  const int world = GpuWorldOrZero();
+  if (world == 0) GTEST_SKIP() << "no GPU";
+  RunWorld("runtime-peer-off",
+           [](const std::string& d, int r, int w) { return CorrectnessRank(d, r, w, true, 0); },
+           world);
+}
+
+// Eager calls on two streams in turn, never synchronized by the caller: the runtime orders
+// its kernels across streams (they share one signal area), and every result is right.
+int TwoStreamsRank(const std::string& dir, int rank, int world) {
+  RT_CHECK(cudaSetDevice(rank) == cudaSuccess);
+  ncclComm_t nccl = MakeNccl(dir, rank, world);
+  RT_CHECK(nccl != nullptr);
+  const std::string file = dir + "/winners-" + std::to_string(rank) + ".json";
+  std::ofstream(file) << RuntimeTestResults(world);
+  ccltuneConfig_t cfg = CCLTUNE_CONFIG_INITIALIZER;
+  cfg.resultsFile = file.c_str();
+  cfg.fingerprint = kRuntimeTestFingerprint;
+  ccltuneComm_t rt = nullptr;
+  RT_CHECK(ccltuneCommInit(nccl, &cfg, &rt) == ccltuneSuccess);
+  cudaStream_t s[2];
+  for (auto& x : s) RT_CHECK(cudaStreamCreateWithFlags(&x, cudaStreamNonBlocking) == cudaSuccess);
+  // LL one-shot (2 KiB) and push one-shot (8 KiB) winners, alternating streams.
+  const std::uint64_t counts[] = {1024, 4096};
+  constexpr int kRounds = 50;
+  std::vector<void*> in(2 * kRounds), out(2 * kRounds), want(2);
+  for (int k = 0; k < 2; ++k) RT_CHECK(cudaMalloc(&want[k], counts[k] * 4) == cudaSuccess);
+  for (int i = 0; i < 2 * kRounds; ++i) {
+    const std::uint64_t n = counts[i % 2];
+    RT_CHECK(cudaMalloc(&in[i], n * 4) == cudaSuccess && cudaMalloc(&out[i], n * 4) == cudaSuccess);
+    RT_CHECK(kernels::LaunchRandomFill(in[i], n, Dtype::kFp32, rank, 7 + i % 2, 0, s[0]) == cudaSuccess);
+  }
+  for (int k = 0; k < 2; ++k)
+    RT_CHECK(ncclAllReduce(in[k], want[k], counts[k], ncclFloat32, ncclSum, nccl, s[0]) == ncclSuccess);
+  RT_CHECK(cudaStreamSynchronize(s[0]) == cudaSuccess);
+  for (int i = 0; i < 2 * kRounds; ++i) {
+    RT_CHECK(ccltuneAllReduce(in[i], out[i], counts[i % 2], ncclFloat32, ncclSum, rt, s[i % 2]) ==
+             ccltuneSuccess);
+  }
+  kernels::Mismatch* mm = nullptr;
+  RT_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&mm), sizeof(*mm), cudaHostAllocMapped) == cudaSuccess);
+  RT_CHECK(cudaDeviceSynchronize() == cudaSuccess);
+  int wrong = 0;
+  for (int i = 0; i < 2 * kRounds; ++i) {
+    RT_CHECK(kernels::LaunchCompare(out[i], want[i % 2], counts[i % 2], Dtype::kFp32, 1e-5, mm, s[0]) ==
+             cudaSuccess);
+    RT_CHECK(cudaStreamSynchronize(s[0]) == cudaSuccess);
+    wrong += mm->index != ~0ull;
+  }
+  ccltuneResult_t async = ccltuneSuccess;
+  RT_CHECK(ccltuneCommGetAsyncError(rt, &async) == ccltuneSuccess && async == ccltuneSuccess);
+  RT_CHECK(ccltuneCommDestroy(rt) == ccltuneSuccess);
+  ncclCommDestroy(nccl);
+  std::printf("rank %d: %d calls on two streams, %d wrong\n", rank, 2 * kRounds, wrong);
+  return wrong == 0 ? 0 : 1;
+}
+
+TEST(RuntimeGpu, TwoStreamsInTurnStayCorrect) {
+  const int world = GpuWorldOrZero();
+  if (world == 0) GTEST_SKIP() << "no GPU";
+  RunWorld("runtime-two-streams", TwoStreamsRank, world);
 }
 
 int BadConfigRank(const std::string& dir, int rank, int world) {
