@@ -221,11 +221,13 @@ std::vector<Case> Cases(int world) {
   return out;
 }
 
-int CorrectnessRank(const std::string& dir, int rank, int world, bool winners,
-                    int peer_memory = -1) {
-  RT_CHECK(cudaSetDevice(rank) == cudaSuccess);
-  ncclComm_t nccl = MakeNccl(dir, rank, world);
-  RT_CHECK(nccl != nullptr);
+// This rank's NCCL communicator and the runtime over it, with the test's winners (or none)
+// and a 256 MiB pool; false when either failed.
+bool StartRank(const std::string& dir, int rank, int world, bool winners, int peer_memory,
+               ncclComm_t* nccl, ccltuneComm_t* rt) {
+  if (cudaSetDevice(rank) != cudaSuccess) return false;
+  *nccl = MakeNccl(dir, rank, world);
+  if (*nccl == nullptr) return false;
   const std::string file = dir + "/winners-" + std::to_string(rank) + ".json";
   std::ofstream(file) << RuntimeTestResults(world);
   ccltuneConfig_t cfg = CCLTUNE_CONFIG_INITIALIZER;
@@ -234,8 +236,16 @@ int CorrectnessRank(const std::string& dir, int rank, int world, bool winners,
   cfg.poolBytes = std::size_t{256} << 20;
   cfg.timeoutMs = 20000;
   cfg.peerMemory = peer_memory;
+  if (ccltuneCommInit(*nccl, &cfg, rt) == ccltuneSuccess) return true;
+  std::fprintf(stderr, "ccltuneCommInit: %s\n", ccltuneGetLastError());
+  return false;
+}
+
+int CorrectnessRank(const std::string& dir, int rank, int world, bool winners,
+                    int peer_memory = -1) {
+  ncclComm_t nccl = nullptr;
   ccltuneComm_t rt = nullptr;
-  RT_CHECK(ccltuneCommInit(nccl, &cfg, &rt) == ccltuneSuccess);
+  RT_CHECK(StartRank(dir, rank, world, winners, peer_memory, &nccl, &rt));
   cudaStream_t s = nullptr;
   RT_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess);
   RankRunner runner(rt, nccl, rank, world, s);
@@ -290,16 +300,9 @@ TEST(RuntimeGpu, PeerMemoryOffRunsTheRestCorrectly) {
 // Eager calls on two streams in turn, never synchronized by the caller: the runtime orders
 // its kernels across streams (they share one signal area), and every result is right.
 int TwoStreamsRank(const std::string& dir, int rank, int world) {
-  RT_CHECK(cudaSetDevice(rank) == cudaSuccess);
-  ncclComm_t nccl = MakeNccl(dir, rank, world);
-  RT_CHECK(nccl != nullptr);
-  const std::string file = dir + "/winners-" + std::to_string(rank) + ".json";
-  std::ofstream(file) << RuntimeTestResults(world);
-  ccltuneConfig_t cfg = CCLTUNE_CONFIG_INITIALIZER;
-  cfg.resultsFile = file.c_str();
-  cfg.fingerprint = kRuntimeTestFingerprint;
+  ncclComm_t nccl = nullptr;
   ccltuneComm_t rt = nullptr;
-  RT_CHECK(ccltuneCommInit(nccl, &cfg, &rt) == ccltuneSuccess);
+  RT_CHECK(StartRank(dir, rank, world, /*winners=*/true, -1, &nccl, &rt));
   cudaStream_t s[2];
   for (auto& x : s) RT_CHECK(cudaStreamCreateWithFlags(&x, cudaStreamNonBlocking) == cudaSuccess);
   // LL one-shot (2 KiB) and push one-shot (8 KiB) winners, alternating streams.
