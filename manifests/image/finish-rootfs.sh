@@ -10,7 +10,7 @@ set -euo pipefail
 # The Containerfile's WORKDIR may have made the home already (as root): own it explicitly.
 groupadd --gid 65532 ccltune
 useradd --uid 65532 --gid 65532 --home-dir /home/ccltune --no-create-home \
-  --shell /usr/sbin/nologin ccltune
+  --shell /usr/sbin/nologin -K UID_MAX=65532 ccltune  # above the login range on purpose
 install -d -o 65532 -g 65532 -m 0755 /home/ccltune
 
 if [[ -d /usr/local/cuda/lib64 ]]; then
