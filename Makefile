@@ -7,9 +7,16 @@ RANKS ?= 4
 DEB_PACKAGES := build-essential cmake pkg-config libhiredis-dev redis-server libcpprest-dev \
   libssl-dev prometheus prometheus-pushgateway python3-kubernetes nlohmann-json3-dev \
   libyaml-cpp-dev libcli11-dev libspdlog-dev libfmt-dev libgtest-dev libgmock-dev \
-  zlib1g-dev clang-14 libclang-rt-14-dev chromium
+  zlib1g-dev clang-14 libclang-rt-14-dev chromium $(IMAGE_PACKAGES)
+# `make image` and the `image` tests (manifests/image/build-image.sh): Debian rootfs, OCI
+# packing, OCI runtime. In DEB_PACKAGES because `make test` runs the image test.
+IMAGE_PACKAGES := mmdebstrap umoci runc
+# `make image` packs $(BUILD) as it is: the cuda variant where a CUDA toolkit was found (as on
+# the machines here), host otherwise. VARIANT=host builds a CUDA-off tree in $(BUILD)-host.
+VARIANT ?=
+IMAGE_BUILD := $(if $(filter host,$(VARIANT)),$(BUILD)-host,$(BUILD))
 
-.PHONY: deps configure build run test clean
+.PHONY: deps configure build run test image clean
 
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do \
@@ -36,5 +43,15 @@ run: build
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 600
 
+image: $(if $(filter host,$(VARIANT)),deps,build)
+ifeq ($(VARIANT),host)
+	cmake -S . -B $(IMAGE_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCCLTUNE_WITH_CUDA=OFF \
+	  -DCCLTUNE_BUILD_TESTS=OFF
+	cmake --build $(IMAGE_BUILD) -j $(JOBS)
+else ifneq ($(VARIANT),)
+	$(error VARIANT must be empty (the build tree's own) or host, not '$(VARIANT)')
+endif
+	bash manifests/image/build-image.sh --build $(IMAGE_BUILD) --out $(BUILD)/image
+
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) $(BUILD)-host

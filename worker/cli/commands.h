@@ -16,6 +16,7 @@ Runner AddWorkerCommand(CLI::App& app);
 Runner AddResultsCommand(CLI::App& app);
 Runner AddExportCommand(CLI::App& app);
 Runner AddReportCommand(CLI::App& app);
+Runner AddCheckPluginCommand(CLI::App& app);
 
 // One clear line for a bad flag or plan; exit code 2.
 int UsageError(const std::string& message);

@@ -1,5 +1,6 @@
 // `ccltune`: tune (a whole local job), worker (one rank, what pods run), results (read the
-// shared cache), export (winners for the NCCL tuner plugins), report (an HTML page).
+// shared cache), export (winners for the NCCL tuner plugins), report (an HTML page),
+// check-plugin (load the NCCL tuner plugin as NCCL would).
 // Bad flags: one line naming the problem, exit code 2.
 #include <cstdio>
 
@@ -19,7 +20,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   std::vector<std::pair<CLI::App*, cli::Runner>> commands;
   for (auto add : {cli::AddTuneCommand, cli::AddWorkerCommand, cli::AddResultsCommand,
-                   cli::AddExportCommand, cli::AddReportCommand}) {
+                   cli::AddExportCommand, cli::AddReportCommand, cli::AddCheckPluginCommand}) {
     const std::size_t before = app.get_subcommands({}).size();
     auto runner = add(app);
     commands.emplace_back(app.get_subcommands({}).at(before), runner);
@@ -35,5 +36,5 @@ int main(int argc, char** argv) {
   }
   for (auto& [sub, runner] : commands)
     if (sub->parsed()) return runner();
-  return cli::UsageError("no command given (tune, worker, results, export, report)");
+  return cli::UsageError("no command given (tune, worker, results, export, report, check-plugin)");
 }

@@ -43,10 +43,15 @@ core::Result<std::string> FindInprocTuner() {
   std::error_code ec;
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   if (ec) return core::NotFound("cannot read /proc/self/exe: " + ec.message());
+  // The build tree keeps it next to the binary; an install (the container image) in
+  // <prefix>/lib beside <prefix>/bin.
   const fs::path next_to_exe = exe.parent_path() / kTunerFile;
   if (fs::exists(next_to_exe, ec)) return next_to_exe.string();
+  const fs::path installed = exe.parent_path().parent_path() / "lib" / kTunerFile;
+  if (fs::exists(installed, ec)) return installed.string();
   return core::NotFound(std::string(kTunerFile) + " not found next to " + exe.string() +
-                        " and CCLTUNE_INPROC_TUNER is unset");
+                        " nor in " + installed.parent_path().string() +
+                        ", and CCLTUNE_INPROC_TUNER is unset");
 }
 
 void UseTunerPlugin(const std::string& path) {

@@ -62,6 +62,17 @@ app.kubernetes.io/component: redis
 {{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
 {{- end }}
 
+{{/* The worker image: the same reference, with the -cuda tag suffix unless workerVariant is host. */}}
+{{- define "ccltune.workerImage" -}}
+{{- if eq .Values.image.workerVariant "cuda" }}
+{{- printf "%s-cuda" (include "ccltune.image" .) }}
+{{- else if eq .Values.image.workerVariant "host" }}
+{{- include "ccltune.image" . }}
+{{- else }}
+{{- fail (printf "image.workerVariant must be cuda or host, not %q" .Values.image.workerVariant) }}
+{{- end }}
+{{- end }}
+
 {{/* The Redis jobs use unless their spec names one. */}}
 {{- define "ccltune.redisURL" -}}
 {{- if .Values.redis.enabled }}

@@ -1,0 +1,64 @@
+// `ccltune check-plugin [PATH]`: loads the NCCL tuner plugin as NCCL does (dlopen with
+// RTLD_NOW, then the exported ncclTunerPlugin_v5 / _v4 structs by name). NCCL treats a plugin
+// that fails to load as absent and quietly tunes by itself, so a missing shared library in an
+// application's image would go unnoticed; this says so at once, in the image that will run it.
+// It only loads: init needs a communicator. PATH defaults to the installed plugin,
+// <prefix>/lib/libnccl-tuner-ccltune.so next to <prefix>/bin/ccltune.
+#include <dlfcn.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "core/apply/tuner_abi.h"
+#include "worker/cli/commands.h"
+
+namespace ccltune::worker::cli {
+namespace {
+
+constexpr const char* kPluginFile = "libnccl-tuner-ccltune.so";
+
+std::string DefaultPluginPath() {
+  std::error_code ec;
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return kPluginFile;
+  return (exe.parent_path().parent_path() / "lib" / kPluginFile).string();
+}
+
+// The `name` member opens both ABI structs; NULL when the symbol is missing.
+const char* PluginName(void* handle, const char* symbol) {
+  const auto* plugin = static_cast<const apply::abi::TunerV5*>(dlsym(handle, symbol));
+  return plugin == nullptr ? nullptr : plugin->name;
+}
+
+int RunCheckPlugin(const std::string& path) {
+  // Kept loaded until exit, as in NCCL: the plugin is linked with -z nodelete anyway.
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    std::fprintf(stderr, "ccltune check-plugin: cannot load %s: %s\n", path.c_str(), dlerror());
+    return 1;
+  }
+  const char* v5 = PluginName(handle, "ncclTunerPlugin_v5");
+  const char* v4 = PluginName(handle, "ncclTunerPlugin_v4");
+  if (v5 == nullptr || v4 == nullptr) {
+    std::fprintf(stderr, "ccltune check-plugin: %s exports no %s\n", path.c_str(),
+                 v5 == nullptr ? "ncclTunerPlugin_v5" : "ncclTunerPlugin_v4");
+    return 1;
+  }
+  std::printf("%s: loaded; ncclTunerPlugin_v5 \"%s\", ncclTunerPlugin_v4 \"%s\"\n", path.c_str(),
+              v5, v4);
+  return 0;
+}
+
+}  // namespace
+
+Runner AddCheckPluginCommand(CLI::App& app) {
+  auto path = std::make_shared<std::string>(DefaultPluginPath());
+  auto* c = app.add_subcommand(
+      "check-plugin", "Load the NCCL tuner plugin as NCCL does and report what it exports");
+  c->add_option("path", *path, "Plugin shared object")->capture_default_str();
+  return [path] { return RunCheckPlugin(*path); };
+}
+
+}  // namespace ccltune::worker::cli
