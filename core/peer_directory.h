@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "core/status.h"
 #include "core/deadline.h"
+#include "core/status.h"
 
 namespace ccltune::core {
 

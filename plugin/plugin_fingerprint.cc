@@ -27,8 +27,8 @@ int LoadedNcclVersion() {
 
 core::Result<std::string> CommunicatorFingerprint(std::size_t n_ranks, std::size_t n_nodes) {
   const char* pinned = std::getenv("CCLTUNE_FINGERPRINT");
-  return gpu::CommunicatorFingerprint(n_ranks, n_nodes, LoadedNcclVersion(),
-                                      pinned ? pinned : "", "CCLTUNE_FINGERPRINT");
+  return gpu::CommunicatorFingerprint(n_ranks, n_nodes, LoadedNcclVersion(), pinned ? pinned : "",
+                                      "CCLTUNE_FINGERPRINT");
 }
 
 }  // namespace ccltune::plugin

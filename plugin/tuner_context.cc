@@ -5,8 +5,8 @@
 
 #include "core/apply/applied_choice.h"
 #include "core/apply/plugin_config.h"
-#include "plugin/plugin_fingerprint.h"
 #include "core/apply/winner_loader.h"
+#include "plugin/plugin_fingerprint.h"
 
 namespace ccltune::plugin {
 namespace {

@@ -59,23 +59,34 @@ ccltuneResult_t Guarded(F&& body) {
 std::optional<ccltune::core::Dtype> DtypeOf(ncclDataType_t t) {
   using ccltune::core::Dtype;
   switch (t) {
-    case ncclFloat32: return Dtype::kFp32;
-    case ncclFloat16: return Dtype::kFp16;
-    case ncclBfloat16: return Dtype::kBf16;
-    case ncclInt32: return Dtype::kInt32;
-    case ncclInt8: return Dtype::kInt8;
-    default: return std::nullopt;  // not tuned: NCCL runs it
+    case ncclFloat32:
+      return Dtype::kFp32;
+    case ncclFloat16:
+      return Dtype::kFp16;
+    case ncclBfloat16:
+      return Dtype::kBf16;
+    case ncclInt32:
+      return Dtype::kInt32;
+    case ncclInt8:
+      return Dtype::kInt8;
+    default:
+      return std::nullopt;  // not tuned: NCCL runs it
   }
 }
 
 std::optional<ccltune::core::RedOp> RedOpOf(ncclRedOp_t op) {
   using ccltune::core::RedOp;
   switch (op) {
-    case ncclSum: return RedOp::kSum;
-    case ncclMax: return RedOp::kMax;
-    case ncclMin: return RedOp::kMin;
-    case ncclProd: return RedOp::kProd;
-    default: return std::nullopt;  // ncclAvg, user ops: NCCL runs them
+    case ncclSum:
+      return RedOp::kSum;
+    case ncclMax:
+      return RedOp::kMax;
+    case ncclMin:
+      return RedOp::kMin;
+    case ncclProd:
+      return RedOp::kProd;
+    default:
+      return std::nullopt;  // ncclAvg, user ops: NCCL runs them
   }
 }
 
@@ -87,8 +98,8 @@ Status CheckCall(ccltuneComm_t comm, const void* send, void* recv) {
 }
 
 ccltuneResult_t Collective(ccltune::core::Op op, const void* send, void* recv, size_t count,
-                           ncclDataType_t type, ncclRedOp_t redop, bool reduces,
-                           ccltuneComm_t comm, cudaStream_t stream) {
+                           ncclDataType_t type, ncclRedOp_t redop, bool reduces, ccltuneComm_t comm,
+                           cudaStream_t stream) {
   return Guarded([&]() -> Status {
     CCLTUNE_RETURN_IF_ERROR(CheckCall(comm, send, recv));
     Call c;
@@ -144,17 +155,16 @@ ccltuneResult_t ccltuneAllReduce(const void* sendbuff, void* recvbuff, size_t co
 }
 
 ccltuneResult_t ccltuneAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
-                                 ncclDataType_t datatype, ccltuneComm_t comm,
-                                 cudaStream_t stream) {
-  return Collective(ccltune::core::Op::kAllGather, sendbuff, recvbuff, sendcount, datatype,
-                    ncclSum, false, comm, stream);
+                                 ncclDataType_t datatype, ccltuneComm_t comm, cudaStream_t stream) {
+  return Collective(ccltune::core::Op::kAllGather, sendbuff, recvbuff, sendcount, datatype, ncclSum,
+                    false, comm, stream);
 }
 
 ccltuneResult_t ccltuneReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
-                                     ncclDataType_t datatype, ncclRedOp_t op,
-                                     ccltuneComm_t comm, cudaStream_t stream) {
-  return Collective(ccltune::core::Op::kReduceScatter, sendbuff, recvbuff, recvcount, datatype,
-                    op, true, comm, stream);
+                                     ncclDataType_t datatype, ncclRedOp_t op, ccltuneComm_t comm,
+                                     cudaStream_t stream) {
+  return Collective(ccltune::core::Op::kReduceScatter, sendbuff, recvbuff, recvcount, datatype, op,
+                    true, comm, stream);
 }
 
 ccltuneResult_t ccltuneGetChoice(ccltuneComm_t comm, ccltuneOp_t op, ncclDataType_t datatype,
@@ -164,16 +174,16 @@ ccltuneResult_t ccltuneGetChoice(ccltuneComm_t comm, ccltuneOp_t op, ncclDataTyp
     if (comm == nullptr || !comm->impl) return ccltune::core::InvalidArgument("comm: NULL");
     if (name == nullptr || len == 0) return ccltune::core::InvalidArgument("name/len: no room");
     if (op < ccltuneAllReduceOp || op > ccltuneReduceScatterOp)
-      return ccltune::core::InvalidArgument("op: not one of ccltuneAllReduceOp, "
-                                            "ccltuneAllGatherOp, ccltuneReduceScatterOp");
+      return ccltune::core::InvalidArgument(
+          "op: not one of ccltuneAllReduceOp, "
+          "ccltuneAllGatherOp, ccltuneReduceScatterOp");
     const ccltune::core::Op ops[] = {ccltune::core::Op::kAllReduce, ccltune::core::Op::kAllGather,
                                      ccltune::core::Op::kReduceScatter};
     const auto dtype = DtypeOf(datatype);
-    const auto red = op == ccltuneAllGatherOp ? std::optional(ccltune::core::RedOp::kNone)
-                                              : RedOpOf(redop);
-    const std::string choice = dtype && red ? comm->impl->ChoiceFor(ops[op], *dtype, *red, bytes,
-                                                                    pooled != 0)
-                                            : "nccl";
+    const auto red =
+        op == ccltuneAllGatherOp ? std::optional(ccltune::core::RedOp::kNone) : RedOpOf(redop);
+    const std::string choice =
+        dtype && red ? comm->impl->ChoiceFor(ops[op], *dtype, *red, bytes, pooled != 0) : "nccl";
     if (choice.size() + 1 > len)
       return ccltune::core::InvalidArgument("len: " + std::to_string(len) + " bytes cannot hold '" +
                                             choice + "'");
@@ -210,13 +220,20 @@ ccltuneResult_t ccltuneCommGetAsyncError(ccltuneComm_t comm, ccltuneResult_t* er
 
 const char* ccltuneGetErrorString(ccltuneResult_t result) {
   switch (result) {
-    case ccltuneSuccess: return "success";
-    case ccltuneInvalidArgument: return "invalid argument";
-    case ccltuneCudaError: return "CUDA error";
-    case ccltuneNcclError: return "NCCL error";
-    case ccltuneTimeout: return "timeout";
-    case ccltuneInternalError: return "internal error";
-    default: return "unknown result";
+    case ccltuneSuccess:
+      return "success";
+    case ccltuneInvalidArgument:
+      return "invalid argument";
+    case ccltuneCudaError:
+      return "CUDA error";
+    case ccltuneNcclError:
+      return "NCCL error";
+    case ccltuneTimeout:
+      return "timeout";
+    case ccltuneInternalError:
+      return "internal error";
+    default:
+      return "unknown result";
   }
 }
 

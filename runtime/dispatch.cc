@@ -60,7 +60,8 @@ core::Status RuntimeComm::Run(const Call& call) {
   const BufferClass cls =
       ClassOf(call, SendElems(call.op, call.count, world_) * esize,
               RecvElems(call.op, call.count, world_) * esize, &send_off, &recv_off);
-  const CallShape shape_of_call{call.op, *call.dtype, call.count, world_, InPlace(call, esize, rank_)};
+  const CallShape shape_of_call{call.op, *call.dtype, call.count, world_,
+                                InPlace(call, esize, rank_)};
   const AppliedRun* run = &table_.Choose(call.op, *call.dtype, *call.redop, bytes, cls);
   // What the exact call rules out (one-shot pull in place, say) gives way to the plain
   // buffers' choice, which needs nothing shared, then to NCCL.
@@ -94,22 +95,23 @@ BufferClass RuntimeComm::ClassOf(const Call& call, std::uint64_t send_bytes,
   }
   *send_off = static_cast<std::size_t>(send - base);
   *recv_off = static_cast<std::size_t>(recv - base);
-  const bool live = pool_->Containing(*send_off, send_bytes) && pool_->Containing(*recv_off, recv_bytes);
+  const bool live =
+      pool_->Containing(*send_off, send_bytes) && pool_->Containing(*recv_off, recv_bytes);
   return live ? BufferClass::kPooled : BufferClass::kPlain;
 }
 
 core::Status RuntimeComm::RunNccl(const Call& c, ncclComm_t comm) {
   switch (c.op) {
     case core::Op::kAllReduce:
-      CCLTUNE_NCCL_TRY(comm, ncclAllReduce(c.send, c.recv, c.count, c.nccl_type, c.nccl_op, comm,
-                                           c.stream));
+      CCLTUNE_NCCL_TRY(
+          comm, ncclAllReduce(c.send, c.recv, c.count, c.nccl_type, c.nccl_op, comm, c.stream));
       break;
     case core::Op::kAllGather:
       CCLTUNE_NCCL_TRY(comm, ncclAllGather(c.send, c.recv, c.count, c.nccl_type, comm, c.stream));
       break;
     default:
-      CCLTUNE_NCCL_TRY(comm, ncclReduceScatter(c.send, c.recv, c.count, c.nccl_type, c.nccl_op,
-                                               comm, c.stream));
+      CCLTUNE_NCCL_TRY(
+          comm, ncclReduceScatter(c.send, c.recv, c.count, c.nccl_type, c.nccl_op, comm, c.stream));
       break;
   }
   return WaitEnqueued(comm, core::Clock::now() + config_.timeout, "NCCL enqueue");
@@ -126,8 +128,8 @@ core::Status RuntimeComm::RunRsAg(const Call& call, const gpu::OpShape& shape) {
 }
 
 core::Status RuntimeComm::RunPeer(const Call& call, const AppliedRun& run,
-                                  const gpu::OpShape& shape, BufferClass cls,
-                                  std::size_t send_off, std::size_t recv_off) {
+                                  const gpu::OpShape& shape, BufferClass cls, std::size_t send_off,
+                                  std::size_t recv_off) {
   kernels::PeerOperands ops;
   if (cls == BufferClass::kPooled) {
     // In place, allGather's input and reduceScatter's output are each rank's own block of
@@ -163,15 +165,17 @@ core::Status RuntimeComm::RunPeer(const Call& call, const AppliedRun& run,
   return OrderPeerLaunch(call.stream, /*before=*/false);
 }
 
-core::Result<std::size_t> RuntimeComm::StagingFor(const std::string& signature,
-                                                  std::uint64_t bytes, cudaStream_t stream,
-                                                  bool* fits) {
+core::Result<std::size_t> RuntimeComm::StagingFor(const std::string& signature, std::uint64_t bytes,
+                                                  cudaStream_t stream, bool* fits) {
   if (auto it = staging_.find(signature); it != staging_.end()) return it->second;
-  const std::size_t size = (bytes + kPartitionAlignment - 1) / kPartitionAlignment * kPartitionAlignment;
+  const std::size_t size =
+      (bytes + kPartitionAlignment - 1) / kPartitionAlignment * kPartitionAlignment;
   if (staging_used_ + size > config_.staging_bytes || staging_.size() >= kMaxSignatures) {
     if (!logged_staging_full_ && rank_ == 0) {
-      std::fprintf(stderr, "ccltune: staging area (%zu bytes) full at %s: NCCL runs it; raise "
-                   "ccltuneConfig_t.stagingBytes\n", config_.staging_bytes, signature.c_str());
+      std::fprintf(stderr,
+                   "ccltune: staging area (%zu bytes) full at %s: NCCL runs it; raise "
+                   "ccltuneConfig_t.stagingBytes\n",
+                   config_.staging_bytes, signature.c_str());
     }
     logged_staging_full_ = true;
     *fits = false;
@@ -243,8 +247,8 @@ core::Result<void*> RuntimeComm::MemAlloc(std::size_t bytes) {
   }
   std::optional<std::size_t> at = pool_->Allocate(bytes);
   if (!at) {
-    return core::FailedPrecondition("pool: no free range of " + std::to_string(bytes) +
-                                    " bytes (" + std::to_string(pool_->used()) + " of " +
+    return core::FailedPrecondition("pool: no free range of " + std::to_string(bytes) + " bytes (" +
+                                    std::to_string(pool_->used()) + " of " +
                                     std::to_string(pool_->capacity()) + " in use)");
   }
   return static_cast<void*>(PoolBase() + *at);

@@ -12,8 +12,7 @@ namespace {
 const AppliedRun kNccl{};
 
 bool Offered(core::Op op) {
-  return op == core::Op::kAllReduce || op == core::Op::kAllGather ||
-         op == core::Op::kReduceScatter;
+  return op == core::Op::kAllReduce || op == core::Op::kAllGather || op == core::Op::kReduceScatter;
 }
 
 core::Problem ProblemOf(const apply::WinnerRecord& r) {
@@ -26,8 +25,8 @@ core::Problem ProblemOf(const apply::WinnerRecord& r) {
 }
 
 // Empty when the runtime can run `name` for the record's problem over `cls` buffers.
-std::string WhyNot(const std::string& name, const core::Problem& problem,
-                   const Capabilities& caps, BufferClass cls) {
+std::string WhyNot(const std::string& name, const core::Problem& problem, const Capabilities& caps,
+                   BufferClass cls) {
   core::Result<apply::ChoiceSpec> spec = ParseRuntimeChoice(name);
   if (!spec.ok()) return spec.status().message();
   return WhyNotRunnable(*spec, problem, caps, cls);
@@ -53,8 +52,7 @@ AppliedRun ApplyFor(const apply::WinnerRecord& r, const Capabilities& caps, Buff
   const std::string why = r.winner == "nccl" ? "" : WhyNot(r.winner, problem, caps, cls);
   if (why.empty()) return Named(r.winner, TimeOf(r, r.winner), "winner " + r.winner);
   const apply::RuleOutcome o = apply::FastestRunnable(
-      r.measured, [&](const std::string& n) { return WhyNot(n, problem, caps, cls); },
-      "runnable");
+      r.measured, [&](const std::string& n) { return WhyNot(n, problem, caps, cls); }, "runnable");
   if (!o.found) {
     return Named("nccl", 0, "winner " + r.winner + ": " + why + "; the record has no nccl time");
   }
@@ -91,9 +89,9 @@ const TableEntry* DispatchTable::Lookup(core::Op op, core::Dtype dtype, core::Re
   if (it == sizes_.end() || it->second.empty()) return nullptr;
   const std::uint64_t bucket = core::NearestLog2Bucket(it->second, bytes);
   const auto& entries = slices_.at(key);
-  auto e = std::lower_bound(
-      entries.begin(), entries.end(), bucket,
-      [](const TableEntry& entry, std::uint64_t b) { return entry.bytes < b; });
+  auto e =
+      std::lower_bound(entries.begin(), entries.end(), bucket,
+                       [](const TableEntry& entry, std::uint64_t b) { return entry.bytes < b; });
   return e == entries.end() ? nullptr : &*e;
 }
 

@@ -52,8 +52,8 @@ class DispatchTable {
   // nullptr when the slice has no tuned size.
   const TableEntry* Lookup(core::Op op, core::Dtype dtype, core::RedOp redop,
                            std::uint64_t bytes) const;
-  const AppliedRun& Choose(core::Op op, core::Dtype dtype, core::RedOp redop,
-                           std::uint64_t bytes, BufferClass cls) const;
+  const AppliedRun& Choose(core::Op op, core::Dtype dtype, core::RedOp redop, std::uint64_t bytes,
+                           BufferClass cls) const;
 
   std::size_t size() const;
   // The CTA counts of the `nccl:ctas=N` choices entries apply: the communicators to split.

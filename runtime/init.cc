@@ -45,17 +45,18 @@ core::Result<std::unique_ptr<RuntimeComm>> RuntimeComm::Init(ncclComm_t nccl,
   DeviceGuard guard(c->device_);
   // A pinned fingerprint is checked before any collective, so a typo fails at once.
   if (!c->config_.fingerprint.empty()) {
-    CCLTUNE_RETURN_IF_ERROR(gpu::CommunicatorFingerprint(1, 1, 0, c->config_.fingerprint,
-                                                         c->config_.fingerprint_source)
-                                .status());
+    CCLTUNE_RETURN_IF_ERROR(
+        gpu::CommunicatorFingerprint(1, 1, 0, c->config_.fingerprint, c->config_.fingerprint_source)
+            .status());
   }
   CCLTUNE_ASSIGN_OR_RETURN(c->stream_, gpu::Stream::Create());
   c->dir_ = std::make_unique<NcclDirectory>(nccl, c->rank_, c->world_, c->stream_.get());
   const core::Deadline deadline = core::Clock::now() + c->config_.timeout;
   bool abandoned = false;
   // The grace second lets the steps' own deadline report first when they can.
-  const core::Status st = RunBounded([raw = c.get(), deadline] { return raw->Collective(deadline); },
-                                     deadline + std::chrono::seconds(1), &abandoned);
+  const core::Status st =
+      RunBounded([raw = c.get(), deadline] { return raw->Collective(deadline); },
+                 deadline + std::chrono::seconds(1), &abandoned);
   if (abandoned) (void)c.release();  // its thread still uses it: leaked, never freed under it
   CCLTUNE_RETURN_IF_ERROR(st);
   return c;
@@ -64,10 +65,10 @@ core::Result<std::unique_ptr<RuntimeComm>> RuntimeComm::Init(ncclComm_t nccl,
 // The collective steps of Init; on the helper thread of RunBounded.
 core::Status RuntimeComm::Collective(core::Deadline deadline) {
   CCLTUNE_ASSIGN_OR_RETURN(const int nodes, CountNodes(deadline));
-  CCLTUNE_ASSIGN_OR_RETURN(const std::string fp,
-                           gpu::CommunicatorFingerprint(world_, nodes, nccl_version_,
-                                                        config_.fingerprint,
-                                                        config_.fingerprint_source));
+  CCLTUNE_ASSIGN_OR_RETURN(
+      const std::string fp,
+      gpu::CommunicatorFingerprint(world_, nodes, nccl_version_, config_.fingerprint,
+                                   config_.fingerprint_source));
   std::string note;
   std::vector<apply::WinnerRecord> records = LoadRecordsOrNote(fp, nodes, &note);
   CCLTUNE_RETURN_IF_ERROR(SetUpPeers(deadline));
@@ -100,7 +101,8 @@ core::Result<int> RuntimeComm::CountNodes(core::Deadline deadline) {
 core::Result<std::vector<apply::WinnerRecord>> RuntimeComm::LoadRecords(
     const std::string& fingerprint) {
   const auto deadline = std::chrono::steady_clock::now() + config_.source.load_timeout;
-  core::Result<apply::ParsedFile> loaded = apply::LoadWinners(config_.source, fingerprint, deadline);
+  core::Result<apply::ParsedFile> loaded =
+      apply::LoadWinners(config_.source, fingerprint, deadline);
   if (!loaded.ok()) {
     if (loaded.status().code() == core::StatusCode::kNotFound) {
       return core::NotFound("no winners source (set CCLTUNE_RESULTS_FILE or CCLTUNE_REDIS_URL)");
@@ -115,7 +117,7 @@ core::Result<std::vector<apply::WinnerRecord>> RuntimeComm::LoadRecords(
 }
 
 std::vector<apply::WinnerRecord> RuntimeComm::LoadRecordsOrNote(const std::string& fingerprint,
-                                                               int nodes, std::string* note) {
+                                                                int nodes, std::string* note) {
   core::Result<std::vector<apply::WinnerRecord>> records = LoadRecords(fingerprint);
   if (records.ok()) {
     *note = std::to_string(records->size()) + " records";
@@ -134,7 +136,8 @@ std::vector<apply::WinnerRecord> RuntimeComm::LoadRecordsOrNote(const std::strin
 
 core::Status RuntimeComm::SetUpPeers(core::Deadline deadline) {
   if (!config_.peer_memory) {
-    peers_ = gpu::PeerMemory::Unavailable(rank_, world_, *dir_, "turned off (CCLTUNE_PEER_MEMORY=0)");
+    peers_ =
+        gpu::PeerMemory::Unavailable(rank_, world_, *dir_, "turned off (CCLTUNE_PEER_MEMORY=0)");
   } else {
     CCLTUNE_ASSIGN_OR_RETURN(peers_,
                              gpu::PeerMemory::Probe(rank_, world_, *dir_, stream_.get(), deadline));
@@ -175,7 +178,8 @@ core::Status RuntimeComm::AgreeOnTable(core::Deadline deadline) {
   CCLTUNE_ASSIGN_OR_RETURN(std::vector<std::string> all, dir_->AllGather("table", mine, deadline));
   for (int r = 0; r < world_; ++r) {
     if (all[r] != all[0]) {
-      Note("rank " + std::to_string(r) + " loaded other winners than rank 0 (the cache changed "
+      Note("rank " + std::to_string(r) +
+           " loaded other winners than rank 0 (the cache changed "
            "during init, or a load timed out on some ranks): NCCL for every call");
       table_ = DispatchTable{};
       break;
@@ -199,7 +203,8 @@ core::Status RuntimeComm::SplitCtasComms() {
   return core::Status::Ok();
 }
 
-void RuntimeComm::LogSummary(const std::string& fingerprint, const std::string& records_note) const {
+void RuntimeComm::LogSummary(const std::string& fingerprint,
+                             const std::string& records_note) const {
   if (rank_ != 0) return;
   std::string ctas;
   for (const auto& [n, comm] : ctas_comms_) ctas += (ctas.empty() ? "" : ",") + std::to_string(n);

@@ -33,8 +33,8 @@ core::Status NcclDirectory::Gather(std::size_t bytes, core::Deadline deadline,
   char* host = static_cast<char*>(host_.host());
   char* dev = static_cast<char*>(device_.data());
   abandoned_ = true;  // until the exchange completed
-  CCLTUNE_CUDA_TRY(cudaMemcpyAsync(dev + total, host + total, bytes, cudaMemcpyHostToDevice,
-                                   stream_));
+  CCLTUNE_CUDA_TRY(
+      cudaMemcpyAsync(dev + total, host + total, bytes, cudaMemcpyHostToDevice, stream_));
   CCLTUNE_NCCL_TRY(comm_, ncclAllGather(dev + total, dev, bytes, ncclUint8, comm_, stream_));
   CCLTUNE_RETURN_IF_ERROR(WaitEnqueued(comm_, deadline, what));
   CCLTUNE_CUDA_TRY(cudaMemcpyAsync(host, dev, total, cudaMemcpyDeviceToHost, stream_));
@@ -58,7 +58,8 @@ core::Result<std::vector<std::string>> NcclDirectory::AllGather(const std::strin
   CCLTUNE_RETURN_IF_ERROR(Gather(kLen, deadline, name));
   std::vector<std::uint64_t> len(world_);
   std::memcpy(len.data(), host_.host(), kLen * world_);
-  const std::uint64_t longest = std::max<std::uint64_t>(1, *std::max_element(len.begin(), len.end()));
+  const std::uint64_t longest =
+      std::max<std::uint64_t>(1, *std::max_element(len.begin(), len.end()));
   if (longest > kMaxDirectoryValue) {
     return core::DataLoss(name + ": a rank sent " + std::to_string(longest) + " bytes");
   }

@@ -25,8 +25,7 @@ class NcclDirectory final : public core::PeerDirectory {
   NcclDirectory(const NcclDirectory&) = delete;
   NcclDirectory& operator=(const NcclDirectory&) = delete;
 
-  core::Result<std::vector<std::string>> AllGather(const std::string& name,
-                                                   const std::string& mine,
+  core::Result<std::vector<std::string>> AllGather(const std::string& name, const std::string& mine,
                                                    core::Deadline deadline) override;
   core::Result<std::string> Broadcast(const std::string& name, int root,
                                       const std::optional<std::string>& value,
@@ -42,7 +41,7 @@ class NcclDirectory final : public core::PeerDirectory {
   int rank_;
   int world_;
   cudaStream_t stream_;
-  gpu::MappedHost host_;    // pinned: the copies are asynchronous, waited for with a bound
+  gpu::MappedHost host_;  // pinned: the copies are asynchronous, waited for with a bound
   gpu::DeviceBuffer device_;
   std::size_t capacity_ = 0;  // bytes of each
   // After an exchange failed, NCCL or a copy may still write into the buffers, and freeing

@@ -5,8 +5,7 @@
 
 namespace ccltune::runtime {
 
-PoolAllocator::PoolAllocator(std::size_t capacity)
-    : capacity_(capacity / kAlignment * kAlignment) {
+PoolAllocator::PoolAllocator(std::size_t capacity) : capacity_(capacity / kAlignment * kAlignment) {
   if (capacity_ > 0) free_[0] = capacity_;
 }
 

@@ -28,10 +28,9 @@ core::Result<std::size_t> ParseBytes(const std::string& name, const std::string&
 
 core::Status CheckHeader(const ccltuneConfig_t& c) {
   if (c.size != sizeof(ccltuneConfig_t)) {
-    return core::InvalidArgument("ccltuneConfig_t.size=" + std::to_string(c.size) +
-                                 ": must be sizeof(ccltuneConfig_t) = " +
-                                 std::to_string(sizeof(ccltuneConfig_t)) +
-                                 " (start from CCLTUNE_CONFIG_INITIALIZER)");
+    return core::InvalidArgument(
+        "ccltuneConfig_t.size=" + std::to_string(c.size) + ": must be sizeof(ccltuneConfig_t) = " +
+        std::to_string(sizeof(ccltuneConfig_t)) + " (start from CCLTUNE_CONFIG_INITIALIZER)");
   }
   if (c.version / 100 != CCLTUNE_VERSION_CODE / 100) {
     return core::InvalidArgument("ccltuneConfig_t.version=" + std::to_string(c.version) +
@@ -76,9 +75,8 @@ core::Status ApplyLimits(const ccltuneConfig_t& c, RuntimeConfig& out) {
   }
   if (c.poolBytes != 0) out.pool_bytes = c.poolBytes;
   if (c.stagingBytes > kMaxStagingBytes) {
-    return core::InvalidArgument("ccltuneConfig_t.stagingBytes=" +
-                                 std::to_string(c.stagingBytes) + ": allowed 0.." +
-                                 std::to_string(kMaxStagingBytes));
+    return core::InvalidArgument("ccltuneConfig_t.stagingBytes=" + std::to_string(c.stagingBytes) +
+                                 ": allowed 0.." + std::to_string(kMaxStagingBytes));
   }
   if (c.stagingBytes != 0) out.staging_bytes = c.stagingBytes;
   if (c.peerMemory != -1 && c.peerMemory != 0 && c.peerMemory != 1) {

@@ -16,9 +16,11 @@ namespace {
 core::Result<bool> NcclReady(ncclComm_t comm) {
   ncclResult_t state = ncclSuccess;
   const ncclResult_t got = ncclCommGetAsyncError(comm, &state);
-  if (got != ncclSuccess) return gpu::NcclError(got, comm, "ncclCommGetAsyncError", __FILE__, __LINE__);
+  if (got != ncclSuccess)
+    return gpu::NcclError(got, comm, "ncclCommGetAsyncError", __FILE__, __LINE__);
   if (state == ncclInProgress) return false;
-  if (state != ncclSuccess) return gpu::NcclError(state, comm, "the communicator", __FILE__, __LINE__);
+  if (state != ncclSuccess)
+    return gpu::NcclError(state, comm, "the communicator", __FILE__, __LINE__);
   return true;
 }
 

@@ -89,14 +89,14 @@ RuleOutcome FastestRunnable(const std::vector<TimedChoice>& measured,
   if (best != nullptr && best->time_us < limit) {
     out.name = best->name;
     out.time_us = best->time_us;
-    out.reason = "applying " + best->name + " (" + Us(best->time_us) + " vs nccl " +
-                 Us(nccl->time_us) + ")";
+    out.reason =
+        "applying " + best->name + " (" + Us(best->time_us) + " vs nccl " + Us(nccl->time_us) + ")";
     return out;
   }
   const std::string runner_up =
-      best == nullptr ? "no other " + std::string(runner_up_kind) + " choice was measured"
-                      : best->name + " " + Us(best->time_us) + " is not faster by more than " +
-                            Threshold();
+      best == nullptr
+          ? "no other " + std::string(runner_up_kind) + " choice was measured"
+          : best->name + " " + Us(best->time_us) + " is not faster by more than " + Threshold();
   out.name = "nccl";
   out.time_us = nccl->time_us;
   out.reason = "applying nccl (" + Us(nccl->time_us) + "; " + runner_up + ")";

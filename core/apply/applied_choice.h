@@ -16,10 +16,10 @@
 #include <string_view>
 #include <vector>
 
-#include "core/plan.h"
-#include "core/status.h"
 #include "core/apply/forced_choice.h"
 #include "core/apply/record_parser.h"
+#include "core/plan.h"
+#include "core/status.h"
 
 namespace ccltune::apply {
 

@@ -157,7 +157,7 @@ core::Result<ChoiceSpec> SpecFromChoice(const core::ChoiceName& choice) {
   }
   for (const auto& [key, value] : choice.params) {
     const core::Status st = spec.peer != PeerKind::kNone ? ApplyPeerParam(key, value, spec)
-                                                        : ApplyParam(key, value, spec);
+                                                         : ApplyParam(key, value, spec);
     CCLTUNE_RETURN_IF_ERROR(st.WithContext(choice.ToString()));
   }
   if ((spec.algo >= 0) != (spec.proto >= 0)) {

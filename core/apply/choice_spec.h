@@ -22,18 +22,18 @@ enum class PeerKind { kNone, kOneShot, kTwoShot, kCopyKernel, kCopyEngine };
 struct ChoiceSpec {
   BufferMode buffers = BufferMode::kPlain;
   Composition compose = Composition::kDirect;
-  int algo = -1;            // abi::kAlgoTree / kAlgoRing, -1 = NCCL's own choice
-  int proto = -1;           // abi::kProtoLL / LL128 / Simple
-  int ctas = 0;             // > 0: a communicator with minCTAs = maxCTAs = ctas
-  int p2p_chunk = 0;        // > 0: requested P2P chunk size (bytes)
+  int algo = -1;                    // abi::kAlgoTree / kAlgoRing, -1 = NCCL's own choice
+  int proto = -1;                   // abi::kProtoLL / LL128 / Simple
+  int ctas = 0;                     // > 0: a communicator with minCTAs = maxCTAs = ctas
+  int p2p_chunk = 0;                // > 0: requested P2P chunk size (bytes)
   PeerKind peer = PeerKind::kNone;  // with compose == kPeer
   int blocks = 16;                  // peer kernels' grid and block
   int threads = 512;
-  bool push = false;                // write into the peers (true) or read from them
-  bool ll = false;                  // oneshot mode=ll: flags travel with the data
-  int unroll = 1;                   // vectors in flight per thread (kernels::PeerShape)
-  bool absent_test = false;         // test-absent: one rank never joins the kernel
-  std::string unsupported;  // non-empty: a known name this build cannot run, and why
+  bool push = false;         // write into the peers (true) or read from them
+  bool ll = false;           // oneshot mode=ll: flags travel with the data
+  int unroll = 1;            // vectors in flight per thread (kernels::PeerShape)
+  bool absent_test = false;  // test-absent: one rank never joins the kernel
+  std::string unsupported;   // non-empty: a known name this build cannot run, and why
 };
 
 inline constexpr int kCtasValues[] = {2, 4, 8, 16, 32};

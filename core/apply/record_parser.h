@@ -12,10 +12,10 @@
 #include <string_view>
 #include <vector>
 
+#include "core/apply/forced_choice.h"
 #include "core/result.h"
 #include "core/status.h"
 #include "core/types.h"
-#include "core/apply/forced_choice.h"
 
 namespace ccltune::apply {
 

@@ -22,7 +22,8 @@ kernels::PeerShape PeerShapeOf(const apply::ChoiceSpec& spec) {
   return {spec.blocks, spec.threads, spec.push, spec.ll, spec.unroll};
 }
 
-core::Result<PeerEnqueuer> PeerEnqueuer::Create(const apply::ChoiceSpec& spec, const OpShape& shape) {
+core::Result<PeerEnqueuer> PeerEnqueuer::Create(const apply::ChoiceSpec& spec,
+                                                const OpShape& shape) {
   PeerEnqueuer e;
   e.spec_ = spec;
   e.shape_ = shape;

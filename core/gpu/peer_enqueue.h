@@ -9,11 +9,11 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/status.h"
-#include "core/kernels/peer_kernels.h"
 #include "core/apply/choice_spec.h"
 #include "core/gpu/cuda_resources.h"
 #include "core/gpu/launch.h"
+#include "core/kernels/peer_kernels.h"
+#include "core/status.h"
 
 namespace ccltune::gpu {
 

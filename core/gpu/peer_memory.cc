@@ -26,7 +26,8 @@ core::Status WaitStream(cudaStream_t stream, core::Deadline deadline, const char
     const cudaError_t q = cudaStreamQuery(stream);
     if (q == cudaSuccess) return core::Status::Ok();
     if (q != cudaErrorNotReady) return CudaError(q, what, __FILE__, __LINE__);
-    if (core::Expired(deadline)) return core::TimeoutError(std::string(what) + ": GPU did not finish");
+    if (core::Expired(deadline))
+      return core::TimeoutError(std::string(what) + ": GPU did not finish");
     std::this_thread::sleep_for(std::chrono::microseconds(50));
   }
 }
@@ -80,9 +81,9 @@ core::Result<std::unique_ptr<PeerMemory>> PeerMemory::Probe(int rank, int world,
   }
   CCLTUNE_ASSIGN_OR_RETURN(m->problem_, m->SameNode(deadline));
   if (!m->usable()) return m;
-  CCLTUNE_ASSIGN_OR_RETURN(m->epochs_,
-                           DeviceBuffer::Allocate(sizeof(unsigned int) * kernels::kEpochWords,
-                                                  MemoryKind::kCuda));
+  CCLTUNE_ASSIGN_OR_RETURN(
+      m->epochs_,
+      DeviceBuffer::Allocate(sizeof(unsigned int) * kernels::kEpochWords, MemoryKind::kCuda));
   CCLTUNE_ASSIGN_OR_RETURN(m->timed_out_, MappedHost::Allocate(sizeof(int)));
   CCLTUNE_RETURN_IF_ERROR(
       m->Share(m->signals_, kSignalBytes + kProbeBytes, "peer-signals", deadline, &m->problem_));
@@ -160,8 +161,8 @@ core::Status PeerMemory::Share(SharedRegion& region, std::size_t bytes, const st
 core::Status PeerMemory::CheckWrites(cudaStream_t stream, core::Deadline deadline) {
   kernels::ProbeSlots slots;
   for (int r = 0; r < world_; ++r) {
-    slots.slot[r] = reinterpret_cast<unsigned int*>(static_cast<char*>(signals_.base[r]) +
-                                                    kSignalBytes);
+    slots.slot[r] =
+        reinterpret_cast<unsigned int*>(static_cast<char*>(signals_.base[r]) + kSignalBytes);
   }
   CCLTUNE_CUDA_TRY(kernels::LaunchPeerProbeWrite(Team(0), slots, kProbeValue, stream));
   CCLTUNE_RETURN_IF_ERROR(WaitStream(stream, deadline, "peer probe write"));
@@ -177,8 +178,8 @@ core::Status PeerMemory::CheckWrites(cudaStream_t stream, core::Deadline deadlin
   std::string local;
   for (int r = 0; r < world_ && local.empty(); ++r) {
     if (seen[r] != kProbeValue + static_cast<unsigned>(r)) {
-      local = "P2P probe: the value rank " + std::to_string(r) + " wrote here did not arrive (read " +
-              std::to_string(seen[r]) + ")";
+      local = "P2P probe: the value rank " + std::to_string(r) +
+              " wrote here did not arrive (read " + std::to_string(seen[r]) + ")";
     }
   }
   CCLTUNE_ASSIGN_OR_RETURN(std::vector<std::string> verdicts,
@@ -219,7 +220,8 @@ kernels::PeerTeam PeerMemory::Team(std::uint64_t timeout_ns) const {
   kernels::PeerTeam t;
   t.rank = rank_;
   t.world = world_;
-  for (int r = 0; r < world_; ++r) t.signals[r] = static_cast<kernels::PeerSignals*>(signals_.base[r]);
+  for (int r = 0; r < world_; ++r)
+    t.signals[r] = static_cast<kernels::PeerSignals*>(signals_.base[r]);
   t.epochs = static_cast<unsigned int*>(epochs_.data());
   t.timed_out = static_cast<int*>(timed_out_.device());
   t.timeout_ns = timeout_ns;

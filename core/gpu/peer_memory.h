@@ -18,11 +18,11 @@
 #include <string>
 #include <vector>
 
-#include "core/status.h"
 #include "core/deadline.h"
-#include "core/kernels/peer_kernels.h"
 #include "core/gpu/cuda_resources.h"
+#include "core/kernels/peer_kernels.h"
 #include "core/peer_directory.h"
+#include "core/status.h"
 
 namespace ccltune::gpu {
 
@@ -86,7 +86,8 @@ class PeerMemory {
   bool TimedOut() const { return *static_cast<volatile int*>(timed_out_.host()) != 0; }
 
  private:
-  PeerMemory(int rank, int world, core::PeerDirectory& dir) : rank_(rank), world_(world), dir_(dir) {}
+  PeerMemory(int rank, int world, core::PeerDirectory& dir)
+      : rank_(rank), world_(world), dir_(dir) {}
   core::Result<std::string> SameNode(core::Deadline deadline);
   core::Status Share(SharedRegion& region, std::size_t bytes, const std::string& name,
                      core::Deadline deadline, std::string* problem);

@@ -55,8 +55,8 @@ typedef struct ccltuneComm* ccltuneComm_t;
 
 /* Zero or NULL in a field means "the default, or the environment variable named". */
 typedef struct {
-  size_t size;          /* sizeof(ccltuneConfig_t): lets later versions add fields */
-  int version;          /* CCLTUNE_VERSION_CODE the caller was built with */
+  size_t size;             /* sizeof(ccltuneConfig_t): lets later versions add fields */
+  int version;             /* CCLTUNE_VERSION_CODE the caller was built with */
   const char* resultsFile; /* CCLTUNE_RESULTS_FILE: `ccltune export --format json` output */
   const char* redisUrl;    /* CCLTUNE_REDIS_URL: redis://[[user]:password@]host[:port][/db] */
   const char* fingerprint; /* CCLTUNE_FINGERPRINT: use this instead of computing it */
@@ -90,11 +90,10 @@ ccltuneResult_t ccltuneAllReduce(const void* sendbuff, void* recvbuff, size_t co
                                  ncclDataType_t datatype, ncclRedOp_t op, ccltuneComm_t comm,
                                  cudaStream_t stream);
 ccltuneResult_t ccltuneAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
-                                 ncclDataType_t datatype, ccltuneComm_t comm,
-                                 cudaStream_t stream);
+                                 ncclDataType_t datatype, ccltuneComm_t comm, cudaStream_t stream);
 ccltuneResult_t ccltuneReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
-                                     ncclDataType_t datatype, ncclRedOp_t op,
-                                     ccltuneComm_t comm, cudaStream_t stream);
+                                     ncclDataType_t datatype, ncclRedOp_t op, ccltuneComm_t comm,
+                                     cudaStream_t stream);
 
 /* What a call of `bytes` (the whole message: allReduce count x size, allGather and
  * reduceScatter world x per-rank count x size) would run: a choice name such as "nccl",

@@ -59,7 +59,8 @@ std::vector<Tuned> ReadWinners(const std::string& path) {
                      r["timeUs"].get<double>(), r["defaultTimeUs"].get<double>()});
     }
   }
-  std::sort(out.begin(), out.end(), [](const Tuned& a, const Tuned& b) { return a.bytes < b.bytes; });
+  std::sort(out.begin(), out.end(),
+            [](const Tuned& a, const Tuned& b) { return a.bytes < b.bytes; });
   return out;
 }
 
@@ -139,8 +140,9 @@ int RankMain(const Options& o, const std::string& dir, int rank, int world) {
   FilePeerDirectory files(dir, rank, world);
   ncclUniqueId id{};
   if (rank == 0) ncclGetUniqueId(&id);
-  auto got = files.Broadcast("uid", 0, rank == 0 ? std::optional(gpu::HexBytes(&id, sizeof(id))) : std::nullopt,
-                             worker::DeadlineIn(60));
+  auto got = files.Broadcast(
+      "uid", 0, rank == 0 ? std::optional(gpu::HexBytes(&id, sizeof(id))) : std::nullopt,
+      worker::DeadlineIn(60));
   if (!got.ok() || !gpu::UnhexBytes(*got, &id, sizeof(id), "uid").ok()) return 2;
   ncclComm_t nccl = nullptr;
   if (ncclCommInitRank(&nccl, world, id, rank) != ncclSuccess) return 2;
@@ -175,8 +177,8 @@ int RankMain(const Options& o, const std::string& dir, int rank, int world) {
     ccltuneGetChoice(rt, ccltuneAllReduceOp, ncclBfloat16, ncclSum, t.bytes, 1, name, sizeof(name));
     char line[512];
     std::snprintf(line, sizeof(line), "| %llu | %s | %.2f | %.2f | %.3f | %.2f | %.2f | %.3f |\n",
-                  static_cast<unsigned long long>(t.bytes), name, t.time_us, rt_us, rt_us / t.time_us,
-                  t.default_us, nccl_us, nccl_us / t.default_us);
+                  static_cast<unsigned long long>(t.bytes), name, t.time_us, rt_us,
+                  rt_us / t.time_us, t.default_us, nccl_us, nccl_us / t.default_us);
     table << line;
   }
   if (rank == 0) {  // the parent prints it (ranks' stdout goes to their logs)
@@ -200,11 +202,16 @@ int main(int argc, char** argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--graph") o.graph = true;
-    else if (a == "--gpus" && i + 1 < argc) o.gpus = std::atoi(argv[++i]);
-    else if (a == "--iters" && i + 1 < argc) o.iters = std::atoi(argv[++i]);
-    else if (a == "--rounds" && i + 1 < argc) o.rounds = std::atoi(argv[++i]);
-    else if (o.winners.empty() && a[0] != '-') o.winners = a;
+    if (a == "--graph")
+      o.graph = true;
+    else if (a == "--gpus" && i + 1 < argc)
+      o.gpus = std::atoi(argv[++i]);
+    else if (a == "--iters" && i + 1 < argc)
+      o.iters = std::atoi(argv[++i]);
+    else if (a == "--rounds" && i + 1 < argc)
+      o.rounds = std::atoi(argv[++i]);
+    else if (o.winners.empty() && a[0] != '-')
+      o.winners = a;
     else {
       std::fprintf(stderr, "runtime_bench: unknown argument %s\n", a.c_str());
       return 2;
@@ -221,7 +228,8 @@ int main(int argc, char** argv) {
     return 0;
   }
   GpuTestDir dir("runtime-bench");
-  const auto outcomes = RunRanks(gpus, dir.path(), 550, [&](int r) { return RankMain(o, dir.path(), r, gpus); });
+  const auto outcomes =
+      RunRanks(gpus, dir.path(), 550, [&](int r) { return RankMain(o, dir.path(), r, gpus); });
   bool ok = true;
   for (const auto& x : outcomes) ok = ok && x.exit_code == 0;
   std::ifstream table(dir.path() + "/table.md");

@@ -22,12 +22,12 @@
 #include <thread>
 
 #include "ccltune.h"
+#include "core/gpu/hex_bytes.h"
 #include "core/kernels/kernels.h"
 #include "tests/gpu/file_peer_directory.h"
 #include "tests/gpu/gpu_test_env.h"
 #include "tests/gpu/rank_harness.h"
 #include "tests/gpu/runtime_winners.h"
-#include "core/gpu/hex_bytes.h"
 
 namespace ccltune::testing {
 namespace {
@@ -36,13 +36,12 @@ using core::Dtype;
 using core::Op;
 using core::RedOp;
 
-#define RT_CHECK(expr)                                                              \
-  do {                                                                              \
-    if (!(expr)) {                                                                  \
-      std::fprintf(stderr, "FAILED %s at line %d (%s)\n", #expr, __LINE__,          \
-                   ccltuneGetLastError());                                          \
-      return 1;                                                                     \
-    }                                                                               \
+#define RT_CHECK(expr)                                                                             \
+  do {                                                                                             \
+    if (!(expr)) {                                                                                 \
+      std::fprintf(stderr, "FAILED %s at line %d (%s)\n", #expr, __LINE__, ccltuneGetLastError()); \
+      return 1;                                                                                    \
+    }                                                                                              \
   } while (0)
 
 int GpuWorldOrZero() {
@@ -56,10 +55,13 @@ int GpuWorldOrZero() {
 ncclDataType_t NcclOf(Dtype d) {
   return d == Dtype::kFp32 ? ncclFloat32 : d == Dtype::kFp16 ? ncclFloat16 : ncclBfloat16;
 }
-ncclRedOp_t NcclOf(RedOp r) { return r == RedOp::kMax ? ncclMax : r == RedOp::kMin ? ncclMin : ncclSum; }
+ncclRedOp_t NcclOf(RedOp r) {
+  return r == RedOp::kMax ? ncclMax : r == RedOp::kMin ? ncclMin : ncclSum;
+}
 ccltuneOp_t CcltuneOf(Op op) {
-  return op == Op::kAllReduce ? ccltuneAllReduceOp
-                              : op == Op::kAllGather ? ccltuneAllGatherOp : ccltuneReduceScatterOp;
+  return op == Op::kAllReduce   ? ccltuneAllReduceOp
+         : op == Op::kAllGather ? ccltuneAllGatherOp
+                                : ccltuneReduceScatterOp;
 }
 
 // One rank's NCCL communicator, its id spread through files.
@@ -119,7 +121,8 @@ class RankRunner {
     if (c.in_place && c.op == Op::kReduceScatter) recv = static_cast<char*>(a) + rank_ * count * es;
     const int rc = Compare(c, count, send, recv, want, ran);
     if (c.pooled) {
-      RT_CHECK(ccltuneMemFree(rt_, a) == ccltuneSuccess && ccltuneMemFree(rt_, b) == ccltuneSuccess);
+      RT_CHECK(ccltuneMemFree(rt_, a) == ccltuneSuccess &&
+               ccltuneMemFree(rt_, b) == ccltuneSuccess);
     } else {
       cudaFree(a);
       cudaFree(b);
@@ -132,7 +135,8 @@ class RankRunner {
   int Launch(const Case& c, std::uint64_t count, const void* send, void* recv) {
     const ncclDataType_t t = NcclOf(c.dtype);
     ccltuneResult_t r = ccltuneSuccess;
-    if (c.op == Op::kAllReduce) r = ccltuneAllReduce(send, recv, count, t, NcclOf(c.redop), rt_, s_);
+    if (c.op == Op::kAllReduce)
+      r = ccltuneAllReduce(send, recv, count, t, NcclOf(c.redop), rt_, s_);
     if (c.op == Op::kAllGather) r = ccltuneAllGather(send, recv, count, t, rt_, s_);
     if (c.op == Op::kReduceScatter)
       r = ccltuneReduceScatter(send, recv, count, t, NcclOf(c.redop), rt_, s_);
@@ -142,8 +146,10 @@ class RankRunner {
 
   int Reference(const Case& c, std::uint64_t count, const void* send, void* want) {
     const ncclDataType_t t = NcclOf(c.dtype);
-    if (c.op == Op::kAllReduce) RT_CHECK(ncclAllReduce(send, want, count, t, NcclOf(c.redop), nccl_, s_) == ncclSuccess);
-    if (c.op == Op::kAllGather) RT_CHECK(ncclAllGather(send, want, count, t, nccl_, s_) == ncclSuccess);
+    if (c.op == Op::kAllReduce)
+      RT_CHECK(ncclAllReduce(send, want, count, t, NcclOf(c.redop), nccl_, s_) == ncclSuccess);
+    if (c.op == Op::kAllGather)
+      RT_CHECK(ncclAllGather(send, want, count, t, nccl_, s_) == ncclSuccess);
     if (c.op == Op::kReduceScatter)
       RT_CHECK(ncclReduceScatter(send, want, count, t, NcclOf(c.redop), nccl_, s_) == ncclSuccess);
     return 0;
@@ -154,7 +160,8 @@ class RankRunner {
     const std::uint64_t fill = c.op == Op::kReduceScatter ? count * world_ : count;
     const std::uint64_t out = c.op == Op::kAllGather ? count * world_ : count;
     auto refill = [&]() {
-      return kernels::LaunchRandomFill(const_cast<void*>(send), fill, c.dtype, rank_, ++gen_, 0, s_);
+      return kernels::LaunchRandomFill(const_cast<void*>(send), fill, c.dtype, rank_, ++gen_, 0,
+                                       s_);
     };
     // The reference first (out of place, into `want`), then the runtime on the same input.
     RT_CHECK(refill() == cudaSuccess);
@@ -174,7 +181,8 @@ class RankRunner {
       RT_CHECK(Launch(c, count, send, recv) == 0);
     }
     kernels::Mismatch* mm = nullptr;
-    RT_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&mm), sizeof(*mm), cudaHostAllocMapped) == cudaSuccess);
+    RT_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&mm), sizeof(*mm), cudaHostAllocMapped) ==
+             cudaSuccess);
     const double tol = c.dtype == Dtype::kFp32 ? 1e-5 : 2e-2;
     RT_CHECK(kernels::LaunchCompare(recv, want, out, c.dtype, tol, mm, s_) == cudaSuccess);
     RT_CHECK(cudaStreamSynchronize(s_) == cudaSuccess);
@@ -184,7 +192,8 @@ class RankRunner {
                               c.pooled, name, sizeof(name)) == ccltuneSuccess);
     ++(*ran)[name];
     if (!ok) {
-      std::fprintf(stderr, "WRONG %s %s %s %llu B in_place=%d pooled=%d graph=%d via %s: [%llu] %g vs %g\n",
+      std::fprintf(stderr,
+                   "WRONG %s %s %s %llu B in_place=%d pooled=%d graph=%d via %s: [%llu] %g vs %g\n",
                    core::OpName(c.op), core::DtypeName(c.dtype), core::RedOpName(c.redop),
                    static_cast<unsigned long long>(c.bytes), c.in_place, c.pooled, c.graph, name,
                    mm->index, mm->got, mm->want);
@@ -268,7 +277,8 @@ int CorrectnessRank(const std::string& dir, int rank, int world, bool winners,
 void RunWorld(const std::string& tag, const std::function<int(const std::string&, int, int)>& body,
               int world) {
   GpuTestDir dir(tag);
-  const auto outcomes = RunRanks(world, dir.path(), 900, [&](int r) { return body(dir.path(), r, world); });
+  const auto outcomes =
+      RunRanks(world, dir.path(), 900, [&](int r) { return body(dir.path(), r, world); });
   std::string text = Describe(outcomes);
   for (const auto& o : outcomes) EXPECT_EQ(o.exit_code, 0) << text;
   WriteSummary(tag + ".txt", text);
@@ -278,23 +288,25 @@ void RunWorld(const std::string& tag, const std::function<int(const std::string&
 TEST(RuntimeGpu, MatchesNcclOnEveryPath) {
   const int world = GpuWorldOrZero();
   if (world == 0) GTEST_SKIP() << "no GPU";
-  RunWorld("runtime-correct", [](const std::string& d, int r, int w) { return CorrectnessRank(d, r, w, true); },
-           world);
+  RunWorld(
+      "runtime-correct",
+      [](const std::string& d, int r, int w) { return CorrectnessRank(d, r, w, true); }, world);
 }
 
 TEST(RuntimeGpu, WithoutWinnersRunsNccl) {
   const int world = GpuWorldOrZero();
   if (world == 0) GTEST_SKIP() << "no GPU";
-  RunWorld("runtime-nccl-only", [](const std::string& d, int r, int w) { return CorrectnessRank(d, r, w, false); },
-           world);
+  RunWorld(
+      "runtime-nccl-only",
+      [](const std::string& d, int r, int w) { return CorrectnessRank(d, r, w, false); }, world);
 }
 
 TEST(RuntimeGpu, PeerMemoryOffRunsTheRestCorrectly) {
   const int world = GpuWorldOrZero();
   if (world == 0) GTEST_SKIP() << "no GPU";
-  RunWorld("runtime-peer-off",
-           [](const std::string& d, int r, int w) { return CorrectnessRank(d, r, w, true, 0); },
-           world);
+  RunWorld(
+      "runtime-peer-off",
+      [](const std::string& d, int r, int w) { return CorrectnessRank(d, r, w, true, 0); }, world);
 }
 
 // Eager calls on two streams in turn, never synchronized by the caller: the runtime orders
@@ -313,22 +325,25 @@ int TwoStreamsRank(const std::string& dir, int rank, int world) {
   for (int i = 0; i < 2 * kRounds; ++i) {
     const std::uint64_t n = counts[i % 2];
     RT_CHECK(cudaMalloc(&in[i], n * 4) == cudaSuccess && cudaMalloc(&out[i], n * 4) == cudaSuccess);
-    RT_CHECK(kernels::LaunchRandomFill(in[i], n, Dtype::kFp32, rank, 7 + i % 2, 0, s[0]) == cudaSuccess);
+    RT_CHECK(kernels::LaunchRandomFill(in[i], n, Dtype::kFp32, rank, 7 + i % 2, 0, s[0]) ==
+             cudaSuccess);
   }
   for (int k = 0; k < 2; ++k)
-    RT_CHECK(ncclAllReduce(in[k], want[k], counts[k], ncclFloat32, ncclSum, nccl, s[0]) == ncclSuccess);
+    RT_CHECK(ncclAllReduce(in[k], want[k], counts[k], ncclFloat32, ncclSum, nccl, s[0]) ==
+             ncclSuccess);
   RT_CHECK(cudaStreamSynchronize(s[0]) == cudaSuccess);
   for (int i = 0; i < 2 * kRounds; ++i) {
     RT_CHECK(ccltuneAllReduce(in[i], out[i], counts[i % 2], ncclFloat32, ncclSum, rt, s[i % 2]) ==
              ccltuneSuccess);
   }
   kernels::Mismatch* mm = nullptr;
-  RT_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&mm), sizeof(*mm), cudaHostAllocMapped) == cudaSuccess);
+  RT_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&mm), sizeof(*mm), cudaHostAllocMapped) ==
+           cudaSuccess);
   RT_CHECK(cudaDeviceSynchronize() == cudaSuccess);
   int wrong = 0;
   for (int i = 0; i < 2 * kRounds; ++i) {
-    RT_CHECK(kernels::LaunchCompare(out[i], want[i % 2], counts[i % 2], Dtype::kFp32, 1e-5, mm, s[0]) ==
-             cudaSuccess);
+    RT_CHECK(kernels::LaunchCompare(out[i], want[i % 2], counts[i % 2], Dtype::kFp32, 1e-5, mm,
+                                    s[0]) == cudaSuccess);
     RT_CHECK(cudaStreamSynchronize(s[0]) == cudaSuccess);
     wrong += mm->index != ~0ull;
   }
@@ -358,7 +373,8 @@ int BadConfigRank(const std::string& dir, int rank, int world) {
   cfg = CCLTUNE_CONFIG_INITIALIZER;
   cfg.fingerprint = "Not A Fingerprint";
   RT_CHECK(ccltuneCommInit(nccl, &cfg, &rt) == ccltuneInvalidArgument);
-  RT_CHECK(std::string(ccltuneGetLastError()).find("ccltuneConfig_t.fingerprint") != std::string::npos);
+  RT_CHECK(std::string(ccltuneGetLastError()).find("ccltuneConfig_t.fingerprint") !=
+           std::string::npos);
   ncclCommDestroy(nccl);
   return 0;
 }

@@ -25,18 +25,19 @@ void AppendPeerCatalog(core::Op op, std::vector<core::ChoiceName>& out) {
     const char* mode;
     const char* unroll;  // nullptr: 1 (not named)
   };
-  static const Shape kOneShot[] = {
-      {"4", "256", "ll", nullptr},     {"16", "256", "ll", nullptr},
-      {"64", "256", "ll", nullptr},    {"32", "256", "pull", nullptr},
-      {"64", "256", "pull", nullptr},  {"128", "256", "pull", nullptr},
-      {"128", "256", "pull", "2"},     {"32", "256", "push", nullptr},
-      {"128", "256", "push", "2"}};
-  static const Shape kTwoShot[] = {
-      {"16", "256", "pull", "2"},  {"32", "256", "pull", "2"},  {"64", "256", "pull", nullptr},
-      {"64", "256", "pull", "2"},  {"128", "256", "pull", "2"}, {"64", "256", "push", "2"},
-      {"128", "256", "push", "2"}, {"128", "512", "push", "2"}};
-  static const Shape kCopy[] = {{"16", "256", "pull", nullptr}, {"16", "256", "push", nullptr},
-                                {"64", "512", "pull", "2"},     {"64", "512", "push", "2"}};
+  static const Shape kOneShot[] = {{"4", "256", "ll", nullptr},    {"16", "256", "ll", nullptr},
+                                   {"64", "256", "ll", nullptr},   {"32", "256", "pull", nullptr},
+                                   {"64", "256", "pull", nullptr}, {"128", "256", "pull", nullptr},
+                                   {"128", "256", "pull", "2"},    {"32", "256", "push", nullptr},
+                                   {"128", "256", "push", "2"}};
+  static const Shape kTwoShot[] = {{"16", "256", "pull", "2"},     {"32", "256", "pull", "2"},
+                                   {"64", "256", "pull", nullptr}, {"64", "256", "pull", "2"},
+                                   {"128", "256", "pull", "2"},    {"64", "256", "push", "2"},
+                                   {"128", "256", "push", "2"},    {"128", "512", "push", "2"}};
+  static const Shape kCopy[] = {{"16", "256", "pull", nullptr},
+                                {"16", "256", "push", nullptr},
+                                {"64", "512", "pull", "2"},
+                                {"64", "512", "push", "2"}};
   auto add = [&](const char* base, const auto& shapes) {
     for (const Shape& g : shapes) {
       std::map<std::string, std::string> p{
@@ -52,7 +53,6 @@ void AppendPeerCatalog(core::Op op, std::vector<core::ChoiceName>& out) {
     for (const char* mode : {"pull", "push"}) out.push_back(Named("ce", {{"mode", mode}}));
   }
 }
-
 
 }  // namespace
 

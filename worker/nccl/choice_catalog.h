@@ -24,10 +24,10 @@ using apply::SpecFromChoice;
 // What the catalog needs to know about the running system.
 struct CatalogContext {
   int world = 1;
-  int nccl_version = 0;       // ncclGetVersion code, e.g. 22803
-  bool tuner_loaded = false;  // the in-process tuner is NCCL's plugin
-  std::string tuner_problem;  // why not, when not
-  bool test_choices = false;  // CCLTUNE_ENABLE_TEST_CHOICES=1
+  int nccl_version = 0;                                 // ncclGetVersion code, e.g. 22803
+  bool tuner_loaded = false;                            // the in-process tuner is NCCL's plugin
+  std::string tuner_problem;                            // why not, when not
+  bool test_choices = false;                            // CCLTUNE_ENABLE_TEST_CHOICES=1
   std::string peer_problem = "peer memory not probed";  // empty: peer kernels can run
 };
 

@@ -35,7 +35,8 @@ std::vector<apply::WinnerRecord> Sweep() {
 TEST(DispatchTable, PooledBuffersRunEveryWinner) {
   const DispatchTable t = DispatchTable::Build(Sweep(), PeersOn(4));
   EXPECT_EQ(t.size(), 4u);
-  EXPECT_EQ(t.Choose(Op::kAllReduce, Dtype::kBf16, RedOp::kSum, 1024, BufferClass::kPooled).name, kLL);
+  EXPECT_EQ(t.Choose(Op::kAllReduce, Dtype::kBf16, RedOp::kSum, 1024, BufferClass::kPooled).name,
+            kLL);
   EXPECT_EQ(t.Choose(Op::kAllReduce, Dtype::kBf16, RedOp::kSum, 65536, BufferClass::kPooled).name,
             kPull);
   EXPECT_EQ(t.Choose(Op::kAllReduce, Dtype::kBf16, RedOp::kSum, 262144, BufferClass::kPooled).name,
@@ -47,7 +48,8 @@ TEST(DispatchTable, PooledBuffersRunEveryWinner) {
 TEST(DispatchTable, PlainBuffersGetTheFastestChoiceThatNeedsNoSharedBuffers) {
   const DispatchTable t = DispatchTable::Build(Sweep(), PeersOn(4));
   // LL pushes into the runtime's staging: any buffer works.
-  EXPECT_EQ(t.Choose(Op::kAllReduce, Dtype::kBf16, RedOp::kSum, 1024, BufferClass::kPlain).name, kLL);
+  EXPECT_EQ(t.Choose(Op::kAllReduce, Dtype::kBf16, RedOp::kSum, 1024, BufferClass::kPlain).name,
+            kLL);
   // Pull reads the peers' inputs: the next fastest that does not (LL 7.0 < 10.89 * 0.97).
   const TableEntry* e = t.Lookup(Op::kAllReduce, Dtype::kBf16, RedOp::kSum, 65536);
   ASSERT_NE(e, nullptr);
@@ -129,7 +131,8 @@ TEST(WhyNotForCall, OddShapesFallBackToNccl) {
   EXPECT_NE(WhyNotForCall(spec(kLL), call, BufferClass::kPlain), "");
   EXPECT_EQ(WhyNotForCall(spec(kLL), call, BufferClass::kPooled), "");  // the pool pads
   call.in_place = true;
-  EXPECT_EQ(WhyNotForCall(spec(kPull), call, BufferClass::kPooled), "one-shot pull cannot run in place");
+  EXPECT_EQ(WhyNotForCall(spec(kPull), call, BufferClass::kPooled),
+            "one-shot pull cannot run in place");
   EXPECT_EQ(WhyNotForCall(spec(kTwoShot), call, BufferClass::kPooled), "");
   call.count = 0;
   EXPECT_EQ(WhyNotForCall(spec("nccl"), call, BufferClass::kPlain), "no element per rank");

@@ -20,18 +20,19 @@
 namespace ccltune::runtime {
 namespace {
 
+using ccltune::testing::ScopedEnv;
 using core::Dtype;
 using core::Op;
 using core::RedOp;
-using ccltune::testing::ScopedEnv;
 
 constexpr const char* kFp = "0123456789abcdef";
 constexpr const char* kLL = "oneshot:blocks=64,threads=256,mode=ll";
 
 std::vector<core::ResultRecord> Published() {
-  return {MakeResult(Op::kAllReduce, Dtype::kBf16, RedOp::kSum, 1024, 2, {{"nccl", 6.0}, {kLL, 2.9}}),
-          MakeResult(Op::kAllReduce, Dtype::kBf16, RedOp::kSum, 64 << 20, 2,
-                     {{"nccl", 244.0}, {"nccl:ctas=16", 240.0}})};
+  return {
+      MakeResult(Op::kAllReduce, Dtype::kBf16, RedOp::kSum, 1024, 2, {{"nccl", 6.0}, {kLL, 2.9}}),
+      MakeResult(Op::kAllReduce, Dtype::kBf16, RedOp::kSum, 64 << 20, 2,
+                 {{"nccl", 244.0}, {"nccl:ctas=16", 240.0}})};
 }
 
 core::Result<apply::ParsedFile> Load(const std::string& fp) {
@@ -52,7 +53,8 @@ TEST(WinnerLoading, FromTheSharedCache) {
   ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
   ASSERT_EQ(loaded->records.size(), 2u);
   const DispatchTable t = DispatchTable::Build(loaded->records, Capabilities{2, ""});
-  EXPECT_EQ(t.Choose(Op::kAllReduce, Dtype::kBf16, RedOp::kSum, 1500, BufferClass::kPlain).name, kLL);
+  EXPECT_EQ(t.Choose(Op::kAllReduce, Dtype::kBf16, RedOp::kSum, 1500, BufferClass::kPlain).name,
+            kLL);
   EXPECT_EQ(t.Choose(Op::kAllReduce, Dtype::kBf16, RedOp::kSum, 48 << 20, BufferClass::kPlain).name,
             "nccl");  // ctas=16 is within the 3 % noise threshold: the winner is nccl
   // Another fingerprint's communicator finds nothing: the runtime then runs NCCL.
