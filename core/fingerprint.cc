@@ -4,6 +4,7 @@
 
 #include <openssl/evp.h>
 
+#include <algorithm>
 #include <memory>
 
 namespace ccltune::core {
@@ -41,6 +42,15 @@ std::string Sha256Hex(const std::string& data) {
 
 std::string Fingerprint(const FingerprintInput& in) {
   return Sha256Hex(CanonicalFingerprintJson(in)).substr(0, 16);
+}
+
+Status CheckPinnedFingerprint(const std::string& fp, const std::string& source) {
+  const bool ok = !fp.empty() && fp.size() <= 64 && std::all_of(fp.begin(), fp.end(), [](char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || c == '-' || c == '_';
+  });
+  if (ok) return Status::Ok();
+  return InvalidArgument(source + "='" + fp +
+                         "' is not a fingerprint (1-64 of 0-9, a-z, '-', '_')");
 }
 
 }  // namespace ccltune::core

@@ -43,12 +43,6 @@ core::Result<std::unique_ptr<RuntimeComm>> RuntimeComm::Init(ncclComm_t nccl,
   std::unique_ptr<RuntimeComm> c(new RuntimeComm(nccl, std::move(config)));
   CCLTUNE_RETURN_IF_ERROR(c->Identify());
   DeviceGuard guard(c->device_);
-  // A pinned fingerprint is checked before any collective, so a typo fails at once.
-  if (!c->config_.fingerprint.empty()) {
-    CCLTUNE_RETURN_IF_ERROR(
-        gpu::CommunicatorFingerprint(1, 1, 0, c->config_.fingerprint, c->config_.fingerprint_source)
-            .status());
-  }
   CCLTUNE_ASSIGN_OR_RETURN(c->stream_, gpu::Stream::Create());
   c->dir_ = std::make_unique<NcclDirectory>(nccl, c->rank_, c->world_, c->stream_.get());
   const core::Deadline deadline = core::Clock::now() + c->config_.timeout;

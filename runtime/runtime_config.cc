@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "core/env_switch.h"
+#include "core/fingerprint.h"
 #include "core/redis_client.h"
 
 namespace ccltune::runtime {
@@ -57,6 +58,9 @@ core::Status ApplySource(const ccltuneConfig_t& c, RuntimeConfig& out) {
   if (c.fingerprint != nullptr) {
     out.fingerprint = c.fingerprint;
     out.fingerprint_source = "ccltuneConfig_t.fingerprint";
+  }
+  if (!out.fingerprint.empty()) {
+    return core::CheckPinnedFingerprint(out.fingerprint, out.fingerprint_source);
   }
   return core::Status::Ok();
 }

@@ -91,13 +91,7 @@ core::Result<std::string> CommunicatorFingerprint(std::size_t n_ranks, std::size
                                                   int nccl_version, const std::string& pinned,
                                                   const std::string& source) {
   if (!pinned.empty()) {
-    const bool ok =
-        pinned.size() <= 64 && std::all_of(pinned.begin(), pinned.end(), [](char c) {
-          return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || c == '-' || c == '_';
-        });
-    if (!ok)
-      return core::InvalidArgument(source + "='" + pinned +
-                                   "' is not a fingerprint (1-64 of 0-9, a-z, '-', '_')");
+    CCLTUNE_RETURN_IF_ERROR(core::CheckPinnedFingerprint(pinned, source));
     return pinned;
   }
   return core::Fingerprint(CommunicatorFingerprintInput(n_ranks, n_nodes, nccl_version));

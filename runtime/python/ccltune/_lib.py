@@ -47,8 +47,12 @@ def lib():
     if _lib is not None:
         return _lib
     path = os.environ.get("CCLTUNE_LIBRARY", "libccltune.so.0")
-    l = ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
-    p, sz, i, u = ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_uint
+    try:
+        l = ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+    except OSError as e:
+        raise CcltuneError("cannot load libccltune from %r (set CCLTUNE_LIBRARY to the path of "
+                           "libccltune.so.0): %s" % (path, e)) from e
+    p, sz, i = ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int
     for name, args in {
             "ccltuneCommInit": [p, ctypes.POINTER(Config), ctypes.POINTER(p)],
             "ccltuneCommDestroy": [p],
@@ -57,10 +61,18 @@ def lib():
             "ccltuneReduceScatter": [p, p, sz, i, i, p, p],
             "ccltuneGetChoice": [p, i, i, i, sz, i, ctypes.c_char_p, sz],
             "ccltuneMemAlloc": [p, ctypes.POINTER(p), sz],
-            "ccltuneMemFree": [p, p]}.items():
+            "ccltuneMemFree": [p, p],
+            "ccltuneGetVersion": [ctypes.POINTER(i)]}.items():
         f = getattr(l, name)
         f.argtypes, f.restype = args, i
     l.ccltuneGetLastError.restype = ctypes.c_char_p
+    l.ccltuneGetErrorString.restype = ctypes.c_char_p
+    l.ccltuneGetErrorString.argtypes = [i]
+    version = i()
+    l.ccltuneGetVersion(ctypes.byref(version))
+    if version.value // 100 != VERSION_CODE // 100:
+        raise CcltuneError("libccltune %d at %r, this binding follows %d (major.minor must match)"
+                           % (version.value, path, VERSION_CODE))
     _lib = l
     # The NCCL libccltune links (already loaded as its dependency: the same instance).
     _nccl = ctypes.CDLL("libnccl.so.2")
@@ -68,7 +80,6 @@ def lib():
     _nccl.ncclCommInitRank.argtypes = [ctypes.POINTER(p), i, UniqueId, i]
     _nccl.ncclCommDestroy.argtypes = [p]
     _nccl.ncclGetErrorString.restype = ctypes.c_char_p
-    del u
     return _lib
 
 
