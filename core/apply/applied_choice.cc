@@ -53,15 +53,14 @@ std::string NeedsChannels(const WinnerRecord& r, int channel_ceiling) {
 // The winner asks for more channels than the communicator is known to have.
 AppliedChoice Substitute(const WinnerRecord& r, int channel_ceiling) {
   const std::string why = NeedsChannels(r, channel_ceiling);
+  // `nccl` (forces nothing) and the choices the ceiling lets a tuner reproduce.
   std::vector<TimedChoice> reproducible;
-  for (const auto& c : r.choices) reproducible.push_back({c.name, c.time_us});
+  for (const auto& c : r.choices) {
+    if (c.name == "nccl" || Reproducible(c.forced, channel_ceiling))
+      reproducible.push_back({c.name, c.time_us});
+  }
   const RuleOutcome o = FastestRunnable(
-      reproducible,
-      [&](const std::string& name) -> std::string {
-        const MeasuredChoice* c = Find(r, name);
-        return c != nullptr && Reproducible(c->forced, channel_ceiling) ? "" : "not reproducible";
-      },
-      "reproducible");
+      reproducible, [](const std::string&) { return std::string(); }, "reproducible");
   if (!o.found)
     return AppliedChoice{
         {}, "", 0, why + "; forcing nothing: the record has no usable nccl time", true};

@@ -67,11 +67,11 @@ int TestWorld(int visible) {
   return want > 0 && want <= visible ? want : visible;
 }
 
-int MultiGpuWorldOrZero() {
+int GpuWorldOrZero(int min_gpus) {
   std::string why;
   const int gpus = ProbeGpuCount(&why);
-  if (gpus >= 2) return TestWorld(gpus);
-  std::printf("SKIP: needs >= 2 GPUs, found %d (%s)\n", gpus, why.c_str());
+  if (gpus >= min_gpus) return TestWorld(gpus);
+  std::printf("SKIP: needs >= %d GPUs, found %d (%s)\n", min_gpus, gpus, why.c_str());
   return 0;
 }
 

@@ -16,9 +16,11 @@ int ProbeGpuCount(std::string* why);
 // How many ranks a multi-GPU test uses: $CCLTUNE_GPU_TEST_RANKS, else every visible GPU.
 int TestWorld(int visible);
 
-// TestWorld of the visible GPUs, or 0 after printing "SKIP: needs >= 2 GPUs, found N (why)"
-// (the caller then GTEST_SKIPs: the skip must come from the test body).
-int MultiGpuWorldOrZero();
+// TestWorld of the visible GPUs when at least `min_gpus` are visible, else 0 after printing
+// "SKIP: needs >= M GPUs, found N (why)" (the caller then GTEST_SKIPs: the skip must come
+// from the test body).
+int GpuWorldOrZero(int min_gpus);
+inline int MultiGpuWorldOrZero() { return GpuWorldOrZero(2); }
 
 struct RankOutcome {
   int exit_code = -1;      // the body's return value; 128+N when killed by signal N

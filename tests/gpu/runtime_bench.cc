@@ -23,10 +23,9 @@
 #include <vector>
 
 #include "ccltune.h"
-#include "core/gpu/hex_bytes.h"
 #include "core/kernels/kernels.h"
-#include "tests/gpu/file_peer_directory.h"
 #include "tests/gpu/gpu_test_env.h"
+#include "tests/gpu/nccl_rank.h"
 #include "tests/gpu/rank_harness.h"
 
 namespace ccltune::testing {
@@ -137,15 +136,8 @@ class Timer {
 
 int RankMain(const Options& o, const std::string& dir, int rank, int world) {
   cudaSetDevice(rank);
-  FilePeerDirectory files(dir, rank, world);
-  ncclUniqueId id{};
-  if (rank == 0) ncclGetUniqueId(&id);
-  auto got = files.Broadcast(
-      "uid", 0, rank == 0 ? std::optional(gpu::HexBytes(&id, sizeof(id))) : std::nullopt,
-      worker::DeadlineIn(60));
-  if (!got.ok() || !gpu::UnhexBytes(*got, &id, sizeof(id), "uid").ok()) return 2;
-  ncclComm_t nccl = nullptr;
-  if (ncclCommInitRank(&nccl, world, id, rank) != ncclSuccess) return 2;
+  ncclComm_t nccl = SharedNcclComm(dir, rank, world);
+  if (nccl == nullptr) return 2;
   const std::vector<Tuned> sizes = ReadWinners(o.winners);
   if (sizes.empty()) return 3;
   ccltuneConfig_t cfg = CCLTUNE_CONFIG_INITIALIZER;

@@ -22,10 +22,9 @@
 #include <thread>
 
 #include "ccltune.h"
-#include "core/gpu/hex_bytes.h"
 #include "core/kernels/kernels.h"
-#include "tests/gpu/file_peer_directory.h"
 #include "tests/gpu/gpu_test_env.h"
+#include "tests/gpu/nccl_rank.h"
 #include "tests/gpu/rank_harness.h"
 #include "tests/gpu/runtime_winners.h"
 
@@ -44,14 +43,6 @@ using core::RedOp;
     }                                                                                              \
   } while (0)
 
-int GpuWorldOrZero() {
-  std::string why;
-  const int gpus = ProbeGpuCount(&why);
-  if (gpus >= 1) return TestWorld(gpus);
-  std::printf("SKIP: needs a GPU (%s)\n", why.c_str());
-  return 0;
-}
-
 ncclDataType_t NcclOf(Dtype d) {
   return d == Dtype::kFp32 ? ncclFloat32 : d == Dtype::kFp16 ? ncclFloat16 : ncclBfloat16;
 }
@@ -62,19 +53,6 @@ ccltuneOp_t CcltuneOf(Op op) {
   return op == Op::kAllReduce   ? ccltuneAllReduceOp
          : op == Op::kAllGather ? ccltuneAllGatherOp
                                 : ccltuneReduceScatterOp;
-}
-
-// One rank's NCCL communicator, its id spread through files.
-ncclComm_t MakeNccl(const std::string& dir, int rank, int world) {
-  FilePeerDirectory files(dir, rank, world);
-  ncclUniqueId id{};
-  if (rank == 0) (void)ncclGetUniqueId(&id);
-  auto got = files.Broadcast(
-      "uid", 0, rank == 0 ? std::optional(gpu::HexBytes(&id, sizeof(id))) : std::nullopt,
-      worker::DeadlineIn(60));
-  if (!got.ok() || !gpu::UnhexBytes(*got, &id, sizeof(id), "ncclUniqueId").ok()) return nullptr;
-  ncclComm_t comm = nullptr;
-  return ncclCommInitRank(&comm, world, id, rank) == ncclSuccess ? comm : nullptr;
 }
 
 struct Case {
@@ -235,7 +213,7 @@ std::vector<Case> Cases(int world) {
 bool StartRank(const std::string& dir, int rank, int world, bool winners, int peer_memory,
                ncclComm_t* nccl, ccltuneComm_t* rt) {
   if (cudaSetDevice(rank) != cudaSuccess) return false;
-  *nccl = MakeNccl(dir, rank, world);
+  *nccl = SharedNcclComm(dir, rank, world);
   if (*nccl == nullptr) return false;
   const std::string file = dir + "/winners-" + std::to_string(rank) + ".json";
   std::ofstream(file) << RuntimeTestResults(world);
@@ -286,7 +264,7 @@ void RunWorld(const std::string& tag, const std::function<int(const std::string&
 }
 
 TEST(RuntimeGpu, MatchesNcclOnEveryPath) {
-  const int world = GpuWorldOrZero();
+  const int world = GpuWorldOrZero(1);
   if (world == 0) GTEST_SKIP() << "no GPU";
   RunWorld(
       "runtime-correct",
@@ -294,7 +272,7 @@ TEST(RuntimeGpu, MatchesNcclOnEveryPath) {
 }
 
 TEST(RuntimeGpu, WithoutWinnersRunsNccl) {
-  const int world = GpuWorldOrZero();
+  const int world = GpuWorldOrZero(1);
   if (world == 0) GTEST_SKIP() << "no GPU";
   RunWorld(
       "runtime-nccl-only",
@@ -302,7 +280,7 @@ TEST(RuntimeGpu, WithoutWinnersRunsNccl) {
 }
 
 TEST(RuntimeGpu, PeerMemoryOffRunsTheRestCorrectly) {
-  const int world = GpuWorldOrZero();
+  const int world = GpuWorldOrZero(1);
   if (world == 0) GTEST_SKIP() << "no GPU";
   RunWorld(
       "runtime-peer-off",
@@ -356,14 +334,14 @@ int TwoStreamsRank(const std::string& dir, int rank, int world) {
 }
 
 TEST(RuntimeGpu, TwoStreamsInTurnStayCorrect) {
-  const int world = GpuWorldOrZero();
+  const int world = GpuWorldOrZero(1);
   if (world == 0) GTEST_SKIP() << "no GPU";
   RunWorld("runtime-two-streams", TwoStreamsRank, world);
 }
 
 int BadConfigRank(const std::string& dir, int rank, int world) {
   RT_CHECK(cudaSetDevice(rank) == cudaSuccess);
-  ncclComm_t nccl = MakeNccl(dir, rank, world);
+  ncclComm_t nccl = SharedNcclComm(dir, rank, world);
   RT_CHECK(nccl != nullptr);
   ccltuneConfig_t cfg = CCLTUNE_CONFIG_INITIALIZER;
   cfg.timeoutMs = 1;
@@ -380,7 +358,7 @@ int BadConfigRank(const std::string& dir, int rank, int world) {
 }
 
 TEST(RuntimeGpu, BadConfigIsOneClearError) {
-  const int world = GpuWorldOrZero();
+  const int world = GpuWorldOrZero(1);
   if (world == 0) GTEST_SKIP() << "no GPU";
   RunWorld("runtime-bad-config", BadConfigRank, 1);
 }
@@ -388,7 +366,7 @@ TEST(RuntimeGpu, BadConfigIsOneClearError) {
 // Rank 1 never calls ccltuneCommInit: rank 0's init must give up within its timeout.
 int AbsentPeerRank(const std::string& dir, int rank, int world) {
   RT_CHECK(cudaSetDevice(rank) == cudaSuccess);
-  ncclComm_t nccl = MakeNccl(dir, rank, world);
+  ncclComm_t nccl = SharedNcclComm(dir, rank, world);
   RT_CHECK(nccl != nullptr);
   if (rank != 0) {
     std::this_thread::sleep_for(std::chrono::seconds(6));
