@@ -79,6 +79,17 @@ const std::vector<BaseSpec>& Catalog() {
       {"nccl-symm", nccl, {}},
       {"oneshot", nccl, kernel},
       {"twoshot", nccl, kernel},
+      // all-reduce + epilogue in one launch (issue 16): a block per row, no unroll.
+      {"oneshot-fused",
+       nccl,
+       {{"blocks", IntRange(1, 1024)},
+        {"threads", IntRange(32, 1024, 32)},
+        {"mode", OneOf({"pull", "ll"})}}},
+      {"twoshot-fused",
+       nccl,
+       {{"blocks", IntRange(1, 1024)},
+        {"threads", IntRange(32, 1024, 32)},
+        {"mode", OneOf({"pull"})}}},
       {"p2p", nccl, kernel},
       {"ce", nccl, {{"mode", OneOf({"pull", "push"})}}},
       // Hang on purpose (deadline tests); only with CCLTUNE_ENABLE_TEST_CHOICES=1.

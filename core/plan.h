@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/epilogue.h"
 #include "core/status.h"
 #include "core/types.h"
 
@@ -19,6 +20,11 @@ struct CollectiveSpec {
   RedOp reduce_op = RedOp::kSum;         // kNone for non-reducing ops
   std::vector<std::uint64_t> sizes;      // bytes, ascending, deduplicated (ranges expanded)
   std::vector<std::string> choices;      // empty = every applicable choice
+  // With an epilogue (allReduce only) the problems are rows of `epilogue.hidden` elements:
+  // `tokens` (ascending, deduplicated) replaces `sizes`, and a problem's bytes are
+  // tokens x hidden x the dtype's size.
+  Epilogue epilogue;
+  std::vector<std::uint64_t> tokens;
 };
 
 struct BenchmarkSpec {
@@ -43,6 +49,7 @@ struct PlanLimits {
   std::size_t max_sizes_per_collective = 64;
   std::size_t max_problems = 2048;
   std::size_t max_collectives = 32;
+  std::uint64_t max_tokens = 1u << 16;    // rows of an epilogue problem
   int max_iters = 100000;
   int max_rounds = 1000;
   double max_timeout_seconds = 24 * 3600;

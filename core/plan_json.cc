@@ -11,8 +11,13 @@ std::string PlanToJson(const Plan& plan) {
   for (const auto& c : plan.collectives) {
     nlohmann::json dtypes = nlohmann::json::array();
     for (Dtype d : c.dtypes) dtypes.push_back(DtypeName(d));
-    nlohmann::json j{
-        {"op", OpName(c.op)}, {"dtypes", dtypes}, {"sizes", c.sizes}, {"choices", c.choices}};
+    nlohmann::json j{{"op", OpName(c.op)}, {"dtypes", dtypes}, {"choices", c.choices}};
+    if (c.epilogue.none()) {
+      j["sizes"] = c.sizes;
+    } else {
+      j["epilogue"] = EpilogueToJson(c.epilogue);
+      j["tokens"] = c.tokens;
+    }
     if (IsReducing(c.op)) j["reduceOp"] = RedOpName(c.reduce_op);
     collectives.push_back(std::move(j));
   }

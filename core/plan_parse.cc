@@ -28,26 +28,9 @@ Result<std::uint64_t> SizeField(const YAML::Node& node, const std::string& path,
   return *bytes;
 }
 
-Status SizeRange(const YAML::Node& node, const std::string& path, const PlanLimits& limits,
-                 std::vector<std::uint64_t>& out) {
-  CCLTUNE_RETURN_IF_ERROR(yaml::CheckKeys(node, path, {"min", "max", "factor"}));
-  if (!node["min"]) return FieldError(Key(path, "min"), "is required");
-  if (!node["max"]) return FieldError(Key(path, "max"), "is required");
-  CCLTUNE_ASSIGN_OR_RETURN(std::uint64_t lo, SizeField(node["min"], Key(path, "min"), limits));
-  CCLTUNE_ASSIGN_OR_RETURN(std::uint64_t hi, SizeField(node["max"], Key(path, "max"), limits));
-  long long factor = 2;
-  if (node["factor"]) {
-    auto f = yaml::Integer(node["factor"], Key(path, "factor"));
-    if (!f.ok() || *f < 2) {
-      const std::string text = node["factor"].IsScalar() ? node["factor"].Scalar() : "?";
-      return FieldError(Key(path, "factor"), text + " is not allowed (must be an integer >= 2)");
-    }
-    factor = *f;
-  }
-  if (lo > hi) {
-    return FieldError(Key(path, "min"), FormatSize(lo) + " is larger than max " + FormatSize(hi) +
-                                            " (must be min <= max)");
-  }
+// min, factor*min, ... up to max, at most the configured number of entries.
+Status ExpandRange(std::uint64_t lo, std::uint64_t hi, long long factor, const std::string& path,
+                   const PlanLimits& limits, std::vector<std::uint64_t>& out) {
   for (std::uint64_t s = lo; s <= hi; s *= static_cast<std::uint64_t>(factor)) {
     if (out.size() == limits.max_sizes_per_collective) {
       return FieldError(path, "expands to more than " +
@@ -60,20 +43,120 @@ Status SizeRange(const YAML::Node& node, const std::string& path, const PlanLimi
   return Status::Ok();
 }
 
-Status Sizes(const YAML::Node& node, const std::string& path, const PlanLimits& limits,
-             std::vector<std::uint64_t>& out) {
-  if (!node) return FieldError(path, "is required ({min, max, factor} or a list of sizes)");
-  if (node.IsMap()) return SizeRange(node, path, limits, out);
+Result<long long> RangeFactor(const YAML::Node& node, const std::string& path) {
+  if (!node) return 2;
+  auto f = yaml::Integer(node, path);
+  if (!f.ok() || *f < 2) {
+    const std::string text = node.IsScalar() ? node.Scalar() : "?";
+    return FieldError(path, text + " is not allowed (must be an integer >= 2)");
+  }
+  return *f;
+}
+
+// {min, max, factor} or a list, each entry read by `read`; ascending and deduplicated.
+template <class F>
+Status RangeOrList(const YAML::Node& node, const std::string& path, const PlanLimits& limits,
+                   const std::string& what, F read, std::string (*format)(std::uint64_t),
+                   std::vector<std::uint64_t>& out) {
+  if (!node) return FieldError(path, "is required ({min, max, factor} or a list of " + what + ")");
+  if (node.IsMap()) {
+    CCLTUNE_RETURN_IF_ERROR(yaml::CheckKeys(node, path, {"min", "max", "factor"}));
+    if (!node["min"]) return FieldError(Key(path, "min"), "is required");
+    if (!node["max"]) return FieldError(Key(path, "max"), "is required");
+    CCLTUNE_ASSIGN_OR_RETURN(std::uint64_t lo, read(node["min"], Key(path, "min")));
+    CCLTUNE_ASSIGN_OR_RETURN(std::uint64_t hi, read(node["max"], Key(path, "max")));
+    CCLTUNE_ASSIGN_OR_RETURN(long long factor, RangeFactor(node["factor"], Key(path, "factor")));
+    if (lo > hi) {
+      return FieldError(Key(path, "min"),
+                        format(lo) + " is larger than max " + format(hi) + " (must be min <= max)");
+    }
+    return ExpandRange(lo, hi, factor, path, limits, out);
+  }
   if (!node.IsSequence() || node.size() == 0) {
-    return FieldError(path, "must be {min, max, factor} or a non-empty list of sizes");
+    return FieldError(path, "must be {min, max, factor} or a non-empty list of " + what);
   }
   for (std::size_t i = 0; i < node.size(); ++i) {
-    CCLTUNE_ASSIGN_OR_RETURN(std::uint64_t s, SizeField(node[i], Index(path, i), limits));
+    CCLTUNE_ASSIGN_OR_RETURN(std::uint64_t s, read(node[i], Index(path, i)));
     out.push_back(s);
   }
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
   return Status::Ok();
+}
+
+Status Sizes(const YAML::Node& node, const std::string& path, const PlanLimits& limits,
+             std::vector<std::uint64_t>& out) {
+  auto read = [&](const YAML::Node& n, const std::string& p) { return SizeField(n, p, limits); };
+  return RangeOrList(node, path, limits, "sizes", read, FormatSize, out);
+}
+
+// Rows of an epilogue problem: plain integers 1..max_tokens.
+Status Tokens(const YAML::Node& node, const std::string& path, const PlanLimits& limits,
+              std::vector<std::uint64_t>& out) {
+  auto read = [&](const YAML::Node& n, const std::string& p) -> Result<std::uint64_t> {
+    auto v = yaml::Integer(n, p);
+    if (!v.ok() || *v < 1 || static_cast<std::uint64_t>(*v) > limits.max_tokens) {
+      const std::string text = n.IsScalar() ? n.Scalar() : "?";
+      return FieldError(p, text + " is not allowed (must be an integer 1.." +
+                               std::to_string(limits.max_tokens) + ")");
+    }
+    return static_cast<std::uint64_t>(*v);
+  };
+  auto decimal = [](std::uint64_t n) { return std::to_string(n); };
+  return RangeOrList(node, path, limits, "token counts", read, +decimal, out);
+}
+
+// {kind, hidden, eps}; kind none (or no epilogue field) is a plain collective.
+Status EpilogueField(const YAML::Node& node, const std::string& path, Epilogue& out) {
+  if (!node || node.IsNull()) return Status::Ok();
+  CCLTUNE_RETURN_IF_ERROR(yaml::CheckKeys(node, path, {"kind", "hidden", "eps"}));
+  if (!node["kind"]) {
+    return FieldError(Key(path, "kind"), "is required (" + AllowedEpilogueKinds() + ")");
+  }
+  CCLTUNE_ASSIGN_OR_RETURN(std::string kind, yaml::String(node["kind"], Key(path, "kind")));
+  auto parsed = ParseEpilogueKind(kind);
+  if (!parsed.ok()) return FieldError(Key(path, "kind"), parsed.status().message());
+  out.kind = *parsed;
+  if (out.none()) {
+    if (node["hidden"] || node["eps"]) {
+      return FieldError(path, "kind none takes no hidden or eps");
+    }
+    return Status::Ok();
+  }
+  if (!node["hidden"]) return FieldError(Key(path, "hidden"), "is required (elements per token)");
+  CCLTUNE_ASSIGN_OR_RETURN(long long hidden, yaml::Integer(node["hidden"], Key(path, "hidden")));
+  if (hidden < 0 || hidden > kMaxEpilogueHidden) {
+    return FieldError(Key(path, "hidden"), std::to_string(hidden) +
+                                               " is not allowed (must be a multiple of " +
+                                               std::to_string(kEpilogueHiddenMultiple) + " in " +
+                                               std::to_string(kEpilogueHiddenMultiple) + ".." +
+                                               std::to_string(kMaxEpilogueHidden) + ")");
+  }
+  out.hidden = static_cast<int>(hidden);
+  if (node["eps"]) {
+    if (out.kind != EpilogueKind::kResidualRmsNorm) {
+      return FieldError(Key(path, "eps"), "only residualRmsNorm takes eps");
+    }
+    CCLTUNE_ASSIGN_OR_RETURN(out.eps, yaml::Number(node["eps"], Key(path, "eps")));
+  }
+  return Status::Ok();
+}
+
+// Sizes for a plain collective, tokens for one with an epilogue: never both.
+Status Extent(const YAML::Node& node, const std::string& path, const PlanLimits& limits,
+              CollectiveSpec& c) {
+  if (c.epilogue.none()) {
+    if (node["tokens"]) {
+      return FieldError(Key(path, "tokens"),
+                        "only with an epilogue (a plain collective lists sizes)");
+    }
+    return Sizes(node["sizes"], Key(path, "sizes"), limits, c.sizes);
+  }
+  if (node["sizes"]) {
+    return FieldError(Key(path, "sizes"),
+                      "not allowed with an epilogue (list tokens: the rows of hidden elements)");
+  }
+  return Tokens(node["tokens"], Key(path, "tokens"), limits, c.tokens);
 }
 
 Status Dtypes(const YAML::Node& node, const std::string& path, std::vector<Dtype>& out) {
@@ -118,8 +201,8 @@ Status ReduceOp(const YAML::Node& node, const std::string& path, CollectiveSpec&
 
 Result<CollectiveSpec> Collective(const YAML::Node& node, const std::string& path,
                                   const PlanLimits& limits, const std::string& backend) {
-  CCLTUNE_RETURN_IF_ERROR(
-      yaml::CheckKeys(node, path, {"op", "dtypes", "reduceOp", "sizes", "choices"}));
+  CCLTUNE_RETURN_IF_ERROR(yaml::CheckKeys(
+      node, path, {"op", "dtypes", "reduceOp", "sizes", "tokens", "epilogue", "choices"}));
   CollectiveSpec c;
   if (!node["op"]) return FieldError(Key(path, "op"), "is required (" + AllowedOps() + ")");
   CCLTUNE_ASSIGN_OR_RETURN(std::string op, yaml::String(node["op"], Key(path, "op")));
@@ -128,7 +211,8 @@ Result<CollectiveSpec> Collective(const YAML::Node& node, const std::string& pat
   c.op = *parsed;
   CCLTUNE_RETURN_IF_ERROR(Dtypes(node["dtypes"], Key(path, "dtypes"), c.dtypes));
   CCLTUNE_RETURN_IF_ERROR(ReduceOp(node["reduceOp"], Key(path, "reduceOp"), c));
-  CCLTUNE_RETURN_IF_ERROR(Sizes(node["sizes"], Key(path, "sizes"), limits, c.sizes));
+  CCLTUNE_RETURN_IF_ERROR(EpilogueField(node["epilogue"], Key(path, "epilogue"), c.epilogue));
+  CCLTUNE_RETURN_IF_ERROR(Extent(node, path, limits, c));
   CCLTUNE_RETURN_IF_ERROR(Choices(node["choices"], Key(path, "choices"), backend, c.choices));
   return c;
 }

@@ -90,11 +90,78 @@ Status ValidateChoices(const CollectiveSpec& c, const std::string& path,
   return Status::Ok();
 }
 
+// Rows of an epilogue entry: ascending, 1..max_tokens, and no problem over the byte cap.
+Status ValidateTokens(const CollectiveSpec& c, const std::string& path, const PlanLimits& l) {
+  if (c.tokens.empty()) return FieldError(path, "must list at least one token count");
+  if (c.tokens.size() > l.max_sizes_per_collective) {
+    return FieldError(path, std::to_string(c.tokens.size()) +
+                                " token counts is not allowed (at "
+                                "most " +
+                                std::to_string(l.max_sizes_per_collective) + ")");
+  }
+  for (std::size_t i = 0; i < c.tokens.size(); ++i) {
+    const std::uint64_t t = c.tokens[i];
+    CCLTUNE_RETURN_IF_ERROR(
+        IntIn(Index(path, i), static_cast<long long>(t), 1, static_cast<long long>(l.max_tokens)));
+    if (i > 0 && t <= c.tokens[i - 1]) {
+      return FieldError(Index(path, i), "token counts must be ascending without duplicates");
+    }
+    for (Dtype d : c.dtypes) {
+      const std::uint64_t bytes = t * static_cast<std::uint64_t>(c.epilogue.hidden) * DtypeSize(d);
+      if (bytes > l.max_bytes) {
+        return FieldError(Index(path, i), std::to_string(t) + " tokens x hidden " +
+                                              std::to_string(c.epilogue.hidden) + " of " +
+                                              DtypeName(d) + " is " + FormatSize(bytes) +
+                                              " (must be <= " + FormatSize(l.max_bytes) +
+                                              ", the configured cap)");
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+// An epilogue follows a sum all-reduce of floats, on GPUs: anything else is one error.
+Status ValidateEpilogueEntry(const CollectiveSpec& c, const std::string& path,
+                             const PlanLimits& limits, const std::string& backend) {
+  const std::string epath = Key(path, "epilogue");
+  CCLTUNE_RETURN_IF_ERROR(ValidateEpilogue(c.epilogue, epath));
+  if (c.op != Op::kAllReduce) {
+    return FieldError(epath, std::string("not allowed for ") + OpName(c.op) +
+                                 " (only allReduce takes an epilogue)");
+  }
+  if (c.reduce_op != RedOp::kSum) {
+    return FieldError(Key(path, "reduceOp"), std::string("'") + RedOpName(c.reduce_op) +
+                                                 "' is not allowed with an epilogue (must be sum)");
+  }
+  if (backend == "host") {
+    return FieldError(epath, "the host backend runs no epilogues (use backend nccl)");
+  }
+  for (std::size_t i = 0; i < c.dtypes.size(); ++i) {
+    if (!IsFloat(c.dtypes[i])) {
+      return FieldError(Index(Key(path, "dtypes"), i),
+                        std::string("'") + DtypeName(c.dtypes[i]) +
+                            "' is not allowed with an epilogue (fp32, fp16, bf16)");
+    }
+  }
+  if (!c.sizes.empty()) {
+    return FieldError(Key(path, "sizes"),
+                      "not allowed with an epilogue (list tokens: the rows of hidden elements)");
+  }
+  return ValidateTokens(c, Key(path, "tokens"), limits);
+}
+
 Status ValidateCollective(const CollectiveSpec& c, const std::string& path,
                           const PlanLimits& limits, const std::string& backend) {
   CCLTUNE_RETURN_IF_ERROR(ValidateDtypes(c, Key(path, "dtypes")));
   CCLTUNE_RETURN_IF_ERROR(ValidateReduceOp(c, Key(path, "reduceOp")));
-  CCLTUNE_RETURN_IF_ERROR(ValidateSizes(c, Key(path, "sizes"), limits));
+  if (!c.epilogue.none()) {
+    CCLTUNE_RETURN_IF_ERROR(ValidateEpilogueEntry(c, path, limits, backend));
+  } else if (!c.tokens.empty()) {
+    return FieldError(Key(path, "tokens"),
+                      "only with an epilogue (a plain collective lists sizes)");
+  } else {
+    CCLTUNE_RETURN_IF_ERROR(ValidateSizes(c, Key(path, "sizes"), limits));
+  }
   return ValidateChoices(c, Key(path, "choices"), backend);
 }
 
@@ -131,7 +198,7 @@ Status ValidatePlan(const Plan& plan, const PlanLimits& limits, const std::strin
   for (std::size_t i = 0; i < plan.collectives.size(); ++i) {
     const auto& c = plan.collectives[i];
     CCLTUNE_RETURN_IF_ERROR(ValidateCollective(c, Index(path, i), limits, backend));
-    problems += c.dtypes.size() * c.sizes.size();
+    problems += c.dtypes.size() * (c.epilogue.none() ? c.sizes.size() : c.tokens.size());
   }
   if (problems > limits.max_problems) {
     return FieldError(path, "the plan has " + std::to_string(problems) +

@@ -2,16 +2,27 @@
 
 namespace ccltune::core {
 
-std::string Problem::Key() const {
-  return std::string(OpName(op)) + ":" + DtypeName(dtype) + ":" + RedOpName(redop) + ":" +
-         std::to_string(bytes);
+std::string ProblemKey(Op op, Dtype dtype, RedOp redop, std::uint64_t bytes,
+                       const Epilogue& epilogue) {
+  std::string key = std::string(OpName(op)) + ":" + DtypeName(dtype) + ":" + RedOpName(redop) +
+                    ":" + std::to_string(bytes);
+  if (!epilogue.none()) key += ":" + epilogue.KeyPart();
+  return key;
 }
+
+std::string Problem::Key() const { return ProblemKey(op, dtype, redop, bytes, epilogue); }
 
 std::vector<Problem> ExpandPlan(const Plan& plan) {
   std::vector<Problem> out;
   for (const auto& c : plan.collectives) {
     for (Dtype dtype : c.dtypes) {
-      for (std::uint64_t bytes : c.sizes) {
+      std::vector<std::uint64_t> sizes = c.sizes;
+      if (!c.epilogue.none()) {
+        sizes.clear();
+        const std::uint64_t row = static_cast<std::uint64_t>(c.epilogue.hidden) * DtypeSize(dtype);
+        for (std::uint64_t t : c.tokens) sizes.push_back(t * row);
+      }
+      for (std::uint64_t bytes : sizes) {
         Problem p;
         p.op = c.op;
         p.dtype = dtype;
@@ -19,6 +30,7 @@ std::vector<Problem> ExpandPlan(const Plan& plan) {
         p.redop = IsReducing(c.op) ? c.reduce_op : RedOp::kNone;
         p.bytes = bytes;
         p.choices = c.choices;
+        p.epilogue = c.epilogue;
         out.push_back(std::move(p));
       }
     }

@@ -54,10 +54,7 @@ Result<ChoiceStatus> ParseChoiceStatus(std::string_view s) {
                          "skipped)");
 }
 
-std::string ResultRecord::Key() const {
-  return std::string(OpName(op)) + ":" + DtypeName(dtype) + ":" + RedOpName(redop) + ":" +
-         std::to_string(bytes);
-}
+std::string ResultRecord::Key() const { return ProblemKey(op, dtype, redop, bytes, epilogue); }
 
 // Ties: the default wins any tie with it (a challenger must be strictly faster by more than
 // the threshold); among other choices the earlier one in `choices` (catalog order) wins.

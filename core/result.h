@@ -37,6 +37,7 @@ struct ResultRecord {
   Dtype dtype = Dtype::kFp32;
   RedOp redop = RedOp::kSum;
   std::uint64_t bytes = 0;
+  Epilogue epilogue;           // none unless the record's JSON carries "epilogue"
   std::string winner;
   nlohmann::json winner_params = nlohmann::json::object();
   double time_us = 0;
@@ -50,7 +51,7 @@ struct ResultRecord {
   int attempt = 0;
   std::string tool_version;
 
-  std::string Key() const;     // "{op}:{dtype}:{redop}:{bytes}"
+  std::string Key() const;     // "{op}:{dtype}:{redop}:{bytes}[:epilogue=kind,hidden=H]"
 };
 
 // Winner rule: fastest choice with status ok; the default (`default_choice`) must have been

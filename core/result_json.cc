@@ -145,24 +145,27 @@ Status ReadChoices(const json& j, ResultRecord& rec) {
 nlohmann::json ToJson(const ResultRecord& r) {
   json choices = json::array();
   for (const auto& c : r.choices) choices.push_back(ChoiceToJson(c));
-  return json{{"schema", r.schema},
-              {"fingerprint", r.fingerprint},
-              {"op", OpName(r.op)},
-              {"dtype", DtypeName(r.dtype)},
-              {"redop", RedOpName(r.redop)},
-              {"bytes", r.bytes},
-              {"winner", r.winner},
-              {"winnerParams", r.winner_params},
-              {"timeUs", Time(r.time_us)},
-              {"defaultTimeUs", Time(r.default_time_us)},
-              {"speedupVsDefault", r.speedup_vs_default},
-              {"busbwGBs", r.busbw_gbs},
-              {"choices", choices},
-              {"worldSize", r.world_size},
-              {"tunedAt", r.tuned_at},
-              {"jobId", r.job_id},
-              {"attempt", r.attempt},
-              {"toolVersion", r.tool_version}};
+  json j{{"schema", r.schema},
+         {"fingerprint", r.fingerprint},
+         {"op", OpName(r.op)},
+         {"dtype", DtypeName(r.dtype)},
+         {"redop", RedOpName(r.redop)},
+         {"bytes", r.bytes},
+         {"winner", r.winner},
+         {"winnerParams", r.winner_params},
+         {"timeUs", Time(r.time_us)},
+         {"defaultTimeUs", Time(r.default_time_us)},
+         {"speedupVsDefault", r.speedup_vs_default},
+         {"busbwGBs", r.busbw_gbs},
+         {"choices", choices},
+         {"worldSize", r.world_size},
+         {"tunedAt", r.tuned_at},
+         {"jobId", r.job_id},
+         {"attempt", r.attempt},
+         {"toolVersion", r.tool_version}};
+  // Only when there is one: records of plain collectives keep their schema-1 shape.
+  if (!r.epilogue.none()) j["epilogue"] = EpilogueToJson(r.epilogue);
+  return j;
 }
 
 Result<ResultRecord> ResultFromJson(const nlohmann::json& j) {
@@ -192,6 +195,14 @@ Result<ResultRecord> ResultFromJson(const nlohmann::json& j) {
   r.Str("toolVersion", rec.tool_version);
   CCLTUNE_RETURN_IF_ERROR(r.status());
   CCLTUNE_RETURN_IF_ERROR(ReadProblem(j, rec));
+  const auto epilogue = j.find("epilogue");
+  CCLTUNE_ASSIGN_OR_RETURN(
+      rec.epilogue, EpilogueFromJson(epilogue == j.end() ? nullptr : &*epilogue, "epilogue"));
+  if (!rec.epilogue.none() && rec.epilogue.Tokens(rec.bytes, rec.dtype) == 0) {
+    return DataLoss("result record field bytes " + std::to_string(rec.bytes) +
+                    " is no whole number of rows of the epilogue's hidden " +
+                    std::to_string(rec.epilogue.hidden));
+  }
   CCLTUNE_RETURN_IF_ERROR(ReadChoices(j, rec));
   return rec;
 }

@@ -50,9 +50,9 @@ bool Closer(std::uint64_t x, std::uint64_t y, std::uint64_t n) {
 // Key order with numeric bytes (1024 before 1048576), so a list reads like a table.
 bool RecordLess(const ResultRecord& a, const ResultRecord& b) {
   return std::make_tuple(std::string(OpName(a.op)), std::string(DtypeName(a.dtype)),
-                         std::string(RedOpName(a.redop)), a.bytes) <
+                         std::string(RedOpName(a.redop)), a.epilogue.KeyPart(), a.bytes) <
          std::make_tuple(std::string(OpName(b.op)), std::string(DtypeName(b.dtype)),
-                         std::string(RedOpName(b.redop)), b.bytes);
+                         std::string(RedOpName(b.redop)), b.epilogue.KeyPart(), b.bytes);
 }
 
 }  // namespace
@@ -61,9 +61,12 @@ std::string ResultKey(const std::string& fp, const std::string& problem_key) {
   return std::string(kPrefix) + "result:" + fp + ":" + problem_key;
 }
 
-std::string IndexKey(const std::string& fp, Op op, Dtype dtype, RedOp redop) {
-  return std::string(kPrefix) + "index:" + fp + ":" + OpName(op) + ":" + DtypeName(dtype) + ":" +
-         RedOpName(redop);
+std::string IndexKey(const std::string& fp, Op op, Dtype dtype, RedOp redop,
+                     const Epilogue& epilogue) {
+  std::string key = std::string(kPrefix) + "index:" + fp + ":" + OpName(op) + ":" +
+                    DtypeName(dtype) + ":" + RedOpName(redop);
+  if (!epilogue.none()) key += ":" + epilogue.KeyPart();
+  return key;
 }
 
 std::string FingerprintKey(const std::string& fp) { return std::string(kPrefix) + "fp:" + fp; }
@@ -92,7 +95,7 @@ Status ResultStore::Publish(const std::string& fp, const std::string& fingerprin
     const std::string bytes = std::to_string(r.bytes);
     cmds.push_back({"SET", ResultKey(fp, r.Key()), ToJson(r).dump()});
     // Member = score = bytes: re-adding the same member is a no-op, so a retry is idempotent.
-    cmds.push_back({"ZADD", IndexKey(fp, r.op, r.dtype, r.redop), bytes, bytes});
+    cmds.push_back({"ZADD", IndexKey(fp, r.op, r.dtype, r.redop, r.epilogue), bytes, bytes});
   }
   auto r = redis_.Transaction(cmds);
   if (!r.ok()) return r.status().WithContext("publish " + fp);
@@ -100,9 +103,9 @@ Status ResultStore::Publish(const std::string& fp, const std::string& fingerprin
 }
 
 Result<ResultRecord> ResultStore::Lookup(const std::string& fp, Op op, Dtype dtype, RedOp redop,
-                                         std::uint64_t bytes) {
+                                         std::uint64_t bytes, const Epilogue& epilogue) {
   CCLTUNE_RETURN_IF_ERROR(CheckFingerprint(fp));
-  const std::string index = IndexKey(fp, op, dtype, redop);
+  const std::string index = IndexKey(fp, op, dtype, redop, epilogue);
   CCLTUNE_ASSIGN_OR_RETURN(RedisValue v, redis_.Command({"ZRANGE", index, "0", "-1"}));
   std::vector<std::uint64_t> tuned;
   for (const auto& e : v.elements) {
@@ -110,8 +113,7 @@ Result<ResultRecord> ResultStore::Lookup(const std::string& fp, Op op, Dtype dty
     tuned.push_back(b);
   }
   if (tuned.empty()) return NotFound("nothing tuned at " + index);
-  const std::string key = std::string(OpName(op)) + ":" + DtypeName(dtype) + ":" +
-                          RedOpName(redop) + ":" + std::to_string(NearestLog2Bucket(tuned, bytes));
+  const std::string key = ProblemKey(op, dtype, redop, NearestLog2Bucket(tuned, bytes), epilogue);
   auto rec = GetRecord(redis_, ResultKey(fp, key));
   if (!rec.ok() && rec.status().code() == StatusCode::kNotFound) {
     return DataLoss(index + " lists a size whose record " + ResultKey(fp, key) + " is missing");

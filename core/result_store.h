@@ -2,6 +2,8 @@
 //   ccltune:v1:fp:{fp}                                   readable fingerprint JSON
 //   ccltune:v1:result:{fp}:{op}:{dtype}:{redop}:{bytes}  ResultRecord JSON
 //   ccltune:v1:index:{fp}:{op}:{dtype}:{redop}           sorted set of bytes
+// A problem with an epilogue appends ":epilogue={kind},hidden={H}" to both, so plain
+// lookups never land on fused records (DESIGN §8).
 //   ccltune:v1:fingerprints                              set of known fingerprints
 // Publish is one MULTI/EXEC: all records of a job become visible together or not at all.
 #pragma once
@@ -16,7 +18,8 @@
 namespace ccltune::core {
 
 std::string ResultKey(const std::string& fp, const std::string& problem_key);
-std::string IndexKey(const std::string& fp, Op op, Dtype dtype, RedOp redop);
+std::string IndexKey(const std::string& fp, Op op, Dtype dtype, RedOp redop,
+                     const Epilogue& epilogue = {});
 std::string FingerprintKey(const std::string& fp);
 
 class ResultStore {
@@ -28,7 +31,7 @@ class ResultStore {
                  const std::vector<ResultRecord>& records);
   // Nearest tuned bucket to `bytes` in log2 space; NotFound when nothing is tuned.
   Result<ResultRecord> Lookup(const std::string& fp, Op op, Dtype dtype, RedOp redop,
-                              std::uint64_t bytes);
+                              std::uint64_t bytes, const Epilogue& epilogue = {});
   // Every record of a fingerprint (all ops/dtypes/sizes), sorted by key.
   Result<std::vector<ResultRecord>> List(const std::string& fp);
   Result<std::vector<std::string>> Fingerprints();

@@ -53,6 +53,17 @@ core::Status ApplyParam(const std::string& key, const std::string& value, Choice
 }
 
 core::Status ApplyPeerParam(const std::string& key, const std::string& value, ChoiceSpec& spec) {
+  if (key == "mode" && spec.fused) {
+    const bool ll_ok = spec.peer == PeerKind::kOneShot;
+    if (value != "pull" && (value != "ll" || !ll_ok)) {
+      return core::InvalidArgument("mode '" + value + "' is not one of pull" +
+                                   std::string(ll_ok ? ", ll" : " (ll is one-shot only)") +
+                                   " (fused kernels do not push)");
+    }
+    spec.push = value == "ll";
+    spec.ll = value == "ll";
+    return core::Status::Ok();
+  }
   if (key == "mode") {
     const bool ll_ok = spec.peer == PeerKind::kOneShot;
     if (value != "pull" && value != "push" && (value != "ll" || !ll_ok)) {
@@ -77,7 +88,7 @@ core::Status ApplyPeerParam(const std::string& key, const std::string& value, Ch
     if (spec.threads % 32 != 0 || spec.threads > 1024) {
       return core::InvalidArgument("threads '" + value + "' is not a multiple of 32 up to 1024");
     }
-  } else if (key == "unroll") {
+  } else if (key == "unroll" && !spec.fused) {
     CCLTUNE_ASSIGN_OR_RETURN(spec.unroll, ParsePositive(key, value));
     if (spec.unroll > kMaxUnrollParam) {
       return core::InvalidArgument("unroll '" + value + "' is not one of 1, 2");
@@ -91,8 +102,10 @@ core::Status ApplyPeerParam(const std::string& key, const std::string& value, Ch
 }
 
 PeerKind PeerKindOf(const std::string& base) {
-  if (base == "oneshot" || base == "test-absent") return PeerKind::kOneShot;
-  if (base == "twoshot") return PeerKind::kTwoShot;
+  if (base == "oneshot" || base == "test-absent" || base == "oneshot-fused") {
+    return PeerKind::kOneShot;
+  }
+  if (base == "twoshot" || base == "twoshot-fused") return PeerKind::kTwoShot;
   if (base == "p2p") return PeerKind::kCopyKernel;
   if (base == "ce") return PeerKind::kCopyEngine;
   return PeerKind::kNone;
@@ -102,9 +115,29 @@ bool Reduces(PeerKind k) { return k == PeerKind::kOneShot || k == PeerKind::kTwo
 
 }  // namespace
 
+// Why a fused kernel cannot run `problem` (empty: it can).
+std::string FusedSkipReason(const ChoiceSpec& s, const core::Problem& problem) {
+  if (problem.epilogue.none()) {
+    return "fused kernels run an all-reduce with an epilogue (the plan entry has none)";
+  }
+  const std::uint64_t row_vectors =
+      static_cast<std::uint64_t>(problem.epilogue.hidden) * core::DtypeSize(problem.dtype) / 16;
+  if (row_vectors > static_cast<std::uint64_t>(s.threads) * kFusedVectorsPerThread) {
+    return "a row of " + std::to_string(problem.epilogue.hidden) + " " +
+           core::DtypeName(problem.dtype) + " needs at least " +
+           std::to_string((row_vectors + kFusedVectorsPerThread - 1) / kFusedVectorsPerThread) +
+           " threads (a block keeps its row in registers)";
+  }
+  return "";
+}
+
 // Why a peer choice cannot run `problem` (empty: it can).
 std::string PeerSkipReason(const ChoiceSpec& s, const core::Problem& problem, int world) {
   const core::Op op = problem.op;
+  if (s.fused) {
+    const std::string why = FusedSkipReason(s, problem);
+    if (!why.empty()) return why;
+  }
   if (s.peer == PeerKind::kOneShot && op != core::Op::kAllReduce) return "one-shot is an allReduce";
   if (s.peer == PeerKind::kTwoShot && op != core::Op::kAllReduce &&
       op != core::Op::kReduceScatter) {
@@ -150,10 +183,12 @@ core::Result<ChoiceSpec> SpecFromChoice(const core::ChoiceName& choice) {
     spec.compose = Composition::kPeer;
     spec.peer = PeerKindOf(b);
     spec.absent_test = b == "test-absent";
+    spec.fused = b == "oneshot-fused" || b == "twoshot-fused";
   } else if (b != "nccl") {
     return core::InvalidArgument("choice base '" + b +
                                  "' is not one of nccl, nccl-reg, nccl-symm, rs+ag, oneshot, "
-                                 "twoshot, p2p, ce, test-hang, test-absent");
+                                 "twoshot, oneshot-fused, twoshot-fused, p2p, ce, test-hang, "
+                                 "test-absent");
   }
   for (const auto& [key, value] : choice.params) {
     const core::Status st = spec.peer != PeerKind::kNone ? ApplyPeerParam(key, value, spec)

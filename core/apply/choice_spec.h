@@ -33,6 +33,7 @@ struct ChoiceSpec {
   bool ll = false;           // oneshot mode=ll: flags travel with the data
   int unroll = 1;            // vectors in flight per thread (kernels::PeerShape)
   bool absent_test = false;  // test-absent: one rank never joins the kernel
+  bool fused = false;        // oneshot-fused / twoshot-fused: the epilogue in the same launch
   std::string unsupported;   // non-empty: a known name this build cannot run, and why
 };
 
@@ -48,6 +49,9 @@ inline constexpr std::uint64_t kLLMaxBytes = std::uint64_t{1} << 20;
 
 // Strict: an unknown base or parameter value is InvalidArgument naming the allowed ones.
 core::Result<ChoiceSpec> SpecFromChoice(const core::ChoiceName& choice);
+
+// Most 16-byte vectors of a row one thread of a fused kernel keeps in registers.
+inline constexpr int kFusedVectorsPerThread = 4;
 
 // Why peer kernel `s` cannot run `problem` over `world` ranks (op, dtype, redop, size
 // and shape limits); empty when it can. Whether peer memory exists is the caller's to say.

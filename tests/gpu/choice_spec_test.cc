@@ -1,12 +1,11 @@
 // The NCCL choice catalog without a GPU: names parse strictly, the default comes first,
 // and every choice that cannot run says why (DESIGN §5: skipped with a reason, never
 // silently).
-#include "worker/nccl/choice_catalog.h"
-
 #include <gtest/gtest.h>
 
 #include <set>
 
+#include "worker/nccl/choice_catalog.h"
 #include "worker/nccl/inproc_tuner_api.h"
 
 namespace ccltune::worker::nccl {
@@ -174,6 +173,62 @@ TEST(NcclChoiceSpec, PeerChoicesParseAndSayWhereTheyApply) {
   EXPECT_TRUE(names(core::Op::kAllGather).count("ce"));
   EXPECT_TRUE(names(core::Op::kAllGather).count("p2p"));
   EXPECT_FALSE(names(core::Op::kAllReduce).count("test-absent"));
+}
+
+core::Problem NormProblem(std::uint64_t tokens, int hidden,
+                          core::Dtype dtype = core::Dtype::kBf16) {
+  core::Problem p = Prob(core::Op::kAllReduce);
+  p.dtype = dtype;
+  p.epilogue = {core::EpilogueKind::kResidualRmsNorm, hidden, 1e-5};
+  p.bytes = tokens * hidden * core::DtypeSize(dtype);
+  return p;
+}
+
+TEST(NcclChoiceSpec, FusedChoicesParseAndRunOnlyWithAnEpilogue) {
+  auto s =
+      SpecFromChoice({"oneshot-fused", {{"blocks", "16"}, {"mode", "ll"}, {"threads", "512"}}});
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_TRUE(s->fused);
+  EXPECT_TRUE(s->ll);
+  EXPECT_EQ(s->peer, PeerKind::kOneShot);
+  auto t = SpecFromChoice({"twoshot-fused", {{"mode", "pull"}}});
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->peer, PeerKind::kTwoShot);
+  EXPECT_FALSE(SpecFromChoice({"oneshot", {}})->fused);
+  EXPECT_NE(SpecFromChoice({"oneshot-fused", {{"mode", "push"}}})
+                .status()
+                .message()
+                .find("fused kernels do not push"),
+            std::string::npos);
+  EXPECT_NE(
+      SpecFromChoice({"twoshot-fused", {{"mode", "ll"}}}).status().message().find("one-shot only"),
+      std::string::npos);
+  EXPECT_FALSE(core::ParseChoice("oneshot-fused:unroll=2", "nccl").ok());
+  EXPECT_FALSE(core::ParseChoice("twoshot-fused:blocks=8", "host").ok());
+
+  CatalogContext ctx = Ctx();
+  ctx.peer_problem.clear();
+  const core::ChoiceName fused{"oneshot-fused", {{"threads", "512"}}};
+  EXPECT_NE(SkipReason(fused, Prob(core::Op::kAllReduce), ctx).find("epilogue"), std::string::npos);
+  EXPECT_EQ(SkipReason(fused, NormProblem(8, 4096), ctx), "");
+  // 16384 bf16 = 2048 vectors: 4 a thread needs 512 threads; fp32 would need 1024.
+  EXPECT_EQ(SkipReason(fused, NormProblem(1, 16384), ctx), "");
+  EXPECT_NE(SkipReason(fused, NormProblem(1, 16384, core::Dtype::kFp32), ctx).find("1024 threads"),
+            std::string::npos);
+  EXPECT_NE(
+      SkipReason({"oneshot-fused", {{"mode", "ll"}}}, NormProblem(2048, 4096), ctx).find("1 MiB"),
+      std::string::npos);
+  // Unfused choices stay: "this all-reduce, then the separate kernel".
+  EXPECT_EQ(SkipReason({"oneshot", {}}, NormProblem(8, 4096), ctx), "");
+
+  std::set<std::string> plain, norm;
+  for (const auto& c : BuildCandidates(Prob(core::Op::kAllReduce), ctx)) plain.insert(c.name.base);
+  for (const auto& c : BuildCandidates(NormProblem(8, 4096), ctx)) norm.insert(c.name.base);
+  EXPECT_FALSE(plain.count("oneshot-fused"));
+  EXPECT_TRUE(norm.count("oneshot-fused"));
+  EXPECT_TRUE(norm.count("twoshot-fused"));
+  EXPECT_TRUE(norm.count("nccl") && norm.count("oneshot") && norm.count("rs+ag"));
+  EXPECT_EQ(BuildCandidates(NormProblem(8, 4096), ctx)[0].name.ToString(), "nccl");
 }
 
 TEST(NcclChoiceSpec, RequestedChoicesAreParsedAndDefaultAdded) {

@@ -54,9 +54,29 @@ void AppendPeerCatalog(core::Op op, std::vector<core::ChoiceName>& out) {
   }
 }
 
+// Fused all-reduce + epilogue: a block per row, so `blocks` is rows in flight; 512 threads
+// hold a 4096-wide bf16 row one vector a thread, 256 threads two.
+void AppendFusedCatalog(std::vector<core::ChoiceName>& out) {
+  struct Shape {
+    const char* base;
+    const char* blocks;
+    const char* threads;
+    const char* mode;
+  };
+  static const Shape kFused[] = {
+      {"oneshot-fused", "16", "512", "ll"},    {"oneshot-fused", "64", "512", "ll"},
+      {"oneshot-fused", "32", "512", "pull"},  {"oneshot-fused", "128", "512", "pull"},
+      {"oneshot-fused", "64", "256", "pull"},  {"twoshot-fused", "32", "512", "pull"},
+      {"twoshot-fused", "128", "512", "pull"}, {"twoshot-fused", "64", "256", "pull"}};
+  for (const Shape& g : kFused) {
+    out.push_back(Named(g.base, {{"blocks", g.blocks}, {"threads", g.threads}, {"mode", g.mode}}));
+  }
+}
+
 }  // namespace
 
-std::vector<core::ChoiceName> CatalogChoices(core::Op op, const CatalogContext& ctx) {
+std::vector<core::ChoiceName> CatalogChoices(core::Op op, const CatalogContext& ctx,
+                                             bool epilogue) {
   std::vector<core::ChoiceName> out{Named("nccl")};
   if (op != core::Op::kAllToAll) {
     for (const char* algo : {"ring", "tree"}) {
@@ -71,6 +91,7 @@ std::vector<core::ChoiceName> CatalogChoices(core::Op op, const CatalogContext& 
   out.push_back(Named("nccl-symm"));
   out.push_back(Named("rs+ag"));
   AppendPeerCatalog(op, out);
+  if (epilogue && op == core::Op::kAllReduce) AppendFusedCatalog(out);
   if (ctx.test_choices) out.push_back(Named("test-hang"));
   if (ctx.test_choices && op == core::Op::kAllReduce) out.push_back(Named("test-absent"));
   return out;
@@ -125,7 +146,7 @@ std::vector<ChoiceCandidate> BuildCandidates(const core::Problem& problem,
   names.push_back(Named("nccl"));  // the default is always measured, and first
   std::vector<ChoiceCandidate> out;
   if (problem.choices.empty()) {
-    for (auto& c : CatalogChoices(problem.op, ctx)) {
+    for (auto& c : CatalogChoices(problem.op, ctx, !problem.epilogue.none())) {
       if (c.ToString() != "nccl") names.push_back(std::move(c));
     }
   } else {

@@ -31,8 +31,11 @@ struct CatalogContext {
   std::string peer_problem = "peer memory not probed";  // empty: peer kernels can run
 };
 
-// Every catalog choice for `op`, the default first.
-std::vector<core::ChoiceName> CatalogChoices(core::Op op, const CatalogContext& ctx);
+// Every catalog choice for `op`, the default first; with `epilogue` (an allReduce followed
+// by one) also the fused kernels, and every other choice then means "this collective, then
+// the separate epilogue kernel".
+std::vector<core::ChoiceName> CatalogChoices(core::Op op, const CatalogContext& ctx,
+                                             bool epilogue = false);
 // Empty when `choice` can run for `problem` here; else the reason it is skipped.
 std::string SkipReason(const core::ChoiceName& choice, const core::Problem& problem,
                        const CatalogContext& ctx);

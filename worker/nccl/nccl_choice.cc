@@ -17,6 +17,13 @@ int HangRank(int world) {
   return r < world ? r : world - 1;
 }
 
+core::Status MismatchError(const kernels::Mismatch& m, const char* what, int rank) {
+  return core::FailedPrecondition(std::string("wrong: ") + what + "element " +
+                                  std::to_string(m.index) + " got " + std::to_string(m.got) +
+                                  " want " + std::to_string(m.want) + " (rank " +
+                                  std::to_string(rank) + ")");
+}
+
 const char* AlgoName(int a) { return a == kCcltuneAlgoTree ? "tree" : "ring"; }
 const char* ProtoName(int p) {
   return p == kCcltuneProtoLL ? "ll" : p == kCcltuneProtoLL128 ? "ll128" : "simple";
@@ -40,19 +47,25 @@ core::Result<std::unique_ptr<PreparedChoice>> NcclChoice::Create(Runtime& rt,
       rt.world(),    rt.rank()};
   if (c->shape_.count == 0)
     return core::FailedPrecondition("skip: message smaller than one element per rank");
+  if (spec.fused && problem.epilogue.none()) {
+    return core::FailedPrecondition("skip: fused kernels need a problem with an epilogue");
+  }
   c->hang_here_ = (spec.compose == Composition::kBoundedSpin || spec.absent_test) &&
                   rt.rank() == HangRank(rt.world());
   const std::size_t esize = core::DtypeSize(problem.dtype);
-  const BufferLayout layout = PlanLayout(
-      kernels::SendElements(problem.op, c->shape_.count, rt.world()) * esize,
-      kernels::RecvElements(problem.op, c->shape_.count, rt.world()) * esize,
-      rt.rotate_buffers() ? rt.l2_bytes() : 0);
+  const BufferLayout layout =
+      PlanLayout(kernels::SendElements(problem.op, c->shape_.count, rt.world()) * esize,
+                 kernels::RecvElements(problem.op, c->shape_.count, rt.world()) * esize,
+                 rt.rotate_buffers() ? rt.l2_bytes() : 0);
   CCLTUNE_ASSIGN_OR_RETURN(c->comm_, rt.CommFor(spec, deadline));
   if (spec.compose == Composition::kPeer) {
     CCLTUNE_RETURN_IF_ERROR(c->PreparePeers(problem, layout, deadline));
   } else {
     CCLTUNE_ASSIGN_OR_RETURN(
         c->buffers_, BufferSet::Create(layout, spec.buffers, c->comm_, deadline, rt.cancel()));
+  }
+  if (!problem.epilogue.none()) {
+    CCLTUNE_ASSIGN_OR_RETURN(c->epilogue_, EpilogueStage::Create(problem, spec, layout, rt.rank()));
   }
   CCLTUNE_ASSIGN_OR_RETURN(c->start_, Event::Create());
   CCLTUNE_ASSIGN_OR_RETURN(c->end_, Event::Create());
@@ -64,8 +77,10 @@ core::Result<std::unique_ptr<PreparedChoice>> NcclChoice::Create(Runtime& rt,
 core::Status NcclChoice::PreparePeers(const core::Problem& problem, const BufferLayout& layout,
                                       Deadline deadline) {
   PeerMemory& peers = *rt_.peers();
-  const std::uint64_t staging = kernels::StagingBytes(
-      PeerAlgoFor(spec_, problem.op), PeerShapeOf(spec_), shape_.count, shape_.dtype, shape_.world);
+  const std::uint64_t staging =
+      spec_.fused ? EpilogueStage::PeerStagingBytes(spec_, problem, layout, shape_.world)
+                  : kernels::StagingBytes(PeerAlgoFor(spec_, problem.op), PeerShapeOf(spec_),
+                                          shape_.count, shape_.dtype, shape_.world);
   CCLTUNE_ASSIGN_OR_RETURN(buffers_, BufferSet::CreateOnPeers(layout, staging, peers, deadline));
   // LL flags left by an earlier choice could equal this one's epochs: staging starts zeroed.
   if (staging > 0) {
@@ -84,6 +99,7 @@ core::Status NcclChoice::PreparePeers(const core::Problem& problem, const Buffer
 
 core::Status NcclChoice::EnqueuePeer(int slice) {
   const kernels::PeerTeam team = rt_.peers()->Team(peer_timeout_ns_);
+  if (spec_.fused) return epilogue_->Fused(*buffers_, slice, team, rt_.stream());
   return peer_->Enqueue(team, buffers_->Operands(slice), rt_.stream());
 }
 
@@ -107,6 +123,7 @@ core::Status NcclChoice::FillInputs(Deadline deadline) {
     CCLTUNE_CUDA_TRY(kernels::LaunchRandomFill(buffers_->send(s), elems, shape_.dtype, shape_.rank,
                                                /*generation=*/0, 0, rt_.stream()));
   }
+  if (epilogue_) CCLTUNE_RETURN_IF_ERROR(epilogue_->Fill(*buffers_, 0, l.slices, rt_.stream()));
   return rt_.WaitGpu(nullptr, deadline, "fill inputs");
 }
 
@@ -134,13 +151,20 @@ core::Status NcclChoice::EnqueueOne(int slice, Deadline deadline) {
     rt_.spin_flags_host()[1] = 0;
     // Stands in for a rank whose collective never starts: every peer's NCCL call (or
     // peer kernel, for test-absent, which then times out on its own bound) waits.
-    const double bound_s = spec_.absent_test ? peer_timeout_ns_ * 1e-9
-                                             : bench_.choice_timeout_seconds + 30;
+    const double bound_s =
+        spec_.absent_test ? peer_timeout_ns_ * 1e-9 : bench_.choice_timeout_seconds + 30;
     CCLTUNE_CUDA_TRY(kernels::LaunchBoundedSpin(rt_.spin_flags_device(),
                                                 static_cast<std::uint64_t>(bound_s * 1e9),
                                                 rt_.spin_flags_device() + 1, rt_.stream()));
     return core::Status::Ok();
   }
+  CCLTUNE_RETURN_IF_ERROR(EnqueueCollective(slice, deadline));
+  // Unfused: the separate kernel frameworks run today, on the all-reduce's output.
+  if (epilogue_ && !spec_.fused) return epilogue_->After(*buffers_, slice, rt_.stream());
+  return core::Status::Ok();
+}
+
+core::Status NcclChoice::EnqueueCollective(int slice, Deadline deadline) {
   if (peer_) return EnqueuePeer(slice);
   const int coll = TunerColl(shape_.op);
   ForcedScope forced(spec_.algo >= 0 && coll >= 0 ? rt_.tuner() : nullptr, coll, spec_.algo,
@@ -269,25 +293,45 @@ core::Status NcclChoice::Verify(Deadline deadline) {
                                              shape_.rank, generation_, 0, rt_.stream()));
   // NaN (floats) or -1 (integers): stale results cannot pass.
   CCLTUNE_CUDA_TRY(cudaMemsetAsync(buffers_->recv(0), 0xff, l.recv_bytes, rt_.stream()));
+  if (epilogue_) CCLTUNE_RETURN_IF_ERROR(epilogue_->Fill(*buffers_, generation_, 1, rt_.stream()));
   CCLTUNE_RETURN_IF_ERROR(EnqueueOne(0, deadline));
+  if (epilogue_) return VerifyEpilogue(deadline);
   CCLTUNE_ASSIGN_OR_RETURN(DeviceBuffer want,
                            DeviceBuffer::Allocate(l.recv_bytes, MemoryKind::kCuda));
   CCLTUNE_CUDA_TRY(kernels::LaunchExpected(want.data(), shape_.op, shape_.redop, shape_.dtype,
                                            shape_.count, shape_.world, shape_.rank, generation_,
                                            rt_.stream()));
+  return Compare(buffers_->recv(0), want.data(), l.recv_bytes / esize, "", deadline);
+}
+
+// Both outputs of the epilogue against the fp32 reference of the same generation.
+core::Status NcclChoice::VerifyEpilogue(Deadline deadline) {
+  CCLTUNE_ASSIGN_OR_RETURN(MappedHost slots, MappedHost::Allocate(2 * sizeof(kernels::Mismatch)));
+  auto* host = static_cast<kernels::Mismatch*>(slots.host());
+  auto* device = static_cast<kernels::Mismatch*>(slots.device());
+  host[1].index = ~0ull;
+  CCLTUNE_RETURN_IF_ERROR(epilogue_->EnqueueCheck(*buffers_, generation_, shape_.world, device,
+                                                  device + 1, rt_.stream()));
+  CCLTUNE_RETURN_IF_ERROR(rt_.WaitGpu(nullptr, deadline, "verify"));
+  CCLTUNE_RETURN_IF_ERROR(BoundedWaitsTimedOut());
+  const char* what[2] = {"output ", "residual "};
+  for (int i = 0; i < 2; ++i) {
+    if (host[i].index != ~0ull) return MismatchError(host[i], what[i], shape_.rank);
+  }
+  return core::Status::Ok();
+}
+
+core::Status NcclChoice::Compare(const void* got, const void* want, std::uint64_t count,
+                                 const char* what, Deadline deadline) {
   CCLTUNE_ASSIGN_OR_RETURN(MappedHost slot, MappedHost::Allocate(sizeof(kernels::Mismatch)));
   auto* mismatch = static_cast<kernels::Mismatch*>(slot.host());
-  CCLTUNE_CUDA_TRY(kernels::LaunchCompare(buffers_->recv(0), want.data(), l.recv_bytes / esize,
-                                          shape_.dtype, core::VerifyTolerance(shape_.dtype),
-                                          static_cast<kernels::Mismatch*>(slot.device()),
-                                          rt_.stream()));
+  CCLTUNE_CUDA_TRY(
+      kernels::LaunchCompare(got, want, count, shape_.dtype, core::VerifyTolerance(shape_.dtype),
+                             static_cast<kernels::Mismatch*>(slot.device()), rt_.stream()));
   CCLTUNE_RETURN_IF_ERROR(rt_.WaitGpu(nullptr, deadline, "verify"));
   CCLTUNE_RETURN_IF_ERROR(BoundedWaitsTimedOut());
   if (mismatch->index == ~0ull) return core::Status::Ok();
-  return core::FailedPrecondition("wrong: element " + std::to_string(mismatch->index) + " got " +
-                                  std::to_string(mismatch->got) + " want " +
-                                  std::to_string(mismatch->want) + " (rank " +
-                                  std::to_string(shape_.rank) + ")");
+  return MismatchError(*mismatch, what, shape_.rank);
 }
 
 }  // namespace ccltune::worker::nccl

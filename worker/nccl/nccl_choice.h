@@ -13,6 +13,7 @@
 #include "worker/backend.h"
 #include "worker/nccl/buffer_set.h"
 #include "worker/nccl/choice_catalog.h"
+#include "worker/nccl/epilogue_stage.h"
 #include "worker/nccl/gpu_names.h"
 #include "worker/nccl/runtime.h"
 
@@ -52,6 +53,12 @@ class NcclChoice final : public PreparedChoice {
   core::Status EnqueueOne(int slice, Deadline deadline);
   core::Status EnqueueParts(int slice, Deadline deadline);
   core::Status EnqueueMany(int n, Deadline deadline);
+  // The collective of one op (NCCL, composed or peer kernel), without the epilogue.
+  core::Status EnqueueCollective(int slice, Deadline deadline);
+  // One comparison on the GPU (host-mapped result), waited for.
+  core::Status Compare(const void* got, const void* want, std::uint64_t count, const char* what,
+                       Deadline deadline);
+  core::Status VerifyEpilogue(Deadline deadline);
   core::Status Capture(int iters, Deadline deadline);
   // One gated round of `iters` launches (at most kMaxGatedIters, or one graph replay).
   core::Result<double> GatedRound(int iters, Deadline deadline);
@@ -76,6 +83,7 @@ class NcclChoice final : public PreparedChoice {
   bool hang_here_ = false;
   bool absent_spun_ = false;
   std::optional<PeerEnqueuer> peer_;
+  std::unique_ptr<EpilogueStage> epilogue_;  // problems with an epilogue only
   std::uint64_t peer_timeout_ns_ = 0;
 };
 

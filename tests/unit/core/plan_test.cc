@@ -151,6 +151,72 @@ TEST(ExpandPlan, ProblemsInPlanOrderWithKeys) {
   EXPECT_EQ(problems[0].choices.size(), 2u);
 }
 
+constexpr const char* kEpiloguePlan = R"(
+collectives:
+- op: allReduce
+  dtypes: [bf16, fp32]
+  epilogue: {kind: residualRmsNorm, hidden: 4096, eps: 1.0e-6}
+  tokens: [128, 1, 8, 8]
+- op: allReduce
+  dtypes: [fp16]
+  epilogue: {kind: bias, hidden: 8192}
+  tokens: {min: 1, max: 64, factor: 8}
+- op: allReduce
+  epilogue: {kind: none}
+  sizes: [1KiB]
+)";
+
+TEST(ParsePlan, EpilogueEntriesAreRowsOfHidden) {
+  auto plan = ParsePlan(kEpiloguePlan);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  const CollectiveSpec& norm = plan->collectives[0];
+  EXPECT_EQ(norm.epilogue.kind, EpilogueKind::kResidualRmsNorm);
+  EXPECT_EQ(norm.epilogue.hidden, 4096);
+  EXPECT_DOUBLE_EQ(norm.epilogue.eps, 1e-6);
+  EXPECT_EQ(norm.tokens, (std::vector<std::uint64_t>{1, 8, 128}));  // sorted, deduplicated
+  EXPECT_TRUE(norm.sizes.empty());
+  EXPECT_EQ(plan->collectives[1].tokens, (std::vector<std::uint64_t>{1, 8, 64}));
+  EXPECT_DOUBLE_EQ(plan->collectives[1].epilogue.eps, kDefaultRmsNormEps);
+  EXPECT_TRUE(plan->collectives[2].epilogue.none());
+  const auto problems = ExpandPlan(*plan);
+  ASSERT_EQ(problems.size(), 2u * 3 + 3 + 1);
+  // bytes = tokens x hidden x dtype size, per dtype.
+  EXPECT_EQ(problems[0].Key(), "allReduce:bf16:sum:8192:epilogue=residualRmsNorm,hidden=4096");
+  EXPECT_EQ(problems[3].Key(), "allReduce:fp32:sum:16384:epilogue=residualRmsNorm,hidden=4096");
+  EXPECT_EQ(problems[2].epilogue.Tokens(problems[2].bytes, problems[2].dtype), 128u);
+  EXPECT_EQ(problems[6].Key(), "allReduce:fp16:sum:16384:epilogue=bias,hidden=8192");
+  EXPECT_EQ(problems[9].Key(), "allReduce:fp32:sum:1024");
+  // The ConfigMap form keeps the epilogue and its tokens.
+  const std::string json = PlanToJson(*plan);
+  auto again = ParsePlan(json);
+  ASSERT_TRUE(again.ok()) << again.status().ToString() << "\n" << json;
+  EXPECT_EQ(PlanToJson(*again), json);
+  EXPECT_TRUE(again->collectives[0].epilogue == norm.epilogue);
+  EXPECT_EQ(again->collectives[0].tokens, norm.tokens);
+  // The nccl backend accepts the fused choices by name; the host backend no epilogue.
+  EXPECT_TRUE(ValidatePlan(*plan, {}, "nccl").ok());
+  EXPECT_FALSE(ValidatePlan(*plan, {}, "host").ok());
+}
+
+TEST(Epilogue, KeyPartsParseBack) {
+  Epilogue e{EpilogueKind::kResidualRmsNorm, 8192, 1e-5};
+  EXPECT_EQ(e.KeyPart(), "epilogue=residualRmsNorm,hidden=8192");
+  EXPECT_EQ(e.Label(), "residualRmsNorm,hidden=8192");
+  EXPECT_EQ(Epilogue{}.KeyPart(), "");
+  EXPECT_EQ(Epilogue{}.Label(), "none");
+  auto back = ParseEpilogueKeyPart(e.KeyPart());
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->kind, e.kind);
+  EXPECT_EQ(back->hidden, 8192);
+  EXPECT_EQ(ParseEpilogueKeyPart("bias,hidden=64")->kind, EpilogueKind::kBias);
+  EXPECT_TRUE(ParseEpilogueKeyPart("")->none());
+  EXPECT_FALSE(ParseEpilogueKeyPart("bias").ok());
+  EXPECT_FALSE(ParseEpilogueKeyPart("bias,hidden=63").ok());
+  EXPECT_FALSE(ParseEpilogueKeyPart("gelu,hidden=64").ok());
+  EXPECT_EQ(e.Tokens(3 * 8192 * 2, Dtype::kBf16), 3u);
+  EXPECT_EQ(e.Tokens(8192, Dtype::kBf16), 0u);  // half a row
+}
+
 TEST(LoadPlanFile, ReadsAFileAndNamesItInErrors) {
   testing::TempDir dir;
   std::ofstream(dir.File("plan.yaml")) << "collectives: [{op: allReduce, sizes: [1KiB]}]\n";

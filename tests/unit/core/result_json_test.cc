@@ -107,3 +107,35 @@ TEST(ResultJson, RejectsOtherSchemasAndBadFields) {
 
 }  // namespace
 }  // namespace ccltune::core
+
+namespace ccltune::core {
+namespace {
+
+TEST(ResultJson, EpilogueTravelsAndIsAbsentForPlainRecords) {
+  EXPECT_FALSE(ToJson(Sample()).contains("epilogue"));  // schema-1 records keep their shape
+  ResultRecord in = Sample();
+  in.op = Op::kAllReduce;
+  in.redop = RedOp::kSum;
+  in.epilogue = Epilogue{EpilogueKind::kResidualRmsNorm, 4096, 1e-6};
+  const auto j = ToJson(in);
+  EXPECT_EQ(j["epilogue"]["kind"], "residualRmsNorm");
+  EXPECT_EQ(j["epilogue"]["hidden"], 4096);
+  EXPECT_DOUBLE_EQ(j["epilogue"]["eps"].get<double>(), 1e-6);
+  auto out = ResultFromJson(j);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_TRUE(out->epilogue == in.epilogue);
+  EXPECT_EQ(out->Key(), "allReduce:bf16:sum:1048576:epilogue=residualRmsNorm,hidden=4096");
+  auto bad = j;
+  bad["epilogue"]["kind"] = "gelu";
+  EXPECT_NE(ResultFromJson(bad).status().message().find("epilogue.kind"), std::string::npos);
+  bad = j;
+  bad["epilogue"]["hidden"] = 3072;  // 1 MiB is no whole number of 3072-wide bf16 rows
+  EXPECT_NE(ResultFromJson(bad).status().message().find("no whole number of rows"),
+            std::string::npos);
+  bad = j;
+  bad["epilogue"] = "residualRmsNorm";
+  EXPECT_NE(ResultFromJson(bad).status().message().find("must be an object"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ccltune::core

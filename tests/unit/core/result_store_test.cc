@@ -95,6 +95,35 @@ TEST_F(ResultStoreTest, PublishListAndLookupNearest) {
             "ccltune:v1:index:00aa11bb22cc33dd:allGather:fp32:none");
 }
 
+TEST_F(ResultStoreTest, EpilogueRecordsKeepTheirOwnKeysAndIndex) {
+  const std::string fp = "00aa11bb22cc33dd";
+  ResultRecord fused = Rec(fp, Op::kAllReduce, 4096, "oneshot-fused:blocks=16,mode=ll,threads=512");
+  fused.epilogue = Epilogue{EpilogueKind::kResidualRmsNorm, 256, 1e-5};
+  fused.dtype = Dtype::kBf16;  // 8 rows of 256 bf16
+  ResultRecord plain = Rec(fp, Op::kAllReduce, 4096, "nccl");
+  plain.dtype = Dtype::kBf16;
+  ASSERT_TRUE(store_->Publish(fp, "{}", {plain, fused}).ok());
+  const std::string key = "allReduce:bf16:sum:4096:epilogue=residualRmsNorm,hidden=256";
+  EXPECT_EQ(redis_->Command({"GET", ResultKey(fp, key)})->str, ToJson(fused).dump());
+  EXPECT_EQ(IndexKey(fp, Op::kAllReduce, Dtype::kBf16, RedOp::kSum, fused.epilogue),
+            "ccltune:v1:index:00aa11bb22cc33dd:allReduce:bf16:sum:epilogue=residualRmsNorm,"
+            "hidden=256");
+  // A plain lookup never lands on the fused record, and the other way round.
+  EXPECT_EQ(store_->Lookup(fp, Op::kAllReduce, Dtype::kBf16, RedOp::kSum, 4096)->winner, "nccl");
+  auto hit = store_->Lookup(fp, Op::kAllReduce, Dtype::kBf16, RedOp::kSum, 5000, fused.epilogue);
+  ASSERT_TRUE(hit.ok()) << hit.status().ToString();
+  EXPECT_EQ(hit->winner, fused.winner);
+  EXPECT_EQ(hit->epilogue.hidden, 256);
+  Epilogue other{EpilogueKind::kResidualRmsNorm, 512, 1e-5};
+  EXPECT_EQ(
+      store_->Lookup(fp, Op::kAllReduce, Dtype::kBf16, RedOp::kSum, 4096, other).status().code(),
+      StatusCode::kNotFound);
+  auto list = store_->List(fp);
+  ASSERT_TRUE(list.ok());
+  ASSERT_EQ(list->size(), 2u);
+  EXPECT_EQ((*list)[1].Key(), key);
+}
+
 TEST_F(ResultStoreTest, RepublishIsIdempotent) {
   const std::string fp = "00aa11bb22cc33dd";
   ASSERT_TRUE(store_->Publish(fp, "{}", Records(fp)).ok());
