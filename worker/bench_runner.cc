@@ -61,6 +61,7 @@ Result<core::ResultRecord> BenchRunner::RunProblem(const core::Problem& problem)
   rec.dtype = problem.dtype;
   rec.redop = problem.redop;
   rec.bytes = problem.bytes;
+  rec.epilogue = problem.epilogue;
   rec.world_size = backend_.world_size();
   rec.fingerprint = fingerprint_;
   for (const auto& candidate : backend_.Candidates(problem)) {

@@ -84,6 +84,7 @@ core::Result<WinnerRecord> WinnerRecordFrom(const core::ResultRecord& rec) {
   out.dtype = rec.dtype;
   out.redop = rec.redop;
   out.bytes = rec.bytes;
+  out.epilogue = rec.epilogue;
   out.world_size = rec.world_size;
   out.winner = rec.winner;
   auto forced = ForcedChoiceFromWinner(rec.winner);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/apply/forced_choice.h"
+#include "core/epilogue.h"
 #include "core/result.h"
 #include "core/status.h"
 #include "core/types.h"
@@ -51,6 +52,7 @@ struct WinnerRecord {
   core::Dtype dtype = core::Dtype::kFp32;
   core::RedOp redop = core::RedOp::kSum;
   std::uint64_t bytes = 0;
+  core::Epilogue epilogue;  // none for a plain collective; NCCL's tuner never applies others
   int world_size = 0;
   std::string winner;
   bool nccl_internal = false;     // forced is meaningful

@@ -69,6 +69,10 @@ std::map<core::Op, Slice> SelectSlices(const std::set<SliceKey>& available,
 
 WinnerTable WinnerTable::Build(std::vector<WinnerRecord> records, std::optional<core::Dtype> pinned,
                                int channel_ceiling) {
+  // NCCL runs no epilogue: a record measured with one says nothing about the bare collective.
+  records.erase(std::remove_if(records.begin(), records.end(),
+                               [](const WinnerRecord& r) { return !r.epilogue.none(); }),
+                records.end());
   std::set<SliceKey> available;
   for (const auto& r : records) available.insert({r.op, r.dtype, r.redop});
   const auto slices = SelectSlices(available, pinned);

@@ -48,8 +48,9 @@ struct TableEntry {
 class WinnerTable {
  public:
   WinnerTable() = default;
-  // Keeps the records of each op's selected slice, one per size (the first wins), and
-  // decides each one's applied choice for `channel_ceiling` (0 = unknown).
+  // Keeps the records of each op's selected slice, one per size (the first wins; never a
+  // record with an epilogue: NCCL cannot run one), and decides each one's applied choice
+  // for `channel_ceiling` (0 = unknown).
   static WinnerTable Build(std::vector<WinnerRecord> records, std::optional<core::Dtype> pinned,
                            int channel_ceiling);
 

@@ -1,0 +1,62 @@
+#!/bin/bash
+# Issue 16 on a GPU machine: the epilogue kernels' own test, `ccltune tune` over
+# all-reduce + residual add + RMSNorm problems (unfused choices then the separate kernel,
+# and the fused kernels) eager and as CUDA graphs, PyTorch's unfused path beside it, and
+# the tensor-parallel decode step with the fused op. Writes $OUT/epilogue.md.
+#
+# Here (build machine), once:
+#   cmake --build build -j2 --target ccltune ccltune_inproc_tuner epilogue_kernels_gpu_test
+#   ../shared/tools/bundle-for-gpu.sh .gpu build/worker/ccltune \
+#     build/worker/libccltune-inproc-tuner.so build/tests/gpu/epilogue_kernels_gpu_test \
+#     build/runtime/libccltune.so
+# There (repo root, .gpu/ carried): bash tests/gpu/epilogue_on_device.sh [section...]
+# Sections: kernels (1 GPU), smoke (every GPU, the worker's paths), tune (every GPU: the
+# campaign, eager and graph), torch, decode (need the runtime and PyTorch). Default: all.
+set -uo pipefail
+# shellcheck source=tests/gpu/device_env.sh
+source "$(dirname "${BASH_SOURCE[0]}")/device_env.sh"
+report=$OUT/epilogue.md
+sections=${*:-kernels smoke tune torch decode}
+n=$(nvidia-smi -L | wc -l)
+log() { echo "$*" | tee -a "$report"; }
+: >"$report"
+log "# epilogue fusion on $(hostname), $(date -u +%FT%TZ), $n GPU(s)"
+nvidia-smi -L | sed 's/^/    /' | tee -a "$report"
+
+tune() {  # tune <name> <args...>: `ccltune tune` on every GPU, JSON kept
+  local name=$1 rc
+  shift
+  timeout -k 5 "${TUNE_LIMIT_S:-280}" ccltune tune --backend nccl --ranks "$n" \
+    --json "$OUT/$name.json" "$@" >"$OUT/$name.txt" 2>&1
+  rc=$?
+  log "- $name: exit $rc: ccltune tune --ranks $n $*"
+  tail -n 40 "$OUT/$name.txt" >>"$report"
+}
+
+for s in $sections; do
+  case $s in
+    kernels)
+      timeout -k 5 240 epilogue_kernels_gpu_test >"$OUT/kernels.txt" 2>&1
+      log "- kernels: exit $?"
+      grep -E "^\[  (PASSED|FAILED|  OK|SKIPPED) " "$OUT/kernels.txt" | tail -n 40 >>"$report" ;;
+    smoke) tune smoke --plan tests/gpu/plans/epilogue-smoke.yaml ;;
+    tune)
+      if [ "$n" -lt 2 ]; then log "- tune: needs 2 GPUs or more (have $n)"; continue; fi
+      tune eager --plan tests/gpu/plans/epilogue-decode.yaml
+      tune graph --plan tests/gpu/plans/epilogue-decode.yaml --cuda-graph
+      python3 tests/gpu/epilogue_table.py "$OUT" | tee -a "$report" ;;
+    torch)
+      if [ "$n" -lt 2 ]; then log "- torch: needs 2 GPUs or more (have $n)"; continue; fi
+      timeout -k 5 280 python3 tests/gpu/epilogue_bench.py --gpus "$n" \
+        --winners "$OUT/graph.json" --out "$OUT/torch.json" >"$OUT/torch.txt" 2>&1
+      log "- torch: exit $?"
+      cat "$OUT/torch.txt" >>"$report" ;;
+    decode)
+      if [ "$n" -lt 2 ]; then log "- decode: needs 2 GPUs or more (have $n)"; continue; fi
+      timeout -k 5 200 python3 tests/gpu/tp_decode_bench.py --gpus "$n" --fused \
+        --winners "$OUT/graph.json" >"$OUT/decode.txt" 2>&1
+      log "- decode: exit $?"
+      cat "$OUT/decode.txt" >>"$report" ;;
+    *) log "- $s: unknown section" ;;
+  esac
+done
