@@ -10,6 +10,7 @@
 
 #include "core/apply/plugin_config.h"
 #include "core/apply/tuner_abi.h"
+#include "core/apply/winner_table.h"
 #include "tests/plugin/scoped_env.h"
 
 namespace ccltune::apply {
@@ -194,6 +195,26 @@ TEST(RecordParser, MalformedChoicesRejectTheRecordWithoutCrashing) {
     EXPECT_FALSE(r.ok()) << choices;
     EXPECT_NE(r.status().message().find("choices"), std::string::npos) << r.status().message();
   }
+}
+
+TEST(WinnerTable, RecordsWithAnEpilogueNeverReachNccl) {
+  WinnerRecord plain = Record("nccl:algo=ring,proto=ll128", kCtas32);
+  plain.dtype = core::Dtype::kBf16;
+  plain.bytes = 4096;
+  // Measured with a residual add + RMSNorm after it: its winner says nothing about the
+  // bare all-reduce, even at a size nearer to the call than the plain record's.
+  WinnerRecord fused = Record("nccl:algo=tree,proto=simple", kCtas32);
+  fused.dtype = core::Dtype::kBf16;
+  fused.bytes = 1 << 20;
+  fused.epilogue = {core::EpilogueKind::kResidualRmsNorm, 4096, 1e-5};
+  const WinnerTable t = WinnerTable::Build({fused, plain}, std::nullopt, 0);
+  const int f = NcclFuncOf(core::Op::kAllReduce);
+  ASSERT_EQ(t.Entries(f).size(), 1u);
+  const TableEntry* e = t.Lookup(f, 1 << 20);
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->record.bytes, 4096u);
+  EXPECT_TRUE(e->record.epilogue.none());
+  EXPECT_EQ(WinnerTable::Build({fused}, std::nullopt, 0).size(), 0u);
 }
 
 TEST(ChannelCeiling, ParsesZeroOrPositiveIntegers) {
