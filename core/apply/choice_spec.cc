@@ -120,12 +120,10 @@ std::string FusedSkipReason(const ChoiceSpec& s, const core::Problem& problem) {
   if (problem.epilogue.none()) {
     return "fused kernels run an all-reduce with an epilogue (the plan entry has none)";
   }
-  const std::uint64_t row_vectors =
-      static_cast<std::uint64_t>(problem.epilogue.hidden) * core::DtypeSize(problem.dtype) / 16;
-  if (row_vectors > static_cast<std::uint64_t>(s.threads) * kFusedVectorsPerThread) {
-    return "a row of " + std::to_string(problem.epilogue.hidden) + " " +
-           core::DtypeName(problem.dtype) + " needs at least " +
-           std::to_string((row_vectors + kFusedVectorsPerThread - 1) / kFusedVectorsPerThread) +
+  const int hidden = problem.epilogue.hidden;
+  if (hidden > s.threads * kFusedElementsPerThread) {
+    return "a row of " + std::to_string(hidden) + " needs at least " +
+           std::to_string((hidden + kFusedElementsPerThread - 1) / kFusedElementsPerThread) +
            " threads (a block keeps its row in registers)";
   }
   return "";

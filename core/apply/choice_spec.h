@@ -50,8 +50,9 @@ inline constexpr std::uint64_t kLLMaxBytes = std::uint64_t{1} << 20;
 // Strict: an unknown base or parameter value is InvalidArgument naming the allowed ones.
 core::Result<ChoiceSpec> SpecFromChoice(const core::ChoiceName& choice);
 
-// Most 16-byte vectors of a row one thread of a fused kernel keeps in registers.
-inline constexpr int kFusedVectorsPerThread = 4;
+// Most elements of a row one thread of a fused kernel keeps in registers (as fp32):
+// kernels::kEpilogueFloatsPerThread.
+inline constexpr int kFusedElementsPerThread = 32;
 
 // Why peer kernel `s` cannot run `problem` over `world` ranks (op, dtype, redop, size
 // and shape limits); empty when it can. Whether peer memory exists is the caller's to say.

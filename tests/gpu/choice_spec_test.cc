@@ -211,9 +211,11 @@ TEST(NcclChoiceSpec, FusedChoicesParseAndRunOnlyWithAnEpilogue) {
   const core::ChoiceName fused{"oneshot-fused", {{"threads", "512"}}};
   EXPECT_NE(SkipReason(fused, Prob(core::Op::kAllReduce), ctx).find("epilogue"), std::string::npos);
   EXPECT_EQ(SkipReason(fused, NormProblem(8, 4096), ctx), "");
-  // 16384 bf16 = 2048 vectors: 4 a thread needs 512 threads; fp32 would need 1024.
-  EXPECT_EQ(SkipReason(fused, NormProblem(1, 16384), ctx), "");
-  EXPECT_NE(SkipReason(fused, NormProblem(1, 16384, core::Dtype::kFp32), ctx).find("1024 threads"),
+  // A thread keeps 32 elements of its row: 16384 needs 512 threads.
+  EXPECT_EQ(SkipReason(fused, NormProblem(1, 16384, core::Dtype::kFp32), ctx), "");
+  const core::ChoiceName narrow{"oneshot-fused", {{"threads", "256"}}};
+  EXPECT_EQ(SkipReason(narrow, NormProblem(1, 8192), ctx), "");
+  EXPECT_NE(SkipReason(narrow, NormProblem(1, 16384), ctx).find("at least 512 threads"),
             std::string::npos);
   EXPECT_NE(
       SkipReason({"oneshot-fused", {{"mode", "ll"}}}, NormProblem(2048, 4096), ctx).find("1 MiB"),
