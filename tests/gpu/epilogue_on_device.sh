@@ -5,12 +5,13 @@
 # the tensor-parallel decode step with the fused op. Writes $OUT/epilogue.md.
 #
 # Here (build machine), once:
-#   cmake --build build -j2 --target ccltune ccltune_inproc_tuner epilogue_kernels_gpu_test
+#   cmake --build build -j2 --target ccltune ccltune_inproc_tuner epilogue_kernels_gpu_test \
+#     epilogue_kernel_bench ccltune_runtime
 #   ../shared/tools/bundle-for-gpu.sh .gpu build/worker/ccltune \
 #     build/worker/libccltune-inproc-tuner.so build/tests/gpu/epilogue_kernels_gpu_test \
-#     build/runtime/libccltune.so
+#     build/tests/gpu/epilogue_kernel_bench build/runtime/libccltune.so
 # There (repo root, .gpu/ carried): bash tests/gpu/epilogue_on_device.sh [section...]
-# Sections: kernels (1 GPU), smoke (every GPU, the worker's paths), tune (every GPU: the
+# Sections: kernels (1 GPU: the kernels' test, the separate kernel's time), smoke (every GPU, the worker's paths), tune (every GPU: the
 # campaign, eager and graph), torch, decode (need the runtime and PyTorch). Default: all.
 set -uo pipefail
 # shellcheck source=tests/gpu/device_env.sh
@@ -38,7 +39,10 @@ for s in $sections; do
     kernels)
       timeout -k 5 240 epilogue_kernels_gpu_test >"$OUT/kernels.txt" 2>&1
       log "- kernels: exit $?"
-      grep -E "^\[  (PASSED|FAILED|  OK|SKIPPED) " "$OUT/kernels.txt" | tail -n 40 >>"$report" ;;
+      grep -E "^\[  (PASSED|FAILED|  SKIPPED) " "$OUT/kernels.txt" | tail -n 40 >>"$report"
+      timeout -k 5 120 epilogue_kernel_bench >"$OUT/kernel_bench.txt" 2>&1
+      log "- kernel bench: exit $?"
+      cat "$OUT/kernel_bench.txt" >>"$report" ;;
     smoke) tune smoke --plan tests/gpu/plans/epilogue-smoke.yaml ;;
     tune)
       if [ "$n" -lt 2 ]; then log "- tune: needs 2 GPUs or more (have $n)"; continue; fi
