@@ -71,6 +71,8 @@ std::string IndexKey(const std::string& fp, Op op, Dtype dtype, RedOp redop,
 
 std::string FingerprintKey(const std::string& fp) { return std::string(kPrefix) + "fp:" + fp; }
 
+std::string EpiloguesKey(const std::string& fp) { return std::string(kPrefix) + "epilogues:" + fp; }
+
 std::uint64_t NearestLog2Bucket(const std::vector<std::uint64_t>& tuned, std::uint64_t bytes) {
   const std::uint64_t n = std::max<std::uint64_t>(bytes, 1);
   std::uint64_t best = 0;
@@ -96,6 +98,7 @@ Status ResultStore::Publish(const std::string& fp, const std::string& fingerprin
     cmds.push_back({"SET", ResultKey(fp, r.Key()), ToJson(r).dump()});
     // Member = score = bytes: re-adding the same member is a no-op, so a retry is idempotent.
     cmds.push_back({"ZADD", IndexKey(fp, r.op, r.dtype, r.redop, r.epilogue), bytes, bytes});
+    if (!r.epilogue.none()) cmds.push_back({"SADD", EpiloguesKey(fp), r.epilogue.Label()});
   }
   auto r = redis_.Transaction(cmds);
   if (!r.ok()) return r.status().WithContext("publish " + fp);

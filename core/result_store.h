@@ -3,7 +3,9 @@
 //   ccltune:v1:result:{fp}:{op}:{dtype}:{redop}:{bytes}  ResultRecord JSON
 //   ccltune:v1:index:{fp}:{op}:{dtype}:{redop}           sorted set of bytes
 // A problem with an epilogue appends ":epilogue={kind},hidden={H}" to both, so plain
-// lookups never land on fused records (DESIGN §8).
+// lookups never land on fused records (DESIGN §8), and its "{kind},hidden={H}" joins
+//   ccltune:v1:epilogues:{fp}                            set of epilogues tuned
+// so that a reader (the runtime) finds those index keys without scanning the cache.
 //   ccltune:v1:fingerprints                              set of known fingerprints
 // Publish is one MULTI/EXEC: all records of a job become visible together or not at all.
 #pragma once
@@ -21,6 +23,7 @@ std::string ResultKey(const std::string& fp, const std::string& problem_key);
 std::string IndexKey(const std::string& fp, Op op, Dtype dtype, RedOp redop,
                      const Epilogue& epilogue = {});
 std::string FingerprintKey(const std::string& fp);
+std::string EpiloguesKey(const std::string& fp);
 
 class ResultStore {
  public:

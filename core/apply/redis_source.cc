@@ -11,9 +11,9 @@
 #include <set>
 #include <vector>
 
+#include "core/apply/winner_table.h"
 #include "core/redis_client.h"
 #include "core/result_store.h"
-#include "core/apply/winner_table.h"
 
 namespace ccltune::apply {
 namespace {
@@ -90,7 +90,52 @@ core::Status Authenticate(redisContext* c, const core::RedisEndpoint& ep,
 struct IndexedSize {
   SliceKey slice;
   std::uint64_t bytes;
+  core::Epilogue epilogue;  // none: a plain slice
 };
+
+// Most epilogues of one fingerprint read (each costs a ZRANGE per float dtype).
+constexpr std::size_t kMaxEpilogues = 64;
+
+// The tuned sizes in ZRANGE reply `r`, as sizes of `slice` (with `epilogue`).
+void AppendSizes(const redisReply* r, const SliceKey& slice, const core::Epilogue& epilogue,
+                 std::vector<IndexedSize>& out) {
+  if (r->type != REDIS_REPLY_ARRAY) return;
+  for (std::size_t e = 0; e < r->elements; ++e) {
+    const redisReply* m = r->element[e];
+    if (m->type != REDIS_REPLY_STRING) continue;
+    char* end = nullptr;
+    const std::string s(m->str, m->len);
+    const unsigned long long b = std::strtoull(s.c_str(), &end, 10);
+    if (!s.empty() && *end == '\0' && b > 0) out.push_back({slice, b, epilogue});
+  }
+}
+
+// The epilogues the cache lists for `fp` (ccltune:v1:epilogues:{fp}), then one ZRANGE per
+// epilogue and float dtype of the sum all-reduce: the runtime dispatches fused ops by them.
+core::Status ReadEpilogueIndexes(redisContext* c, const std::string& fp, const redisReply* members,
+                                 Clock::time_point deadline, std::vector<IndexedSize>& out) {
+  if (members->type != REDIS_REPLY_ARRAY) return core::Status::Ok();
+  std::vector<Argv> cmds;
+  std::vector<std::pair<SliceKey, core::Epilogue>> slices;
+  for (std::size_t i = 0; i < members->elements && i < kMaxEpilogues; ++i) {
+    const redisReply* m = members->element[i];
+    if (m->type != REDIS_REPLY_STRING) continue;
+    auto e = core::ParseEpilogueKeyPart(std::string_view(m->str, m->len));
+    if (!e.ok() || e->none()) continue;  // a member this build cannot read: not ours to use
+    for (core::Dtype d : {core::Dtype::kBf16, core::Dtype::kFp16, core::Dtype::kFp32}) {
+      const SliceKey slice{core::Op::kAllReduce, d, core::RedOp::kSum};
+      slices.push_back({slice, *e});
+      cmds.push_back({"ZRANGE", core::IndexKey(fp, core::Op::kAllReduce, d, core::RedOp::kSum, *e),
+                      "0", "255"});
+    }
+  }
+  if (cmds.empty()) return core::Status::Ok();
+  CCLTUNE_ASSIGN_OR_RETURN(auto replies, Pipeline(c, cmds, deadline));
+  for (std::size_t i = 0; i < replies.size(); ++i) {
+    AppendSizes(replies[i].get(), slices[i].first, slices[i].second, out);
+  }
+  return core::Status::Ok();
+}
 
 // One ZRANGE per (op, dtype, redop) the tuner can use; returns the tuned sizes found.
 core::Result<std::vector<IndexedSize>> ReadIndexes(redisContext* c, const std::string& fp,
@@ -109,26 +154,17 @@ core::Result<std::vector<IndexedSize>> ReadIndexes(redisContext* c, const std::s
       }
     }
   }
+  cmds.push_back({"SMEMBERS", core::EpiloguesKey(fp)});
   CCLTUNE_ASSIGN_OR_RETURN(auto replies, Pipeline(c, cmds, deadline));
   std::vector<IndexedSize> out;
-  for (std::size_t i = 0; i < replies.size(); ++i) {
-    if (replies[i]->type != REDIS_REPLY_ARRAY) continue;
-    for (std::size_t e = 0; e < replies[i]->elements; ++e) {
-      const redisReply* m = replies[i]->element[e];
-      if (m->type != REDIS_REPLY_STRING) continue;
-      char* end = nullptr;
-      const std::string s(m->str, m->len);
-      const unsigned long long b = std::strtoull(s.c_str(), &end, 10);
-      if (!s.empty() && *end == '\0' && b > 0) out.push_back({slices[i], b});
-    }
-  }
+  for (std::size_t i = 0; i < slices.size(); ++i) AppendSizes(replies[i].get(), slices[i], {}, out);
+  CCLTUNE_RETURN_IF_ERROR(ReadEpilogueIndexes(c, fp, replies.back().get(), deadline, out));
   return out;
 }
 
 std::string KeyOf(const std::string& fp, const IndexedSize& s) {
   const auto& [op, dtype, redop] = s.slice;
-  return core::ResultKey(fp, std::string(core::OpName(op)) + ":" + core::DtypeName(dtype) + ":" +
-                                 core::RedOpName(redop) + ":" + std::to_string(s.bytes));
+  return core::ResultKey(fp, core::ProblemKey(op, dtype, redop, s.bytes, s.epilogue));
 }
 
 void Reject(ParsedFile& out, const std::string& why) {
@@ -144,7 +180,7 @@ void Accept(ParsedFile& out, const std::string& fp, const IndexedSize& s, const 
   if (!rec.ok()) return Reject(out, key + ": " + rec.status().message());
   const auto& [op, dtype, redop] = s.slice;
   if (rec->fingerprint != fp || rec->op != op || rec->dtype != dtype || rec->redop != redop ||
-      rec->bytes != s.bytes)
+      rec->bytes != s.bytes || rec->epilogue.KeyPart() != s.epilogue.KeyPart())
     return Reject(out, key + ": the record describes another problem");
   out.records.push_back(std::move(rec).value());
 }
@@ -160,15 +196,19 @@ core::Result<ParsedFile> LoadFromRedis(const std::string& url, const std::string
   CCLTUNE_RETURN_IF_ERROR(Authenticate(c.get(), ep, deadline));
   CCLTUNE_ASSIGN_OR_RETURN(auto sizes, ReadIndexes(c.get(), fingerprint, deadline));
   std::set<SliceKey> available;
-  for (const auto& s : sizes) available.insert(s.slice);
+  for (const auto& s : sizes) {
+    if (s.epilogue.none()) available.insert(s.slice);
+  }
   const auto selected = SelectSlices(available, pinned);
   std::vector<IndexedSize> wanted;
   std::vector<Argv> cmds;
   for (const auto& s : sizes) {
+    // Epilogue slices are kept whole (the runtime keys them by dtype, kind and hidden);
+    // plain ones by the tuner's slice policy.
     auto it = selected.find(std::get<0>(s.slice));
-    if (it == selected.end() || it->second.dtype != std::get<1>(s.slice) ||
-        it->second.redop != std::get<2>(s.slice) || wanted.size() >= kMaxRecords)
-      continue;
+    const bool plain_selected = it != selected.end() && it->second.dtype == std::get<1>(s.slice) &&
+                                it->second.redop == std::get<2>(s.slice);
+    if ((s.epilogue.none() && !plain_selected) || wanted.size() >= kMaxRecords) continue;
     wanted.push_back(s);
     cmds.push_back({"GETRANGE", KeyOf(fingerprint, s), "0", std::to_string(kMaxRecordBytes)});
   }

@@ -1,6 +1,8 @@
 // Reads one fingerprint's winners from the shared results cache (DESIGN §4 keys) within a
-// deadline: connect, AUTH/SELECT, one pipelined round of ZRANGE over the index keys, one
-// pipelined round of GETRANGE for the selected slices (WinnerTable's policy). Values are
+// deadline: connect, AUTH/SELECT, one pipelined round of ZRANGE over the index keys (and
+// SMEMBERS of the fingerprint's epilogues), one round of ZRANGE over those epilogues'
+// index keys, one pipelined round of GETRANGE for the selected slices (WinnerTable's
+// policy) and every epilogue slice (the runtime's; WinnerTable drops them). Values are
 // read with GETRANGE capped just past kMaxRecordBytes, so a huge value costs no more than
 // that. Blocks the calling thread for at most about the time left until `deadline` (each
 // socket read and write is bounded by it; a server that trickles bytes can stretch it,

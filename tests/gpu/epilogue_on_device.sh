@@ -12,25 +12,42 @@
 #     build/tests/gpu/epilogue_kernel_bench build/runtime/libccltune.so
 # There (repo root, .gpu/ carried): bash tests/gpu/epilogue_on_device.sh [section...]
 # Sections: kernels (1 GPU: the kernels' test, the separate kernel's time), smoke (every GPU, the worker's paths), tune (every GPU: the
-# campaign, eager and graph), torch, decode (need the runtime and PyTorch). Default: all.
+# campaign, eager and graph), check, torch, decode (need the runtime and PyTorch; torch
+# and decode 2+ GPUs). Default: all.
 set -uo pipefail
 # shellcheck source=tests/gpu/device_env.sh
 source "$(dirname "${BASH_SOURCE[0]}")/device_env.sh"
 report=$OUT/epilogue.md
-sections=${*:-kernels smoke tune torch decode}
+sections=${*:-kernels smoke tune check torch decode}
 n=$(nvidia-smi -L | wc -l)
 log() { echo "$*" | tee -a "$report"; }
 : >"$report"
 log "# epilogue fusion on $(hostname), $(date -u +%FT%TZ), $n GPU(s)"
 nvidia-smi -L | sed 's/^/    /' | tee -a "$report"
 
-tune() {  # tune <name> <args...>: `ccltune tune` on every GPU, JSON kept
-  local name=$1 rc
+export PYTHONPATH="$PWD/runtime/python${PYTHONPATH:+:$PYTHONPATH}"
+export CCLTUNE_LIBRARY="$PWD/.gpu/lib/libccltune.so.0"
+[ -f "$CCLTUNE_LIBRARY" ] || CCLTUNE_LIBRARY="$PWD/.gpu/bin/libccltune.so.0"
+cache=/tmp/ccltune-epilogue
+
+# The NCCL PyTorch loads: the runtime finds the winners only when `ccltune tune` measured
+# with the NCCL the application runs (the fingerprint names the NCCL version).
+torch_nccl_dir() {
+  python3 -c 'import os, nvidia.nccl as n; print(os.path.join(list(n.__path__)[0], "lib"))' 2>/dev/null
+}
+
+tune() {  # tune <name> <args...>: `ccltune tune` on every GPU, JSON and winners kept
+  local name=$1 rc nccl_dir
   shift
-  timeout -k 5 "${TUNE_LIMIT_S:-280}" ccltune tune --backend nccl --ranks "$n" \
+  nccl_dir=$(torch_nccl_dir)
+  rm -rf "$cache-$name"
+  LD_LIBRARY_PATH="${nccl_dir:+$nccl_dir:}$LD_LIBRARY_PATH" timeout -k 5 "${TUNE_LIMIT_S:-280}" \
+    ccltune tune --backend nccl --ranks "$n" --cache-dir "$cache-$name" \
     --json "$OUT/$name.json" "$@" >"$OUT/$name.txt" 2>&1
   rc=$?
-  log "- $name: exit $rc: ccltune tune --ranks $n $*"
+  ccltune export --format json --cache-dir "$cache-$name" -o "$OUT/winners-$name.json" \
+    >/dev/null 2>&1
+  log "- $name: exit $rc: ccltune tune --ranks $n $* (NCCL from ${nccl_dir:-the system})"
   tail -n 40 "$OUT/$name.txt" >>"$report"
 }
 
@@ -52,15 +69,19 @@ for s in $sections; do
     torch)
       if [ "$n" -lt 2 ]; then log "- torch: needs 2 GPUs or more (have $n)"; continue; fi
       timeout -k 5 280 python3 tests/gpu/epilogue_bench.py --gpus "$n" \
-        --winners "$OUT/graph.json" --out "$OUT/torch.json" >"$OUT/torch.txt" 2>&1
+        --winners "$OUT/winners-graph.json" >"$OUT/torch.txt" 2>&1
       log "- torch: exit $?"
       cat "$OUT/torch.txt" >>"$report" ;;
     decode)
       if [ "$n" -lt 2 ]; then log "- decode: needs 2 GPUs or more (have $n)"; continue; fi
       timeout -k 5 200 python3 tests/gpu/tp_decode_bench.py --gpus "$n" --fused \
-        --winners "$OUT/graph.json" >"$OUT/decode.txt" 2>&1
+        --winners "$OUT/winners-graph.json" >"$OUT/decode.txt" 2>&1
       log "- decode: exit $?"
       cat "$OUT/decode.txt" >>"$report" ;;
+    check)  # ccltune.torch's epilogue ops against torch, eager, graph, torch.compile
+      timeout -k 5 240 python3 tests/gpu/runtime_torch_check.py --gpus "$n" >"$OUT/check.txt" 2>&1
+      log "- check: exit $?"
+      grep -v Warning "$OUT/check.txt" | tail -n 15 >>"$report" ;;
     *) log "- $s: unknown section" ;;
   esac
 done

@@ -2,13 +2,13 @@
 """Issue 16's table: all-reduce + residual add + RMSNorm, fused against unfused.
 
 Reads OUTDIR/eager.json and OUTDIR/graph.json (`ccltune tune --json` summaries of
-tests/gpu/plans/epilogue-decode.yaml) and, when present, OUTDIR/torch.json
-(tests/gpu/epilogue_bench.py: {"rows": [{"mode", "hidden", "tokens", "torch_unfused_us"}]}).
-Per mode, a row per (hidden, tokens): NCCL + separate kernel (the `nccl` choice, the
-default), the best unfused choice, the best fused kernel, ccltune's winner, PyTorch's
-unfused path, and the ratios the issue's bars read:
+tests/gpu/plans/epilogue-decode.yaml). Per mode, a row per (hidden, tokens): NCCL +
+separate kernel (the `nccl` choice, the default), the best unfused choice, the best fused
+kernel, ccltune's winner, and the ratios the issue's bars read (PyTorch's unfused path is
+tests/gpu/epilogue_bench.py's table, through the runtime):
   - fused winner >= 1.4x faster than unfused NCCL at tokens <= 128;
-  - the winner never slower than the best unfused choice at any shape.
+  - the winner never slower than the best unfused choice at any shape (beyond the noise
+    threshold, 3 %: the winner rule keeps `nccl` unless another choice beats it by more).
 Missing files and choices show as "-".
 
 Run: python3 tests/gpu/epilogue_table.py OUTDIR
@@ -20,6 +20,7 @@ import sys
 
 FUSED = ("oneshot-fused", "twoshot-fused")
 SPEEDUP_BAR, SPEEDUP_TOKENS = 1.4, 128
+NOISE = 1.03
 
 
 def load(path):
@@ -46,24 +47,17 @@ def best(times, pick):
     return min(cand) if cand else (math.inf, "-")
 
 
-def torch_rows(doc):
-    rows = {}
-    for r in (doc or {}).get("rows", []):
-        rows[(r["mode"], int(r["hidden"]), int(r["tokens"]))] = float(r["torch_unfused_us"])
-    return rows
-
-
 def fmt(v):
     return "-" if v is None or not math.isfinite(v) else "%.2f" % v
 
 
-def table(mode, doc, torch, out):
+def table(mode, doc, out):
     recs = [r for r in doc.get("records", []) if r.get("epilogue")]
-    recs.sort(key=lambda r: (r["epilogue"]["hidden"], r["bytes"]))
+    recs.sort(key=lambda r: (r["dtype"], r["epilogue"]["hidden"], r["bytes"]))
     out.append("\n## %s (us per op, max over ranks, median of rounds)\n" % mode)
-    out.append("| hidden | tokens | NCCL + kernel | best unfused | best fused | winner | "
-               "torch unfused | NCCL/fused | best unfused/winner | torch/winner |")
-    out.append("|---|---|---|---|---|---|---|---|---|---|")
+    out.append("| dtype | hidden | tokens | NCCL + kernel | best unfused | best fused | winner | "
+               "NCCL/fused | best unfused/winner |")
+    out.append("|---|---|---|---|---|---|---|---|---|")
     fails = []
     for r in recs:
         hidden = r["epilogue"]["hidden"]
@@ -74,15 +68,13 @@ def table(mode, doc, torch, out):
         unf, unf_name = best(t, lambda n: base(n) not in FUSED)
         fus, fus_name = best(t, lambda n: base(n) in FUSED)
         win = float(r["timeUs"]) if isinstance(r.get("timeUs"), (int, float)) else math.inf
-        th = torch.get((mode, hidden, tokens))
         ratio = nccl / fus if math.isfinite(fus) else math.nan
-        out.append("| %d | %d | %s | %s `%s` | %s `%s` | %s `%s` | %s | %s | %s | %s |" % (
-            hidden, tokens, fmt(nccl), fmt(unf), unf_name, fmt(fus), fus_name, fmt(win),
-            r["winner"], fmt(th), fmt(ratio), fmt(unf / win if win else math.nan),
-            fmt(th / win if th and win else math.nan)))
+        out.append("| %s | %d | %d | %s | %s `%s` | %s `%s` | %s `%s` | %s | %s |" % (
+            r["dtype"], hidden, tokens, fmt(nccl), fmt(unf), unf_name, fmt(fus), fus_name, fmt(win),
+            r["winner"], fmt(ratio), fmt(unf / win if win else math.nan)))
         if tokens <= SPEEDUP_TOKENS and not ratio >= SPEEDUP_BAR:
             fails.append("%d x %d: NCCL/fused %.2f < %.1f" % (hidden, tokens, ratio, SPEEDUP_BAR))
-        if win > unf * 1.0 + 1e-9:
+        if win > unf * NOISE + 1e-9:
             fails.append("%d x %d: winner %.2f slower than best unfused %.2f" % (
                 hidden, tokens, win, unf))
     out.append("\nbars (%s): %s" % (mode, "met" if not fails else "NOT met: " + "; ".join(fails)))
@@ -92,14 +84,13 @@ def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
     outdir = sys.argv[1]
-    torch = torch_rows(load(os.path.join(outdir, "torch.json")))
     out = []
     for mode in ("graph", "eager"):
         doc = load(os.path.join(outdir, mode + ".json"))
         if doc is None:
             out.append("\n## %s: %s.json missing" % (mode, mode))
             continue
-        table(mode, doc, torch, out)
+        table(mode, doc, out)
     print("\n".join(out))
 
 

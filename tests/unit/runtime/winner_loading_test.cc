@@ -63,6 +63,51 @@ TEST(WinnerLoading, FromTheSharedCache) {
   EXPECT_TRUE(other->records.empty());
 }
 
+// All-reduce + epilogue winners come from the cache too: the fingerprint's epilogue set
+// leads the reader to their index keys, and a record under another epilogue's key is
+// rejected as corrupt.
+TEST(WinnerLoading, EpilogueWinnersFromTheSharedCache) {
+  auto redis = ccltune::testing::RedisServer::Start();
+  ASSERT_TRUE(redis.ok()) << redis.status().ToString();
+  auto client = core::RedisClient::Connect((*redis)->endpoint());
+  ASSERT_TRUE(client.ok()) << client.status().ToString();
+  const core::Epilogue norm{core::EpilogueKind::kResidualRmsNorm, 4096, 1e-5};
+  const char* fused = "oneshot-fused:blocks=16,mode=ll,threads=512";
+  std::vector<core::ResultRecord> records = Published();
+  for (std::uint64_t tokens : {1, 128}) {
+    records.push_back(MakeResult(Op::kAllReduce, Dtype::kBf16, RedOp::kSum, tokens * 4096 * 2, 2,
+                                 {{"nccl", 14.0}, {fused, 5.0}}));
+    records.back().epilogue = norm;
+  }
+  core::ResultStore store(**client);
+  ASSERT_TRUE(store.Publish(kFp, "{}", records).ok());
+  EXPECT_EQ((*client)->Command({"SMEMBERS", core::EpiloguesKey(kFp)})->elements.size(), 1u);
+  ScopedEnv env({{"CCLTUNE_REDIS_URL", (*redis)->url()}, {"CCLTUNE_PLUGIN_TIMEOUT_MS", "2000"}});
+  auto loaded = Load(kFp);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  ASSERT_EQ(loaded->records.size(), 4u);
+  EXPECT_EQ(loaded->rejected, 0u);
+  const DispatchTable t = DispatchTable::Build(loaded->records, Capabilities{2, ""});
+  EXPECT_EQ(
+      t.Choose(Op::kAllReduce, Dtype::kBf16, RedOp::kSum, 8 * 4096 * 2, BufferClass::kPooled, norm)
+          .name,
+      fused);
+  // The plain slice is untouched by the epilogue records.
+  EXPECT_EQ(t.Choose(Op::kAllReduce, Dtype::kBf16, RedOp::kSum, 1500, BufferClass::kPlain).name,
+            kLL);
+  // A record whose body says another epilogue than its key: a corrupt cache, rejected.
+  auto bad = records[3];
+  bad.epilogue.hidden = 8192;
+  ASSERT_TRUE(
+      (*client)
+          ->Command({"SET", core::ResultKey(kFp, records[3].Key()), core::ToJson(bad).dump()})
+          .ok());
+  auto again = Load(kFp);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->rejected, 1u);
+  EXPECT_NE(again->first_error.find("another problem"), std::string::npos) << again->first_error;
+}
+
 TEST(WinnerLoading, FromAnExportedFileOnlyThisFingerprint) {
   ccltune::testing::TempDir dir("ccltune-runtime");
   std::vector<core::ResultRecord> records = Published();
