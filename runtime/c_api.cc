@@ -8,12 +8,15 @@
 #include <string>
 
 #include "ccltune.h"
+#include "runtime/epilogue_call.h"
 #include "runtime/runtime_comm.h"
 #include "runtime/runtime_config.h"
 
 using ccltune::core::Status;
 using ccltune::core::StatusCode;
 using ccltune::runtime::Call;
+using ccltune::runtime::EpilogueArgs;
+using ccltune::runtime::EpilogueCall;
 using ccltune::runtime::RuntimeComm;
 
 struct ccltuneComm {
@@ -116,6 +119,36 @@ ccltuneResult_t Collective(ccltune::core::Op op, const void* send, void* recv, s
   });
 }
 
+// Arguments first (they fail alike on every rank, before the communicator is touched).
+ccltuneResult_t EpilogueCollective(const EpilogueArgs& a, ncclDataType_t type, ccltuneComm_t comm,
+                                   cudaStream_t stream) {
+  return Guarded([&]() -> Status {
+    CCLTUNE_ASSIGN_OR_RETURN(const ccltune::core::Epilogue epilogue,
+                             ccltune::runtime::CheckEpilogueArgs(a));
+    if (comm == nullptr || !comm->impl) return ccltune::core::InvalidArgument("comm: NULL");
+    EpilogueCall c;
+    c.epilogue = epilogue;
+    c.dtype = *a.dtype;
+    c.nccl_type = type;
+    c.input = a.input;
+    c.residual = const_cast<void*>(a.residual);
+    c.weight = a.weight;
+    c.out = const_cast<void*>(a.out);
+    c.tokens = a.tokens;
+    c.stream = stream;
+    return comm->impl->RunEpilogue(c);
+  });
+}
+
+Status WriteName(const std::string& choice, char* name, size_t len) {
+  if (choice.size() + 1 > len) {
+    return ccltune::core::InvalidArgument("len: " + std::to_string(len) + " bytes cannot hold '" +
+                                          choice + "'");
+  }
+  std::memcpy(name, choice.c_str(), choice.size() + 1);
+  return Status::Ok();
+}
+
 }  // namespace
 
 extern "C" {
@@ -184,11 +217,68 @@ ccltuneResult_t ccltuneGetChoice(ccltuneComm_t comm, ccltuneOp_t op, ncclDataTyp
         op == ccltuneAllGatherOp ? std::optional(ccltune::core::RedOp::kNone) : RedOpOf(redop);
     const std::string choice =
         dtype && red ? comm->impl->ChoiceFor(ops[op], *dtype, *red, bytes, pooled != 0) : "nccl";
-    if (choice.size() + 1 > len)
-      return ccltune::core::InvalidArgument("len: " + std::to_string(len) + " bytes cannot hold '" +
-                                            choice + "'");
-    std::memcpy(name, choice.c_str(), choice.size() + 1);
-    return Status::Ok();
+    return WriteName(choice, name, len);
+  });
+}
+
+ccltuneResult_t ccltuneAllReduceResidualRmsNorm(const void* input, void* residual,
+                                                const void* weight, void* out, size_t tokens,
+                                                size_t hidden, float eps, ncclDataType_t datatype,
+                                                ccltuneComm_t comm, cudaStream_t stream) {
+  EpilogueArgs a;
+  a.kind = ccltune::core::EpilogueKind::kResidualRmsNorm;
+  a.input = input;
+  a.residual = residual;
+  a.weight = weight;
+  a.out = out;
+  a.tokens = tokens;
+  a.hidden = hidden;
+  a.eps = eps;
+  a.dtype = DtypeOf(datatype);
+  a.nccl_type = static_cast<int>(datatype);
+  return EpilogueCollective(a, datatype, comm, stream);
+}
+
+ccltuneResult_t ccltuneAllReduceBias(const void* input, const void* bias, void* out, size_t tokens,
+                                     size_t hidden, ncclDataType_t datatype, ccltuneComm_t comm,
+                                     cudaStream_t stream) {
+  EpilogueArgs a;
+  a.kind = ccltune::core::EpilogueKind::kBias;
+  a.input = input;
+  a.weight = bias;
+  a.out = out;
+  a.tokens = tokens;
+  a.hidden = hidden;
+  a.dtype = DtypeOf(datatype);
+  a.nccl_type = static_cast<int>(datatype);
+  return EpilogueCollective(a, datatype, comm, stream);
+}
+
+ccltuneResult_t ccltuneGetEpilogueChoice(ccltuneComm_t comm, ccltuneEpilogue_t epilogue,
+                                         size_t hidden, ncclDataType_t datatype, size_t tokens,
+                                         int pooled, char* name, size_t len) {
+  using ccltune::core::EpilogueKind;
+  return Guarded([&]() -> Status {
+    if (comm == nullptr || !comm->impl) return ccltune::core::InvalidArgument("comm: NULL");
+    if (name == nullptr || len == 0) return ccltune::core::InvalidArgument("name/len: no room");
+    if (epilogue < ccltuneEpilogueNone || epilogue > ccltuneEpilogueResidualRmsNorm) {
+      return ccltune::core::InvalidArgument(
+          "epilogue=" + std::to_string(static_cast<int>(epilogue)) +
+          ": not one of ccltuneEpilogueNone, ccltuneEpilogueBias, ccltuneEpilogueResidualRmsNorm");
+    }
+    const EpilogueKind kinds[] = {EpilogueKind::kNone, EpilogueKind::kBias,
+                                  EpilogueKind::kResidualRmsNorm};
+    const auto dtype = DtypeOf(datatype);
+    CCLTUNE_RETURN_IF_ERROR(ccltune::runtime::CheckEpilogueShape(
+        kinds[epilogue], tokens, hidden, dtype, static_cast<int>(datatype)));
+    ccltune::core::Epilogue e;
+    e.kind = kinds[epilogue];
+    e.hidden = e.none() ? 0 : static_cast<int>(hidden);
+    const std::uint64_t bytes =
+        static_cast<std::uint64_t>(tokens) * hidden * ccltune::core::DtypeSize(*dtype);
+    return WriteName(comm->impl->ChoiceFor(ccltune::core::Op::kAllReduce, *dtype,
+                                           ccltune::core::RedOp::kSum, bytes, pooled != 0, e),
+                     name, len);
   });
 }
 

@@ -69,35 +69,46 @@ core::Status RuntimeComm::Run(const Call& call) {
     run = &table_.Choose(call.op, *call.dtype, *call.redop, bytes, BufferClass::kPlain);
   }
   if (!WhyNotForCall(run->spec, shape_of_call, cls).empty()) return RunNccl(call, nccl_);
+  return RunChoice(call, *run, cls, send_off, recv_off);
+}
+
+core::Status RuntimeComm::RunChoice(const Call& call, const AppliedRun& run, BufferClass cls,
+                                    std::size_t send_off, std::size_t recv_off) {
   const gpu::OpShape shape{call.op, *call.dtype, *call.redop, call.count, world_, rank_};
-  switch (run->spec.compose) {
+  switch (run.spec.compose) {
     case apply::Composition::kPeer:
-      return RunPeer(call, *run, shape, cls, send_off, recv_off);
+      return RunPeer(call, run, shape, cls, send_off, recv_off);
     case apply::Composition::kReduceScatterAllGather:
       return RunRsAg(call, shape);
     default:
       break;
   }
-  auto ctas = ctas_comms_.find(run->spec.ctas);
-  return RunNccl(call, run->spec.ctas > 0 && ctas != ctas_comms_.end() ? ctas->second : nccl_);
+  auto ctas = ctas_comms_.find(run.spec.ctas);
+  return RunNccl(call, run.spec.ctas > 0 && ctas != ctas_comms_.end() ? ctas->second : nccl_);
+}
+
+std::optional<std::size_t> RuntimeComm::PoolOffset(const void* p, std::uint64_t bytes) const {
+  if (!pool_ || !pool_shared_) return std::nullopt;
+  const char* base = PoolBase();
+  const auto* at = static_cast<const char*>(p);
+  if (at < base || bytes > pool_->capacity() ||
+      static_cast<std::uint64_t>(at - base) > pool_->capacity() - bytes) {
+    return std::nullopt;
+  }
+  const auto offset = static_cast<std::size_t>(at - base);
+  if (!pool_->Containing(offset, bytes)) return std::nullopt;
+  return offset;
 }
 
 BufferClass RuntimeComm::ClassOf(const Call& call, std::uint64_t send_bytes,
                                  std::uint64_t recv_bytes, std::size_t* send_off,
                                  std::size_t* recv_off) const {
-  if (!pool_ || !pool_shared_) return BufferClass::kPlain;
-  const char* base = PoolBase();
-  const auto* send = static_cast<const char*>(call.send);
-  const auto* recv = static_cast<const char*>(call.recv);
-  const auto end = base + pool_->capacity();
-  if (send < base || send + send_bytes > end || recv < base || recv + recv_bytes > end) {
-    return BufferClass::kPlain;
-  }
-  *send_off = static_cast<std::size_t>(send - base);
-  *recv_off = static_cast<std::size_t>(recv - base);
-  const bool live =
-      pool_->Containing(*send_off, send_bytes) && pool_->Containing(*recv_off, recv_bytes);
-  return live ? BufferClass::kPooled : BufferClass::kPlain;
+  const std::optional<std::size_t> send = PoolOffset(call.send, send_bytes);
+  const std::optional<std::size_t> recv = PoolOffset(call.recv, recv_bytes);
+  if (!send || !recv) return BufferClass::kPlain;
+  *send_off = *send;
+  *recv_off = *recv;
+  return BufferClass::kPooled;
 }
 
 core::Status RuntimeComm::RunNccl(const Call& c, ncclComm_t comm) {
@@ -234,10 +245,11 @@ core::Status RuntimeComm::AsyncError() const {
 }
 
 std::string RuntimeComm::ChoiceFor(core::Op op, core::Dtype dtype, core::RedOp redop,
-                                   std::uint64_t bytes, bool pooled) const {
+                                   std::uint64_t bytes, bool pooled,
+                                   const core::Epilogue& epilogue) const {
   std::lock_guard<std::mutex> lock(mu_);
-  return table_.Choose(op, dtype, redop, bytes, pooled ? BufferClass::kPooled : BufferClass::kPlain)
-      .name;
+  const BufferClass cls = pooled ? BufferClass::kPooled : BufferClass::kPlain;
+  return table_.Choose(op, dtype, redop, bytes, cls, epilogue).name;
 }
 
 core::Result<void*> RuntimeComm::MemAlloc(std::size_t bytes) {

@@ -15,12 +15,38 @@ bool Offered(core::Op op) {
   return op == core::Op::kAllReduce || op == core::Op::kAllGather || op == core::Op::kReduceScatter;
 }
 
+// What the runtime offers with an epilogue: sum all-reduces of float types in whole rows
+// (the epilogue kernels' domain), of a hidden the kernels take.
+bool OfferedEpilogue(const apply::WinnerRecord& r) {
+  return r.op == core::Op::kAllReduce && r.redop == core::RedOp::kSum && core::IsFloat(r.dtype) &&
+         core::ValidateEpilogue(r.epilogue, "epilogue").ok() &&
+         r.epilogue.Tokens(r.bytes, r.dtype) > 0;
+}
+
+SliceKey KeyOf(core::Op op, core::Dtype dtype, core::RedOp redop, const core::Epilogue& e) {
+  return {op, dtype, redop, e.kind, e.none() ? 0 : e.hidden};
+}
+
+std::string SliceName(const SliceKey& key) {
+  const auto& [op, dtype, redop, kind, hidden] = key;
+  std::string out =
+      std::string(core::OpName(op)) + " " + core::DtypeName(dtype) + "/" + core::RedOpName(redop);
+  if (kind != core::EpilogueKind::kNone) {
+    core::Epilogue e;
+    e.kind = kind;
+    e.hidden = hidden;
+    out += "+" + e.Label();
+  }
+  return out;
+}
+
 core::Problem ProblemOf(const apply::WinnerRecord& r) {
   core::Problem p;
   p.op = r.op;
   p.dtype = r.dtype;
   p.redop = r.redop;
   p.bytes = r.bytes;
+  p.epilogue = r.epilogue;
   return p;
 }
 
@@ -66,7 +92,8 @@ DispatchTable DispatchTable::Build(const std::vector<apply::WinnerRecord>& recor
   DispatchTable t;
   for (const auto& r : records) {
     if (!Offered(r.op) || r.world_size != caps.world) continue;
-    const SliceKey key{r.op, r.dtype, r.redop};
+    if (!r.epilogue.none() && !OfferedEpilogue(r)) continue;
+    const SliceKey key = KeyOf(r.op, r.dtype, r.redop, r.epilogue);
     auto& entries = t.slices_[key];
     const bool seen = std::any_of(entries.begin(), entries.end(),
                                   [&](const TableEntry& e) { return e.bytes == r.bytes; });
@@ -83,8 +110,8 @@ DispatchTable DispatchTable::Build(const std::vector<apply::WinnerRecord>& recor
 }
 
 const TableEntry* DispatchTable::Lookup(core::Op op, core::Dtype dtype, core::RedOp redop,
-                                        std::uint64_t bytes) const {
-  const SliceKey key{op, dtype, redop};
+                                        std::uint64_t bytes, const core::Epilogue& epilogue) const {
+  const SliceKey key = KeyOf(op, dtype, redop, epilogue);
   auto it = sizes_.find(key);
   if (it == sizes_.end() || it->second.empty()) return nullptr;
   const std::uint64_t bucket = core::NearestLog2Bucket(it->second, bytes);
@@ -96,8 +123,9 @@ const TableEntry* DispatchTable::Lookup(core::Op op, core::Dtype dtype, core::Re
 }
 
 const AppliedRun& DispatchTable::Choose(core::Op op, core::Dtype dtype, core::RedOp redop,
-                                        std::uint64_t bytes, BufferClass cls) const {
-  const TableEntry* e = Lookup(op, dtype, redop, bytes);
+                                        std::uint64_t bytes, BufferClass cls,
+                                        const core::Epilogue& epilogue) const {
+  const TableEntry* e = Lookup(op, dtype, redop, bytes, epilogue);
   if (e == nullptr) return kNccl;
   return cls == BufferClass::kPooled ? e->pooled : e->plain;
 }
@@ -124,15 +152,13 @@ std::set<int> DispatchTable::CtasNeeded() const {
 std::string DispatchTable::Describe() const {
   std::string out;
   for (const auto& [key, entries] : slices_) {
-    const auto& [op, dtype, redop] = key;
     int plain = 0, pooled = 0;
     for (const auto& e : entries) {
       plain += e.plain.name != "nccl";
       pooled += e.pooled.name != "nccl";
     }
     if (!out.empty()) out += "; ";
-    out += std::string(core::OpName(op)) + " " + core::DtypeName(dtype) + "/" +
-           core::RedOpName(redop) + ": " + std::to_string(entries.size()) + " sizes, " +
+    out += SliceName(key) + ": " + std::to_string(entries.size()) + " sizes, " +
            std::to_string(pooled) + " not NCCL's own (" + std::to_string(plain) +
            " for plain buffers)";
   }
@@ -142,9 +168,7 @@ std::string DispatchTable::Describe() const {
 std::string DispatchTable::Digest() const {
   std::string out;
   for (const auto& [key, entries] : slices_) {
-    const auto& [op, dtype, redop] = key;
-    out += std::string(core::OpName(op)) + "/" + core::DtypeName(dtype) + "/" +
-           core::RedOpName(redop) + "\n";
+    out += SliceName(key) + "\n";
     for (const auto& e : entries)
       out += std::to_string(e.bytes) + " " + e.plain.name + " " + e.pooled.name + "\n";
   }

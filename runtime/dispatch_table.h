@@ -1,8 +1,14 @@
-// The runtime's dispatch table: per (op, dtype, redop) the tuned sizes, ascending, and for
-// each what the runtime runs there, for plain buffers and for pooled ones. Built once at
-// init from the fingerprint's published records; immutable after, so any thread may read
+// The runtime's dispatch table: per (op, dtype, redop, epilogue) the tuned sizes, ascending,
+// and for each what the runtime runs there, for plain buffers and for pooled ones. Built once
+// at init from the fingerprint's published records; immutable after, so any thread may read
 // it. A call of n bytes uses the entry of the tuned size nearest to n in log2 space
 // (core::NearestLog2Bucket, the cache's lookup rule); a slice without records means NCCL.
+//
+// All-reduces with an epilogue (issue 16) have slices of their own, one per (dtype, kind,
+// hidden): their records were measured with the epilogue (their `nccl` is NCCL's all-reduce
+// plus the separate kernel), so they say nothing about the bare all-reduce, and the plain
+// slices say nothing about them. Their sizes are tokens x hidden x dtype bytes; eps is not
+// keyed (it changes no timing).
 //
 // Which choice an entry applies is the rule the NCCL tuner plugin applies too
 // (core/apply/applied_choice.h): the winner when the runtime can run it for that buffer
@@ -19,6 +25,7 @@
 
 #include "core/apply/choice_spec.h"
 #include "core/apply/record_parser.h"
+#include "core/epilogue.h"
 #include "core/types.h"
 #include "runtime/runnable.h"
 
@@ -39,26 +46,30 @@ struct TableEntry {
   AppliedRun pooled;
 };
 
-using SliceKey = std::tuple<core::Op, core::Dtype, core::RedOp>;
+// op, dtype, redop, epilogue kind, hidden (0 for none).
+using SliceKey = std::tuple<core::Op, core::Dtype, core::RedOp, core::EpilogueKind, int>;
 
 class DispatchTable {
  public:
   DispatchTable() = default;
   // Keeps records of ops the runtime offers (allReduce, allGather, reduceScatter) and of
-  // `caps.world` ranks; the first record of each (op, dtype, redop, bytes) wins.
+  // `caps.world` ranks, and epilogue records of sum all-reduces of float types; the first
+  // record of each (op, dtype, redop, epilogue, bytes) wins.
   static DispatchTable Build(const std::vector<apply::WinnerRecord>& records,
                              const Capabilities& caps);
 
-  // nullptr when the slice has no tuned size.
-  const TableEntry* Lookup(core::Op op, core::Dtype dtype, core::RedOp redop,
-                           std::uint64_t bytes) const;
+  // nullptr when the slice has no tuned size. `epilogue`: its kind and hidden pick the
+  // slice (none: the plain collective's).
+  const TableEntry* Lookup(core::Op op, core::Dtype dtype, core::RedOp redop, std::uint64_t bytes,
+                           const core::Epilogue& epilogue = {}) const;
   const AppliedRun& Choose(core::Op op, core::Dtype dtype, core::RedOp redop, std::uint64_t bytes,
-                           BufferClass cls) const;
+                           BufferClass cls, const core::Epilogue& epilogue = {}) const;
 
   std::size_t size() const;
   // The CTA counts of the `nccl:ctas=N` choices entries apply: the communicators to split.
   std::set<int> CtasNeeded() const;
-  // "allReduce bf16/sum: 17 sizes, 12 not NCCL (plain 9)"; one line per slice.
+  // "allReduce bf16/sum: 17 sizes, 12 not NCCL's own (9 for plain buffers)", per slice;
+  // an epilogue slice reads "allReduce bf16/sum+residualRmsNorm,hidden=4096: ...".
   std::string Describe() const;
   // Every slice, size and applied name in order: equal on ranks that built the same table.
   std::string Digest() const;

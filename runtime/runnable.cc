@@ -53,6 +53,10 @@ std::string WhyNotRunnable(const ChoiceSpec& s, const core::Problem& problem,
   if (s.compose != Composition::kPeer) return WhyNotNccl(s, problem, caps.world);
   if (!caps.peer_problem.empty()) return "peer memory unavailable: " + caps.peer_problem;
   if (std::string why = apply::PeerSkipReason(s, problem, caps.world); !why.empty()) return why;
+  if (cls == BufferClass::kPlain && s.fused) {
+    return "a fused kernel reads the peers' inputs or writes their out and residual: runs only "
+           "when input, out and residual come from ccltuneMemAlloc";
+  }
   if (cls == BufferClass::kPlain && !LocalBuffersOnly(s, problem.op)) {
     return "reads or writes the peers' buffers: runs only on buffers from ccltuneMemAlloc";
   }

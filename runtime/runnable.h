@@ -12,6 +12,11 @@
 //   oneshot mode=pull,    read or write the peers' buffers themselves: only for buffers
 //   twoshot (allReduce),  from ccltuneMemAlloc, which lie at one offset of every rank's
 //   p2p, ce               CUDA IPC pool
+//   oneshot-fused,        all-reduce + epilogue in one launch (issue 16): only when input,
+//   twoshot-fused         out and residual all come from ccltuneMemAlloc (two-shot writes
+//                         every rank's out and residual; pull reads the peers' inputs)
+// For an all-reduce with an epilogue every other name means that all-reduce followed by
+// the separate epilogue kernel, and runs where the plain all-reduce would.
 // Not run here: forced NCCL algorithms/protocols (the tuner plugin applies those, and the
 // runtime's NCCL calls get them when it is loaded), nccl-reg and nccl-symm (they need the
 // application's buffers registered with NCCL), test choices.
@@ -33,7 +38,8 @@ struct Capabilities {
   std::string peer_problem = "peer memory not set up";  // empty: our kernels can run
 };
 
-// Plain: any device buffer of the application. Pooled: both buffers from ccltuneMemAlloc.
+// Plain: any device buffer of the application. Pooled: every buffer of the call (send and
+// recv; with an epilogue input, out and residual) from ccltuneMemAlloc.
 enum class BufferClass { kPlain, kPooled };
 
 // The choice's name read as a ChoiceSpec, or why it cannot be read.

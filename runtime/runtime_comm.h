@@ -39,6 +39,20 @@ struct Call {
   cudaStream_t stream = nullptr;
 };
 
+// One all-reduce + epilogue call (ccltuneAllReduceResidualRmsNorm / Bias), arguments
+// checked (epilogue_call.h): input is tokens x epilogue.hidden elements.
+struct EpilogueCall {
+  core::Epilogue epilogue;
+  core::Dtype dtype = core::Dtype::kBf16;
+  ncclDataType_t nccl_type = ncclBfloat16;
+  const void* input = nullptr;
+  void* residual = nullptr;      // residualRmsNorm only
+  const void* weight = nullptr;  // RMSNorm's weight or the bias
+  void* out = nullptr;           // may be input
+  std::uint64_t tokens = 0;
+  cudaStream_t stream = nullptr;
+};
+
 class RuntimeComm {
  public:
   // Collective over `nccl`'s ranks (init.cc).
@@ -53,9 +67,12 @@ class RuntimeComm {
 
   // Enqueues the call on its stream (dispatch.cc).
   core::Status Run(const Call& call);
-  // The choice a call of `bytes` would run (ccltuneGetChoice).
+  // Enqueues an all-reduce + epilogue on its stream (dispatch_epilogue.cc).
+  core::Status RunEpilogue(const EpilogueCall& call);
+  // The choice a call of `bytes` would run (ccltuneGetChoice; with an epilogue,
+  // ccltuneGetEpilogueChoice).
   std::string ChoiceFor(core::Op op, core::Dtype dtype, core::RedOp redop, std::uint64_t bytes,
-                        bool pooled) const;
+                        bool pooled, const core::Epilogue& epilogue = {}) const;
   core::Result<void*> MemAlloc(std::size_t bytes);
   core::Status MemFree(void* ptr);
   // Timeout once one of our kernels gave up waiting for a peer.
@@ -82,6 +99,12 @@ class RuntimeComm {
   // dispatch.cc
   BufferClass ClassOf(const Call& call, std::uint64_t send_bytes, std::uint64_t recv_bytes,
                       std::size_t* send_off, std::size_t* recv_off) const;
+  // The offset of [p, p + bytes) in the shared pool when a live ccltuneMemAlloc block holds
+  // it; nullopt otherwise (or when the pool is not shared).
+  std::optional<std::size_t> PoolOffset(const void* p, std::uint64_t bytes) const;
+  // Runs `run` (not fused) for `call`, checked against it already.
+  core::Status RunChoice(const Call& call, const AppliedRun& run, BufferClass cls,
+                         std::size_t send_off, std::size_t recv_off);
   core::Status RunNccl(const Call& call, ncclComm_t comm);
   core::Status RunRsAg(const Call& call, const gpu::OpShape& shape);
   core::Status RunPeer(const Call& call, const AppliedRun& run, const gpu::OpShape& shape,
@@ -89,6 +112,14 @@ class RuntimeComm {
   core::Result<std::size_t> StagingFor(const std::string& signature, std::uint64_t bytes,
                                        cudaStream_t stream, bool* fits);
   core::Status OrderPeerLaunch(cudaStream_t stream, bool before);
+  // dispatch_epilogue.cc
+  struct EpilogueOffsets {
+    std::size_t in = 0, out = 0, residual = 0;
+  };
+  BufferClass EpilogueClassOf(const EpilogueCall& call, EpilogueOffsets* at) const;
+  core::Status RunUnfused(const EpilogueCall& call, const AppliedRun& run, BufferClass cls,
+                          const EpilogueOffsets& at);
+  core::Status RunFused(const EpilogueCall& call, const AppliedRun& run, const EpilogueOffsets& at);
   const gpu::PeerEnqueuer* EnqueuerFor(const std::string& key, const apply::ChoiceSpec& spec,
                                        const gpu::OpShape& shape);
   std::uint64_t KernelTimeoutNs() const;

@@ -33,10 +33,13 @@ core::Status CheckHeader(const ccltuneConfig_t& c) {
         "ccltuneConfig_t.size=" + std::to_string(c.size) + ": must be sizeof(ccltuneConfig_t) = " +
         std::to_string(sizeof(ccltuneConfig_t)) + " (start from CCLTUNE_CONFIG_INITIALIZER)");
   }
-  if (c.version / 100 != CCLTUNE_VERSION_CODE / 100) {
+  // Minor versions only add entry points: a caller built against an older minor (0.1 was
+  // the first) runs on.
+  if (c.version < 100 || c.version / 10000 != CCLTUNE_MAJOR ||
+      c.version / 100 > CCLTUNE_VERSION_CODE / 100) {
     return core::InvalidArgument("ccltuneConfig_t.version=" + std::to_string(c.version) +
                                  ": this library is " + std::to_string(CCLTUNE_VERSION_CODE) +
-                                 " (major and minor must match)");
+                                 " (same major, minor up to this library's)");
   }
   return core::Status::Ok();
 }

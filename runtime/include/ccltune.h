@@ -9,6 +9,9 @@
  * with other CTA counts) and builds a dispatch table per (op, dtype, redop, size bucket).
  * Each ccltuneAllReduce / AllGather / ReduceScatter then runs the winner of the nearest
  * tuned size that this runtime can run for those buffers, and NCCL for anything else.
+ * Since 0.2 (issue 16) the all-reduce + epilogue of tensor-parallel inference too
+ * (ccltuneAllReduceResidualRmsNorm, ccltuneAllReduceBias): tuned per (dtype, epilogue,
+ * hidden) and tokens, run fused in one launch where that won, else NCCL and a separate kernel.
  *
  * A C ABI in NCCL's style: opaque context objects, a result code per call, a versioned
  * config struct. Nothing here blocks without a bound, and nothing here throws.
@@ -27,7 +30,7 @@
 #include <stddef.h>
 
 #define CCLTUNE_MAJOR 0
-#define CCLTUNE_MINOR 1
+#define CCLTUNE_MINOR 2
 #define CCLTUNE_PATCH 0
 #define CCLTUNE_VERSION_CODE (CCLTUNE_MAJOR * 10000 + CCLTUNE_MINOR * 100 + CCLTUNE_PATCH)
 
@@ -51,12 +54,20 @@ typedef enum {
   ccltuneReduceScatterOp = 2
 } ccltuneOp_t;
 
+/* The work after an all-reduce (ccltuneGetEpilogueChoice). Since 0.2. */
+typedef enum {
+  ccltuneEpilogueNone = 0,           /* a plain sum all-reduce of tokens x hidden elements */
+  ccltuneEpilogueBias = 1,           /* ccltuneAllReduceBias */
+  ccltuneEpilogueResidualRmsNorm = 2 /* ccltuneAllReduceResidualRmsNorm */
+} ccltuneEpilogue_t;
+
 typedef struct ccltuneComm* ccltuneComm_t;
 
 /* Zero or NULL in a field means "the default, or the environment variable named". */
 typedef struct {
   size_t size;             /* sizeof(ccltuneConfig_t): lets later versions add fields */
-  int version;             /* CCLTUNE_VERSION_CODE the caller was built with */
+  int version;             /* CCLTUNE_VERSION_CODE the caller was built with: same major,
+                              minor up to the library's */
   const char* resultsFile; /* CCLTUNE_RESULTS_FILE: `ccltune export --format json` output */
   const char* redisUrl;    /* CCLTUNE_REDIS_URL: redis://[[user]:password@]host[:port][/db] */
   const char* fingerprint; /* CCLTUNE_FINGERPRINT: use this instead of computing it */
@@ -102,6 +113,42 @@ ccltuneResult_t ccltuneReduceScatter(const void* sendbuff, void* recvbuff, size_
 ccltuneResult_t ccltuneGetChoice(ccltuneComm_t comm, ccltuneOp_t op, ncclDataType_t datatype,
                                  ncclRedOp_t redop, size_t bytes, int pooled, char* name,
                                  size_t len);
+
+/* All-reduce + epilogue (since 0.2): what follows the all-reduce of a row-parallel layer's
+ * output in tensor-parallel inference, in one call. `input` is tokens x hidden elements,
+ * row-major: this rank's partial sums. Then
+ *   ResidualRmsNorm: residual <- residual + sum (in place; the same on every rank, as tensor
+ *                    parallelism keeps it), out <- residual / sqrt(mean(residual^2) + eps)
+ *                    * weight, row by row (fp32 arithmetic);
+ *   Bias:            out <- sum + bias (bias: hidden elements).
+ * `out` may alias `input` (the partial sums are then consumed); `residual` aliases neither.
+ * Float types only (ncclFloat32, ncclFloat16, ncclBfloat16); hidden a multiple of 8 up to
+ * 16384; every pointer 16-byte aligned. Collective, enqueue only, capturable, thread-safe,
+ * as ccltuneAllReduce. Runs the winner of the nearest tuned tokens x hidden x dtype size of
+ * this (dtype, epilogue, hidden): an all-reduce choice followed by the separate epilogue
+ * kernel, or a fused kernel doing both in one launch. The fused kernels read and write the
+ * peers' buffers: they run only when input, out and residual (bias: input and out) all come
+ * from ccltuneMemAlloc; other buffers get the fastest unfused choice. Without winners for
+ * the call: NCCL's all-reduce, then the separate kernel. Bad arguments are
+ * ccltuneInvalidArgument naming the argument, checked before anything is enqueued. */
+ccltuneResult_t ccltuneAllReduceResidualRmsNorm(const void* input, void* residual,
+                                                const void* weight, void* out, size_t tokens,
+                                                size_t hidden, float eps,
+                                                ncclDataType_t datatype, ccltuneComm_t comm,
+                                                cudaStream_t stream);
+ccltuneResult_t ccltuneAllReduceBias(const void* input, const void* bias, void* out,
+                                     size_t tokens, size_t hidden, ncclDataType_t datatype,
+                                     ccltuneComm_t comm, cudaStream_t stream);
+
+/* What an all-reduce + `epilogue` call of tokens x hidden elements would run (since 0.2):
+ * "nccl" (NCCL's all-reduce, then the separate epilogue kernel), another all-reduce choice
+ * (also followed by the separate kernel), or a fused one ("oneshot-fused:...",
+ * "twoshot-fused:..."). ccltuneEpilogueNone asks for the plain sum all-reduce of that size,
+ * as ccltuneGetChoice does. `pooled` != 0: every buffer of the call from ccltuneMemAlloc.
+ * What the exact call still rules out (one-shot pull in place) is not applied here. */
+ccltuneResult_t ccltuneGetEpilogueChoice(ccltuneComm_t comm, ccltuneEpilogue_t epilogue,
+                                         size_t hidden, ncclDataType_t datatype, size_t tokens,
+                                         int pooled, char* name, size_t len);
 
 /* Collective: every rank asks for the same sizes in the same order, so a buffer lies at
  * the same offset of every rank's pool and peer kernels reach it without copies. Where

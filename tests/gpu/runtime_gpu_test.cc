@@ -3,7 +3,12 @@
 //    and pooled buffers, eager and CUDA-graph, through the runtime against NCCL on the same
 //    inputs, with winners that send it down each of its paths (tests/gpu/runtime_winners.h);
 //  - no winners, another fingerprint's winners, peer memory off: NCCL, the same results;
-//  - a bad config field: one clear error; a peer that never arrives: a bounded error.
+//  - a bad config field: one clear error; a peer that never arrives: a bounded error;
+//  - all-reduce + residual/RMSNorm and + bias (issue 16), fp32/fp16/bf16, tuned and odd
+//    token counts, in place and out of place, plain and pooled, eager and CUDA-graph, with
+//    winners that send them down each path (fused LL/pull/two-shot, our unfused kernels,
+//    rs+ag, ctas, NCCL) and without, against the independent fp64 reference of the
+//    epilogue kernels (kernels::LaunchEpilogueExpected).
 // On one GPU the peer kernels cannot run (they need 2-8 ranks) and the rule's substitutes
 // run instead; the summary says which choices ran.
 #include <cuda_runtime.h>
@@ -22,6 +27,7 @@
 #include <thread>
 
 #include "ccltune.h"
+#include "core/kernels/epilogue_kernels.h"
 #include "core/kernels/kernels.h"
 #include "tests/gpu/gpu_test_env.h"
 #include "tests/gpu/nccl_rank.h"
@@ -337,6 +343,222 @@ TEST(RuntimeGpu, TwoStreamsInTurnStayCorrect) {
   const int world = GpuWorldOrZero(1);
   if (world == 0) GTEST_SKIP() << "no GPU";
   RunWorld("runtime-two-streams", TwoStreamsRank, world);
+}
+
+// One all-reduce + epilogue call of the GPU test.
+struct EpilogueCase {
+  core::EpilogueKind kind;
+  int hidden;
+  Dtype dtype;
+  std::uint64_t tokens;
+  bool in_place;  // out is input
+  bool pooled;    // input, out and residual from ccltuneMemAlloc
+  bool graph;
+};
+
+std::vector<EpilogueCase> EpilogueCases() {
+  std::vector<EpilogueCase> out;
+  std::vector<TunedEpilogue> sizes = RuntimeTestEpilogues();
+  // A hidden without any slice: NCCL + the separate kernel, whatever the winners.
+  sizes.push_back({core::EpilogueKind::kResidualRmsNorm, 1032, 16, ""});
+  for (const TunedEpilogue& s : sizes) {
+    for (Dtype d : {Dtype::kFp32, Dtype::kFp16, Dtype::kBf16}) {
+      // The tuned size, and an odd token count near it (two-shot's rows then split unevenly).
+      for (std::uint64_t tokens : {s.tokens, s.tokens + 3}) {
+        for (int variant = 0; variant < 4; ++variant) {
+          out.push_back({s.kind, s.hidden, d, tokens, (variant & 1) != 0, (variant & 2) != 0,
+                         ((variant + static_cast<int>(d)) & 1) != 0});
+        }
+      }
+    }
+  }
+  return out;
+}
+
+class EpilogueRunner {
+ public:
+  EpilogueRunner(ccltuneComm_t rt, int rank, int world, cudaStream_t s)
+      : rt_(rt), rank_(rank), world_(world), s_(s) {}
+
+  // 0 when out (and residual) match the reference within the dtype's tolerance.
+  int Run(const EpilogueCase& c, std::map<std::string, int>* ran) {
+    const std::size_t bytes = c.tokens * c.hidden * core::DtypeSize(c.dtype);
+    void* buf[3] = {};  // input, out, residual
+    for (int i = 0; i < 3; ++i) {
+      if (i == 1 && c.in_place) continue;
+      if (c.pooled) {
+        RT_CHECK(ccltuneMemAlloc(rt_, &buf[i], bytes) == ccltuneSuccess);
+      } else {
+        RT_CHECK(cudaMalloc(&buf[i], bytes) == cudaSuccess);
+      }
+    }
+    if (c.in_place) buf[1] = buf[0];
+    void *weight = nullptr, *want_out = nullptr, *want_res = nullptr;
+    RT_CHECK(cudaMalloc(&weight, c.hidden * core::DtypeSize(c.dtype)) == cudaSuccess);
+    RT_CHECK(cudaMalloc(&want_out, bytes) == cudaSuccess &&
+             cudaMalloc(&want_res, bytes) == cudaSuccess);
+    const int rc = Check(c, buf[0], buf[1], buf[2], weight, want_out, want_res, ran);
+    for (int i = 0; i < 3; ++i) {
+      if (i == 1 && c.in_place) continue;
+      if (c.pooled) {
+        RT_CHECK(ccltuneMemFree(rt_, buf[i]) == ccltuneSuccess);
+      } else {
+        cudaFree(buf[i]);
+      }
+    }
+    cudaFree(weight);
+    cudaFree(want_out);
+    cudaFree(want_res);
+    return rc;
+  }
+
+ private:
+  bool Norm(const EpilogueCase& c) const { return c.kind == core::EpilogueKind::kResidualRmsNorm; }
+
+  int Launch(const EpilogueCase& c, const void* in, void* out, void* residual, const void* weight) {
+    const ncclDataType_t t = NcclOf(c.dtype);
+    const ccltuneResult_t r =
+        Norm(c) ? ccltuneAllReduceResidualRmsNorm(in, residual, weight, out, c.tokens, c.hidden,
+                                                  kEps, t, rt_, s_)
+                : ccltuneAllReduceBias(in, weight, out, c.tokens, c.hidden, t, rt_, s_);
+    RT_CHECK(r == ccltuneSuccess);
+    return 0;
+  }
+
+  int Fill(const EpilogueCase& c, void* in, void* residual, void* weight, void* want_out,
+           void* want_res) {
+    const std::uint64_t n = c.tokens * c.hidden;
+    ++gen_;
+    RT_CHECK(kernels::LaunchRandomFill(in, n, c.dtype, rank_, gen_, 0, s_) == cudaSuccess);
+    RT_CHECK(kernels::LaunchRandomFill(weight, c.hidden, c.dtype, kernels::kWeightFillRank, gen_, 0,
+                                       s_) == cudaSuccess);
+    if (Norm(c)) {
+      RT_CHECK(kernels::LaunchRandomFill(residual, n, c.dtype, kernels::kResidualFillRank, gen_, 0,
+                                         s_) == cudaSuccess);
+    }
+    kernels::EpilogueParams p;
+    p.op = Norm(c) ? kernels::EpilogueOp::kResidualRmsNorm : kernels::EpilogueOp::kBias;
+    p.hidden = c.hidden;
+    p.eps = kEps;
+    RT_CHECK(kernels::LaunchEpilogueExpected(p, want_out, want_res, c.tokens, world_, gen_, c.dtype,
+                                             s_) == cudaSuccess);
+    return 0;
+  }
+
+  int RunOnce(const EpilogueCase& c, const void* in, void* out, void* residual,
+              const void* weight) {
+    if (!c.graph) return Launch(c, in, out, residual, weight);
+    cudaGraph_t g = nullptr;
+    cudaGraphExec_t ge = nullptr;
+    RT_CHECK(cudaStreamBeginCapture(s_, cudaStreamCaptureModeGlobal) == cudaSuccess);
+    const int launched = Launch(c, in, out, residual, weight);
+    RT_CHECK(cudaStreamEndCapture(s_, &g) == cudaSuccess && launched == 0);
+    RT_CHECK(cudaGraphInstantiate(&ge, g, 0) == cudaSuccess);
+    RT_CHECK(cudaGraphLaunch(ge, s_) == cudaSuccess);
+    RT_CHECK(cudaStreamSynchronize(s_) == cudaSuccess);
+    cudaGraphExecDestroy(ge);
+    cudaGraphDestroy(g);
+    return 0;
+  }
+
+  int Check(const EpilogueCase& c, void* in, void* out, void* residual, void* weight,
+            void* want_out, void* want_res, std::map<std::string, int>* ran) {
+    RT_CHECK(Fill(c, in, residual, weight, want_out, want_res) == 0);
+    RT_CHECK(RunOnce(c, in, out, residual, weight) == 0);
+    kernels::Mismatch* mm = nullptr;
+    RT_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&mm), 2 * sizeof(*mm), cudaHostAllocMapped) ==
+             cudaSuccess);
+    mm[1].index = ~0ull;
+    const std::uint64_t n = c.tokens * c.hidden;
+    const double tol = core::VerifyTolerance(c.dtype);
+    RT_CHECK(kernels::LaunchCompare(out, want_out, n, c.dtype, tol, &mm[0], s_) == cudaSuccess);
+    if (Norm(c)) {
+      RT_CHECK(kernels::LaunchCompare(residual, want_res, n, c.dtype, tol, &mm[1], s_) ==
+               cudaSuccess);
+    }
+    RT_CHECK(cudaStreamSynchronize(s_) == cudaSuccess);
+    const bool ok = mm[0].index == ~0ull && mm[1].index == ~0ull;
+    char name[256] = {};
+    RT_CHECK(ccltuneGetEpilogueChoice(
+                 rt_, Norm(c) ? ccltuneEpilogueResidualRmsNorm : ccltuneEpilogueBias, c.hidden,
+                 NcclOf(c.dtype), c.tokens, c.pooled, name, sizeof(name)) == ccltuneSuccess);
+    ++(*ran)[name];
+    if (!ok) {
+      const kernels::Mismatch& m = mm[0].index != ~0ull ? mm[0] : mm[1];
+      std::fprintf(stderr,
+                   "WRONG %s hidden=%d %s tokens=%llu in_place=%d pooled=%d graph=%d via %s: "
+                   "%s[%llu] %g vs %g\n",
+                   core::EpilogueKindName(c.kind), c.hidden, core::DtypeName(c.dtype),
+                   static_cast<unsigned long long>(c.tokens), c.in_place, c.pooled, c.graph, name,
+                   &m == &mm[0] ? "out" : "residual", m.index, m.got, m.want);
+    }
+    cudaFreeHost(mm);
+    return ok ? 0 : 1;
+  }
+
+  static constexpr float kEps = 1e-5f;
+  ccltuneComm_t rt_;
+  int rank_;
+  int world_;
+  cudaStream_t s_;
+  std::uint64_t gen_ = 0;
+};
+
+// Bad arguments fail on every rank alike before anything is enqueued: no peer waits.
+int BadEpilogueArguments(ccltuneComm_t rt, cudaStream_t s) {
+  void* buf = nullptr;
+  RT_CHECK(cudaMalloc(&buf, 1 << 20) == cudaSuccess);
+  char* b = static_cast<char*>(buf);
+  RT_CHECK(ccltuneAllReduceResidualRmsNorm(b, b + 65536, b + 131072, b, 4, 100, 1e-5f, ncclBfloat16,
+                                           rt, s) == ccltuneInvalidArgument);
+  RT_CHECK(std::string(ccltuneGetLastError()).find("hidden=100") != std::string::npos);
+  RT_CHECK(ccltuneAllReduceBias(b + 8, b + 131072, b + 8, 4, 64, ncclBfloat16, rt, s) ==
+           ccltuneInvalidArgument);
+  RT_CHECK(std::string(ccltuneGetLastError()).find("input: not 16-byte") != std::string::npos);
+  RT_CHECK(ccltuneAllReduceBias(b, b + 131072, b, 4, 64, ncclInt32, rt, s) ==
+           ccltuneInvalidArgument);
+  cudaFree(buf);
+  return 0;
+}
+
+int EpilogueRank(const std::string& dir, int rank, int world, bool winners) {
+  ncclComm_t nccl = nullptr;
+  ccltuneComm_t rt = nullptr;
+  RT_CHECK(StartRank(dir, rank, world, winners, -1, &nccl, &rt));
+  cudaStream_t s = nullptr;
+  RT_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess);
+  RT_CHECK(BadEpilogueArguments(rt, s) == 0);
+  EpilogueRunner runner(rt, rank, world, s);
+  std::map<std::string, int> ran;
+  int wrong = 0, total = 0;
+  for (const EpilogueCase& c : EpilogueCases()) {
+    wrong += runner.Run(c, &ran);
+    ++total;
+  }
+  ccltuneResult_t async = ccltuneSuccess;
+  RT_CHECK(ccltuneCommGetAsyncError(rt, &async) == ccltuneSuccess && async == ccltuneSuccess);
+  RT_CHECK(ccltuneCommDestroy(rt) == ccltuneSuccess);
+  ncclCommDestroy(nccl);
+  std::printf("rank %d: %d epilogue cases, %d wrong; ran:", rank, total, wrong);
+  for (const auto& [name, n] : ran) std::printf(" %s x%d;", name.c_str(), n);
+  std::printf("\n");
+  return wrong == 0 ? 0 : 1;
+}
+
+TEST(RuntimeGpu, EpilogueOpsMatchTheReferenceOnEveryPath) {
+  const int world = MultiGpuWorldOrZero();
+  if (world == 0) GTEST_SKIP() << "needs 2 GPUs (the fused kernels run on 2-8 ranks)";
+  RunWorld(
+      "runtime-epilogue",
+      [](const std::string& d, int r, int w) { return EpilogueRank(d, r, w, true); }, world);
+}
+
+TEST(RuntimeGpu, EpilogueOpsWithoutWinnersRunNcclAndTheSeparateKernel) {
+  const int world = MultiGpuWorldOrZero();
+  if (world == 0) GTEST_SKIP() << "needs 2 GPUs";
+  RunWorld(
+      "runtime-epilogue-nccl-only",
+      [](const std::string& d, int r, int w) { return EpilogueRank(d, r, w, false); }, world);
 }
 
 int BadConfigRank(const std::string& dir, int rank, int world) {

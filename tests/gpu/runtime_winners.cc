@@ -30,7 +30,43 @@ core::ResultRecord Record(const TunedSize& s, core::Dtype dtype, core::RedOp red
   return r;
 }
 
+// Fused winners get our unfused LL one-shot behind them (where LL applies), so plain
+// buffers run our kernel + the separate epilogue, not NCCL.
+core::ResultRecord EpilogueRecord(const TunedEpilogue& s, core::Dtype dtype, int world) {
+  core::ResultRecord r;
+  r.fingerprint = kRuntimeTestFingerprint;
+  r.op = core::Op::kAllReduce;
+  r.dtype = dtype;
+  r.redop = core::RedOp::kSum;
+  r.epilogue.kind = s.kind;
+  r.epilogue.hidden = s.hidden;
+  r.bytes = s.tokens * static_cast<std::uint64_t>(s.hidden) * core::DtypeSize(dtype);
+  r.world_size = world;
+  r.choices = {Ok("nccl", 10.0), Ok(s.winner, 1.0), Ok("nccl:ctas=4", 5.0), Ok("rs+ag", 4.0)};
+  if (s.winner.find("-fused") != std::string::npos)
+    r.choices.push_back(Ok("oneshot:blocks=16,threads=256,mode=ll", 3.0));
+  (void)core::PickWinner(r, "nccl", 3);
+  return r;
+}
+
 }  // namespace
+
+std::vector<TunedEpilogue> RuntimeTestEpilogues() {
+  constexpr auto kRms = core::EpilogueKind::kResidualRmsNorm;
+  constexpr auto kBias = core::EpilogueKind::kBias;
+  return {
+      {kRms, 4096, 1, "oneshot-fused:blocks=16,mode=ll,threads=256"},
+      {kRms, 4096, 8, "oneshot-fused:blocks=32,mode=pull,threads=256"},
+      {kRms, 4096, 64, "twoshot-fused:blocks=64,mode=pull,threads=256"},
+      {kRms, 4096, 128, "oneshot:blocks=32,threads=256,mode=pull"},
+      {kRms, 4096, 256, "twoshot:blocks=64,threads=256,mode=push,unroll=2"},
+      {kRms, 4096, 512, "rs+ag"},
+      {kRms, 4096, 1024, "nccl:ctas=8"},
+      {kBias, 2048, 2, "oneshot-fused:blocks=16,mode=ll,threads=256"},
+      {kBias, 2048, 32, "twoshot-fused:blocks=32,mode=pull,threads=256"},
+      {kBias, 2048, 128, "oneshot:blocks=16,threads=256,mode=ll"},
+  };
+}
 
 std::vector<TunedSize> RuntimeTestSizes() {
   using core::Op;
@@ -61,6 +97,9 @@ std::string RuntimeTestResults(int world) {
         out.push_back(core::ToJson(Record(s, d, red, world)));
       }
     }
+  }
+  for (const TunedEpilogue& s : RuntimeTestEpilogues()) {
+    for (core::Dtype d : kDtypes) out.push_back(core::ToJson(EpilogueRecord(s, d, world)));
   }
   return out.dump();
 }

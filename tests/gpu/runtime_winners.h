@@ -1,5 +1,6 @@
 // TEST HELPER: a results file (the format of `ccltune export --format json`) whose winners
-// send the runtime down every path it has: for each op, dtype and reduction, one tuned size
+// send the runtime down every path it has: for each op, dtype and reduction (and for the
+// all-reduce + epilogue ops, each epilogue kind), one tuned size
 // per choice kind, each made the winner of its size by its measured time, with slower
 // runnable choices behind it so the rule's substitutes differ when the winner cannot run.
 #pragma once
@@ -8,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/epilogue.h"
 #include "core/types.h"
 
 namespace ccltune::testing {
@@ -20,9 +22,21 @@ struct TunedSize {
   std::string winner;
 };
 
+// A tuned all-reduce + epilogue (issue 16): sum, every float dtype, bytes = tokens x
+// hidden x dtype size.
+struct TunedEpilogue {
+  core::EpilogueKind kind;
+  int hidden;
+  std::uint64_t tokens;
+  std::string winner;
+};
+
 // Every (op, size, winner) the file holds (the same for each dtype and redop).
 std::vector<TunedSize> RuntimeTestSizes();
-// The JSON array text for `world` ranks.
+// Every epilogue problem the file holds: fused winners (LL, pull, two-shot) and unfused
+// ones (our kernels, rs+ag, ctas), each followed by choices plain buffers can run.
+std::vector<TunedEpilogue> RuntimeTestEpilogues();
+// The JSON array text for `world` ranks (plain and epilogue records).
 std::string RuntimeTestResults(int world);
 
 }  // namespace ccltune::testing

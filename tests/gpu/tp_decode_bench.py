@@ -13,6 +13,9 @@ compute alone, so share = 1 - none / nccl is the collectives' share of the step)
 mode captures the whole step in a CUDA graph, eager runs it op by op. Per (batch, mode,
 variant): 3 warm-up steps, then --rounds rounds of [barrier, CUDA events around --steps
 steps], a round's time MAX over ranks, the median round reported in ms per step.
+--fused: the ccltune variants run each all-reduce with the residual add and the next RMSNorm
+as one call (ccltune.torch.all_reduce_residual_rmsnorm, issue 16), fused where a fused winner
+applies (ccltune-pool: residual and normalised output in the pool too).
 
     PYTHONPATH=runtime/python CCLTUNE_LIBRARY=... python3 tests/gpu/tp_decode_bench.py \
         --gpus 4 --winners winners.json
@@ -36,6 +39,8 @@ def parse_args(argv):
     p.add_argument("--batches", default="1,8,64")
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--steps", type=int, default=10)
+    p.add_argument("--fused", action="store_true",
+                   help="ccltune variants: all-reduce + residual + RMSNorm in one call")
     a = p.parse_args(argv)
     a.batches = [int(b) for b in a.batches.split(",")]
     return a
@@ -60,25 +65,34 @@ class Model:
         v = x.float().pow(2).mean(-1, keepdim=True)
         return (x.float() * t.rsqrt(v + 1e-5)).to(x.dtype) * g
 
-    def step(self, x, reduce, out_bufs):
+    def step(self, x, reduce, out_bufs, fused=None):
         """One decode step; reduce(t) all-reduces t in place; out_bufs: per-layer pair of
-        tensors the row-parallel matmuls write into (None: fresh tensors)."""
+        tensors the row-parallel matmuls write into (None: fresh tensors); fused(t, x, g):
+        x += all-reduce(t) in place, returns RMSNorm(x) * g (None: reduce, add, norm)."""
         t, F = self.torch, self.torch.nn.functional
+        h = self.rms(x, self.layers[0]["n1"]) if fused else None
         for i, L in enumerate(self.layers):
-            h = self.rms(x, L["n1"])
+            if fused is None:
+                h = self.rms(x, L["n1"])
             qkv = h @ L["wqkv"]
             q, k, v = qkv.split([self.nh * HEAD_DIM, self.nkv * HEAD_DIM, self.nkv * HEAD_DIM], -1)
             q = q.view(self.batch, self.nh, 1, HEAD_DIM)
             a = F.scaled_dot_product_attention(q, L["k"], L["v"], enable_gqa=True)
             a = a.reshape(self.batch, self.nh * HEAD_DIM)
             o = t.mm(a, L["wo"], out=out_bufs[i][0]) if out_bufs else a @ L["wo"]
-            reduce(o)
-            x = x + o
-            h = self.rms(x, L["n2"])
+            if fused:
+                h = fused(o, x, L["n2"])
+            else:
+                reduce(o)
+                x = x + o
+                h = self.rms(x, L["n2"])
             g, u = (h @ L["w13"]).chunk(2, -1)
             d = t.mm(F.silu(g) * u, L["w2"], out=out_bufs[i][1]) if out_bufs else (F.silu(g) * u) @ L["w2"]
-            reduce(d)
-            x = x + d
+            if fused and i + 1 < len(self.layers):
+                h = fused(d, x, self.layers[i + 1]["n1"])
+            else:
+                reduce(d)
+                x = x + d
         return x
 
 
@@ -91,7 +105,7 @@ def rank_main(rank, world, args, tmp, queue):
     dist.init_process_group("nccl", init_method="file://" + os.path.join(tmp, "pg"), rank=rank,
                             world_size=world, device_id=torch.device("cuda", rank))
     import ccltune.torch as ct
-    need = 2 * args.layers * max(args.batches) * HIDDEN * 2
+    need = (2 * args.layers + 2) * sum(args.batches) * HIDDEN * 2
     comm = ct.Communicator(results_file=args.winners, pool_bytes=need + (64 << 20))
     bar = torch.zeros(1, device="cuda")
     rows = []
@@ -104,10 +118,22 @@ def rank_main(rank, world, args, tmp, queue):
                     "ccltune": lambda t: ct.all_reduce(t, comm),
                     "ccltune-pool": lambda t: ct.all_reduce(t, comm),
                     "none": lambda t: None}
+        # --fused: the residual stream is updated in place (a copy of x0; pooled for the pool
+        # variant, with its normalised output, so fused winners apply there).
+        resid = {"ccltune": x0.clone(), "ccltune-pool": comm.empty(batch, HIDDEN)}
+        resid["ccltune-pool"].copy_(x0)
+        hbuf = comm.empty(batch, HIDDEN)
+        fusers = {"ccltune": lambda t, r, g: ct.all_reduce_residual_rmsnorm(t, r, g, 1e-5, comm,
+                                                                             out=t),
+                  "ccltune-pool": lambda t, r, g: ct.all_reduce_residual_rmsnorm(t, r, g, 1e-5,
+                                                                                  comm, out=hbuf)}
         for mode in ("graph", "eager"):
             for var in VARIANTS:
                 bufs = pool if var == "ccltune-pool" else None
-                run = lambda: model.step(x0, reducers[var], bufs)
+                if args.fused and var in fusers:
+                    run = lambda: model.step(resid[var], None, bufs, fusers[var])
+                else:
+                    run = lambda: model.step(x0, reducers[var], bufs)
                 for _ in range(3):
                     run()
                 torch.cuda.synchronize()
@@ -130,10 +156,15 @@ def rank_main(rank, world, args, tmp, queue):
                 t = torch.tensor(times, device="cuda", dtype=torch.float64)
                 dist.all_reduce(t, op=dist.ReduceOp.MAX)
                 rows.append((batch, mode, var, statistics.median(t.tolist())))
-        del model, pool
+        del model, pool, resid, hbuf
         torch.cuda.empty_cache()
-    choices = {b: comm.choice("all_reduce", b * HIDDEN * 2) for b in args.batches}
-    pooled = {b: comm.choice("all_reduce", b * HIDDEN * 2, pooled=True) for b in args.batches}
+    if args.fused:
+        choices = {b: comm.epilogue_choice("residual_rmsnorm", b, HIDDEN) for b in args.batches}
+        pooled = {b: comm.epilogue_choice("residual_rmsnorm", b, HIDDEN, pooled=True)
+                  for b in args.batches}
+    else:
+        choices = {b: comm.choice("all_reduce", b * HIDDEN * 2) for b in args.batches}
+        pooled = {b: comm.choice("all_reduce", b * HIDDEN * 2, pooled=True) for b in args.batches}
     comm.destroy()
     dist.destroy_process_group()
     if rank == 0:
@@ -166,8 +197,9 @@ def main(argv):
     mp.start_processes(rank_main, args=(world, args, tmp, q), nprocs=world, join=True,
                        start_method="spawn")
     rows, choices, pooled = q.get()
-    print("Llama-3-8B-shaped decode step, %d layers, context %d, TP %d, %s" % (
-        args.layers, args.context, world, torch.cuda.get_device_name(0)))
+    print("Llama-3-8B-shaped decode step, %d layers, context %d, TP %d, %s%s" % (
+        args.layers, args.context, world, torch.cuda.get_device_name(0),
+        ", ccltune all-reduce + residual + RMSNorm fused (--fused)" if args.fused else ""))
     print(table(world, rows, choices, pooled))
     return 0
 

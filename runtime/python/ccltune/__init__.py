@@ -3,4 +3,4 @@
 `ccltune.torch` registers the runtime's collectives as PyTorch custom ops. The C library is
 found through $CCLTUNE_LIBRARY, else as libccltune.so.0 on the loader's path.
 """
-__version__ = "0.1.0"
+__version__ = "0.2.0"

@@ -2,12 +2,13 @@
 import ctypes
 import os
 
-VERSION_CODE = 100  # CCLTUNE_VERSION_CODE of the header this binding follows
+VERSION_CODE = 200  # CCLTUNE_VERSION_CODE of the header this binding follows (0.2: epilogues)
 
 # ncclDataType_t / ncclRedOp_t values (nccl.h).
 NCCL_TYPES = {"int8": 0, "int32": 2, "float16": 6, "float32": 7, "bfloat16": 9}
 NCCL_OPS = {"sum": 0, "prod": 1, "max": 2, "min": 3, "avg": 4}
 OPS = {"all_reduce": 0, "all_gather": 1, "reduce_scatter": 2}
+EPILOGUES = {"none": 0, "bias": 1, "residual_rmsnorm": 2}  # ccltuneEpilogue_t
 RESULTS = {0: "success", 1: "invalid argument", 2: "CUDA error", 3: "NCCL error", 4: "timeout",
            5: "internal error"}
 
@@ -52,7 +53,7 @@ def lib():
     except OSError as e:
         raise CcltuneError("cannot load libccltune from %r (set CCLTUNE_LIBRARY to the path of "
                            "libccltune.so.0): %s" % (path, e)) from e
-    p, sz, i = ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int
+    p, sz, i, f32 = ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_float
     for name, args in {
             "ccltuneCommInit": [p, ctypes.POINTER(Config), ctypes.POINTER(p)],
             "ccltuneCommDestroy": [p],
@@ -60,6 +61,9 @@ def lib():
             "ccltuneAllGather": [p, p, sz, i, p, p],
             "ccltuneReduceScatter": [p, p, sz, i, i, p, p],
             "ccltuneGetChoice": [p, i, i, i, sz, i, ctypes.c_char_p, sz],
+            "ccltuneAllReduceResidualRmsNorm": [p, p, p, p, sz, sz, f32, i, p, p],
+            "ccltuneAllReduceBias": [p, p, p, sz, sz, i, p, p],
+            "ccltuneGetEpilogueChoice": [p, i, sz, i, sz, i, ctypes.c_char_p, sz],
             "ccltuneMemAlloc": [p, ctypes.POINTER(p), sz],
             "ccltuneMemFree": [p, p],
             "ccltuneGetVersion": [ctypes.POINTER(i)]}.items():
@@ -70,9 +74,10 @@ def lib():
     l.ccltuneGetErrorString.argtypes = [i]
     version = i()
     l.ccltuneGetVersion(ctypes.byref(version))
-    if version.value // 100 != VERSION_CODE // 100:
-        raise CcltuneError("libccltune %d at %r, this binding follows %d (major.minor must match)"
-                           % (version.value, path, VERSION_CODE))
+    # Minor versions add entry points: the library may be newer than this binding, not older.
+    if version.value // 10000 != VERSION_CODE // 10000 or version.value // 100 < VERSION_CODE // 100:
+        raise CcltuneError("libccltune %d at %r, this binding follows %d (same major, minor at "
+                           "least the binding's)" % (version.value, path, VERSION_CODE))
     _lib = l
     # The NCCL libccltune links (already loaded as its dependency: the same instance).
     _nccl = ctypes.CDLL("libnccl.so.2")

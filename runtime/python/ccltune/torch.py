@@ -7,6 +7,12 @@
     x = comm.empty(4096, dtype=torch.bfloat16)  # optional: pooled memory, every kernel applies
     ct.all_reduce(x, comm)                    # in place, the winner of the nearest tuned size
     y = ct.all_gather(x, comm); z = ct.reduce_scatter(x, comm)
+    # tensor-parallel inference: the row-parallel output's all-reduce, residual add, RMSNorm
+    h = ct.all_reduce_residual_rmsnorm(partial, residual, weight, 1e-5, comm)  # residual updated
+
+The epilogue ops run fused winners (all-reduce and epilogue in one launch) only when input,
+out and residual all come from comm.empty(); pass `out=` such a tensor (or the input itself)
+for that. Other tensors get the fastest unfused choice: an all-reduce then a separate kernel.
 
 The ops are registered with torch.library (`torch.ops.ccltune.*`), so CUDA-graph capture and
 torch.compile take them; they run on torch's current stream. Winners come from
@@ -24,6 +30,8 @@ _DTYPES = {torch.float32: "float32", torch.float16: "float16", torch.bfloat16: "
            torch.int32: "int32", torch.int8: "int8"}
 _comms = {}  # handle -> Communicator: custom ops take plain ints
 _ALL_REDUCE = _lib.lib().ccltuneAllReduce
+_AR_RMSNORM = _lib.lib().ccltuneAllReduceResidualRmsNorm
+_AR_BIAS = _lib.lib().ccltuneAllReduceBias
 
 
 class Communicator:
@@ -72,6 +80,15 @@ class Communicator:
         _lib.check(_lib.lib().ccltuneGetChoice(
             self._rt, _lib.OPS[op], _lib.NCCL_TYPES[_DTYPES[dtype]], _lib.NCCL_OPS[reduce_op],
             nbytes, int(pooled), buf, 256), "ccltuneGetChoice")
+        return buf.value.decode()
+
+    def epilogue_choice(self, epilogue, tokens, hidden, dtype=torch.bfloat16, pooled=False):
+        """The choice name an all-reduce + `epilogue` ("none", "bias", "residual_rmsnorm") of
+        tokens x hidden runs; `pooled`: input, out and residual from empty()."""
+        buf = ctypes.create_string_buffer(256)
+        _lib.check(_lib.lib().ccltuneGetEpilogueChoice(
+            self._rt, _lib.EPILOGUES[epilogue], hidden, _lib.NCCL_TYPES[_DTYPES[dtype]], tokens,
+            int(pooled), buf, 256), "ccltuneGetEpilogueChoice")
         return buf.value.decode()
 
     def destroy(self):
@@ -188,3 +205,118 @@ def all_gather(tensor, comm):
 def reduce_scatter(tensor, comm, op="sum"):
     """This rank's 1/world slice (dim 0) of the reduction."""
     return torch.ops.ccltune.reduce_scatter(tensor, comm.handle, _lib.NCCL_OPS[op])
+
+
+# All-reduce + epilogue (libccltune 0.2). Rows are the last dimension (hidden); every leading
+# dimension counts as tokens.
+def _rows(input, weight, residual, output, comm):
+    c, t, s = _args(input, comm.handle)
+    hidden = input.shape[-1] if input.dim() else 0
+    for name, x in (("weight", weight), ("residual", residual), ("out", output)):
+        if x is None:
+            continue
+        if not x.is_cuda or not x.is_contiguous() or x.dtype != input.dtype or x.device != input.device:
+            raise ValueError("ccltune.torch: %s must be a contiguous CUDA tensor of input's dtype "
+                             "and device" % name)
+        want = (hidden,) if name == "weight" else tuple(input.shape)
+        if tuple(x.shape) != want:
+            raise ValueError("ccltune.torch: %s has shape %s, expected %s"
+                             % (name, tuple(x.shape), want))
+    return c, t, s, (input.numel() // hidden if hidden else 0), hidden
+
+
+def _rmsnorm_direct(input, residual, weight, eps, comm, output):
+    c, t, s, tokens, hidden = _rows(input, weight, residual, output, comm)
+    _lib.check(_AR_RMSNORM(input.data_ptr(), residual.data_ptr(), weight.data_ptr(),
+                           output.data_ptr(), tokens, hidden, eps, t, c._rt, s),
+               "ccltuneAllReduceResidualRmsNorm")
+
+
+def _bias_direct(input, bias, comm, output):
+    c, t, s, tokens, hidden = _rows(input, bias, None, output, comm)
+    _lib.check(_AR_BIAS(input.data_ptr(), bias.data_ptr(), output.data_ptr(), tokens, hidden, t,
+                        c._rt, s), "ccltuneAllReduceBias")
+
+
+@torch.library.custom_op("ccltune::all_reduce_residual_rmsnorm", mutates_args=("residual",))
+def _ar_rmsnorm(input: torch.Tensor, residual: torch.Tensor, weight: torch.Tensor, eps: float,
+                comm: int) -> torch.Tensor:
+    output = torch.empty_like(input)
+    _rmsnorm_direct(input, residual, weight, eps, _comms[comm], output)
+    return output
+
+
+@_ar_rmsnorm.register_fake
+def _(input, residual, weight, eps, comm):
+    return torch.empty_like(input)
+
+
+@torch.library.custom_op("ccltune::all_reduce_residual_rmsnorm_out",
+                         mutates_args=("residual", "output"))
+def _ar_rmsnorm_out(input: torch.Tensor, residual: torch.Tensor, weight: torch.Tensor,
+                    eps: float, comm: int, output: torch.Tensor) -> None:
+    _rmsnorm_direct(input, residual, weight, eps, _comms[comm], output)
+
+
+@_ar_rmsnorm_out.register_fake
+def _(input, residual, weight, eps, comm, output):
+    return None
+
+
+@torch.library.custom_op("ccltune::all_reduce_bias", mutates_args=())
+def _ar_bias(input: torch.Tensor, bias: torch.Tensor, comm: int) -> torch.Tensor:
+    output = torch.empty_like(input)
+    _bias_direct(input, bias, _comms[comm], output)
+    return output
+
+
+@_ar_bias.register_fake
+def _(input, bias, comm):
+    return torch.empty_like(input)
+
+
+@torch.library.custom_op("ccltune::all_reduce_bias_out", mutates_args=("output",))
+def _ar_bias_out(input: torch.Tensor, bias: torch.Tensor, comm: int, output: torch.Tensor) -> None:
+    _bias_direct(input, bias, _comms[comm], output)
+
+
+@_ar_bias_out.register_fake
+def _(input, bias, comm, output):
+    return None
+
+
+def all_reduce_residual_rmsnorm(input, residual, weight, eps, comm, out=None):
+    """Sum all-reduce of `input` (..., hidden: this rank's partial sums), then
+    residual += sum (in place) and out = RMSNorm(residual) * weight; returns out.
+
+    `out`: None for a new tensor; `input` itself (its partial sums are consumed) or a tensor
+    from comm.empty() so that fused winners apply (they need input, out and residual all
+    pooled). Eagerly and under CUDA-graph capture this calls libccltune directly (no custom-op
+    dispatch); torch.compile traces the registered ops."""
+    compiling = torch.compiler.is_compiling()
+    if out is None:
+        if compiling:
+            return torch.ops.ccltune.all_reduce_residual_rmsnorm(input, residual, weight, eps,
+                                                                 comm.handle)
+        out = torch.empty_like(input)
+    if compiling:
+        torch.ops.ccltune.all_reduce_residual_rmsnorm_out(input, residual, weight, eps,
+                                                          comm.handle, out)
+    else:
+        _rmsnorm_direct(input, residual, weight, eps, comm, out)
+    return out
+
+
+def all_reduce_bias(input, bias, comm, out=None):
+    """Sum all-reduce of `input` (..., hidden), then out = sum + bias; returns out (`out` as
+    for all_reduce_residual_rmsnorm)."""
+    compiling = torch.compiler.is_compiling()
+    if out is None:
+        if compiling:
+            return torch.ops.ccltune.all_reduce_bias(input, bias, comm.handle)
+        out = torch.empty_like(input)
+    if compiling:
+        torch.ops.ccltune.all_reduce_bias_out(input, bias, comm.handle, out)
+    else:
+        _bias_direct(input, bias, comm, out)
+    return out

@@ -60,6 +60,44 @@ class BindingTest(unittest.TestCase):
         self.assertIn("invalid argument", str(e.exception))
         self.assertIn("timeoutMs=5", str(e.exception))
 
+    def rmsnorm_error(self, **changes):
+        """The message of ccltuneAllReduceResidualRmsNorm with a NULL communicator."""
+        a = dict(input=0x10000, residual=0x20000, weight=0x30000, out=0x40000, tokens=32,
+                 hidden=4096, eps=1e-5, datatype=_lib.NCCL_TYPES["bfloat16"])
+        a.update(changes)
+        rc = _lib.lib().ccltuneAllReduceResidualRmsNorm(
+            a["input"], a["residual"], a["weight"], a["out"], a["tokens"], a["hidden"], a["eps"],
+            a["datatype"], None, None)
+        return rc, _lib.lib().ccltuneGetLastError().decode()
+
+    def test_epilogue_arguments_land_where_the_library_reads_them(self):
+        for changes, named in (({"input": None}, "input: NULL"),
+                               ({"residual": None}, "residual: NULL"),
+                               ({"weight": 0x30008}, "weight: not 16-byte aligned"),
+                               ({"out": None}, "out: NULL"),
+                               ({"hidden": 100}, "hidden=100"),
+                               ({"tokens": 1 << 40}, "tokens=%d" % (1 << 40)),
+                               ({"eps": -1.0}, "eps=-1"),
+                               ({"datatype": _lib.NCCL_TYPES["int32"]}, "datatype=2"),
+                               ({}, "comm: NULL")):  # every argument good: then the comm
+            rc, msg = self.rmsnorm_error(**changes)
+            self.assertEqual(rc, 1, msg)
+            self.assertIn(named, msg)
+
+    def test_bias_and_choice_prototypes(self):
+        l = _lib.lib()
+        rc = l.ccltuneAllReduceBias(0x10000, None, 0x40000, 8, 4096, _lib.NCCL_TYPES["float16"],
+                                    None, None)
+        self.assertEqual(rc, 1)
+        self.assertIn("bias: NULL", l.ccltuneGetLastError().decode())
+        rc = l.ccltuneAllReduceBias(0x10000, 0x30000, 0x40000, 8, 4104 + 4, 7, None, None)
+        self.assertIn("hidden=4108", l.ccltuneGetLastError().decode())
+        buf = ctypes.create_string_buffer(64)
+        rc = l.ccltuneGetEpilogueChoice(None, _lib.EPILOGUES["residual_rmsnorm"], 4096,
+                                        _lib.NCCL_TYPES["bfloat16"], 8, 1, buf, 64)
+        self.assertEqual(rc, 1)
+        self.assertIn("comm: NULL", l.ccltuneGetLastError().decode())
+
     def test_missing_library_is_one_clear_error(self):
         code = "from ccltune import _lib\ntry:\n _lib.lib()\nexcept _lib.CcltuneError as e:\n print(e)"
         env = dict(os.environ, CCLTUNE_LIBRARY="/nonexistent/libccltune.so.0")

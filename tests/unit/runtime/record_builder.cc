@@ -6,9 +6,10 @@
 namespace ccltune::runtime {
 
 core::ResultRecord MakeResult(core::Op op, core::Dtype dtype, core::RedOp redop,
-                              std::uint64_t bytes, int world,
-                              const std::vector<Measured>& measured) {
+                              std::uint64_t bytes, int world, const std::vector<Measured>& measured,
+                              const core::Epilogue& epilogue) {
   core::ResultRecord r;
+  r.epilogue = epilogue;
   r.fingerprint = "0123456789abcdef";
   r.op = op;
   r.dtype = dtype;
@@ -28,6 +29,22 @@ apply::WinnerRecord MakeRecord(core::Op op, std::uint64_t bytes, int world,
   auto w = apply::WinnerRecordFrom(MakeResult(op, dtype, redop, bytes, world, measured));
   EXPECT_TRUE(w.ok()) << w.status().ToString();
   return w.ok() ? *w : apply::WinnerRecord{};
+}
+
+apply::WinnerRecord MakeEpilogueRecord(const core::Epilogue& e, std::uint64_t tokens, int world,
+                                       const std::vector<Measured>& measured) {
+  const std::uint64_t bytes = tokens * static_cast<std::uint64_t>(e.hidden) * 2;
+  auto w = apply::WinnerRecordFrom(MakeResult(core::Op::kAllReduce, core::Dtype::kBf16,
+                                              core::RedOp::kSum, bytes, world, measured, e));
+  EXPECT_TRUE(w.ok()) << w.status().ToString();
+  return w.ok() ? *w : apply::WinnerRecord{};
+}
+
+core::Epilogue RmsNorm(int hidden) {
+  core::Epilogue e;
+  e.kind = core::EpilogueKind::kResidualRmsNorm;
+  e.hidden = hidden;
+  return e;
 }
 
 }  // namespace ccltune::runtime

@@ -77,6 +77,23 @@ TEST(RuntimeConfig, EachBadFieldIsNamed) {
   EXPECT_EQ(e.find("secret"), std::string::npos) << e;  // never repeats a password
 }
 
+// Minor versions only add entry points (0.2: the epilogue calls): a caller built against
+// 0.1 runs on; a newer minor or another major than the library's is refused.
+TEST(RuntimeConfig, OlderMinorVersionsAreAccepted) {
+  ScopedEnv env({{"CCLTUNE_PEER_MEMORY", "1"}, {"CCLTUNE_POOL_BYTES", "0"}});
+  ccltuneConfig_t c = CCLTUNE_CONFIG_INITIALIZER;
+  EXPECT_EQ(c.version, 200);
+  c.version = 100;
+  EXPECT_EQ(ErrorOf(c), "");
+  c.version = 203;  // a patch level is no contract
+  EXPECT_EQ(ErrorOf(c), "");
+  for (int bad : {300, 10200, 99, -1}) {
+    c.version = bad;
+    EXPECT_NE(ErrorOf(c).find("ccltuneConfig_t.version=" + std::to_string(bad)), std::string::npos)
+        << bad;
+  }
+}
+
 TEST(RuntimeConfig, BadEnvironmentIsNamed) {
   {
     ScopedEnv env({{"CCLTUNE_POOL_BYTES", "1GiB"}, {"CCLTUNE_PEER_MEMORY", "1"}});
