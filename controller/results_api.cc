@@ -48,6 +48,21 @@ core::Status ParseLookup(const HttpRequest& req, core::Op* op, core::Dtype* dtyp
   return core::Status::Ok();
 }
 
+// The optional `epilogue` parameter ("residualRmsNorm,hidden=4096"; absent or "none" = a
+// plain collective). Fused records live under their own keys, so a lookup without it
+// never lands on them.
+core::Result<core::Epilogue> ParseEpilogueParam(const HttpRequest& req) {
+  const auto it = req.query.find("epilogue");
+  if (it == req.query.end()) return core::Epilogue{};
+  auto e = core::ParseEpilogueKeyPart(it->second);
+  if (!e.ok()) {
+    return core::InvalidArgument("epilogue: " + e.status().message() +
+                                 " (expected epilogue=KIND,hidden=H, e.g. "
+                                 "epilogue=residualRmsNorm,hidden=4096, or epilogue=none)");
+  }
+  return *e;
+}
+
 }  // namespace
 
 HttpResponse ResultsApi::Handle(const HttpRequest& req) const {
@@ -76,11 +91,13 @@ HttpResponse ResultsApi::Results(const HttpRequest& req) const {
     core::Status s = ParseLookup(req, &op, &dtype, &redop, &bytes);
     if (!s.ok()) return Error(400, s.message());
   }
+  auto epilogue = ParseEpilogueParam(req);
+  if (!epilogue.ok()) return Error(400, epilogue.status().message());
   auto redis = ThreadRedis(redis_url_, password_);
   if (!redis.ok()) return Error(HttpCodeOf(redis.status()), redis.status().message());
   core::ResultStore store(**redis);
   if (point) {
-    auto rec = store.Lookup(fp, op, dtype, redop, bytes);
+    auto rec = store.Lookup(fp, op, dtype, redop, bytes, *epilogue);
     if (!rec.ok()) return Error(HttpCodeOf(rec.status()), rec.status().message());
     return JsonResponse(200, core::ToJson(*rec));
   }
@@ -90,6 +107,7 @@ HttpResponse ResultsApi::Results(const HttpRequest& req) const {
   for (const auto& r : *all) {
     if (req.query.count("op") && req.query.at("op") != core::OpName(r.op)) continue;
     if (req.query.count("dtype") && req.query.at("dtype") != core::DtypeName(r.dtype)) continue;
+    if (req.query.count("epilogue") && r.epilogue.KeyPart() != epilogue->KeyPart()) continue;
     out.push_back(core::ToJson(r));
   }
   return JsonResponse(200, {{"fingerprint", fp}, {"results", out}});

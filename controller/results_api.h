@@ -1,8 +1,10 @@
 // Read-only results API (DESIGN §8) over the shared Redis cache:
 //   GET /api/v1/fingerprints
-//   GET /api/v1/results?fingerprint=FP[&op=OP&dtype=DT[&redop=R]&bytes=N]
-// With op, dtype and bytes: the nearest tuned bucket (ResultStore::Lookup); otherwise every
-// record of the fingerprint, optionally filtered by op/dtype. JSON; errors are
+//   GET /api/v1/results?fingerprint=FP[&op=OP&dtype=DT[&redop=R]&bytes=N][&epilogue=E]
+// With op, dtype and bytes: the nearest tuned bucket (ResultStore::Lookup) of the plain
+// collective, or with epilogue=KIND,hidden=H (e.g. residualRmsNorm,hidden=4096) of that
+// fused problem; otherwise every record of the fingerprint, optionally filtered by
+// op/dtype/epilogue. JSON (records carry "epilogue" when not none); errors are
 // {"error": "..."} with 400 (bad query), 404 (nothing tuned) or 503 (Redis unreachable).
 #pragma once
 

@@ -1,6 +1,7 @@
 #include "controller/results_summary.h"
 
 #include <cmath>
+#include <utility>
 
 #include "core/result.h"
 #include "core/types.h"
@@ -24,12 +25,12 @@ core::Status FillResults(Json& status, const Json& summary) {
       ++n;
     }
     if (winners.size() < kMaxWinners) {
-      winners.push_back({{"op", core::OpName(r->op)},
-                         {"dtype", core::DtypeName(r->dtype)},
-                         {"bytes", r->bytes},
-                         {"choice", r->winner},
-                         {"timeUs", r->time_us},
-                         {"speedup", r->speedup_vs_default}});
+      Json w = {{"op", core::OpName(r->op)}, {"dtype", core::DtypeName(r->dtype)},
+                {"bytes", r->bytes},         {"choice", r->winner},
+                {"timeUs", r->time_us},      {"speedup", r->speedup_vs_default}};
+      // Absent means none, as in result records: plain jobs' status stays as it was.
+      if (!r->epilogue.none()) w["epilogue"] = r->epilogue.Label();
+      winners.push_back(std::move(w));
     }
   }
   status["fingerprint"] = summary.value("fingerprint", "");

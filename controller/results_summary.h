@@ -1,7 +1,8 @@
 // Turns the attempt summary rank 0 writes to Redis (JobKeys::Summary(): fingerprint,
 // presync {waitMs, skewMs}, problems, published, records [ResultRecord JSON]) into the
 // job's status fields: fingerprint, preSync, results {problems, published, speedupGeomean,
-// winners (at most kMaxWinners)}.
+// winners (at most kMaxWinners; a winner of an epilogue problem carries "epilogue", its
+// Label())}.
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -11,8 +11,14 @@ ProgressPublisher::ProgressPublisher(core::RedisClient& redis, const core::JobKe
 }
 
 void ProgressPublisher::OnRecord(const core::ResultRecord& r) {
-  last_ = std::string(core::OpName(r.op)) + " " + core::DtypeName(r.dtype) + " " +
-          core::FormatSize(r.bytes) + " -> " + r.winner;
+  last_ = std::string(core::OpName(r.op)) + " " + core::DtypeName(r.dtype) + " ";
+  if (!r.epilogue.none()) {  // "+ residualRmsNorm,hidden=4096 32 tokens (256KiB)"
+    last_ += "+ " + r.epilogue.Label() + " " + std::to_string(r.epilogue.Tokens(r.bytes, r.dtype)) +
+             " tokens (" + core::FormatSize(r.bytes) + ")";
+  } else {
+    last_ += core::FormatSize(r.bytes);
+  }
+  last_ += " -> " + r.winner;
 }
 
 void ProgressPublisher::OnProblemDone(std::size_t index, std::size_t total) {

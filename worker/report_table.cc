@@ -1,6 +1,7 @@
 #include "worker/report_table.h"
 
 #include <cmath>
+#include <cstdio>
 #include <string>
 
 #include "core/choice.h"
@@ -9,9 +10,32 @@
 namespace ccltune::worker {
 namespace {
 
+// "allReduce bf16 sum", or with an epilogue "allReduce bf16 sum + residualRmsNorm
+// hidden=4096": fused problems are other problems, never rows of the plain table.
 std::string GroupOf(const core::ResultRecord& r) {
-  return std::string(core::OpName(r.op)) + " " + core::DtypeName(r.dtype) + " " +
-         core::RedOpName(r.redop);
+  std::string g = std::string(core::OpName(r.op)) + " " + core::DtypeName(r.dtype) + " " +
+                  core::RedOpName(r.redop);
+  if (!r.epilogue.none()) {
+    g += std::string(" + ") + core::EpilogueKindName(r.epilogue.kind) +
+         " hidden=" + std::to_string(r.epilogue.hidden);
+  }
+  return g;
+}
+
+// Epilogue groups get a tokens column (rows of `hidden` elements) after the size.
+std::string TokensHeader(const core::ResultRecord& r) {
+  if (r.epilogue.none()) return "";
+  char cell[16];
+  std::snprintf(cell, sizeof cell, " %8s", "tokens");
+  return cell;
+}
+
+std::string TokensCell(const core::ResultRecord& r) {
+  if (r.epilogue.none()) return "";
+  char cell[32];
+  std::snprintf(cell, sizeof cell, " %8llu",
+                static_cast<unsigned long long>(r.epilogue.Tokens(r.bytes, r.dtype)));
+  return cell;
 }
 
 double AlgBw(const core::ResultRecord& r, double time_us) {
@@ -22,15 +46,16 @@ double AlgBw(const core::ResultRecord& r, double time_us) {
 void PrintHeader(std::FILE* out, const core::ResultRecord& r) {
   std::fprintf(out, "\n# %s, %d ranks%s%s\n", GroupOf(r).c_str(), r.world_size,
                r.fingerprint.empty() ? "" : ", fingerprint ", r.fingerprint.c_str());
-  std::fprintf(out, "#%11s %10s %6s %6s %12s  %-24s %10s %12s %12s %8s\n", "size", "count", "type",
-               "redop", "default(us)", "winner", "time(us)", "algbw(GB/s)", "busbw(GB/s)",
-               "speedup");
+  std::fprintf(out, "#%11s%s %10s %6s %6s %12s  %-24s %10s %12s %12s %8s\n", "size",
+               TokensHeader(r).c_str(), "count", "type", "redop", "default(us)", "winner",
+               "time(us)", "algbw(GB/s)", "busbw(GB/s)", "speedup");
 }
 
 void PrintChoices(std::FILE* out, const core::ResultRecord& r) {
+  const int indent = 52 + static_cast<int>(TokensHeader(r).size());
   for (const auto& c : r.choices) {
     const bool ok = c.status == core::ChoiceStatus::kOk;
-    std::fprintf(out, "%52s  %-24s %10s %12s %12s  %s%s%s\n", "", c.name.c_str(),
+    std::fprintf(out, "%*s  %-24s %10s %12s %12s  %s%s%s\n", indent, "", c.name.c_str(),
                  ok ? std::to_string(c.time_us).substr(0, 9).c_str() : "-",
                  ok ? std::to_string(AlgBw(r, c.time_us)).substr(0, 8).c_str() : "-",
                  ok ? std::to_string(c.busbw_gbs).substr(0, 8).c_str() : "-",
@@ -51,15 +76,16 @@ void PrintResultsTable(std::FILE* out, const std::vector<core::ResultRecord>& re
     }
     const auto count = core::ElementCount(r.op, r.dtype, r.bytes, r.world_size);
     if (r.winner.empty()) {
-      std::fprintf(out, " %11llu %10llu %6s %6s %12s  %-24s\n",
-                   static_cast<unsigned long long>(r.bytes), static_cast<unsigned long long>(count),
-                   core::DtypeName(r.dtype), core::RedOpName(r.redop), "-", "(no valid choice)");
+      std::fprintf(out, " %11llu%s %10llu %6s %6s %12s  %-24s\n",
+                   static_cast<unsigned long long>(r.bytes), TokensCell(r).c_str(),
+                   static_cast<unsigned long long>(count), core::DtypeName(r.dtype),
+                   core::RedOpName(r.redop), "-", "(no valid choice)");
     } else {
-      std::fprintf(out, " %11llu %10llu %6s %6s %12.2f  %-24s %10.2f %12.3f %12.3f %7.2fx\n",
-                   static_cast<unsigned long long>(r.bytes), static_cast<unsigned long long>(count),
-                   core::DtypeName(r.dtype), core::RedOpName(r.redop), r.default_time_us,
-                   r.winner.c_str(), r.time_us, AlgBw(r, r.time_us), r.busbw_gbs,
-                   r.speedup_vs_default);
+      std::fprintf(out, " %11llu%s %10llu %6s %6s %12.2f  %-24s %10.2f %12.3f %12.3f %7.2fx\n",
+                   static_cast<unsigned long long>(r.bytes), TokensCell(r).c_str(),
+                   static_cast<unsigned long long>(count), core::DtypeName(r.dtype),
+                   core::RedOpName(r.redop), r.default_time_us, r.winner.c_str(), r.time_us,
+                   AlgBw(r, r.time_us), r.busbw_gbs, r.speedup_vs_default);
     }
     if (verbose) PrintChoices(out, r);
   }

@@ -1,5 +1,6 @@
 // Unit tests of the controller's pure parts: work queue semantics, time formats, spec
-// validation messages, the pod the builder makes, conditions and results summary.
+// validation messages, the pod the builder makes, conditions, results summary, and the
+// results API's epilogue queries (against a real redis-server).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -12,9 +13,14 @@
 #include "controller/job_spec.h"
 #include "controller/kube_config.h"
 #include "controller/pod_builder.h"
+#include "controller/results_api.h"
 #include "controller/results_summary.h"
 #include "controller/time_util.h"
 #include "controller/work_queue.h"
+#include "core/redis_client.h"
+#include "core/result.h"
+#include "core/result_store.h"
+#include "tests/support/redis_server.h"
 
 namespace ccltune::controller {
 namespace {
@@ -123,6 +129,64 @@ TEST(JobSpec, EachErrorNamesItsField) {
   }
 }
 
+Json EpilogueSpec() {
+  return Json::parse(R"({"worldSize": 8, "gpusPerPod": 8, "backend": "nccl",
+    "collectives": [{"op": "allReduce", "dtypes": ["bf16"], "reduceOp": "sum",
+                     "epilogue": {"kind": "residualRmsNorm", "hidden": 4096, "eps": 1e-5},
+                     "tokens": [1, 8, 32, 128, 512, 2048]}]})");
+}
+
+TEST(JobSpec, EpilogueEntryBecomesTokensOfHiddenRows) {
+  auto s = ParseJobSpec(EpilogueSpec(), Defaults());
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  const auto& c = s->plan.collectives[0];
+  EXPECT_EQ(c.epilogue.kind, core::EpilogueKind::kResidualRmsNorm);
+  EXPECT_EQ(c.epilogue.hidden, 4096);
+  EXPECT_DOUBLE_EQ(c.epilogue.eps, 1e-5);
+  EXPECT_EQ(c.tokens, (std::vector<std::uint64_t>{1, 8, 32, 128, 512, 2048}));
+  EXPECT_TRUE(c.sizes.empty());
+  Json range = EpilogueSpec();
+  range["collectives"][0]["tokens"] = {{"min", 1}, {"max", 2048}, {"factor", 4}};
+  auto r = ParseJobSpec(range, Defaults());
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->plan.collectives[0].tokens, (std::vector<std::uint64_t>{1, 4, 16, 64, 256, 1024}));
+}
+
+TEST(JobSpec, EpilogueErrorsNameTheirField) {
+  struct Case {
+    const char* patch;  // merged into collectives[0]
+    const char* field;
+  };
+  const Case cases[] = {
+      {R"({"epilogue": {"kind": "gelu", "hidden": 4096}})", "spec.collectives[0].epilogue.kind"},
+      {R"({"epilogue": {"kind": "bias", "hidden": 4095, "eps": null}})",
+       "spec.collectives[0].epilogue.hidden"},
+      {R"({"epilogue": {"kind": "residualRmsNorm", "hidden": 4096, "eps": 0}})",
+       "spec.collectives[0].epilogue.eps"},
+      {R"({"tokens": [0, 8]})", "spec.collectives[0].tokens"},
+      {R"({"tokens": [70000]})", "spec.collectives[0].tokens"},
+      {R"({"sizes": [4096]})", "spec.collectives[0].sizes"},
+      {R"({"dtypes": ["int32"]})", "spec.collectives[0].dtypes"},
+      {R"({"op": "allGather", "reduceOp": null})", "spec.collectives[0].epilogue"},
+      {R"({"epilogue": null})", "spec.collectives[0].tokens"},  // tokens without an epilogue
+  };
+  for (const Case& c : cases) {
+    Json spec = EpilogueSpec();
+    spec["collectives"][0].merge_patch(Json::parse(c.patch));
+    auto s = ParseJobSpec(spec, Defaults());
+    ASSERT_FALSE(s.ok()) << c.patch;
+    EXPECT_EQ(s.status().code(), core::StatusCode::kInvalidArgument) << c.patch;
+    EXPECT_NE(s.status().message().find(c.field), std::string::npos)
+        << c.patch << " -> " << s.status().message();
+  }
+  Json host = EpilogueSpec();
+  host["backend"] = "host";
+  auto s = ParseJobSpec(host, Defaults());
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("spec.collectives[0].epilogue"), std::string::npos)
+      << s.status().message();
+}
+
 TEST(PodBuilder, PodCarriesTheEnvContractOwnerAndGangLabels) {
   JobContext ctx;
   ctx.job = {{"metadata", {{"name", "j"}, {"namespace", "ns"}, {"uid", "u-1"}}}};
@@ -208,6 +272,144 @@ TEST(ResultsSummary, WinnersAreCappedAndGeomeanComputed) {
   EXPECT_EQ(status["preSync"]["waitMs"], 3.5);
   summary["records"][3].erase("schema");
   EXPECT_EQ(FillResults(status, summary).code(), core::StatusCode::kDataLoss);
+}
+
+core::ResultRecord Record(std::uint64_t bytes, const std::string& winner,
+                          const core::Epilogue& epilogue = {}) {
+  core::ResultRecord r;
+  r.fingerprint = "fp0123456789abcd";
+  r.op = core::Op::kAllReduce;
+  r.dtype = core::Dtype::kBf16;
+  r.redop = core::RedOp::kSum;
+  r.bytes = bytes;
+  r.epilogue = epilogue;
+  r.winner = winner;
+  r.time_us = 10;
+  r.default_time_us = 15;
+  r.speedup_vs_default = 1.5;
+  core::ChoiceResult c;
+  c.name = winner;
+  c.time_us = 10;
+  c.min_us = 9;
+  c.max_us = 11;
+  r.choices = {c};
+  r.world_size = 4;
+  r.tuned_at = "2026-11-22T08:00:00Z";
+  r.job_id = "job";
+  r.tool_version = "0.1.0";
+  return r;
+}
+
+core::Epilogue RmsNorm(int hidden) {
+  core::Epilogue e;
+  e.kind = core::EpilogueKind::kResidualRmsNorm;
+  e.hidden = hidden;
+  return e;
+}
+
+TEST(ResultsSummary, EpilogueWinnersCarryTheirLabelPlainOnesNoField) {
+  Json summary = {
+      {"fingerprint", "fp"},
+      {"records",
+       Json::array({core::ToJson(Record(8192, "nccl")),
+                    core::ToJson(Record(8192, "oneshot-fused:blocks=32,mode=pull,threads=512",
+                                        RmsNorm(4096)))})}};
+  Json status = Json::object();
+  core::Status filled = FillResults(status, summary);
+  ASSERT_TRUE(filled.ok()) << filled.ToString();
+  const Json& winners = status["results"]["winners"];
+  ASSERT_EQ(winners.size(), 2u);
+  EXPECT_FALSE(winners[0].contains("epilogue")) << winners[0];
+  EXPECT_EQ(winners[1]["epilogue"], "residualRmsNorm,hidden=4096");
+  EXPECT_EQ(winners[1]["bytes"], 8192);
+}
+
+// The results API against a real redis-server holding a plain and a fused record of the
+// same (op, dtype, bytes): the epilogue parameter picks which one answers.
+class ResultsApiEpilogueTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto s = testing::RedisServer::Start();
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    server_ = std::move(s).value();
+    auto c = core::RedisClient::Connect(server_->endpoint());
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    core::ResultStore store(**c);
+    ASSERT_TRUE(
+        store
+            .Publish(kFp, "{}",
+                     {Record(8192, "nccl"), Record(65536, "rs+ag"),
+                      Record(8192, "oneshot-fused:blocks=32,mode=pull,threads=512", RmsNorm(4096)),
+                      Record(2048 * 8192, "twoshot-fused:blocks=32,mode=pull,threads=512",
+                             RmsNorm(4096))})
+            .ok());
+    api_ = std::make_unique<ResultsApi>(server_->url(), "");
+  }
+
+  HttpResponse Get(const std::string& target) {
+    HttpRequest req;
+    EXPECT_TRUE(ParseRequestLine("GET " + target + " HTTP/1.1", &req)) << target;
+    return api_->Handle(req);
+  }
+
+  static constexpr const char* kFp = "fp0123456789abcd";
+  std::unique_ptr<testing::RedisServer> server_;
+  std::unique_ptr<ResultsApi> api_;
+};
+
+TEST_F(ResultsApiEpilogueTest, PointLookupWithAndWithoutEpilogue) {
+  const std::string point =
+      std::string("/api/v1/results?fingerprint=") + kFp + "&op=allReduce&dtype=bf16&bytes=8192";
+  HttpResponse plain = Get(point);
+  ASSERT_EQ(plain.code, 200) << plain.body;
+  Json p = Json::parse(plain.body);
+  EXPECT_EQ(p["winner"], "nccl");
+  EXPECT_FALSE(p.contains("epilogue")) << p;
+
+  HttpResponse fused = Get(point + "&epilogue=residualRmsNorm%2Chidden%3D4096");
+  ASSERT_EQ(fused.code, 200) << fused.body;
+  Json f = Json::parse(fused.body);
+  EXPECT_EQ(f["winner"], "oneshot-fused:blocks=32,mode=pull,threads=512");
+  EXPECT_EQ(f["epilogue"]["kind"], "residualRmsNorm");
+  EXPECT_EQ(f["epilogue"]["hidden"], 4096);
+  // The nearest tuned bucket among the fused records only (the plain 64 KiB is not one).
+  Json near = Json::parse(Get(std::string("/api/v1/results?fingerprint=") + kFp +
+                              "&op=allReduce&dtype=bf16&bytes=1MiB&epilogue=residualRmsNorm,"
+                              "hidden=4096")
+                              .body);
+  EXPECT_EQ(near["winner"], "twoshot-fused:blocks=32,mode=pull,threads=512") << near;
+  // "none" is the plain collective; another hidden size was never tuned.
+  EXPECT_EQ(Json::parse(Get(point + "&epilogue=none").body)["winner"], "nccl");
+  EXPECT_EQ(Get(point + "&epilogue=residualRmsNorm,hidden=8192").code, 404);
+}
+
+TEST_F(ResultsApiEpilogueTest, BadEpilogueIs400NamingTheParameterAndTheForm) {
+  const std::string point =
+      std::string("/api/v1/results?fingerprint=") + kFp + "&op=allReduce&dtype=bf16&bytes=8192";
+  for (const char* bad : {"gelu,hidden=4096", "residualRmsNorm", "residualRmsNorm,hidden=4095",
+                          "residualRmsNorm,hidden=big"}) {
+    HttpResponse r = Get(point + "&epilogue=" + bad);
+    EXPECT_EQ(r.code, 400) << bad << ": " << r.body;
+    const std::string error = Json::parse(r.body)["error"];
+    EXPECT_EQ(error.rfind("epilogue: ", 0), 0u) << error;
+    EXPECT_NE(error.find("epilogue=residualRmsNorm,hidden=4096"), std::string::npos) << error;
+  }
+  EXPECT_EQ(Get(std::string("/api/v1/results?fingerprint=") + kFp + "&epilogue=x").code, 400);
+}
+
+TEST_F(ResultsApiEpilogueTest, ListingCarriesTheFieldAndFiltersByEpilogue) {
+  const std::string list = std::string("/api/v1/results?fingerprint=") + kFp;
+  Json all = Json::parse(Get(list).body)["results"];
+  ASSERT_EQ(all.size(), 4u) << all;
+  int fused = 0;
+  for (const Json& r : all) fused += r.contains("epilogue");
+  EXPECT_EQ(fused, 2);
+  Json only = Json::parse(Get(list + "&epilogue=residualRmsNorm,hidden=4096").body)["results"];
+  ASSERT_EQ(only.size(), 2u) << only;
+  for (const Json& r : only) EXPECT_EQ(r["epilogue"]["hidden"], 4096);
+  Json plain = Json::parse(Get(list + "&epilogue=none").body)["results"];
+  ASSERT_EQ(plain.size(), 2u) << plain;
+  for (const Json& r : plain) EXPECT_FALSE(r.contains("epilogue"));
 }
 
 TEST(TokenSource, RereadsTheTokenFileWhenItChanges) {

@@ -115,7 +115,10 @@ class ValidationTest(unittest.TestCase):
         for d in ('rbac', 'controller', 'redis', 'examples'):
             self.env.kubectl('apply', '-f', os.path.join(m, d))
         out = self.env.kubectl('get', 'ctj').stdout
-        for name in ('host-allreduce', 'nccl-8gpu', 'sweep-all-ops'):
+        examples = sorted(f[:-len('.yaml')] for f in os.listdir(os.path.join(m, 'examples'))
+                          if f.endswith('.yaml'))
+        self.assertIn('nccl-epilogue', examples)
+        for name in examples:
             self.assertIn(name, out)
 
 

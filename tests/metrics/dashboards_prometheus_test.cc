@@ -3,6 +3,11 @@
 // /metrics, and a real Pushgateway receives the ranks' final pushes; then every panel query of
 // dashboards/*.json, with its template variables filled from label_values() through the
 // Prometheus API, must return at least one finite series.
+// The host backend runs no epilogues (issue 16) and no GPU is here, so one more target serves
+// the synthetic run (synthetic_run.h, WorkerMetrics fed like a 4-GPU rank) with its fused
+// all-reduce + residualRmsNorm problems: its job id sorts first, so Grafana's first values
+// show it; the real job is checked with its own $job too, where only the epilogue panels
+// (titles "Epilogue: …") are empty.
 // Also a static check of the dashboards: units on every panel, datasource variable, variables.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
@@ -25,10 +30,12 @@
 
 #include "tests/metrics/child_process.h"
 #include "tests/metrics/prom_servers.h"
+#include "tests/metrics/synthetic_run.h"
 #include "tests/support/redis_server.h"
 #include "tests/support/temp_dir.h"
 #include "worker/child_process.h"
 #include "worker/metrics/metrics_server.h"
+#include "worker/metrics/worker_metrics.h"
 #ifdef CCLTUNE_TEST_HAVE_CONTROLLER
 #include "controller/metrics.h"
 #endif
@@ -62,7 +69,8 @@ json LoadDashboard(const std::string& name) {
 //    pre-sync window, so rank 0 counts a ccltune_presync_timeouts_total and pushes it.
 // Rank r serves /metrics on port_base + r; both jobs linger kLinger s after the end (so
 // Prometheus, scraping every second, gets the final state) and push to the Pushgateway.
-// The healthy job's id sorts first, so Grafana's "first value" of $job is the healthy job.
+// The synthetic epilogue job's id sorts first, so Grafana's "first value" of $job is it.
+constexpr char kEpilogueJob[] = "dash-0-synthetic-epilogue";
 constexpr char kTuneJob[] = "dash-a-tune";
 constexpr char kPreSyncJob[] = "dash-b-presync-timeout";
 constexpr double kLinger = 6;
@@ -162,6 +170,24 @@ class ControllerExposition {
 #else
   core::Registry registry_;
 #endif
+  std::unique_ptr<worker::MetricsServer> server_;
+};
+// One rank of a GPU job with all-reduce + epilogue problems, as its /metrics would read
+// (synthetic_run.h): what the epilogue variable and panels need, which no host-backend run
+// here can produce.
+class SyntheticEpilogueRank {
+ public:
+  core::Result<int> Start() {
+    CCLTUNE_ASSIGN_OR_RETURN(metrics_, worker::WorkerMetrics::Create(registry_, {kEpilogueJob, 0}));
+    FeedSyntheticRun(*metrics_, 0);
+    CCLTUNE_ASSIGN_OR_RETURN(server_,
+                             worker::MetricsServer::Start(registry_, {"127.0.0.1", 0, 5, 8192}));
+    return server_->port();
+  }
+
+ private:
+  core::Registry registry_;
+  std::unique_ptr<worker::WorkerMetrics> metrics_;
   std::unique_ptr<worker::MetricsServer> server_;
 };
 // ---------------------------------------------------------------------------------------
@@ -292,9 +318,10 @@ std::string Substitute(std::string text, const std::map<std::string, std::string
 
 // Fills the query variables in dashboard order like Grafana does: label_values(selector,
 // label) over the series API, each selector seeing the variables before it. `use_all` picks
-// the All value (".*") where the variable allows it, else the first value.
-core::Result<std::map<std::string, std::string>> ResolveVariables(int port, const json& dash,
-                                                                  bool use_all) {
+// the All value (".*") where the variable allows it, else the first value; `pinned` values
+// are taken as given where the variable's values hold them (a user's pick).
+core::Result<std::map<std::string, std::string>> ResolveVariables(
+    int port, const json& dash, bool use_all, const std::map<std::string, std::string>& pinned) {
   std::map<std::string, std::string> values;
   std::regex label_values(R"(^label_values\((.*),\s*([A-Za-z_][A-Za-z0-9_]*)\)$)");
   for (const auto& v : dash["templating"]["list"]) {
@@ -314,17 +341,28 @@ core::Result<std::map<std::string, std::string>> ResolveVariables(int port, cons
                             ") is empty");
     values[name] =
         (use_all && v.value("includeAll", false)) ? v.value("allValue", ".*") : *found.begin();
+    if (auto p = pinned.find(name); p != pinned.end()) {
+      if (!found.count(p->second))
+        return core::NotFound("variable " + name + ": '" + p->second + "' is not among its values");
+      values[name] = p->second;
+    }
   }
   return values;
 }
 
+bool EpiloguePanel(const json& panel) {
+  return panel.value("title", "").rfind("Epilogue:", 0) == 0;
+}
+
 // Runs every target of every panel at `at`; returns one line per query that returned
-// nothing, an error, or a non-finite value. The failed kPreSyncJob has empty histograms
-// (nothing was measured): the quantile queries drop its NaN series (`>= 0`), so "All"
+// nothing, an error, or a non-finite value. With `no_epilogues` (a job without epilogue
+// problems) the epilogue panels must return nothing instead. The failed kPreSyncJob has empty
+// histograms (nothing was measured): the quantile queries drop its NaN series (`>= 0`), so "All"
 // shows no line for it rather than NaN.
 std::vector<std::string> CheckPanels(int port, const json& dash,
                                      const std::map<std::string, std::string>& values,
-                                     const std::string& at, int& queries) {
+                                     const std::string& at, int& queries,
+                                     bool no_epilogues = false) {
   std::vector<std::string> problems;
   for (const auto& panel : AllPanels(dash)) {
     for (const auto& target : panel.value("targets", json::array())) {
@@ -340,6 +378,10 @@ std::vector<std::string> CheckPanels(int port, const json& dash,
         continue;
       }
       const json& result = (*data)["result"];
+      if (no_epilogues && EpiloguePanel(panel)) {
+        if (!result.empty()) problems.push_back(where + " → data for a job without epilogues");
+        continue;
+      }
       std::size_t finite = 0;
       for (const auto& s : result) {
         if (std::isfinite(std::stod(s["value"][1].get<std::string>()))) {
@@ -408,18 +450,26 @@ TEST(Dashboards, EveryPanelQueryReturnsDataFromARealPrometheus) {
   auto controller_port = controller.Start();
   ASSERT_TRUE(controller_port.ok()) << controller_port.status().ToString();
 
+  SyntheticEpilogueRank epilogue_rank;
+  auto epilogue_port = epilogue_rank.Start();
+  ASSERT_TRUE(epilogue_port.ok()) << epilogue_port.status().ToString();
+
   // Ports: kTuneJob's ranks on P, P+1; kPreSyncJob's on P+2, P+3. Prometheus scrapes all four
   // from its start, before the jobs exist (a target that is not up yet is simply down).
   const int base = FreePortRange(4);
   ASSERT_NE(base, 0) << "no 4 consecutive free ports";
-  auto prom = StartPrometheus(prom_dir, PrometheusConfig({base, base + 1, base + 2, base + 3},
-                                                         pgw->port, *controller_port));
+  auto prom = StartPrometheus(
+      prom_dir, PrometheusConfig({base, base + 1, base + 2, base + 3, *epilogue_port}, pgw->port,
+                                 *controller_port));
   ASSERT_TRUE(prom.ok()) << prom.status().ToString();
 
   // Prometheus applies its targets a few seconds after it is ready: start the jobs only once
   // it scrapes (the worker targets are down until the ranks listen), so it sees them run.
   const worker::Deadline scraping = worker::DeadlineIn(30);
-  while (SeriesCount(prom->port, "up{job=\"ccltune-worker\"}", UnixNow()) < 4 ||
+  while (SeriesCount(prom->port, "up{job=\"ccltune-worker\"}", UnixNow()) < 5 ||
+         SeriesCount(prom->port,
+                     "ccltune_winner_info{ccltune_job=\"" + std::string(kEpilogueJob) + "\"}",
+                     UnixNow()) < 1 ||
          SeriesCount(prom->port, "up{job=\"ccltune-controller\"} == 1", UnixNow()) < 1) {
     ASSERT_FALSE(worker::Expired(scraping)) << "Prometheus did not start scraping within 30 s\n"
                                             << prom->process->LogTail();
@@ -451,19 +501,54 @@ TEST(Dashboards, EveryPanelQueryReturnsDataFromARealPrometheus) {
   EXPECT_NE(ReadTail(presync->log).find("PreSyncTimeout"), std::string::npos)
       << ReadTail(presync->log);
 
+  // Grafana's first values (the synthetic epilogue job), All, and the real job picked as $job
+  // (no epilogues: its epilogue variable is "none" and the epilogue panels are empty).
+  struct Pass {
+    const char* what;
+    bool use_all;
+    std::map<std::string, std::string> pinned;
+  };
+  const Pass passes[] = {
+      {"first values", false, {}}, {"All", true, {}}, {"the real job", false, {{"job", kTuneJob}}}};
   for (const char* name : kDashboards) {
     json dash = LoadDashboard(name);
-    for (bool use_all : {false, true}) {
-      auto values = ResolveVariables(prom->port, dash, use_all);
-      ASSERT_TRUE(values.ok()) << name << ": " << values.status().ToString();
-      if (!use_all) EXPECT_EQ(values->at("job"), kTuneJob) << name;
+    for (const Pass& pass : passes) {
+      auto values = ResolveVariables(prom->port, dash, pass.use_all, pass.pinned);
+      ASSERT_TRUE(values.ok()) << name << " (" << pass.what << "): " << values.status().ToString();
+      if (pass.pinned.empty() && !pass.use_all) EXPECT_EQ(values->at("job"), kEpilogueJob) << name;
+      const bool real_job = !pass.pinned.empty();
+      if (real_job && values->count("epilogue")) EXPECT_EQ(values->at("epilogue"), "none") << name;
       int queries = 0;
-      auto problems = CheckPanels(prom->port, dash, *values, *at, queries);
+      auto problems = CheckPanels(prom->port, dash, *values, *at, queries, real_job);
       EXPECT_GT(queries, 4) << name;
       for (const auto& p : problems) ADD_FAILURE() << p;
-      std::fprintf(stderr, "%s (%s): %d panel queries returned data\n", name,
-                   use_all ? "All" : "first values", queries - static_cast<int>(problems.size()));
+      std::fprintf(stderr, "%s (%s): %d panel queries checked\n", name, pass.what,
+                   queries - static_cast<int>(problems.size()));
     }
+  }
+  // The epilogue variable offers the fused problem's label, and picking it fills the
+  // per-choice panels with that problem's fused and unfused choices only.
+  {
+    json dash = LoadDashboard("ccltune-results");
+    auto values = ResolveVariables(
+        prom->port, dash, false,
+        {{"op", "allReduce"}, {"dtype", "bf16"}, {"epilogue", "residualRmsNorm,hidden=4096"}});
+    ASSERT_TRUE(values.ok()) << values.status().ToString();
+    int queries = 0;
+    for (const auto& p : CheckPanels(prom->port, dash, *values, *at, queries)) ADD_FAILURE() << p;
+    json latency;
+    for (const auto& panel : AllPanels(dash))
+      if (panel["title"] == "Latency vs message size per choice") latency = panel;
+    auto data = Query(prom->port, Substitute(latency["targets"][0]["expr"], *values), *at);
+    ASSERT_TRUE(data.ok()) << data.status().ToString();
+    std::set<std::string> choices, bytes;
+    for (const auto& s : (*data)["result"]) {
+      choices.insert(s["metric"].value("choice", ""));
+      bytes.insert(s["metric"].value("bytes", ""));
+    }
+    EXPECT_TRUE(choices.count("oneshot-fused:blocks=32,mode=pull,threads=512")) << data->dump();
+    EXPECT_TRUE(choices.count("nccl")) << data->dump();
+    EXPECT_EQ(bytes, (std::set<std::string>{"8192", "65536", "262144", "1048576"})) << data->dump();
   }
 
   // What the real jobs produced, beyond "some series": the pushed copies kept their grouping

@@ -1,5 +1,6 @@
 #include "tests/metrics/synthetic_run.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -53,6 +54,7 @@ void RunProblem(worker::WorkerMetrics& m, const core::Problem& p, int size_index
   record.dtype = p.dtype;
   record.redop = p.redop;
   record.bytes = p.bytes;
+  record.epilogue = p.epilogue;
   record.world_size = kSyntheticWorldSize;
   for (const Choice& c : choices) {
     for (int round = 0; round < 5; ++round)  // 5 rounds, one barrier each: 6–40 µs
@@ -62,6 +64,37 @@ void RunProblem(worker::WorkerMetrics& m, const core::Problem& p, int size_index
     record.choices.push_back(r);
   }
   if (core::PickWinner(record, "nccl", 3).ok()) m.OnRecord(record);
+}
+
+// All-reduce + residualRmsNorm (hidden kSyntheticEpilogueHidden, bf16) at 1, 8, 32, 128
+// tokens: the unfused choices pay a second launch (~4 µs) after their all-reduce, the fused
+// kernels win at few tokens and lose their edge as rows grow.
+void RunEpilogueProblems(worker::WorkerMetrics& m, int rank, std::size_t& done, std::size_t total) {
+  core::Epilogue e;
+  e.kind = core::EpilogueKind::kResidualRmsNorm;
+  e.hidden = kSyntheticEpilogueHidden;
+  const std::vector<Choice> choices = {{"nccl", 1.0},
+                                       {"oneshot:blocks=4,threads=512", 0.8},
+                                       {"oneshot-fused:blocks=32,mode=pull,threads=512", 0.55},
+                                       {"twoshot-fused:blocks=32,mode=pull,threads=512", 0.65}};
+  const std::uint64_t tokens[] = {1, 8, 32, 128};
+  for (int i = 0; i < static_cast<int>(std::size(tokens)); ++i) {
+    core::Problem p{core::Op::kAllReduce,
+                    core::Dtype::kBf16,
+                    core::RedOp::kSum,
+                    tokens[i] * kSyntheticEpilogueHidden * 2,
+                    {},
+                    e};
+    // 8 KiB … 1 MiB: DESIGN §11's default at the nearest size, plus the separate kernel.
+    const int size_index = std::min(5, 1 + i);
+    std::vector<Choice> scaled = choices;
+    for (Choice& c : scaled) {
+      const bool fused = c.name.find("-fused") != std::string::npos;
+      c.scale = fused ? c.scale * (1 + 0.15 * i) : c.scale + 4.0 / kDefaultUs[size_index];
+    }
+    RunProblem(m, p, size_index, scaled, rank);
+    m.OnProblemDone(done++, total);
+  }
 }
 
 }  // namespace
@@ -83,7 +116,8 @@ void FeedSyntheticRun(worker::WorkerMetrics& metrics, int rank) {
   const std::vector<Collective> collectives = {
       {core::Op::kAllReduce, core::Dtype::kBf16, core::RedOp::kSum},
       {core::Op::kAllGather, core::Dtype::kFp32, core::RedOp::kNone}};
-  std::size_t total = collectives.size() * std::size(kDefaultUs), done = 0;
+  std::size_t total = collectives.size() * std::size(kDefaultUs) + kSyntheticEpilogueProblems,
+              done = 0;
   for (const Collective& c : collectives) {
     for (int i = 0; i < static_cast<int>(std::size(kDefaultUs)); ++i) {
       core::Problem p{c.op, c.dtype, c.redop, std::uint64_t{1024} << (2 * i), {}};
@@ -91,6 +125,7 @@ void FeedSyntheticRun(worker::WorkerMetrics& metrics, int rank) {
       metrics.OnProblemDone(done++, total);
     }
   }
+  RunEpilogueProblems(metrics, rank, done, total);
   metrics.OnFinished(742.5, true);
 }
 

@@ -83,7 +83,7 @@ TEST(WorkerMetrics, RecordsChoicesFailuresWinnersAndConstLabels) {
   // DESIGN §11: NCCL default allReduce bf16 at 64 MiB = 320.67 µs.
   EXPECT_TRUE(Contains(text, "ccltune_choice_time_seconds{" + c +
                                  ",op=\"allReduce\",dtype=\"bf16\",bytes=\"67108864\","
-                                 "choice=\"nccl\"} 0.00032067"))
+                                 "epilogue=\"none\",choice=\"nccl\"} 0.00032067"))
       << text;
   EXPECT_TRUE(Contains(text, "ccltune_choice_failures_total{" + c +
                                  ",choice=\"nccl:algo=ring,proto=ll\",reason=\"timeout\"} 2"));
@@ -91,12 +91,38 @@ TEST(WorkerMetrics, RecordsChoicesFailuresWinnersAndConstLabels) {
   EXPECT_TRUE(Contains(text, "reason=\"wrong\"} 1"));
   EXPECT_FALSE(Contains(text, "+Inf\"}  ")) << "no infinite times exported";
   EXPECT_TRUE(Contains(text, "ccltune_tuning_duration_seconds{" + c + "} 742.5"));
-  EXPECT_TRUE(Contains(text, "ccltune_barrier_seconds_count{" + c + "} 540"));
-  // One winner per problem: 18 problems.
+  // 5 rounds per choice: 18 problems x 6 choices and 4 epilogue problems x 4 choices.
+  EXPECT_TRUE(Contains(text, "ccltune_barrier_seconds_count{" + c + "} 620"));
+  // One winner per problem: 18 plain problems and the epilogue ones.
   std::regex winner("ccltune_winner_info\\{[^}]*\\} 1\n");
   auto n =
       std::distance(std::sregex_iterator(text.begin(), text.end(), winner), std::sregex_iterator());
-  EXPECT_EQ(n, 18) << text;
+  EXPECT_EQ(n, 18 + testing::kSyntheticEpilogueProblems) << text;
+}
+
+// Issue 16: a fused all-reduce + epilogue problem is its own series, labelled with
+// Epilogue::Label(), on every per-problem family; plain problems say epilogue="none".
+TEST(WorkerMetrics, EpilogueProblemsCarryTheirLabelOnEveryProblemFamily) {
+  FilledRegistry filled("job-1", 0);
+  std::string text = core::SerializeText(filled.registry);
+  const std::string fused = "epilogue=\"residualRmsNorm,hidden=4096\"";
+  for (const char* family : {"ccltune_choice_time_seconds", "ccltune_choice_busbw_bytes_per_second",
+                             "ccltune_winner_info", "ccltune_speedup_vs_default"}) {
+    const std::string open = std::string(family) + "\\{";
+    std::regex with(open + "[^}]*bytes=\"8192\"," + fused + "[,}]");
+    EXPECT_TRUE(std::regex_search(text, with)) << family << "\n" << text;
+    std::regex plain(open + "[^}]*epilogue=\"none\"[,}]");
+    EXPECT_TRUE(std::regex_search(text, plain)) << family;
+    std::regex unlabelled(open + "(?![^}]*epilogue=)[^}]*\\}");
+    EXPECT_FALSE(std::regex_search(text, unlabelled)) << family << " sample without epilogue";
+  }
+  // Fused and unfused choices of the same fused problem, side by side.
+  EXPECT_TRUE(Contains(text, "bytes=\"8192\"," + fused +
+                                 ",choice=\"oneshot-fused:blocks=32,mode=pull,threads=512\"}"));
+  EXPECT_TRUE(Contains(text, "bytes=\"8192\"," + fused + ",choice=\"nccl\"}"));
+  // 64 KiB is a plain all-reduce size and 8 tokens x 4096 x 2 B: two series, not one.
+  EXPECT_TRUE(Contains(text, "bytes=\"65536\",epilogue=\"none\""));
+  EXPECT_TRUE(Contains(text, "bytes=\"65536\"," + fused));
 }
 
 TEST(WorkerMetrics, AReplacedWinnerStopsBeingExported) {

@@ -3,17 +3,19 @@
 // winners, as the JSON array the tuner plugin reads (CCLTUNE_RESULTS_FILE), as NCCL's
 // example-tuner CSV, or as what ccltune's plugin applies per size (applied_json.h). The
 // last two follow the plugin's rule for the application's NCCL_MIN_CTAS, given as
-// --min-ctas (core/apply/applied_choice.h).
+// --min-ctas (core/apply/applied_choice.h), and leave out records with an epilogue (the
+// plugin ignores them) with one note on stderr; json carries every record.
 #include <cstdio>
 #include <fstream>
 #include <memory>
 
-#include "core/result_store.h"
 #include "core/apply/applied_choice.h"
+#include "core/result_store.h"
 #include "worker/cli/cache_flags.h"
 #include "worker/cli/commands.h"
 #include "worker/export/applied_json.h"
 #include "worker/export/nccl_tuner_csv.h"
+#include "worker/export/plugin_table.h"
 #include "worker/export/records_file.h"
 
 namespace ccltune::worker::cli {
@@ -107,11 +109,23 @@ std::string Render(const ExportFlags& f, const ExportSettings& s, const ExportIn
   return array.dump(2) + "\n";
 }
 
+// The plugin's formats cannot hold a fused all-reduce + epilogue: say once what was left out.
+void NoteSkippedEpilogues(const ExportFlags& f, const ExportInput& in) {
+  if (f.format == "json") return;
+  const std::size_t n = exporting::CountEpilogueRecords(in.records);
+  if (n == 0) return;
+  std::fprintf(stderr,
+               "ccltune export: skipped %zu record%s with an epilogue (NCCL's tuner cannot fuse "
+               "an epilogue; --format json keeps them for libccltune)\n",
+               n, n == 1 ? "" : "s");
+}
+
 int RunExport(const ExportFlags& f) {
   auto settings = CheckFlags(f);
   if (!settings.ok()) return UsageError(settings.status().message());
   auto input = LoadInput(f);
   if (!input.ok()) return UsageError(input.status().message());
+  NoteSkippedEpilogues(f, *input);
   return WriteOut(f.output, Render(f, *settings, *input));
 }
 

@@ -1,5 +1,6 @@
 #include <cstdio>
 #include <memory>
+#include <optional>
 
 #include "core/plan.h"
 #include "core/result_store.h"
@@ -13,6 +14,7 @@ namespace {
 struct ResultsFlags {
   CacheFlags cache;
   std::string op, dtype, redop = "sum", bytes;
+  std::string epilogue;  // "residualRmsNorm,hidden=4096" or "none"; empty = any (listing)
   bool json = false;
   bool verbose = false;
 };
@@ -22,7 +24,18 @@ struct Query {
   core::Dtype dtype;
   core::RedOp redop;
   std::uint64_t bytes;
+  core::Epilogue epilogue;  // none = the plain collective
 };
+
+// --epilogue KIND,hidden=H: the key part of a fused problem (DESIGN §8).
+core::Result<core::Epilogue> ParseEpilogueFlag(const std::string& text) {
+  auto e = core::ParseEpilogueKeyPart(text);
+  if (!e.ok()) {
+    return core::InvalidArgument("--epilogue: " + e.status().message() +
+                                 " (e.g. --epilogue residualRmsNorm,hidden=4096, or none)");
+  }
+  return e;
+}
 
 core::Result<std::optional<Query>> ParseQuery(const ResultsFlags& f) {
   if (f.op.empty() && f.dtype.empty() && f.bytes.empty()) return std::optional<Query>{};
@@ -40,15 +53,30 @@ core::Result<std::optional<Query>> ParseQuery(const ResultsFlags& f) {
   }
   auto bytes = core::ParseSize(f.bytes);
   if (!bytes.ok()) return bytes.status().WithContext("--bytes");
-  return std::optional<Query>(Query{*op, *dt, redop, *bytes});
+  CCLTUNE_ASSIGN_OR_RETURN(core::Epilogue epilogue, ParseEpilogueFlag(f.epilogue));
+  return std::optional<Query>(Query{*op, *dt, redop, *bytes, epilogue});
 }
 
-int PrintRecords(core::ResultStore& store, const std::vector<std::string>& fps, bool json,
-                 bool verbose) {
+// Every record, or with --epilogue only those of that epilogue (none = plain collectives).
+int PrintRecords(core::ResultStore& store, const std::vector<std::string>& fps,
+                 const ResultsFlags& f) {
+  std::optional<core::Epilogue> only;
+  if (!f.epilogue.empty()) {
+    auto e = ParseEpilogueFlag(f.epilogue);
+    if (!e.ok()) return UsageError(e.status().message());
+    only = *e;
+  }
+  const bool json = f.json;
+  const bool verbose = f.verbose;
   nlohmann::json out = nlohmann::json::array();
   for (const auto& fp : fps) {
     auto records = store.List(fp);
     if (!records.ok()) return UsageError(records.status().message());
+    if (only) {
+      std::erase_if(*records, [&](const core::ResultRecord& r) {
+        return r.epilogue.KeyPart() != only->KeyPart();
+      });
+    }
     if (!json) PrintResultsTable(stdout, *records, verbose);
     for (const auto& r : *records) out.push_back(core::ToJson(r));
   }
@@ -58,7 +86,7 @@ int PrintRecords(core::ResultStore& store, const std::vector<std::string>& fps, 
 
 int Lookup(core::ResultStore& store, const std::vector<std::string>& fps, const Query& q) {
   for (const auto& fp : fps) {
-    auto r = store.Lookup(fp, q.op, q.dtype, q.redop, q.bytes);
+    auto r = store.Lookup(fp, q.op, q.dtype, q.redop, q.bytes, q.epilogue);
     if (r.ok()) {
       std::printf("%s\n", core::ToJson(*r).dump(2).c_str());
       return 0;
@@ -82,7 +110,7 @@ int RunResults(ResultsFlags& f) {
     fps = *all;
   }
   if (*query) return Lookup(store, fps, **query);
-  return PrintRecords(store, fps, f.json, f.verbose);
+  return PrintRecords(store, fps, f);
 }
 
 }  // namespace
@@ -95,6 +123,8 @@ Runner AddResultsCommand(CLI::App& app) {
   c->add_option("--dtype", f->dtype, "Look up one problem: dtype");
   c->add_option("--redop", f->redop, "Look up one problem: reduce op (default sum)");
   c->add_option("--bytes", f->bytes, "Look up one problem: message size (nearest tuned)");
+  c->add_option("--epilogue", f->epilogue,
+                "Fused problems only: KIND,hidden=H (e.g. residualRmsNorm,hidden=4096) or none");
   c->add_flag("--json", f->json, "Print records as JSON");
   c->add_flag("--verbose,-v", f->verbose, "Show every choice");
   return [f] { return RunResults(*f); };

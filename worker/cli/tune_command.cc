@@ -39,8 +39,10 @@ int RunTuneCommand(TuneFlags& f) {
   if (!plan.ok()) return UsageError(plan.status().message());
   TuneOptions o = f.options;
   if (!BufferRotationOn()) {  // the ranks see it too, and publish nothing
-    std::fprintf(stderr, "ccltune tune: %s=0: measuring from one cached buffer set; nothing "
-                 "is published\n", kBufferRotationEnv);
+    std::fprintf(stderr,
+                 "ccltune tune: %s=0: measuring from one cached buffer set; nothing "
+                 "is published\n",
+                 kBufferRotationEnv);
   }
   o.backend = backend;
   o.plan = *plan;
@@ -69,6 +71,10 @@ Runner AddTuneCommand(CLI::App& app) {
   c->add_option("--op", f->plan.ops, "Collectives, comma-separated (allReduce,allGather,...)");
   c->add_option("--dtypes", f->plan.dtypes, "Element types, comma-separated (fp32,bf16,...)");
   c->add_option("--sizes", f->plan.sizes, "MIN:MAX[:FACTOR] or a list (4096,1MiB)");
+  c->add_option("--epilogue", f->plan.epilogue,
+                "Fuse after allReduce: KIND[,hidden=H][,eps=E] (residualRmsNorm, bias, none)");
+  c->add_option("--tokens", f->plan.tokens,
+                "Rows of an epilogue problem: MIN:MAX[:FACTOR] or a list (1,8,32,128)");
   c->add_option("--choices", f->plan.choices, "Choices to measure, comma-separated (default all)");
   c->add_option("--iters", f->plan.iters, "Ops per timed round")->check(CLI::Range(1, 100000));
   c->add_option("--rounds", f->plan.rounds, "Timed rounds")->check(CLI::Range(1, 1000));

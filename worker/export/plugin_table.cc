@@ -1,14 +1,24 @@
 // Records → the plugin's table (plugin_table.h).
 #include "worker/export/plugin_table.h"
 
+#include <algorithm>
+
 namespace ccltune::worker::exporting {
 
 apply::WinnerTable PluginTable(const std::vector<core::ResultRecord>& records,
-                                std::optional<core::Dtype> pinned, int channel_ceiling) {
+                               std::optional<core::Dtype> pinned, int channel_ceiling) {
   std::vector<apply::WinnerRecord> kept;
-  for (const auto& r : records)
+  for (const auto& r : records) {
+    if (!r.epilogue.none()) continue;  // as WinnerTable::Build drops them in the plugin
     if (auto w = apply::WinnerRecordFrom(r); w.ok()) kept.push_back(std::move(w).value());
+  }
   return apply::WinnerTable::Build(std::move(kept), pinned, channel_ceiling);
+}
+
+std::size_t CountEpilogueRecords(const std::vector<core::ResultRecord>& records) {
+  return static_cast<std::size_t>(
+      std::count_if(records.begin(), records.end(),
+                    [](const core::ResultRecord& r) { return !r.epilogue.none(); }));
 }
 
 std::vector<int> NcclFuncsInOpOrder() {

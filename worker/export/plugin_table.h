@@ -4,18 +4,25 @@
 // written from this table, so the files cannot drift from the plugin.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <vector>
 
-#include "core/result.h"
 #include "core/apply/winner_table.h"
+#include "core/result.h"
 
 namespace ccltune::worker::exporting {
 
-// Records the plugin would reject (bytes == 0) are left out, as the plugin leaves them.
+// Records the plugin would reject (bytes == 0) are left out, as the plugin leaves them; so
+// are records with an epilogue (issue 16): NCCL's tuner cannot fuse one, the plugin ignores
+// them, and a fused time says nothing about the bare all-reduce of the same bytes.
 // `channel_ceiling`: --min-ctas, the NCCL_MIN_CTAS the application runs with (0 = unset).
 apply::WinnerTable PluginTable(const std::vector<core::ResultRecord>& records,
-                                std::optional<core::Dtype> pinned, int channel_ceiling);
+                               std::optional<core::Dtype> pinned, int channel_ceiling);
+
+// How many of `records` carry an epilogue (what PluginTable leaves out for that reason), for
+// the one note the exporters print.
+std::size_t CountEpilogueRecords(const std::vector<core::ResultRecord>& records);
 
 // core::Op order (allReduce first) with each op's ncclFunc_t, for writers that list the
 // table op by op; allToAll (no tuner call) is not listed.

@@ -7,12 +7,15 @@
 namespace ccltune::worker {
 namespace {
 
-std::vector<std::string> ProblemLabels(core::Op op, core::Dtype dtype, std::uint64_t bytes) {
-  return {core::OpName(op), core::DtypeName(dtype), std::to_string(bytes)};
+// op, dtype, bytes, epilogue ("none" or "residualRmsNorm,hidden=4096": a fused problem of
+// the same bytes is another series, never a second value of the plain one).
+std::vector<std::string> ProblemLabels(core::Op op, core::Dtype dtype, std::uint64_t bytes,
+                                       const core::Epilogue& epilogue) {
+  return {core::OpName(op), core::DtypeName(dtype), std::to_string(bytes), epilogue.Label()};
 }
 
 std::vector<std::string> ChoiceLabels(const core::Problem& p, const std::string& choice) {
-  auto labels = ProblemLabels(p.op, p.dtype, p.bytes);
+  auto labels = ProblemLabels(p.op, p.dtype, p.bytes, p.epilogue);
   labels.push_back(choice);
   return labels;
 }
@@ -38,8 +41,8 @@ std::vector<double> PreSyncWaitBuckets() { return core::ExponentialBuckets(0.001
 std::vector<double> BarrierBuckets() { return core::ExponentialBuckets(1e-6, 2, 21); }
 
 core::Status WorkerMetrics::Register(core::Registry& r, const Options& o, Families& f) {
-  const std::vector<std::string> problem{"op", "dtype", "bytes"};
-  const std::vector<std::string> choice{"op", "dtype", "bytes", "choice"};
+  const std::vector<std::string> problem{"op", "dtype", "bytes", "epilogue"};
+  const std::vector<std::string> choice{"op", "dtype", "bytes", "epilogue", "choice"};
   const std::size_t cap = o.max_label_sets;
   CCLTUNE_RETURN_IF_ERROR(
       Take(r.AddHistogram({"ccltune_presync_wait_seconds",
@@ -156,7 +159,7 @@ void WorkerMetrics::OnChoice(const core::Problem& problem, const core::ChoiceRes
 
 void WorkerMetrics::OnRecord(const core::ResultRecord& record) {
   if (!fingerprint_set_ && !record.fingerprint.empty()) SetFingerprint(record.fingerprint);
-  auto problem = ProblemLabels(record.op, record.dtype, record.bytes);
+  auto problem = ProblemLabels(record.op, record.dtype, record.bytes, record.epilogue);
   std::string& current = winners_[problem];
   if (!current.empty() && current != record.winner) {
     auto old = problem;

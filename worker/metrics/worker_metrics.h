@@ -7,10 +7,12 @@
 //   ccltune_presync_skew_seconds             gauge      last − first arrival (Redis TIME)
 //   ccltune_presync_timeouts_total           counter
 //   ccltune_barrier_seconds                  histogram  1 µs … ~1 s, ×2 steps
-//   ccltune_choice_time_seconds{op,dtype,bytes,choice}            gauge  median of max
-//   ccltune_choice_busbw_bytes_per_second{op,dtype,bytes,choice}  gauge  nccl-tests busbw
-//   ccltune_winner_info{op,dtype,bytes,choice}                    gauge  = 1
-//   ccltune_speedup_vs_default{op,dtype,bytes}                    gauge  default / winner
+//   ccltune_choice_time_seconds{op,dtype,bytes,epilogue,choice}            gauge  median of max
+//   ccltune_choice_busbw_bytes_per_second{op,dtype,bytes,epilogue,choice}  gauge  busbw
+//   ccltune_winner_info{op,dtype,bytes,epilogue,choice}                    gauge  = 1
+//   ccltune_speedup_vs_default{op,dtype,bytes,epilogue}                    gauge  default/winner
+//   (epilogue = core::Epilogue::Label(): "none", or "residualRmsNorm,hidden=4096" for a fused
+//   all-reduce + epilogue problem, whose bytes are tokens x hidden x dtype size)
 //   ccltune_choice_failures_total{choice,reason}  counter, reason = wrong|timeout|failed|skipped
 //   ccltune_tuning_duration_seconds          gauge      elapsed so far; final at the end
 // Every sample also carries the const labels `ccltune_job`, `rank` and, once known,
@@ -85,7 +87,8 @@ class WorkerMetrics final : public BenchObserver {
   Families f_;
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   bool fingerprint_set_ = false;
-  // (op, dtype, bytes) label values → current winner, so a replaced winner stops exporting.
+  // (op, dtype, bytes, epilogue) label values → current winner, so a replaced winner stops
+  // exporting.
   std::map<std::vector<std::string>, std::string> winners_;
 };
 

@@ -14,9 +14,30 @@ namespace {
 
 constexpr int kPlotW = 560, kPlotH = 320, kBandH = 90, kLowerH = 230;
 
+// "allReduce bf16 sum", or "allReduce bf16 sum + residualRmsNorm hidden=4096": a fused
+// problem is its own group, never points on the plain all-reduce's curves.
 std::string GroupName(const core::ResultRecord& r) {
-  return std::string(core::OpName(r.op)) + " " + core::DtypeName(r.dtype) + " " +
-         core::RedOpName(r.redop);
+  std::string g = std::string(core::OpName(r.op)) + " " + core::DtypeName(r.dtype) + " " +
+                  core::RedOpName(r.redop);
+  if (!r.epilogue.none()) {
+    g += std::string(" + ") + core::EpilogueKindName(r.epilogue.kind) +
+         " hidden=" + std::to_string(r.epilogue.hidden);
+  }
+  return g;
+}
+
+// The x of a record: bytes, or for an epilogue problem its tokens (rows of hidden elements),
+// the unit its plan was written in.
+double XOf(const core::ResultRecord& r) {
+  if (r.epilogue.none()) return static_cast<double>(r.bytes);
+  const double row = static_cast<double>(r.epilogue.hidden) * core::DtypeSize(r.dtype);
+  return row > 0 ? static_cast<double>(r.bytes) / row : static_cast<double>(r.bytes);
+}
+
+Axis XAxis(const core::ResultRecord& r) {
+  if (r.epilogue.none()) return {"message size (bytes)", true, TickFormat::kBytes};
+  return {"tokens (rows of " + std::to_string(r.epilogue.hidden) + " elements)", true,
+          TickFormat::kNumber};
 }
 
 // Records of each group, ascending by bytes; groups in page order.
@@ -26,7 +47,7 @@ std::vector<std::vector<const core::ResultRecord*>> Grouped(
   for (const auto& r : records) by[GroupName(r)].push_back(&r);
   std::vector<std::vector<const core::ResultRecord*>> out;
   for (auto& [name, v] : by) {
-    std::sort(v.begin(), v.end(), [](auto* a, auto* b) { return a->bytes < b->bytes; });
+    std::sort(v.begin(), v.end(), [](auto* a, auto* b) { return XOf(*a) < XOf(*b); });
     out.push_back(v);
   }
   return out;
@@ -52,7 +73,7 @@ std::vector<Series> ChoiceSeries(const std::vector<const core::ResultRecord*>& g
       s.name = c.name;
       s.color = ChoiceColor(all, c.name);
       s.dashed = IsDefault(c.name);
-      s.points.emplace_back(static_cast<double>(r->bytes), busbw ? c.busbw_gbs : c.time_us);
+      s.points.emplace_back(XOf(*r), busbw ? c.busbw_gbs : c.time_us);
     }
   }
   std::vector<Series> out;
@@ -63,7 +84,7 @@ std::vector<Series> ChoiceSeries(const std::vector<const core::ResultRecord*>& g
 std::vector<Band> WinnerBands(const std::vector<const core::ResultRecord*>& g,
                               const std::vector<std::string>& all, double* lo, double* hi) {
   std::vector<Band> bands;
-  const auto b = [&](std::size_t i) { return static_cast<double>(g[i]->bytes); };
+  const auto b = [&](std::size_t i) { return XOf(*g[i]); };
   for (std::size_t i = 0; i < g.size(); ++i) {
     const double from =
         i > 0 ? std::sqrt(b(i - 1) * b(i)) : b(i) / (g.size() > 1 ? std::sqrt(b(1) / b(0)) : 2.0);
@@ -85,10 +106,16 @@ std::string Legend(const std::vector<const core::ResultRecord*>& g,
     ++wins[r->winner];
     for (const auto& c : r->choices) names.insert(c.name);
   }
-  std::string s = "<div class=\"legend-title\">choices (dashed: the default)</div><ul>";
+  const bool fused = !g.front()->epilogue.none();
+  const std::string unit = fused ? " token counts" : " sizes";
+  std::string s = "<div class=\"legend-title\">choices (dashed: the default)" +
+                  std::string(fused ? "; *-fused run the epilogue in the all-reduce's kernel, "
+                                      "the others as a separate kernel after it"
+                                    : "") +
+                  "</div><ul>";
   for (const auto& n : names) {
     s += "<li><span class=\"swatch\" style=\"background:" + ChoiceColor(all, n) + "\"></span>" +
-         EscapeXml(n) + (wins.count(n) ? " — wins " + std::to_string(wins[n]) + " sizes" : "") +
+         EscapeXml(n) + (wins.count(n) ? " — wins " + std::to_string(wins[n]) + unit : "") +
          "</li>";
   }
   return s + "</ul>";
@@ -102,13 +129,14 @@ std::string Section(int index, const std::vector<const core::ResultRecord*>& g,
       Box({20, box(Panel::kLatency).y - 36, 1160, 30}, "section-title",
           EscapeXml(GroupName(first)) + ", " + std::to_string(first.world_size) + " ranks");
   PlotSpec lat{kPlotW, kPlotH};
-  lat.title = "latency vs message size";
-  lat.x = {"message size (bytes)", true, TickFormat::kBytes};
+  const bool fused = !first.epilogue.none();
+  lat.title = fused ? "latency vs tokens" : "latency vs message size";
+  lat.x = XAxis(first);
   lat.y = {"time per op (µs, max over ranks)", true, TickFormat::kNumber};
   lat.series = ChoiceSeries(g, all, false);
   s += Box(box(Panel::kLatency), "panel", RenderLinePlot(lat));
   PlotSpec bw = lat;
-  bw.title = "bus bandwidth vs message size";
+  bw.title = fused ? "bus bandwidth vs tokens" : "bus bandwidth vs message size";
   bw.y = {"busbw (GB/s)", true, TickFormat::kNumber};
   bw.series = ChoiceSeries(g, all, true);
   s += Box(box(Panel::kBusBw), "panel", RenderLinePlot(bw));
@@ -117,15 +145,15 @@ std::string Section(int index, const std::vector<const core::ResultRecord*>& g,
   const Scale xs(lo, hi, 70, box(Panel::kWinners).width - 20, true);
   s += Box(box(Panel::kWinners), "panel",
            RenderBands(box(Panel::kWinners).width, kBandH, 70, xs, bands,
-                       "winner per message size (each size's nearest tuned bucket)"));
+                       fused ? "winner per token count (each count's nearest tuned bucket)"
+                             : "winner per message size (each size's nearest tuned bucket)"));
   PlotSpec sp{kPlotW, kLowerH};
   sp.title = "speedup of the winner vs the default";
   sp.x = lat.x;
   sp.y = {"speedup (×, default = 1)", false, TickFormat::kNumber};
   sp.y_reference = 1.0;
   Series speed{"speedup", "#222", {}, false};
-  for (const auto* r : g)
-    speed.points.emplace_back(static_cast<double>(r->bytes), r->speedup_vs_default);
+  for (const auto* r : g) speed.points.emplace_back(XOf(*r), r->speedup_vs_default);
   sp.series = {speed};
   s += Box(box(Panel::kSpeedup), "panel", RenderLinePlot(sp));
   s += Box(box(Panel::kLegend), "panel legend", Legend(g, all));

@@ -1,8 +1,9 @@
 // `ccltune report --html`: one self-contained page (inline SVG and CSS, no scripts, nothing
-// fetched) for one fingerprint. Per (op, dtype, redop): latency vs size per choice
+// fetched) for one fingerprint. Per (op, dtype, redop, epilogue): latency vs size per choice
 // (log-log), busbw vs size per choice, the winner bands along the size axis, speedup of the
 // winner vs the default, and a legend. Every box sits at a fixed position (ReportLayout), so
-// a screenshot can be checked region by region.
+// a screenshot can be checked region by region. Epilogue groups ("allReduce bf16 sum +
+// residualRmsNorm hidden=4096") have their own section with tokens on the x axis.
 #pragma once
 
 #include <string>
@@ -29,7 +30,8 @@ struct ReportLayout {
   static Rect DataArea(int group, Panel panel);
 };
 
-// Groups in page order: records sorted by (op, dtype, redop); "allReduce bf16 sum".
+// Groups in page order: records sorted by (op, dtype, redop, epilogue); "allReduce bf16 sum",
+// "allReduce bf16 sum + residualRmsNorm hidden=4096".
 std::vector<std::string> ReportGroups(const std::vector<core::ResultRecord>& records);
 
 std::string RenderHtmlReport(const std::vector<core::ResultRecord>& records,
