@@ -56,6 +56,15 @@ Result<ChoiceStatus> ParseChoiceStatus(std::string_view s) {
 
 std::string ResultRecord::Key() const { return ProblemKey(op, dtype, redop, bytes, epilogue); }
 
+std::string ResultRecord::Group() const {
+  std::string g = std::string(OpName(op)) + " " + DtypeName(dtype) + " " + RedOpName(redop);
+  if (!epilogue.none()) {
+    g += std::string(" + ") + EpilogueKindName(epilogue.kind) +
+         " hidden=" + std::to_string(epilogue.hidden);
+  }
+  return g;
+}
+
 // Ties: the default wins any tie with it (a challenger must be strictly faster by more than
 // the threshold); among other choices the earlier one in `choices` (catalog order) wins.
 Status PickWinner(ResultRecord& record, const std::string& default_choice,

@@ -3,10 +3,9 @@
 
 #include <cstdint>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "core/problem.h"
 #include "core/status.h"
@@ -20,14 +19,14 @@ const char* ChoiceStatusName(ChoiceStatus s);  // "ok", "wrong", "timeout", "fai
 Result<ChoiceStatus> ParseChoiceStatus(std::string_view s);
 
 struct ChoiceResult {
-  std::string name;            // canonical choice name
+  std::string name;  // canonical choice name
   nlohmann::json params = nlohmann::json::object();
   double time_us = std::numeric_limits<double>::infinity();  // median over rounds of max
   double min_us = std::numeric_limits<double>::infinity();
   double max_us = std::numeric_limits<double>::infinity();
   double busbw_gbs = 0;
   ChoiceStatus status = ChoiceStatus::kOk;
-  std::string reason;          // why wrong/timeout/failed/skipped
+  std::string reason;  // why wrong/timeout/failed/skipped
 };
 
 struct ResultRecord {
@@ -37,7 +36,7 @@ struct ResultRecord {
   Dtype dtype = Dtype::kFp32;
   RedOp redop = RedOp::kSum;
   std::uint64_t bytes = 0;
-  Epilogue epilogue;           // none unless the record's JSON carries "epilogue"
+  Epilogue epilogue;  // none unless the record's JSON carries "epilogue"
   std::string winner;
   nlohmann::json winner_params = nlohmann::json::object();
   double time_us = 0;
@@ -46,12 +45,15 @@ struct ResultRecord {
   double busbw_gbs = 0;
   std::vector<ChoiceResult> choices;
   int world_size = 0;
-  std::string tuned_at;        // RFC 3339 UTC
+  std::string tuned_at;  // RFC 3339 UTC
   std::string job_id;
   int attempt = 0;
   std::string tool_version;
 
-  std::string Key() const;     // "{op}:{dtype}:{redop}:{bytes}[:epilogue=kind,hidden=H]"
+  std::string Key() const;  // "{op}:{dtype}:{redop}:{bytes}[:epilogue=kind,hidden=H]"
+  // Tables' and plots' group title: "allReduce bf16 sum", or with an epilogue
+  // "allReduce bf16 sum + residualRmsNorm hidden=4096" (a fused problem is its own group).
+  std::string Group() const;
 };
 
 // Winner rule: fastest choice with status ok; the default (`default_choice`) must have been

@@ -120,6 +120,21 @@ ccltuneResult_t Collective(ccltune::core::Op op, const void* send, void* recv, s
 }
 
 // Arguments first (they fail alike on every rank, before the communicator is touched).
+// The arguments both fused entry points share.
+EpilogueArgs ArgsOf(ccltune::core::EpilogueKind kind, const void* input, const void* weight,
+                    void* out, size_t tokens, size_t hidden, ncclDataType_t datatype) {
+  EpilogueArgs a;
+  a.kind = kind;
+  a.input = input;
+  a.weight = weight;
+  a.out = out;
+  a.tokens = tokens;
+  a.hidden = hidden;
+  a.dtype = DtypeOf(datatype);
+  a.nccl_type = static_cast<int>(datatype);
+  return a;
+}
+
 ccltuneResult_t EpilogueCollective(const EpilogueArgs& a, ncclDataType_t type, ccltuneComm_t comm,
                                    cudaStream_t stream) {
   return Guarded([&]() -> Status {
@@ -225,32 +240,18 @@ ccltuneResult_t ccltuneAllReduceResidualRmsNorm(const void* input, void* residua
                                                 const void* weight, void* out, size_t tokens,
                                                 size_t hidden, float eps, ncclDataType_t datatype,
                                                 ccltuneComm_t comm, cudaStream_t stream) {
-  EpilogueArgs a;
-  a.kind = ccltune::core::EpilogueKind::kResidualRmsNorm;
-  a.input = input;
+  EpilogueArgs a = ArgsOf(ccltune::core::EpilogueKind::kResidualRmsNorm, input, weight, out, tokens,
+                          hidden, datatype);
   a.residual = residual;
-  a.weight = weight;
-  a.out = out;
-  a.tokens = tokens;
-  a.hidden = hidden;
   a.eps = eps;
-  a.dtype = DtypeOf(datatype);
-  a.nccl_type = static_cast<int>(datatype);
   return EpilogueCollective(a, datatype, comm, stream);
 }
 
 ccltuneResult_t ccltuneAllReduceBias(const void* input, const void* bias, void* out, size_t tokens,
                                      size_t hidden, ncclDataType_t datatype, ccltuneComm_t comm,
                                      cudaStream_t stream) {
-  EpilogueArgs a;
-  a.kind = ccltune::core::EpilogueKind::kBias;
-  a.input = input;
-  a.weight = bias;
-  a.out = out;
-  a.tokens = tokens;
-  a.hidden = hidden;
-  a.dtype = DtypeOf(datatype);
-  a.nccl_type = static_cast<int>(datatype);
+  const EpilogueArgs a =
+      ArgsOf(ccltune::core::EpilogueKind::kBias, input, bias, out, tokens, hidden, datatype);
   return EpilogueCollective(a, datatype, comm, stream);
 }
 

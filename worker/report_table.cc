@@ -10,18 +10,6 @@
 namespace ccltune::worker {
 namespace {
 
-// "allReduce bf16 sum", or with an epilogue "allReduce bf16 sum + residualRmsNorm
-// hidden=4096": fused problems are other problems, never rows of the plain table.
-std::string GroupOf(const core::ResultRecord& r) {
-  std::string g = std::string(core::OpName(r.op)) + " " + core::DtypeName(r.dtype) + " " +
-                  core::RedOpName(r.redop);
-  if (!r.epilogue.none()) {
-    g += std::string(" + ") + core::EpilogueKindName(r.epilogue.kind) +
-         " hidden=" + std::to_string(r.epilogue.hidden);
-  }
-  return g;
-}
-
 // Epilogue groups get a tokens column (rows of `hidden` elements) after the size.
 std::string TokensHeader(const core::ResultRecord& r) {
   if (r.epilogue.none()) return "";
@@ -44,7 +32,7 @@ double AlgBw(const core::ResultRecord& r, double time_us) {
 }
 
 void PrintHeader(std::FILE* out, const core::ResultRecord& r) {
-  std::fprintf(out, "\n# %s, %d ranks%s%s\n", GroupOf(r).c_str(), r.world_size,
+  std::fprintf(out, "\n# %s, %d ranks%s%s\n", r.Group().c_str(), r.world_size,
                r.fingerprint.empty() ? "" : ", fingerprint ", r.fingerprint.c_str());
   std::fprintf(out, "#%11s%s %10s %6s %6s %12s  %-24s %10s %12s %12s %8s\n", "size",
                TokensHeader(r).c_str(), "count", "type", "redop", "default(us)", "winner",
@@ -70,8 +58,8 @@ void PrintResultsTable(std::FILE* out, const std::vector<core::ResultRecord>& re
                        bool verbose) {
   std::string group;
   for (const auto& r : records) {
-    if (GroupOf(r) != group) {
-      group = GroupOf(r);
+    if (r.Group() != group) {
+      group = r.Group();
       PrintHeader(out, r);
     }
     const auto count = core::ElementCount(r.op, r.dtype, r.bytes, r.world_size);

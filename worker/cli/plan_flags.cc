@@ -37,6 +37,16 @@ std::vector<std::string> SplitChoices(const std::string& s) {
 
 Result<std::vector<std::uint64_t>> ParseSizesList(const std::string& text);
 
+// The FACTOR of MIN:MAX[:FACTOR] (2 when absent).
+Result<std::uint64_t> RangeFactor(const std::vector<std::string>& range) {
+  if (range.size() < 3) return std::uint64_t{2};
+  char* end = nullptr;
+  const long long f = std::strtoll(range[2].c_str(), &end, 10);
+  if (*end || f < 2)
+    return core::InvalidArgument("factor '" + range[2] + "' must be an integer >= 2");
+  return static_cast<std::uint64_t>(f);
+}
+
 // Sizes beyond the cap are rejected here so the message names the flag.
 Result<std::vector<std::uint64_t>> ParseSizesFlag(const std::string& text,
                                                   const core::PlanLimits& limits) {
@@ -57,14 +67,7 @@ Result<std::vector<std::uint64_t>> ParseSizesList(const std::string& text) {
     auto hi = core::ParseSize(range[1]);
     if (!lo.ok()) return lo.status();
     if (!hi.ok()) return hi.status();
-    std::uint64_t factor = 2;
-    if (range.size() == 3) {
-      char* end = nullptr;
-      const long long f = std::strtoll(range[2].c_str(), &end, 10);
-      if (*end || f < 2)
-        return core::InvalidArgument("factor '" + range[2] + "' must be an integer >= 2");
-      factor = static_cast<std::uint64_t>(f);
-    }
+    CCLTUNE_ASSIGN_OR_RETURN(const std::uint64_t factor, RangeFactor(range));
     if (*lo > *hi)
       return core::InvalidArgument("min " + range[0] + " is larger than max " + range[1]);
     for (std::uint64_t s = *lo; s <= *hi; s *= factor) {
@@ -99,14 +102,7 @@ Result<std::vector<std::uint64_t>> ParseTokensFlag(const std::string& text,
   if (range.size() == 2 || range.size() == 3) {
     CCLTUNE_ASSIGN_OR_RETURN(std::uint64_t lo, number(range[0]));
     CCLTUNE_ASSIGN_OR_RETURN(std::uint64_t hi, number(range[1]));
-    std::uint64_t factor = 2;
-    if (range.size() == 3) {
-      char* end = nullptr;
-      const long long f = std::strtoll(range[2].c_str(), &end, 10);
-      if (*end || f < 2)
-        return core::InvalidArgument("factor '" + range[2] + "' must be an integer >= 2");
-      factor = static_cast<std::uint64_t>(f);
-    }
+    CCLTUNE_ASSIGN_OR_RETURN(const std::uint64_t factor, RangeFactor(range));
     if (lo > hi)
       return core::InvalidArgument("min " + range[0] + " is larger than max " + range[1]);
     for (std::uint64_t t = lo; t <= hi; t *= factor) tokens.push_back(t);

@@ -14,18 +14,6 @@ namespace {
 
 constexpr int kPlotW = 560, kPlotH = 320, kBandH = 90, kLowerH = 230;
 
-// "allReduce bf16 sum", or "allReduce bf16 sum + residualRmsNorm hidden=4096": a fused
-// problem is its own group, never points on the plain all-reduce's curves.
-std::string GroupName(const core::ResultRecord& r) {
-  std::string g = std::string(core::OpName(r.op)) + " " + core::DtypeName(r.dtype) + " " +
-                  core::RedOpName(r.redop);
-  if (!r.epilogue.none()) {
-    g += std::string(" + ") + core::EpilogueKindName(r.epilogue.kind) +
-         " hidden=" + std::to_string(r.epilogue.hidden);
-  }
-  return g;
-}
-
 // The x of a record: bytes, or for an epilogue problem its tokens (rows of hidden elements),
 // the unit its plan was written in.
 double XOf(const core::ResultRecord& r) {
@@ -44,7 +32,7 @@ Axis XAxis(const core::ResultRecord& r) {
 std::vector<std::vector<const core::ResultRecord*>> Grouped(
     const std::vector<core::ResultRecord>& records) {
   std::map<std::string, std::vector<const core::ResultRecord*>> by;
-  for (const auto& r : records) by[GroupName(r)].push_back(&r);
+  for (const auto& r : records) by[r.Group()].push_back(&r);
   std::vector<std::vector<const core::ResultRecord*>> out;
   for (auto& [name, v] : by) {
     std::sort(v.begin(), v.end(), [](auto* a, auto* b) { return XOf(*a) < XOf(*b); });
@@ -127,7 +115,7 @@ std::string Section(int index, const std::vector<const core::ResultRecord*>& g,
   const auto box = [&](Panel p) { return ReportLayout::PanelBox(index, p); };
   std::string s =
       Box({20, box(Panel::kLatency).y - 36, 1160, 30}, "section-title",
-          EscapeXml(GroupName(first)) + ", " + std::to_string(first.world_size) + " ranks");
+          EscapeXml(first.Group()) + ", " + std::to_string(first.world_size) + " ranks");
   PlotSpec lat{kPlotW, kPlotH};
   const bool fused = !first.epilogue.none();
   lat.title = fused ? "latency vs tokens" : "latency vs message size";
@@ -201,7 +189,7 @@ Rect ReportLayout::DataArea(int group, Panel panel) {
 
 std::vector<std::string> ReportGroups(const std::vector<core::ResultRecord>& records) {
   std::vector<std::string> out;
-  for (const auto& g : Grouped(records)) out.push_back(GroupName(*g.front()));
+  for (const auto& g : Grouped(records)) out.push_back(g.front()->Group());
   return out;
 }
 
