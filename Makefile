@@ -4,13 +4,14 @@
 BUILD ?= build
 JOBS ?= $(shell nproc)
 RANKS ?= 4
+# `make image` and the `image` tests (manifests/image/build-image.sh): Debian rootfs, OCI
+# packing, OCI runtime. In DEB_PACKAGES because `make test` runs the image test; defined
+# first, since `:=` expands it where DEB_PACKAGES is defined (it was empty there before).
+IMAGE_PACKAGES := mmdebstrap umoci runc
 DEB_PACKAGES := build-essential cmake pkg-config libhiredis-dev redis-server libcpprest-dev \
   libssl-dev prometheus prometheus-pushgateway python3-kubernetes nlohmann-json3-dev \
   libyaml-cpp-dev libcli11-dev libspdlog-dev libfmt-dev libgtest-dev libgmock-dev \
   zlib1g-dev clang-14 libclang-rt-14-dev chromium $(IMAGE_PACKAGES)
-# `make image` and the `image` tests (manifests/image/build-image.sh): Debian rootfs, OCI
-# packing, OCI runtime. In DEB_PACKAGES because `make test` runs the image test.
-IMAGE_PACKAGES := mmdebstrap umoci runc
 # `make image` packs $(BUILD) as it is: the cuda variant where a CUDA toolkit was found (as on
 # the machines here), host otherwise. VARIANT=host builds a CUDA-off tree in $(BUILD)-host.
 VARIANT ?=
