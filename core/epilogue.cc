@@ -2,20 +2,18 @@
 #include "core/epilogue.h"
 
 #include <charconv>
-#include <cmath>
 
+#include "core/name_table.h"
 #include "core/yaml_fields.h"
 
 namespace ccltune::core {
 namespace {
 
-struct KindName {
-  EpilogueKind kind;
-  const char* name;
-};
-constexpr KindName kKinds[] = {{EpilogueKind::kNone, "none"},
-                               {EpilogueKind::kBias, "bias"},
-                               {EpilogueKind::kResidualRmsNorm, "residualRmsNorm"}};
+constexpr NameTable<EpilogueKind, 3> kKinds{
+    {{{EpilogueKind::kNone, "none"},
+      {EpilogueKind::kBias, "bias"},
+      {EpilogueKind::kResidualRmsNorm, "residualRmsNorm"}}}};
+constexpr std::string_view kHiddenPart = ",hidden=";
 
 Result<int> ParseHidden(std::string_view v) {
   int n = 0;
@@ -28,19 +26,27 @@ Result<int> ParseHidden(std::string_view v) {
 
 }  // namespace
 
-const char* EpilogueKindName(EpilogueKind kind) {
-  for (const auto& k : kKinds)
-    if (k.kind == kind) return k.name;
-  return "?";
+const char* EpilogueKindName(EpilogueKind kind) { return kKinds.Name(kind); }
+std::string AllowedEpilogueKinds() { return kKinds.Allowed(); }
+Result<EpilogueKind> ParseEpilogueKind(std::string_view s) {
+  return kKinds.Parse(s, "epilogue kind");
 }
 
-std::string AllowedEpilogueKinds() { return "none, bias, residualRmsNorm"; }
+bool HiddenAllowed(long long hidden) {
+  return hidden >= kEpilogueHiddenMultiple && hidden <= kMaxEpilogueHidden &&
+         hidden % kEpilogueHiddenMultiple == 0;
+}
 
-Result<EpilogueKind> ParseEpilogueKind(std::string_view s) {
-  for (const auto& k : kKinds)
-    if (s == k.name) return k.kind;
-  return InvalidArgument("'" + std::string(s) + "' is not a known epilogue kind (allowed: " +
-                         AllowedEpilogueKinds() + ")");
+std::string HiddenRule() {
+  return "a multiple of " + std::to_string(kEpilogueHiddenMultiple) + " in " +
+         std::to_string(kEpilogueHiddenMultiple) + ".." + std::to_string(kMaxEpilogueHidden);
+}
+
+Status CheckHidden(long long hidden, const std::string& path) {
+  if (HiddenAllowed(hidden)) return Status::Ok();
+  return yaml::FieldError(
+      yaml::Key(path, "hidden"),
+      std::to_string(hidden) + " is not allowed (must be " + HiddenRule() + ")");
 }
 
 std::string Epilogue::KeyPart() const {
@@ -53,22 +59,19 @@ std::string Epilogue::Label() const {
   return std::string(EpilogueKindName(kind)) + ",hidden=" + std::to_string(hidden);
 }
 
+std::uint64_t Epilogue::RowBytes(Dtype dtype) const {
+  return static_cast<std::uint64_t>(hidden) * DtypeSize(dtype);
+}
+
 std::uint64_t Epilogue::Tokens(std::uint64_t bytes, Dtype dtype) const {
-  const std::uint64_t row = static_cast<std::uint64_t>(hidden) * DtypeSize(dtype);
+  const std::uint64_t row = RowBytes(dtype);
   if (none() || row == 0 || bytes % row != 0) return 0;
   return bytes / row;
 }
 
 Status ValidateEpilogue(const Epilogue& e, const std::string& path) {
   if (e.none()) return Status::Ok();
-  if (e.hidden < kEpilogueHiddenMultiple || e.hidden > kMaxEpilogueHidden ||
-      e.hidden % kEpilogueHiddenMultiple != 0) {
-    return yaml::FieldError(yaml::Key(path, "hidden"),
-                            std::to_string(e.hidden) + " is not allowed (must be a multiple of " +
-                                std::to_string(kEpilogueHiddenMultiple) + " in " +
-                                std::to_string(kEpilogueHiddenMultiple) + ".." +
-                                std::to_string(kMaxEpilogueHidden) + ")");
-  }
+  CCLTUNE_RETURN_IF_ERROR(CheckHidden(e.hidden, path));
   if (e.kind == EpilogueKind::kResidualRmsNorm && !(e.eps > 0 && e.eps < 1)) {
     return yaml::FieldError(yaml::Key(path, "eps"),
                             "is not allowed (must be > 0 and < 1, e.g. 1e-5 or 1e-6)");
@@ -116,13 +119,13 @@ Result<Epilogue> ParseEpilogueKeyPart(std::string_view text) {
   if (text.empty() || text == "none") return e;
   constexpr std::string_view kPrefix = "epilogue=";
   if (text.substr(0, kPrefix.size()) == kPrefix) text.remove_prefix(kPrefix.size());
-  const auto comma = text.find(",hidden=");
+  const auto comma = text.find(kHiddenPart);
   if (comma == std::string_view::npos) {
     return InvalidArgument("epilogue '" + std::string(text) +
                            "' must be <kind>,hidden=<H> (kinds: " + AllowedEpilogueKinds() + ")");
   }
   CCLTUNE_ASSIGN_OR_RETURN(e.kind, ParseEpilogueKind(text.substr(0, comma)));
-  CCLTUNE_ASSIGN_OR_RETURN(e.hidden, ParseHidden(text.substr(comma + 8)));
+  CCLTUNE_ASSIGN_OR_RETURN(e.hidden, ParseHidden(text.substr(comma + kHiddenPart.size())));
   CCLTUNE_RETURN_IF_ERROR(ValidateEpilogue(e, "epilogue"));
   return e;
 }

@@ -26,6 +26,13 @@ inline constexpr int kEpilogueHiddenMultiple = 8;
 inline constexpr int kMaxEpilogueHidden = 16384;
 inline constexpr double kDefaultRmsNormEps = 1e-5;
 
+// The rule on hidden for every kind but none, in one place for plans, records and the
+// runtime's arguments: HiddenAllowed, its wording ("a multiple of 8 in 8..16384"), and the
+// plan error "<path>.hidden: <n> is not allowed (must be ...)".
+bool HiddenAllowed(long long hidden);
+std::string HiddenRule();
+Status CheckHidden(long long hidden, const std::string& path);
+
 struct Epilogue {
   EpilogueKind kind = EpilogueKind::kNone;
   int hidden = 0;                   // elements per token row; 0 for none
@@ -37,6 +44,8 @@ struct Epilogue {
   std::string KeyPart() const;
   // Metric label value: "none" or "residualRmsNorm,hidden=4096".
   std::string Label() const;
+  // Bytes of one row (token) of `dtype`.
+  std::uint64_t RowBytes(Dtype dtype) const;
   // Rows of a problem of `bytes` (0 for none or a size that is no whole number of rows).
   std::uint64_t Tokens(std::uint64_t bytes, Dtype dtype) const;
   bool operator==(const Epilogue& o) const {

@@ -125,13 +125,7 @@ Status EpilogueField(const YAML::Node& node, const std::string& path, Epilogue& 
   }
   if (!node["hidden"]) return FieldError(Key(path, "hidden"), "is required (elements per token)");
   CCLTUNE_ASSIGN_OR_RETURN(long long hidden, yaml::Integer(node["hidden"], Key(path, "hidden")));
-  if (hidden < 0 || hidden > kMaxEpilogueHidden) {
-    return FieldError(Key(path, "hidden"), std::to_string(hidden) +
-                                               " is not allowed (must be a multiple of " +
-                                               std::to_string(kEpilogueHiddenMultiple) + " in " +
-                                               std::to_string(kEpilogueHiddenMultiple) + ".." +
-                                               std::to_string(kMaxEpilogueHidden) + ")");
-  }
+  CCLTUNE_RETURN_IF_ERROR(CheckHidden(hidden, path));  // before it narrows to int
   out.hidden = static_cast<int>(hidden);
   if (node["eps"]) {
     if (out.kind != EpilogueKind::kResidualRmsNorm) {

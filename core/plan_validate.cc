@@ -107,7 +107,7 @@ Status ValidateTokens(const CollectiveSpec& c, const std::string& path, const Pl
       return FieldError(Index(path, i), "token counts must be ascending without duplicates");
     }
     for (Dtype d : c.dtypes) {
-      const std::uint64_t bytes = t * static_cast<std::uint64_t>(c.epilogue.hidden) * DtypeSize(d);
+      const std::uint64_t bytes = t * c.epilogue.RowBytes(d);
       if (bytes > l.max_bytes) {
         return FieldError(Index(path, i), std::to_string(t) + " tokens x hidden " +
                                               std::to_string(c.epilogue.hidden) + " of " +

@@ -19,8 +19,7 @@ std::vector<Problem> ExpandPlan(const Plan& plan) {
       std::vector<std::uint64_t> sizes = c.sizes;
       if (!c.epilogue.none()) {
         sizes.clear();
-        const std::uint64_t row = static_cast<std::uint64_t>(c.epilogue.hidden) * DtypeSize(dtype);
-        for (std::uint64_t t : c.tokens) sizes.push_back(t * row);
+        for (std::uint64_t t : c.tokens) sizes.push_back(t * c.epilogue.RowBytes(dtype));
       }
       for (std::uint64_t bytes : sizes) {
         Problem p;

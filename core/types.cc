@@ -1,30 +1,9 @@
 #include "core/types.h"
 
-#include <array>
+#include "core/name_table.h"
 
 namespace ccltune::core {
 namespace {
-
-template <class E, std::size_t N>
-struct NameTable {
-  std::array<std::pair<E, const char*>, N> entries;
-  const char* Name(E e) const {
-    for (const auto& [v, n] : entries)
-      if (v == e) return n;
-    return "?";
-  }
-  std::string Allowed() const {
-    std::string out;
-    for (const auto& [v, n] : entries) out += (out.empty() ? "" : ", ") + std::string(n);
-    return out;
-  }
-  Result<E> Parse(std::string_view s, const char* what) const {
-    for (const auto& [v, n] : entries)
-      if (s == n) return v;
-    return InvalidArgument("'" + std::string(s) + "' is not a known " + what +
-                           " (allowed: " + Allowed() + ")");
-  }
-};
 
 constexpr NameTable<Op, 5> kOps{{{{Op::kAllReduce, "allReduce"},
                                   {Op::kAllGather, "allGather"},

@@ -119,7 +119,6 @@ ccltuneResult_t Collective(ccltune::core::Op op, const void* send, void* recv, s
   });
 }
 
-// Arguments first (they fail alike on every rank, before the communicator is touched).
 // The arguments both fused entry points share.
 EpilogueArgs ArgsOf(ccltune::core::EpilogueKind kind, const void* input, const void* weight,
                     void* out, size_t tokens, size_t hidden, ncclDataType_t datatype) {
@@ -135,6 +134,7 @@ EpilogueArgs ArgsOf(ccltune::core::EpilogueKind kind, const void* input, const v
   return a;
 }
 
+// Arguments first (they fail alike on every rank, before the communicator is touched).
 ccltuneResult_t EpilogueCollective(const EpilogueArgs& a, ncclDataType_t type, ccltuneComm_t comm,
                                    cudaStream_t stream) {
   return Guarded([&]() -> Status {

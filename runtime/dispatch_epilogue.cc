@@ -30,9 +30,7 @@ Call AllReduceOf(const EpilogueCall& c) {
   return ar;
 }
 
-std::uint64_t BytesOf(const EpilogueCall& c) {
-  return c.tokens * static_cast<std::uint64_t>(c.epilogue.hidden) * core::DtypeSize(c.dtype);
-}
+std::uint64_t BytesOf(const EpilogueCall& c) { return c.tokens * c.epilogue.RowBytes(c.dtype); }
 
 std::string FusedSignature(const AppliedRun& run, const EpilogueCall& c) {
   return run.name + "|" + core::DtypeName(c.dtype) + "|" + c.epilogue.KeyPart() + "|" +

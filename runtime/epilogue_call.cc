@@ -32,12 +32,10 @@ core::Status CheckEpilogueShape(core::EpilogueKind kind, std::uint64_t tokens, s
   }
   if (kind == core::EpilogueKind::kNone) {
     if (hidden == 0) return core::InvalidArgument("hidden=0: must be at least 1");
-  } else if (hidden < core::kEpilogueHiddenMultiple || hidden > core::kMaxEpilogueHidden ||
-             hidden % core::kEpilogueHiddenMultiple != 0) {
-    return core::InvalidArgument("hidden=" + std::to_string(hidden) + ": must be a multiple of " +
-                                 std::to_string(core::kEpilogueHiddenMultiple) + " in " +
-                                 std::to_string(core::kEpilogueHiddenMultiple) + ".." +
-                                 std::to_string(core::kMaxEpilogueHidden));
+  } else if (hidden > static_cast<std::uint64_t>(core::kMaxEpilogueHidden) ||
+             !core::HiddenAllowed(static_cast<long long>(hidden))) {
+    return core::InvalidArgument("hidden=" + std::to_string(hidden) + ": must be " +
+                                 core::HiddenRule());
   }
   if (tokens > kMaxElements / hidden) {
     return core::InvalidArgument("tokens=" + std::to_string(tokens) + ": tokens x hidden over " +

@@ -113,8 +113,6 @@ PeerKind PeerKindOf(const std::string& base) {
 
 bool Reduces(PeerKind k) { return k == PeerKind::kOneShot || k == PeerKind::kTwoShot; }
 
-}  // namespace
-
 // Why a fused kernel cannot run `problem` (empty: it can).
 std::string FusedSkipReason(const ChoiceSpec& s, const core::Problem& problem) {
   if (problem.epilogue.none()) {
@@ -128,6 +126,8 @@ std::string FusedSkipReason(const ChoiceSpec& s, const core::Problem& problem) {
   }
   return "";
 }
+
+}  // namespace
 
 // Why a peer choice cannot run `problem` (empty: it can).
 std::string PeerSkipReason(const ChoiceSpec& s, const core::Problem& problem, int world) {

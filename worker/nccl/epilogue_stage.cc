@@ -15,18 +15,17 @@ std::uint64_t EpilogueStage::PeerStagingBytes(const ChoiceSpec& spec, const core
 
 core::Result<std::unique_ptr<EpilogueStage>> EpilogueStage::Create(const core::Problem& problem,
                                                                    const ChoiceSpec& spec,
-                                                                   const BufferLayout& layout,
-                                                                   int rank) {
+                                                                   const BufferLayout& layout) {
   std::unique_ptr<EpilogueStage> s(new EpilogueStage());
   s->epilogue_ = problem.epilogue;
   s->dtype_ = problem.dtype;
   s->tokens_ = problem.epilogue.Tokens(problem.bytes, problem.dtype);
   s->spec_ = spec;
-  s->rank_ = rank;
   if (s->tokens_ == 0) {
     return core::InvalidArgument(problem.Key() + ": bytes are no whole number of rows");
   }
-  CCLTUNE_ASSIGN_OR_RETURN(s->weight_, DeviceBuffer::Allocate(s->RowBytes(), MemoryKind::kCuda));
+  CCLTUNE_ASSIGN_OR_RETURN(
+      s->weight_, DeviceBuffer::Allocate(s->epilogue_.RowBytes(s->dtype_), MemoryKind::kCuda));
   if (!spec.fused) {
     CCLTUNE_ASSIGN_OR_RETURN(
         s->residual_,
@@ -36,15 +35,15 @@ core::Result<std::unique_ptr<EpilogueStage>> EpilogueStage::Create(const core::P
   return s;
 }
 
-std::size_t EpilogueStage::RowBytes() const {
-  return static_cast<std::size_t>(epilogue_.hidden) * core::DtypeSize(dtype_);
+// Where `slice`'s residual starts in a residual region (peer staging or our own buffer).
+std::size_t EpilogueStage::ResidualOffset(const BufferSet& buffers, int slice) {
+  return buffers.layout().recv_stride * static_cast<std::size_t>(slice);
 }
 
-// Rank `rank`'s residual of `slice` as mapped here (unfused: ours only).
-void* EpilogueStage::Residual(const BufferSet& buffers, int slice, int rank) const {
-  const std::size_t at = buffers.layout().recv_stride * static_cast<std::size_t>(slice);
-  void* base = spec_.fused ? buffers.Operands(slice).staging[rank] : residual_.data();
-  return static_cast<char*>(base) + at;
+// Our residual of `slice`.
+void* EpilogueStage::Residual(const BufferSet& buffers, int slice) const {
+  void* base = spec_.fused ? buffers.staging() : residual_.data();
+  return static_cast<char*>(base) + ResidualOffset(buffers, slice);
 }
 
 core::Status EpilogueStage::Fill(const BufferSet& buffers, std::uint64_t generation, int slices,
@@ -55,9 +54,9 @@ core::Status EpilogueStage::Fill(const BufferSet& buffers, std::uint64_t generat
   // Every rank fills the same values (a pseudo-rank of their own), as tensor parallelism
   // keeps the residual replicated.
   for (int s = 0; s < slices; ++s) {
-    CCLTUNE_CUDA_TRY(kernels::LaunchRandomFill(Residual(buffers, s, rank_),
-                                               tokens_ * epilogue_.hidden, dtype_,
-                                               kernels::kResidualFillRank, generation, 0, stream));
+    CCLTUNE_CUDA_TRY(kernels::LaunchRandomFill(Residual(buffers, s), tokens_ * epilogue_.hidden,
+                                               dtype_, kernels::kResidualFillRank, generation, 0,
+                                               stream));
   }
   return core::Status::Ok();
 }
@@ -65,20 +64,20 @@ core::Status EpilogueStage::Fill(const BufferSet& buffers, std::uint64_t generat
 core::Status EpilogueStage::After(const BufferSet& buffers, int slice, cudaStream_t stream) const {
   void* out = buffers.recv(slice);
   return gpu::EnqueueEpilogue(gpu::EpilogueParamsOf(epilogue_, weight_.data()), out,
-                              Residual(buffers, slice, rank_), out, tokens_, dtype_, stream);
+                              Residual(buffers, slice), out, tokens_, dtype_, stream);
 }
 
 core::Status EpilogueStage::Fused(const BufferSet& buffers, int slice,
                                   const kernels::PeerTeam& team, cudaStream_t stream) const {
   const kernels::PeerOperands ops = buffers.Operands(slice);
-  const std::size_t residuals =
-      buffers.layout().recv_stride * static_cast<std::size_t>(buffers.layout().slices);
+  const std::size_t residual = ResidualOffset(buffers, slice);
+  const std::size_t ll = ResidualOffset(buffers, buffers.layout().slices);  // past them all
   kernels::FusedOperands f;
   for (int r = 0; r < team.world; ++r) {
     f.in[r] = ops.in[r];
     f.out[r] = ops.out[r];
-    f.residual[r] = Residual(buffers, slice, r);
-    f.staging[r] = static_cast<char*>(ops.staging[r]) + residuals;
+    f.residual[r] = static_cast<char*>(ops.staging[r]) + residual;
+    f.staging[r] = static_cast<char*>(ops.staging[r]) + ll;
   }
   return gpu::EnqueueFused(spec_, team, f, tokens_,
                            gpu::EpilogueParamsOf(epilogue_, weight_.data()), dtype_, stream);
@@ -87,7 +86,7 @@ core::Status EpilogueStage::Fused(const BufferSet& buffers, int slice,
 core::Status EpilogueStage::EnqueueCheck(const BufferSet& buffers, std::uint64_t generation,
                                          int world, kernels::Mismatch* out,
                                          kernels::Mismatch* residual, cudaStream_t stream) {
-  const std::size_t bytes = RowBytes() * tokens_;
+  const std::size_t bytes = epilogue_.RowBytes(dtype_) * tokens_;
   if (!want_out_.data()) {
     CCLTUNE_ASSIGN_OR_RETURN(want_out_, DeviceBuffer::Allocate(bytes, MemoryKind::kCuda));
     CCLTUNE_ASSIGN_OR_RETURN(want_residual_, DeviceBuffer::Allocate(bytes, MemoryKind::kCuda));
@@ -100,8 +99,8 @@ core::Status EpilogueStage::EnqueueCheck(const BufferSet& buffers, std::uint64_t
   CCLTUNE_CUDA_TRY(
       kernels::LaunchCompare(buffers.recv(0), want_out_.data(), n, dtype_, tol, out, stream));
   if (epilogue_.kind != core::EpilogueKind::kResidualRmsNorm) return core::Status::Ok();
-  CCLTUNE_CUDA_TRY(kernels::LaunchCompare(Residual(buffers, 0, rank_), want_residual_.data(), n,
-                                          dtype_, tol, residual, stream));
+  CCLTUNE_CUDA_TRY(kernels::LaunchCompare(Residual(buffers, 0), want_residual_.data(), n, dtype_,
+                                          tol, residual, stream));
   return core::Status::Ok();
 }
 

@@ -25,7 +25,7 @@ class EpilogueStage {
                                         const BufferLayout& layout, int world);
   static core::Result<std::unique_ptr<EpilogueStage>> Create(const core::Problem& problem,
                                                              const ChoiceSpec& spec,
-                                                             const BufferLayout& layout, int rank);
+                                                             const BufferLayout& layout);
 
   // The weight and the first `slices` residual slices, as data generation `generation`.
   core::Status Fill(const BufferSet& buffers, std::uint64_t generation, int slices,
@@ -43,14 +43,13 @@ class EpilogueStage {
 
  private:
   EpilogueStage() = default;
-  void* Residual(const BufferSet& buffers, int slice, int rank) const;
-  std::size_t RowBytes() const;
+  static std::size_t ResidualOffset(const BufferSet& buffers, int slice);
+  void* Residual(const BufferSet& buffers, int slice) const;
 
   core::Epilogue epilogue_;
   core::Dtype dtype_ = core::Dtype::kBf16;
   std::uint64_t tokens_ = 0;
   ChoiceSpec spec_;
-  int rank_ = 0;
   DeviceBuffer weight_;
   DeviceBuffer residual_;  // unfused: slices x receive stride
   DeviceBuffer want_out_;  // the reference, allocated once Verify runs

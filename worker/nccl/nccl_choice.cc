@@ -65,7 +65,7 @@ core::Result<std::unique_ptr<PreparedChoice>> NcclChoice::Create(Runtime& rt,
         c->buffers_, BufferSet::Create(layout, spec.buffers, c->comm_, deadline, rt.cancel()));
   }
   if (!problem.epilogue.none()) {
-    CCLTUNE_ASSIGN_OR_RETURN(c->epilogue_, EpilogueStage::Create(problem, spec, layout, rt.rank()));
+    CCLTUNE_ASSIGN_OR_RETURN(c->epilogue_, EpilogueStage::Create(problem, spec, layout));
   }
   CCLTUNE_ASSIGN_OR_RETURN(c->start_, Event::Create());
   CCLTUNE_ASSIGN_OR_RETURN(c->end_, Event::Create());

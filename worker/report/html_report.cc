@@ -18,7 +18,7 @@ constexpr int kPlotW = 560, kPlotH = 320, kBandH = 90, kLowerH = 230;
 // the unit its plan was written in.
 double XOf(const core::ResultRecord& r) {
   if (r.epilogue.none()) return static_cast<double>(r.bytes);
-  const double row = static_cast<double>(r.epilogue.hidden) * core::DtypeSize(r.dtype);
+  const double row = static_cast<double>(r.epilogue.RowBytes(r.dtype));
   return row > 0 ? static_cast<double>(r.bytes) / row : static_cast<double>(r.bytes);
 }
 
