@@ -9,12 +9,15 @@
 
 #include "ccltune.h"
 #include "runtime/epilogue_call.h"
+#include "runtime/nccl_types.h"
 #include "runtime/runtime_comm.h"
 #include "runtime/runtime_config.h"
 
 using ccltune::core::Status;
 using ccltune::core::StatusCode;
 using ccltune::runtime::Call;
+using ccltune::runtime::DtypeOf;
+using ccltune::runtime::RedOpOf;
 using ccltune::runtime::EpilogueArgs;
 using ccltune::runtime::EpilogueCall;
 using ccltune::runtime::RuntimeComm;
@@ -57,40 +60,6 @@ ccltuneResult_t Guarded(F&& body) {
     g_last_error = "internal error";
   }
   return ccltuneInternalError;
-}
-
-std::optional<ccltune::core::Dtype> DtypeOf(ncclDataType_t t) {
-  using ccltune::core::Dtype;
-  switch (t) {
-    case ncclFloat32:
-      return Dtype::kFp32;
-    case ncclFloat16:
-      return Dtype::kFp16;
-    case ncclBfloat16:
-      return Dtype::kBf16;
-    case ncclInt32:
-      return Dtype::kInt32;
-    case ncclInt8:
-      return Dtype::kInt8;
-    default:
-      return std::nullopt;  // not tuned: NCCL runs it
-  }
-}
-
-std::optional<ccltune::core::RedOp> RedOpOf(ncclRedOp_t op) {
-  using ccltune::core::RedOp;
-  switch (op) {
-    case ncclSum:
-      return RedOp::kSum;
-    case ncclMax:
-      return RedOp::kMax;
-    case ncclMin:
-      return RedOp::kMin;
-    case ncclProd:
-      return RedOp::kProd;
-    default:
-      return std::nullopt;  // ncclAvg, user ops: NCCL runs them
-  }
 }
 
 Status CheckCall(ccltuneComm_t comm, const void* send, void* recv) {

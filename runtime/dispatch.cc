@@ -13,6 +13,7 @@
 #include <cstdio>
 
 #include "core/gpu/cuda_check.h"
+#include "core/gpu/nccl_api.h"
 #include "core/kernels/peer_kernels.h"
 #include "runtime/runtime_comm.h"
 #include "runtime/waits.h"
@@ -48,10 +49,17 @@ std::string Signature(const AppliedRun& run, const Call& c) {
 }  // namespace
 
 core::Status RuntimeComm::Run(const Call& call) {
+  CCLTUNE_ASSIGN_OR_RETURN(const Served served, Serve(call));
+  if (served.ran) return core::Status::Ok();
+  return RunNccl(call, nccl_);
+}
+
+core::Result<RuntimeComm::Served> RuntimeComm::Serve(const Call& call) {
   CCLTUNE_RETURN_IF_ERROR(AsyncError());
+  if (!call.dtype || !call.redop) return Served{false, "type or op not tuned"};
+  if (call.count == 0) return Served{false, "empty"};
   DeviceGuard guard(device_);
   std::lock_guard<std::mutex> lock(mu_);
-  if (!call.dtype || !call.redop || call.count == 0) return RunNccl(call, nccl_);
   const std::size_t esize = core::DtypeSize(*call.dtype);
   // The whole message, as records count it (allGather's and reduceScatter's total).
   const std::uint64_t bytes =
@@ -68,8 +76,12 @@ core::Status RuntimeComm::Run(const Call& call) {
   if (!WhyNotForCall(run->spec, shape_of_call, cls).empty() && cls == BufferClass::kPooled) {
     run = &table_.Choose(call.op, *call.dtype, *call.redop, bytes, BufferClass::kPlain);
   }
-  if (!WhyNotForCall(run->spec, shape_of_call, cls).empty()) return RunNccl(call, nccl_);
-  return RunChoice(call, *run, cls, send_off, recv_off);
+  if (const std::string why = WhyNotForCall(run->spec, shape_of_call, cls); !why.empty()) {
+    return Served{false, run->name + " not for this call: " + why};
+  }
+  if (run->name == "nccl") return Served{false, run->reason.empty() ? "nccl" : run->reason};
+  CCLTUNE_RETURN_IF_ERROR(RunChoice(call, *run, cls, send_off, recv_off));
+  return Served{true, run->name};
 }
 
 core::Status RuntimeComm::RunChoice(const Call& call, const AppliedRun& run, BufferClass cls,
@@ -115,14 +127,14 @@ core::Status RuntimeComm::RunNccl(const Call& c, ncclComm_t comm) {
   switch (c.op) {
     case core::Op::kAllReduce:
       CCLTUNE_NCCL_TRY(
-          comm, ncclAllReduce(c.send, c.recv, c.count, c.nccl_type, c.nccl_op, comm, c.stream));
+          comm, gpu::Nccl().AllReduce(c.send, c.recv, c.count, c.nccl_type, c.nccl_op, comm, c.stream));
       break;
     case core::Op::kAllGather:
-      CCLTUNE_NCCL_TRY(comm, ncclAllGather(c.send, c.recv, c.count, c.nccl_type, comm, c.stream));
+      CCLTUNE_NCCL_TRY(comm, gpu::Nccl().AllGather(c.send, c.recv, c.count, c.nccl_type, comm, c.stream));
       break;
     default:
       CCLTUNE_NCCL_TRY(
-          comm, ncclReduceScatter(c.send, c.recv, c.count, c.nccl_type, c.nccl_op, comm, c.stream));
+          comm, gpu::Nccl().ReduceScatter(c.send, c.recv, c.count, c.nccl_type, c.nccl_op, comm, c.stream));
       break;
   }
   return WaitEnqueued(comm, core::Clock::now() + config_.timeout, "NCCL enqueue");

@@ -9,6 +9,7 @@
 #include "core/apply/winner_loader.h"
 #include "core/gpu/cuda_check.h"
 #include "core/gpu/fingerprint_probe.h"
+#include "core/gpu/nccl_api.h"
 #include "runtime/runtime_comm.h"
 #include "runtime/waits.h"
 
@@ -75,10 +76,10 @@ core::Status RuntimeComm::Collective(core::Deadline deadline) {
 }
 
 core::Status RuntimeComm::Identify() {
-  CCLTUNE_NCCL_TRY(nccl_, ncclCommCount(nccl_, &world_));
-  CCLTUNE_NCCL_TRY(nccl_, ncclCommUserRank(nccl_, &rank_));
-  CCLTUNE_NCCL_TRY(nccl_, ncclCommCuDevice(nccl_, &device_));
-  CCLTUNE_NCCL_TRY(nccl_, ncclGetVersion(&nccl_version_));
+  CCLTUNE_NCCL_TRY(nccl_, gpu::Nccl().CommCount(nccl_, &world_));
+  CCLTUNE_NCCL_TRY(nccl_, gpu::Nccl().CommUserRank(nccl_, &rank_));
+  CCLTUNE_NCCL_TRY(nccl_, gpu::Nccl().CommCuDevice(nccl_, &device_));
+  CCLTUNE_NCCL_TRY(nccl_, gpu::Nccl().GetVersion(&nccl_version_));
   return core::Status::Ok();
 }
 
@@ -191,7 +192,7 @@ core::Status RuntimeComm::SplitCtasComms() {
     cfg.minCTAs = n;
     cfg.maxCTAs = n;
     ncclComm_t child = nullptr;
-    CCLTUNE_NCCL_TRY(nccl_, ncclCommSplit(nccl_, 0, rank_, &child, &cfg));
+    CCLTUNE_NCCL_TRY(nccl_, gpu::Nccl().CommSplit(nccl_, 0, rank_, &child, &cfg));
     ctas_comms_[n] = child;
   }
   return core::Status::Ok();

@@ -7,6 +7,7 @@
 
 #include "core/gpu/cuda_check.h"
 #include "runtime/waits.h"
+#include "core/gpu/nccl_api.h"
 
 namespace ccltune::runtime {
 
@@ -35,7 +36,7 @@ core::Status NcclDirectory::Gather(std::size_t bytes, core::Deadline deadline,
   abandoned_ = true;  // until the exchange completed
   CCLTUNE_CUDA_TRY(
       cudaMemcpyAsync(dev + total, host + total, bytes, cudaMemcpyHostToDevice, stream_));
-  CCLTUNE_NCCL_TRY(comm_, ncclAllGather(dev + total, dev, bytes, ncclUint8, comm_, stream_));
+  CCLTUNE_NCCL_TRY(comm_, gpu::Nccl().AllGather(dev + total, dev, bytes, ncclUint8, comm_, stream_));
   CCLTUNE_RETURN_IF_ERROR(WaitEnqueued(comm_, deadline, what));
   CCLTUNE_CUDA_TRY(cudaMemcpyAsync(host, dev, total, cudaMemcpyDeviceToHost, stream_));
   CCLTUNE_RETURN_IF_ERROR(WaitStream(stream_, comm_, deadline, what));

@@ -61,12 +61,25 @@ class RuntimeComm {
   // memory when it is freed. On Timeout *abandoned is set: the caller must leak this object
   // (a helper thread may still be in NCCL with it), not delete it.
   core::Status Finish(bool* abandoned);
+  // The application aborts the communicator: the ctas communicators split off it are
+  // aborted too (not destroyed, which could wait for peers that are gone).
+  void AbortChildren();
   ~RuntimeComm();
   RuntimeComm(const RuntimeComm&) = delete;
   RuntimeComm& operator=(const RuntimeComm&) = delete;
 
   // Enqueues the call on its stream (dispatch.cc).
   core::Status Run(const Call& call);
+  // What Serve did with a call: ran a choice other than NCCL's own, or left NCCL's own
+  // call to the caller (libccltune-nccl then makes the application's call unchanged).
+  struct Served {
+    bool ran = false;
+    std::string what;  // the choice that ran, or why NCCL's own call is the one to make
+  };
+  // Run, except that NCCL's own call is not made here.
+  core::Result<Served> Serve(const Call& call);
+  // True when no tuned size of any slice is left (nothing to run but NCCL).
+  bool Empty() const { return table_.size() == 0; }
   // Enqueues an all-reduce + epilogue on its stream (dispatch_epilogue.cc).
   core::Status RunEpilogue(const EpilogueCall& call);
   // The choice a call of `bytes` would run (ccltuneGetChoice; with an epilogue,

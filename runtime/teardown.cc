@@ -1,5 +1,6 @@
 // RuntimeComm's teardown (runtime_comm.h).
 #include "core/gpu/cuda_check.h"
+#include "core/gpu/nccl_api.h"
 #include "runtime/runtime_comm.h"
 #include "runtime/waits.h"
 
@@ -16,10 +17,15 @@ core::Status RuntimeComm::Finish(bool* abandoned) {
       deadline + std::chrono::seconds(1), abandoned);
 }
 
+void RuntimeComm::AbortChildren() {
+  for (auto& [n, comm] : ctas_comms_) (void)gpu::Nccl().CommAbort(comm);
+  ctas_comms_.clear();
+}
+
 RuntimeComm::~RuntimeComm() {
   DeviceGuard guard(device_);
   // The application finished its streams' work on them before destroying (as NCCL asks).
-  for (auto& [n, comm] : ctas_comms_) (void)ncclCommDestroy(comm);
+  for (auto& [n, comm] : ctas_comms_) (void)gpu::Nccl().CommDestroy(comm);
   enqueuers_.clear();
 }
 

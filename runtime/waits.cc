@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "core/gpu/cuda_check.h"
+#include "core/gpu/nccl_api.h"
 
 namespace ccltune::runtime {
 namespace {
@@ -15,7 +16,7 @@ namespace {
 // ncclInProgress: still enqueueing; any other non-success is the communicator's error.
 core::Result<bool> NcclReady(ncclComm_t comm) {
   ncclResult_t state = ncclSuccess;
-  const ncclResult_t got = ncclCommGetAsyncError(comm, &state);
+  const ncclResult_t got = gpu::Nccl().CommGetAsyncError(comm, &state);
   if (got != ncclSuccess)
     return gpu::NcclError(got, comm, "ncclCommGetAsyncError", __FILE__, __LINE__);
   if (state == ncclInProgress) return false;

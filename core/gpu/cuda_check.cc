@@ -1,5 +1,6 @@
 // Turns CUDA and NCCL error codes into Status messages (cuda_check.h).
 #include "core/gpu/cuda_check.h"
+#include "core/gpu/nccl_api.h"
 
 #include <cstring>
 
@@ -22,8 +23,8 @@ core::Status CudaError(cudaError_t err, const char* expr, const char* file, int 
 core::Status NcclError(ncclResult_t res, ncclComm_t comm, const char* expr, const char* file,
                        int line) {
   std::string msg =
-      std::string(expr) + " failed at " + Where(file, line) + ": " + ncclGetErrorString(res);
-  const char* last = ncclGetLastError(comm);
+      std::string(expr) + " failed at " + Where(file, line) + ": " + Nccl().GetErrorString(res);
+  const char* last = Nccl().GetLastError(comm);
   if (last != nullptr && last[0] != '\0') msg += " (" + std::string(last) + ")";
   // A peer that vanished shows up as a remote or system error on the survivors.
   if (res == ncclRemoteError || res == ncclSystemError) return core::PeerLost(msg);

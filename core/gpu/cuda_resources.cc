@@ -4,6 +4,7 @@
 #include <nccl.h>
 
 #include "core/gpu/cuda_check.h"
+#include "core/gpu/nccl_api.h"
 
 namespace ccltune::gpu {
 
@@ -13,7 +14,7 @@ core::Result<DeviceBuffer> DeviceBuffer::Allocate(std::size_t bytes, MemoryKind 
   b.bytes_ = bytes;
   if (bytes == 0) return b;
   if (kind == MemoryKind::kNccl) {
-    CCLTUNE_NCCL_TRY(nullptr, ncclMemAlloc(&b.ptr_, bytes));
+    CCLTUNE_NCCL_TRY(nullptr, Nccl().MemAlloc(&b.ptr_, bytes));
   } else {
     CCLTUNE_CUDA_TRY(cudaMalloc(&b.ptr_, bytes));
   }
@@ -33,7 +34,7 @@ DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
 void DeviceBuffer::Reset() {
   if (ptr_ == nullptr) return;
   if (kind_ == MemoryKind::kNccl) {
-    (void)ncclMemFree(ptr_);
+    (void)Nccl().MemFree(ptr_);
   } else {
     (void)cudaFree(ptr_);
   }

@@ -2,6 +2,7 @@
 #include "core/gpu/launch.h"
 
 #include "core/gpu/cuda_check.h"
+#include "core/gpu/nccl_api.h"
 
 namespace ccltune::gpu {
 namespace {
@@ -13,14 +14,14 @@ const char* At(const void* base, std::uint64_t elems, core::Dtype dtype) {
 core::Status EnqueueAllToAll(const OpShape& s, const void* send, void* recv, ncclComm_t comm,
                              cudaStream_t stream) {
   const ncclDataType_t t = NcclType(s.dtype);
-  CCLTUNE_NCCL_TRY(comm, ncclGroupStart());
+  CCLTUNE_NCCL_TRY(comm, Nccl().GroupStart());
   for (int peer = 0; peer < s.world; ++peer) {
     const std::uint64_t off = s.count * static_cast<std::uint64_t>(peer);
-    CCLTUNE_NCCL_TRY(comm, ncclSend(At(send, off, s.dtype), s.count, t, peer, comm, stream));
+    CCLTUNE_NCCL_TRY(comm, Nccl().Send(At(send, off, s.dtype), s.count, t, peer, comm, stream));
     CCLTUNE_NCCL_TRY(
-        comm, ncclRecv(const_cast<char*>(At(recv, off, s.dtype)), s.count, t, peer, comm, stream));
+        comm, Nccl().Recv(const_cast<char*>(At(recv, off, s.dtype)), s.count, t, peer, comm, stream));
   }
-  CCLTUNE_NCCL_TRY(comm, ncclGroupEnd());
+  CCLTUNE_NCCL_TRY(comm, Nccl().GroupEnd());
   return core::Status::Ok();
 }
 
@@ -61,17 +62,17 @@ core::Status EnqueueDirect(const OpShape& s, const void* send, void* recv, ncclC
   switch (s.op) {
     case core::Op::kAllReduce:
       CCLTUNE_NCCL_TRY(comm,
-                       ncclAllReduce(send, recv, s.count, t, NcclRedOp(s.redop), comm, stream));
+                       Nccl().AllReduce(send, recv, s.count, t, NcclRedOp(s.redop), comm, stream));
       break;
     case core::Op::kAllGather:
-      CCLTUNE_NCCL_TRY(comm, ncclAllGather(send, recv, s.count, t, comm, stream));
+      CCLTUNE_NCCL_TRY(comm, Nccl().AllGather(send, recv, s.count, t, comm, stream));
       break;
     case core::Op::kReduceScatter:
       CCLTUNE_NCCL_TRY(comm,
-                       ncclReduceScatter(send, recv, s.count, t, NcclRedOp(s.redop), comm, stream));
+                       Nccl().ReduceScatter(send, recv, s.count, t, NcclRedOp(s.redop), comm, stream));
       break;
     case core::Op::kBroadcast:
-      CCLTUNE_NCCL_TRY(comm, ncclBroadcast(send, recv, s.count, t, /*root=*/0, comm, stream));
+      CCLTUNE_NCCL_TRY(comm, Nccl().Broadcast(send, recv, s.count, t, /*root=*/0, comm, stream));
       break;
     case core::Op::kAllToAll:
       return EnqueueAllToAll(s, send, recv, comm, stream);
@@ -86,9 +87,9 @@ core::Status EnqueueRsAgPart(int part, const OpShape& s, const void* send, void*
   const ncclDataType_t t = NcclType(s.dtype);
   if (part == 0) {
     CCLTUNE_NCCL_TRY(comm,
-                     ncclReduceScatter(send, mine, chunk, t, NcclRedOp(s.redop), comm, stream));
+                     Nccl().ReduceScatter(send, mine, chunk, t, NcclRedOp(s.redop), comm, stream));
   } else {
-    CCLTUNE_NCCL_TRY(comm, ncclAllGather(mine, recv, chunk, t, comm, stream));
+    CCLTUNE_NCCL_TRY(comm, Nccl().AllGather(mine, recv, chunk, t, comm, stream));
   }
   return core::Status::Ok();
 }

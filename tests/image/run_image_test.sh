@@ -5,7 +5,8 @@
 # unpacks the archive with umoci and runs it with runc, a real OCI runtime, as the image's
 # own user: a 2-rank host-backend tuning job (its table and publish line checked),
 # `ccltune-controller --help`, and, in the cuda variant, `ccltune check-plugin`, which
-# dlopen()s the NCCL tuner plugin as NCCL does. Any broken binary, missing library or
+# dlopen()s the NCCL tuner plugin as NCCL does, and `ccltune check-nccl` (libccltune-nccl
+# loaded as a program would, finding the image's NCCL). Any broken binary, missing library or
 # unwritable home fails it.
 # Exit 77 (ctest: skipped) with the reason when this machine cannot build or run images:
 # not root, tools missing, Debian mirror unreachable, or runc unable to start any container.
@@ -99,6 +100,11 @@ if [[ $variant == cuda ]]; then
   run_in_image plugin 60 ccltune check-plugin 2>&1 | tee "$work/plugin.log" ||
     fail "the NCCL tuner plugin does not load in the image"
   grep -q 'ncclTunerPlugin_v5 "' "$work/plugin.log" || fail "plugin check printed no v5 struct"
+  echo "--- ccltune check-nccl (libccltune-nccl finds the image's NCCL)"
+  run_in_image shim 60 ccltune check-nccl --world 2 2>&1 | tee "$work/shim.log" ||
+    fail "libccltune-nccl does not load or finds no NCCL in the image"
+  grep -q '^real NCCL: .*libnccl.*found by' "$work/shim.log" ||
+    fail "check-nccl did not report the image's NCCL"
 else
   echo "--- $variant variant: no NCCL tuner plugin in this image (it needs CUDA); not loaded"
   [[ $variant == host ]] || fail "image label io.ccltune.image.variant is '$variant'"

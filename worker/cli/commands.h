@@ -17,6 +17,7 @@ Runner AddResultsCommand(CLI::App& app);
 Runner AddExportCommand(CLI::App& app);
 Runner AddReportCommand(CLI::App& app);
 Runner AddCheckPluginCommand(CLI::App& app);
+Runner AddCheckNcclCommand(CLI::App& app);
 
 // One clear line for a bad flag or plan; exit code 2.
 int UsageError(const std::string& message);

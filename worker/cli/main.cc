@@ -1,6 +1,7 @@
 // `ccltune`: tune (a whole local job), worker (one rank, what pods run), results (read the
 // shared cache), export (winners for the NCCL tuner plugins), report (an HTML page),
-// check-plugin (load the NCCL tuner plugin as NCCL would).
+// check-plugin (load the NCCL tuner plugin as NCCL would), check-nccl (load libccltune-nccl
+// as a program would).
 // Bad flags: one line naming the problem, exit code 2.
 #include <cstdio>
 
@@ -20,7 +21,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   std::vector<std::pair<CLI::App*, cli::Runner>> commands;
   for (auto add : {cli::AddTuneCommand, cli::AddWorkerCommand, cli::AddResultsCommand,
-                   cli::AddExportCommand, cli::AddReportCommand, cli::AddCheckPluginCommand}) {
+                   cli::AddExportCommand, cli::AddReportCommand, cli::AddCheckPluginCommand,
+                   cli::AddCheckNcclCommand}) {
     const std::size_t before = app.get_subcommands({}).size();
     auto runner = add(app);
     commands.emplace_back(app.get_subcommands({}).at(before), runner);

@@ -1,0 +1,66 @@
+// What libccltune-nccl knows of each communicator the application made through it: whether
+// it blocks, whether a libccltune context serves it (made lazily at its first eligible
+// collective, when every rank is in step), and the counts of the destroy-time summary.
+// Communicators made elsewhere (pncclCommInitRank, before the shim was loaded, the
+// runtime's own splits) are unknown and always forwarded. Thread-safe.
+#pragma once
+
+#include <nccl.h>
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "runtime/runtime_comm.h"
+
+namespace ccltune::shim {
+
+// Why a call went to the real NCCL unchanged; the summary counts each.
+enum class Forward : int {
+  kInGroup,       // between ncclGroupStart and ncclGroupEnd
+  kNonBlocking,   // the communicator is non-blocking
+  kNotTuned,      // a type or op ccltune does not tune (ncclUint64, ncclAvg, ...)
+  kEmpty,         // count 0
+  kCapture,       // stream capture began before the context existed
+  kPlain,         // no context for this communicator (the note said why)
+  kWinnerNccl,    // the tuned choice for this call is NCCL's own
+  kCount
+};
+const char* ForwardName(Forward f);
+
+struct CommEntry {
+  enum class State { kUntried, kServing, kPlain };
+
+  explicit CommEntry(bool blocks) : blocking(blocks) {}
+  const bool blocking;
+
+  std::mutex mu;  // guards state, ctx, plain_why and ran
+  State state = State::kUntried;
+  std::string plain_why;
+  std::unique_ptr<runtime::RuntimeComm> ctx;
+  std::map<std::string, std::uint64_t> ran;  // choice → calls it served
+  std::array<std::atomic<std::uint64_t>, static_cast<int>(Forward::kCount)> forwarded{};
+
+  void Count(Forward f) { forwarded[static_cast<int>(f)].fetch_add(1, std::memory_order_relaxed); }
+  // "12 calls served by winners (oneshot:... 10, rs+ag 2), 3 forwarded (in a group 3)"
+  std::string Summary();
+};
+
+class CommRegistry {
+ public:
+  static CommRegistry& Get();
+  void Add(ncclComm_t comm, bool blocking);
+  std::shared_ptr<CommEntry> Find(ncclComm_t comm) const;
+  std::shared_ptr<CommEntry> Remove(ncclComm_t comm);
+
+ private:
+  mutable std::mutex mu_;
+  std::unordered_map<ncclComm_t, std::shared_ptr<CommEntry>> comms_;
+};
+
+}  // namespace ccltune::shim

@@ -1,0 +1,173 @@
+// The NCCL functions libccltune-nccl writes by hand (every other one is a generated
+// forwarder): the three collectives ccltune tunes, the group calls whose depth decides
+// whether a call may be served, and the communicator lifecycle, so that each communicator
+// the application makes is known and its context torn down before NCCL frees it.
+#include <nccl.h>
+
+#include "runtime/nccl_shim/comm_registry.h"
+#include "runtime/nccl_shim/real_calls.h"
+#include "runtime/nccl_shim/serve.h"
+#include "runtime/nccl_types.h"
+
+#define CCLTUNE_SHIM_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace real = ccltune::shim::real;
+using ccltune::runtime::Call;
+using ccltune::shim::BlockingOf;
+using ccltune::shim::CommRegistry;
+
+namespace {
+
+Call MakeCall(ccltune::core::Op op, const void* send, void* recv, size_t count,
+              ncclDataType_t type, ncclRedOp_t redop, bool reduces, cudaStream_t stream) {
+  Call c;
+  c.op = op;
+  c.dtype = ccltune::runtime::DtypeOf(type);
+  c.redop = reduces ? ccltune::runtime::RedOpOf(redop) : std::optional(ccltune::core::RedOp::kNone);
+  c.nccl_type = type;
+  c.nccl_op = redop;
+  c.send = send;
+  c.recv = recv;
+  c.count = count;
+  c.stream = stream;
+  return c;
+}
+
+ncclResult_t RealAllReduce(const Call& c, ncclComm_t comm) {
+  return real::ncclAllReduce(c.send, c.recv, c.count, c.nccl_type, c.nccl_op, comm, c.stream);
+}
+ncclResult_t RealAllGather(const Call& c, ncclComm_t comm) {
+  return real::ncclAllGather(c.send, c.recv, c.count, c.nccl_type, comm, c.stream);
+}
+ncclResult_t RealReduceScatter(const Call& c, ncclComm_t comm) {
+  return real::ncclReduceScatter(c.send, c.recv, c.count, c.nccl_type, c.nccl_op, comm, c.stream);
+}
+
+bool Made(ncclResult_t r) { return r == ncclSuccess || r == ncclInProgress; }
+
+void Track(ncclResult_t r, ncclComm_t comm, bool blocking) {
+  if (Made(r) && ccltune::shim::ShimOn()) CommRegistry::Get().Add(comm, blocking);
+}
+
+// A child's mode: its config's, else its parent's (NCCL's rule for split and shrink).
+bool ChildBlocking(ncclComm_t parent, const ncclConfig_t* config) {
+  const std::shared_ptr<ccltune::shim::CommEntry> p = CommRegistry::Get().Find(parent);
+  const bool parent_blocks = p ? p->blocking : BlockingOf(nullptr, nullptr);
+  return BlockingOf(config, &parent_blocks);
+}
+
+}  // namespace
+
+CCLTUNE_SHIM_EXPORT ncclResult_t ncclAllReduce(const void* sendbuff, void* recvbuff, size_t count,
+                                               ncclDataType_t datatype, ncclRedOp_t op,
+                                               ncclComm_t comm, cudaStream_t stream) {
+  return ccltune::shim::Collective(
+      MakeCall(ccltune::core::Op::kAllReduce, sendbuff, recvbuff, count, datatype, op, true,
+               stream),
+      comm, RealAllReduce);
+}
+
+CCLTUNE_SHIM_EXPORT ncclResult_t ncclAllGather(const void* sendbuff, void* recvbuff,
+                                               size_t sendcount, ncclDataType_t datatype,
+                                               ncclComm_t comm, cudaStream_t stream) {
+  return ccltune::shim::Collective(
+      MakeCall(ccltune::core::Op::kAllGather, sendbuff, recvbuff, sendcount, datatype, ncclSum,
+               false, stream),
+      comm, RealAllGather);
+}
+
+CCLTUNE_SHIM_EXPORT ncclResult_t ncclReduceScatter(const void* sendbuff, void* recvbuff,
+                                                   size_t recvcount, ncclDataType_t datatype,
+                                                   ncclRedOp_t op, ncclComm_t comm,
+                                                   cudaStream_t stream) {
+  return ccltune::shim::Collective(
+      MakeCall(ccltune::core::Op::kReduceScatter, sendbuff, recvbuff, recvcount, datatype, op,
+               true, stream),
+      comm, RealReduceScatter);
+}
+
+CCLTUNE_SHIM_EXPORT ncclResult_t ncclGroupStart() {
+  const ncclResult_t r = real::ncclGroupStart();
+  if (r == ncclSuccess) ccltune::shim::EnterGroup();
+  return r;
+}
+
+CCLTUNE_SHIM_EXPORT ncclResult_t ncclGroupEnd() {
+  ccltune::shim::LeaveGroup();
+  return real::ncclGroupEnd();
+}
+
+CCLTUNE_SHIM_EXPORT ncclResult_t ncclGroupSimulateEnd(ncclSimInfo_t* simInfo) {
+  ccltune::shim::LeaveGroup();
+  return real::ncclGroupSimulateEnd(simInfo);
+}
+
+CCLTUNE_SHIM_EXPORT ncclResult_t ncclCommInitRank(ncclComm_t* comm, int nranks,
+                                                  ncclUniqueId commId, int rank) {
+  const ncclResult_t r = real::ncclCommInitRank(comm, nranks, commId, rank);
+  if (comm != nullptr) Track(r, *comm, BlockingOf(nullptr, nullptr));
+  return r;
+}
+
+CCLTUNE_SHIM_EXPORT ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nranks,
+                                                        ncclUniqueId commId, int rank,
+                                                        ncclConfig_t* config) {
+  const ncclResult_t r = real::ncclCommInitRankConfig(comm, nranks, commId, rank, config);
+  if (comm != nullptr) Track(r, *comm, BlockingOf(config, nullptr));
+  return r;
+}
+
+CCLTUNE_SHIM_EXPORT ncclResult_t ncclCommInitRankScalable(ncclComm_t* newcomm, int nranks,
+                                                          int myrank, int nId,
+                                                          ncclUniqueId* commIds,
+                                                          ncclConfig_t* config) {
+  const ncclResult_t r =
+      real::ncclCommInitRankScalable(newcomm, nranks, myrank, nId, commIds, config);
+  if (newcomm != nullptr) Track(r, *newcomm, BlockingOf(config, nullptr));
+  return r;
+}
+
+// One thread drives every rank: a context's collective setup would wait on ranks this same
+// thread has not reached, so these communicators stay with NCCL (they are used in groups).
+CCLTUNE_SHIM_EXPORT ncclResult_t ncclCommInitAll(ncclComm_t* comm, int ndev, const int* devlist) {
+  const ncclResult_t r = real::ncclCommInitAll(comm, ndev, devlist);
+  if (comm != nullptr && ndev == 1) Track(r, comm[0], BlockingOf(nullptr, nullptr));
+  return r;
+}
+
+CCLTUNE_SHIM_EXPORT ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key,
+                                               ncclComm_t* newcomm, ncclConfig_t* config) {
+  const ncclResult_t r = real::ncclCommSplit(comm, color, key, newcomm, config);
+  if (newcomm != nullptr && *newcomm != nullptr) Track(r, *newcomm, ChildBlocking(comm, config));
+  return r;
+}
+
+CCLTUNE_SHIM_EXPORT ncclResult_t ncclCommShrink(ncclComm_t comm, int* excludeRanksList,
+                                                int excludeRanksCount, ncclComm_t* newcomm,
+                                                ncclConfig_t* config, int shrinkFlags) {
+  const ncclResult_t r = real::ncclCommShrink(comm, excludeRanksList, excludeRanksCount, newcomm,
+                                              config, shrinkFlags);
+  if (newcomm != nullptr && *newcomm != nullptr) Track(r, *newcomm, ChildBlocking(comm, config));
+  return r;
+}
+
+CCLTUNE_SHIM_EXPORT ncclResult_t ncclCommFinalize(ncclComm_t comm) {
+  ccltune::shim::Release(comm, "finalized", /*abort=*/false, /*forget=*/false);
+  return real::ncclCommFinalize(comm);
+}
+
+CCLTUNE_SHIM_EXPORT ncclResult_t ncclCommDestroy(ncclComm_t comm) {
+  ccltune::shim::Release(comm, "destroyed", /*abort=*/false, /*forget=*/true);
+  return real::ncclCommDestroy(comm);
+}
+
+CCLTUNE_SHIM_EXPORT ncclResult_t ncclCommAbort(ncclComm_t comm) {
+  ccltune::shim::Release(comm, "aborted", /*abort=*/true, /*forget=*/true);
+  return real::ncclCommAbort(comm);
+}
+
+// A revoked communicator takes no new collectives; its context goes as on abort.
+CCLTUNE_SHIM_EXPORT ncclResult_t ncclCommRevoke(ncclComm_t comm, int revokeFlags) {
+  ccltune::shim::Release(comm, "revoked", /*abort=*/true, /*forget=*/false);
+  return real::ncclCommRevoke(comm, revokeFlags);
+}

@@ -1,0 +1,179 @@
+// libccltune-nccl's per-call decisions and communicator contexts (serve.h).
+#include "runtime/nccl_shim/serve.h"
+
+#include <cuda_runtime.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "runtime/nccl_shim/comm_registry.h"
+#include "runtime/nccl_shim/real_nccl.h"
+#include "runtime/nccl_shim/shim_log.h"
+#include "runtime/runtime_config.h"
+
+namespace ccltune::shim {
+namespace {
+
+thread_local int g_group_depth = 0;
+
+std::string Hex(const void* p) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%p", p);
+  return buf;
+}
+
+std::string Describe(const runtime::Call& c) {
+  return std::string(core::OpName(c.op)) + " count " + std::to_string(c.count) + " type " +
+         std::to_string(static_cast<int>(c.nccl_type)) + " op " +
+         std::to_string(static_cast<int>(c.nccl_op)) + " stream " + Hex(c.stream);
+}
+
+// Why this call cannot be served whatever the context, or kCount when it can be.
+Forward Ineligible(const runtime::Call& c, const CommEntry& e) {
+  if (g_group_depth > 0) return Forward::kInGroup;
+  if (!e.blocking) return Forward::kNonBlocking;
+  if (!c.dtype || !c.redop) return Forward::kNotTuned;
+  if (c.count == 0) return Forward::kEmpty;
+  return Forward::kCount;
+}
+
+bool Capturing(cudaStream_t stream) {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  const bool capturing =
+      cudaStreamIsCapturing(stream, &status) == cudaSuccess && status != cudaStreamCaptureStatusNone;
+  (void)cudaGetLastError();
+  return capturing;
+}
+
+// Makes the context (collective: every rank of `comm` is at this same call). Under e.mu.
+void MakeContext(ncclComm_t comm, CommEntry& e) {
+  core::Result<runtime::RuntimeConfig> cfg = runtime::ResolveConfig(nullptr);
+  std::string why;
+  if (!cfg.ok()) {
+    why = cfg.status().message();
+  } else if (cfg->source.results_file.empty() && cfg->source.redis_url.empty()) {
+    why = "no winners source (set CCLTUNE_RESULTS_FILE or CCLTUNE_REDIS_URL)";
+  } else if (auto ctx = runtime::RuntimeComm::Init(comm, std::move(cfg).value()); !ctx.ok()) {
+    why = "libccltune init failed: " + ctx.status().message();
+  } else if ((*ctx)->Empty()) {
+    bool abandoned = false;
+    (void)(*ctx)->Finish(&abandoned);
+    if (abandoned) (void)ctx->release();
+    why = "no winners for this communicator (the line above says why)";
+  } else {
+    e.ctx = std::move(ctx).value();
+    e.state = CommEntry::State::kServing;
+    Note("comm " + Hex(comm) + ": served by tuned winners");
+    return;
+  }
+  e.state = CommEntry::State::kPlain;
+  e.plain_why = why;
+  Note("comm " + Hex(comm) + ": plain NCCL: " + why);
+}
+
+ncclResult_t ResultOf(const core::Status& st) {
+  return st.code() == core::StatusCode::kInvalidArgument ? ncclInvalidArgument
+                                                          : ncclInternalError;
+}
+
+ncclResult_t Forwarded(CommEntry& e, Forward why, const std::string* detail,
+                       const runtime::Call& c, ncclComm_t comm, ForwardFn forward) {
+  e.Count(why);
+  if (DebugOn()) {
+    Debug(Describe(c) + " -> NCCL (" + ForwardName(why) +
+          (detail == nullptr || detail->empty() ? "" : ": " + *detail) + ")");
+  }
+  return forward(c, comm);
+}
+
+}  // namespace
+
+bool ShimOn() {
+  static const bool on = [] {
+    const char* v = std::getenv("CCLTUNE_NCCL");
+    if (v != nullptr && std::strcmp(v, "off") != 0 && std::strcmp(v, "0") != 0 &&
+        std::strcmp(v, "on") != 0 && std::strcmp(v, "1") != 0) {
+      Note(std::string("CCLTUNE_NCCL: '") + v + "' is not one of on, off: forwarding every call");
+      return false;
+    }
+    if (v != nullptr && (std::strcmp(v, "off") == 0 || std::strcmp(v, "0") == 0)) return false;
+    return Real().found && Real().same_version;
+  }();
+  return on;
+}
+
+void EnterGroup() { ++g_group_depth; }
+void LeaveGroup() {
+  if (g_group_depth > 0) --g_group_depth;
+}
+
+ncclResult_t Collective(const runtime::Call& call, ncclComm_t comm, ForwardFn forward) {
+  if (!ShimOn()) return forward(call, comm);
+  const std::shared_ptr<CommEntry> e = CommRegistry::Get().Find(comm);
+  if (!e) {
+    if (DebugOn()) Debug(Describe(call) + " -> NCCL (communicator not made through ccltune-nccl)");
+    return forward(call, comm);
+  }
+  if (const Forward why = Ineligible(call, *e); why != Forward::kCount) {
+    return Forwarded(*e, why, nullptr, call, comm, forward);
+  }
+  std::unique_lock<std::mutex> lock(e->mu);
+  if (e->state == CommEntry::State::kUntried) {
+    if (Capturing(call.stream)) {
+      lock.unlock();
+      return Forwarded(*e, Forward::kCapture, nullptr, call, comm, forward);
+    }
+    MakeContext(comm, *e);
+  }
+  if (e->state != CommEntry::State::kServing) {
+    lock.unlock();  // plain_why no longer changes once plain
+    return Forwarded(*e, Forward::kPlain, &e->plain_why, call, comm, forward);
+  }
+  core::Result<runtime::RuntimeComm::Served> served = e->ctx->Serve(call);
+  if (!served.ok()) {
+    Note("comm " + Hex(comm) + ": " + Describe(call) + ": " + served.status().message());
+    return ResultOf(served.status());
+  }
+  if (served->ran) {
+    ++e->ran[served->what];
+    if (DebugOn()) Debug(Describe(call) + " -> " + served->what);
+    return ncclSuccess;
+  }
+  lock.unlock();
+  return Forwarded(*e, Forward::kWinnerNccl, &served->what, call, comm, forward);
+}
+
+void Release(ncclComm_t comm, const char* how, bool abort, bool forget) {
+  const std::shared_ptr<CommEntry> e =
+      forget ? CommRegistry::Get().Remove(comm) : CommRegistry::Get().Find(comm);
+  if (!e) return;
+  {
+    std::lock_guard<std::mutex> lock(e->mu);
+    if (e->ctx && abort) {
+      // No collective goodbye: the peers may be gone. Our children go the same way.
+      e->ctx->AbortChildren();
+      e->ctx.reset();
+    } else if (e->ctx) {
+      bool abandoned = false;
+      const core::Status st = e->ctx->Finish(&abandoned);
+      if (!st.ok()) Note("comm " + Hex(comm) + ": context teardown: " + st.message());
+      if (abandoned || !st.ok()) (void)e->ctx.release();  // a peer may still map our memory
+      e->ctx.reset();
+    }
+    if (e->state == CommEntry::State::kServing) {
+      e->state = CommEntry::State::kPlain;
+      e->plain_why = std::string("communicator ") + how;
+    }
+  }
+  if (forget) Note("comm " + Hex(comm) + " " + how + ": " + e->Summary());
+}
+
+bool BlockingOf(const ncclConfig_t* config, const bool* parent) {
+  if (config != nullptr && config->blocking != NCCL_CONFIG_UNDEF_INT) return config->blocking != 0;
+  if (config == nullptr && parent != nullptr) return *parent;
+  const char* env = std::getenv("NCCL_COMM_BLOCKING");
+  return env == nullptr || std::atoi(env) != 0;
+}
+
+}  // namespace ccltune::shim

@@ -1,0 +1,46 @@
+// NCCL's data types and reduction ops as ccltune names them; nullopt for those ccltune does
+// not tune (the call then goes to NCCL as it is). Shared by the C API and libccltune-nccl.
+#pragma once
+
+#include <nccl.h>
+
+#include <optional>
+
+#include "core/types.h"
+
+namespace ccltune::runtime {
+
+inline std::optional<core::Dtype> DtypeOf(ncclDataType_t t) {
+  switch (t) {
+    case ncclFloat32:
+      return core::Dtype::kFp32;
+    case ncclFloat16:
+      return core::Dtype::kFp16;
+    case ncclBfloat16:
+      return core::Dtype::kBf16;
+    case ncclInt32:
+      return core::Dtype::kInt32;
+    case ncclInt8:
+      return core::Dtype::kInt8;
+    default:
+      return std::nullopt;
+  }
+}
+
+// ncclAvg and user-defined ops (ncclRedOpCreatePreMulSum) are not tuned.
+inline std::optional<core::RedOp> RedOpOf(ncclRedOp_t op) {
+  switch (op) {
+    case ncclSum:
+      return core::RedOp::kSum;
+    case ncclMax:
+      return core::RedOp::kMax;
+    case ncclMin:
+      return core::RedOp::kMin;
+    case ncclProd:
+      return core::RedOp::kProd;
+    default:
+      return std::nullopt;
+  }
+}
+
+}  // namespace ccltune::runtime

@@ -1,0 +1,86 @@
+#!/bin/bash
+# libccltune-nccl on one GPU (issue 22). Sections (any order; default: check torch faults bench):
+#   check   ccltune check-nccl: the real NCCL found, versions, fingerprint, winners
+#   torch   torch_programs.py (unmodified PyTorch) without the shim, then preloaded with
+#           winners that send calls down the runtime's paths (runtime_winners_file), with no
+#           winners, and with CCLTUNE_NCCL=off: every output bitwise equal to the reference;
+#           the served and forwarded counts from CCLTUNE_NCCL_DEBUG=1
+#   faults  an unreachable cache, another fingerprint's winners: one line each, bitwise equal
+#   bench   nccl_shim_bench gpu: host time per call, NCCL direct vs through the shim
+#
+# Here (build machine), once:
+#   cmake --build build -j2 --target ccltune ccltune_nccl_shim nccl_shim_bench runtime_winners_file
+#   ../shared/tools/bundle-for-gpu.sh .gpu22 build/worker/ccltune build/runtime/libccltune-nccl.so \
+#       build/tests/unit/runtime/nccl_shim/nccl_shim_bench build/tests/gpu/runtime_winners_file
+#   strip --strip-debug .gpu22/bin/* .gpu22/lib/*     (.gpu22 in .git/info/exclude; carry it)
+# There (repo root):  bash tests/gpu/nccl_shim_on_device.sh check torch faults bench
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 2
+B=${CCLTUNE_SHIM_BUNDLE:-$PWD/.gpu22}
+[ -f "$B/env.sh" ] || { echo "no $B/env.sh: bundle first (see the header)"; exit 2; }
+# shellcheck disable=SC1091
+source "$B/env.sh"
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+export PYTHONUNBUFFERED=1 CUDA_VISIBLE_DEVICES=0
+OUT=${OUT:-$PWD/gpu-out}
+mkdir -p "$OUT"
+SHIM=$B/bin/libccltune-nccl.so
+WINNERS=/tmp/ccltune-shim-winners.json
+"$B/bin/runtime_winners_file" 1 "$WINNERS" >/dev/null
+# The torch runs see only the bundle's own libraries: PyTorch keeps loading its own NCCL.
+torch_env=(env "LD_LIBRARY_PATH=$B/lib")
+served_env=(CCLTUNE_RESULTS_FILE="$WINNERS" CCLTUNE_FINGERPRINT=runtime-gpu-test)
+
+section_check() {
+  echo "== check-nccl (the ccltune binary's own NCCL, no winners source)"
+  ccltune check-nccl "$SHIM"
+  echo "== check-nccl with the test winners (pinned fingerprint)"
+  env "${served_env[@]}" ccltune check-nccl "$SHIM" --world 1
+}
+
+run_programs() {  # run_programs NAME [VAR=VALUE...]: one run of torch_programs.py
+  local name=$1; shift
+  timeout -k 5 300 "${torch_env[@]}" "$@" python3 tests/gpu/torch_programs.py "$OUT/$name.pt" \
+    >"$OUT/torch-$name.log" 2>&1
+  echo "$name: exit $?, $(grep -c 'ccltune-nccl:' "$OUT/torch-$name.log") shim lines"
+}
+
+section_torch() {
+  run_programs ref
+  run_programs served LD_PRELOAD="$SHIM" CCLTUNE_NCCL_DEBUG=1 "${served_env[@]}"
+  run_programs forwarded LD_PRELOAD="$SHIM" CCLTUNE_NCCL_DEBUG=1
+  run_programs off LD_PRELOAD="$SHIM" CCLTUNE_NCCL=off CCLTUNE_NCCL_DEBUG=1
+  "${torch_env[@]}" python3 tests/gpu/nccl_shim_compare.py "$OUT/ref.pt" "$OUT/served.pt" \
+    "$OUT/forwarded.pt" "$OUT/off.pt"
+  echo "== served run: what ran (per-call debug lines)"
+  grep -o ' -> [^ (]*\( (.*\)\?$' "$OUT/torch-served.log" | sed 's/ (no context: .*/ (no context)/' |
+    sort | uniq -c | sort -rn | head -20
+  grep -E 'ccltune-nccl: (comm|CCLTUNE|.*NCCL [0-9])' "$OUT/torch-served.log" | grep -v ' -> ' | head
+  echo "== forwarded run (no winners source)"
+  grep 'ccltune-nccl:' "$OUT/torch-forwarded.log" | grep -v ' -> ' | head -5
+}
+
+section_faults() {
+  for fault in "unreachable-cache CCLTUNE_REDIS_URL=redis://127.0.0.1:1" \
+               "other-fingerprint CCLTUNE_RESULTS_FILE=$WINNERS"; do
+    set -- $fault
+    local name=$1; shift
+    run_programs "$name" LD_PRELOAD="$SHIM" "$@"
+    grep -E '^ccltune(-nccl)?:' "$OUT/torch-$name.log" | head -4
+  done
+  "${torch_env[@]}" python3 tests/gpu/nccl_shim_compare.py "$OUT/ref.pt" \
+    "$OUT/unreachable-cache.pt" "$OUT/other-fingerprint.pt"
+}
+
+section_bench() {
+  echo "== forwarded (no winners source)"
+  LD_PRELOAD="$SHIM" CCLTUNE_LOG=quiet "$B/bin/nccl_shim_bench" gpu
+  echo "== served by winners (4 KiB: nccl:ctas=4 on 1 rank)"
+  env LD_PRELOAD="$SHIM" CCLTUNE_LOG=quiet "${served_env[@]}" "$B/bin/nccl_shim_bench" gpu
+}
+
+sections=${*:-check torch faults bench}
+for s in $sections; do
+  echo "##### $s"
+  "section_$s"
+done

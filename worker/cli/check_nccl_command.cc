@@ -1,0 +1,107 @@
+// `ccltune check-nccl [LIBRARY] [--world N]`: loads libccltune-nccl as a program would and
+// prints what it found: the real NCCL behind it and how, the versions, whether it would serve
+// calls, and for a communicator of N ranks on this node (default: the GPUs visible) the
+// fingerprint it would compute and how many winners it would load. A preloaded library that
+// quietly forwards everything looks like one that works; this says which, in the image that
+// will run it. LIBRARY defaults to <prefix>/lib/libccltune-nccl.so next to <prefix>/bin/ccltune.
+#include <dlfcn.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "worker/cli/commands.h"
+
+namespace ccltune::worker::cli {
+namespace {
+
+constexpr const char* kShimFile = "libccltune-nccl.so";
+using InfoFn = size_t (*)(int, char*, size_t);
+
+std::string DefaultShimPath() {
+  std::error_code ec;
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return kShimFile;
+  return (exe.parent_path().parent_path() / "lib" / kShimFile).string();
+}
+
+std::string Field(const nlohmann::json& j, const char* key, const std::string& otherwise = "") {
+  return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : otherwise;
+}
+
+void Print(const std::string& path, const nlohmann::json& j) {
+  const auto& real = j["real"];
+  std::printf("%s: built against NCCL %s\n", path.c_str(), Field(j, "builtAgainst").c_str());
+  if (real.value("found", false)) {
+    std::printf("real NCCL: %s (version code %d, found by %s)\n",
+                real.value("path", std::string()).c_str(), real.value("version", 0),
+                real.value("how", std::string()).c_str());
+  } else {
+    std::printf("real NCCL: not found\n");
+  }
+  std::printf("serving calls: %s%s\n", j.value("serving", false) ? "yes" : "no",
+              j.contains("problem") ? (" (" + Field(j, "problem") + ")").c_str() : "");
+  std::printf("winners source: %s\n", Field(j, "source", "none").c_str());
+  const int world = j.value("world", 0);
+  if (world <= 0) {
+    std::printf("fingerprint: not computed (no GPU visible; pass --world N)\n");
+    return;
+  }
+  if (j.contains("fingerprint")) {
+    std::printf("fingerprint (%d ranks, 1 node): %s\n", world, Field(j, "fingerprint").c_str());
+  } else {
+    std::printf("fingerprint (%d ranks, 1 node): not computed: %s\n", world,
+                Field(j, "fingerprintProblem").c_str());
+  }
+  if (j.contains("winners")) {
+    std::printf("winners: %d records for %d ranks (%d rejected)\n", j.value("winners", 0), world,
+                j.value("rejected", 0));
+  } else if (j.contains("winnersProblem")) {
+    std::printf("winners: none loaded: %s\n", Field(j, "winnersProblem").c_str());
+  }
+}
+
+int RunCheckNccl(const std::string& path, int world) {
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    std::fprintf(stderr, "ccltune check-nccl: cannot load %s: %s\n", path.c_str(), dlerror());
+    return 1;
+  }
+  auto info = reinterpret_cast<InfoFn>(dlsym(handle, "ccltuneNcclShimInfo"));
+  if (info == nullptr || dlsym(handle, "ncclAllReduce") == nullptr) {
+    std::fprintf(stderr, "ccltune check-nccl: %s is not libccltune-nccl (no %s)\n", path.c_str(),
+                 info == nullptr ? "ccltuneNcclShimInfo" : "ncclAllReduce");
+    return 1;
+  }
+  std::vector<char> buf(info(world, nullptr, 0));
+  if (buf.empty() || info(world, buf.data(), buf.size()) != 0) {
+    std::fprintf(stderr, "ccltune check-nccl: %s gave no report\n", path.c_str());
+    return 1;
+  }
+  const nlohmann::json j = nlohmann::json::parse(buf.data(), nullptr, false);
+  if (j.is_discarded() || !j.contains("real")) {
+    std::fprintf(stderr, "ccltune check-nccl: %s gave an unreadable report\n", path.c_str());
+    return 1;
+  }
+  Print(path, j);
+  return j["real"].value("found", false) ? 0 : 1;
+}
+
+}  // namespace
+
+Runner AddCheckNcclCommand(CLI::App& app) {
+  auto path = std::make_shared<std::string>(DefaultShimPath());
+  auto world = std::make_shared<int>(0);
+  auto* c = app.add_subcommand(
+      "check-nccl",
+      "Load libccltune-nccl as a program would and report the NCCL and winners it finds");
+  c->add_option("library", *path, "libccltune-nccl shared object")->capture_default_str();
+  c->add_option("--world", *world, "Ranks of the communicator to fingerprint (default: GPUs)")
+      ->check(CLI::Range(1, 4096));
+  return [path, world] { return RunCheckNccl(*path, *world); };
+}
+
+}  // namespace ccltune::worker::cli
