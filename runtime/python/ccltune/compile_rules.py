@@ -41,13 +41,14 @@ MEAN, SUM = "aten.mean.dim", "aten.sum.dim_IntList"
 RSQRT, SQRT, RECIPROCAL = "aten.rsqrt.default", "aten.sqrt.default", "aten.reciprocal.default"
 CONVERTS = ("prims.convert_element_type.default", "aten._to_copy.default")
 FUSED_RMS_NORM = "aten._fused_rms_norm.default"  # (input, normalized_shape, weight, eps)
+RMS_NORM = "aten.rms_norm.default"               # the same arguments, one result
 GETITEM = "getitem"
 
 RMSNORM_FORMS = (
     "written out (Llama, Qwen, Mistral): x = s.float(); x * rsqrt(x.pow(2).mean(-1, keepdim) + eps),"
     " .to(dtype), then weight * that",
     "F.rms_norm / nn.RMSNorm decomposed: the same, times weight in fp32, then .to(dtype)",
-    "aten._fused_rms_norm(s, [hidden], weight, eps) kept whole",
+    "aten._fused_rms_norm(s, [hidden], weight, eps) or aten.rms_norm kept whole",
     "variants: x * x for the square, sum / hidden for the mean, 1 / sqrt or x / sqrt(...)",
 )
 
@@ -303,8 +304,8 @@ def match_rmsnorm(view, s, facts):
     form, chain nodes), or Miss with the reason of the nearest candidate."""
     users = view.users(s)
     for u in users:
-        if view.target(u) == FUSED_RMS_NORM and view.args(u)[0] is s:
-            return _match_fused_rms_norm(view, u, facts)
+        if view.target(u) in (FUSED_RMS_NORM, RMS_NORM) and view.args(u)[0] is s:
+            return _match_whole_norm(view, u, facts)
     starts = [u for u in users if _converts(view, u, s, "float32")] + [s]
     best = None
     for x in starts:
@@ -462,18 +463,24 @@ def _weight_operand(view, mul, value):
     return w
 
 
-def _match_fused_rms_norm(view, node, facts):
-    a = view.args(node)
-    shape, weight = a[1], a[2] if len(a) > 2 else None
-    eps = a[3] if len(a) > 3 else None
+def _match_whole_norm(view, node, facts):
+    """aten.rms_norm / aten._fused_rms_norm (input, normalized_shape, weight, eps)."""
+    a, kw = view.args(node), view.kwargs(node)
+    shape = a[1] if len(a) > 1 else kw.get("normalized_shape")
+    weight = a[2] if len(a) > 2 else kw.get("weight")
+    eps = a[3] if len(a) > 3 else kw.get("eps")
     if list(shape) != [facts.shape[-1]]:
-        raise Miss("_fused_rms_norm over %s, not the last dim only" % (list(shape),))
+        raise Miss("the norm is over %s, not the last dim only" % (list(shape),))
     if weight is None:
         raise Miss("the norm has no weight")
+    if view.is_node(eps):
+        raise Miss("eps is not a constant")
+    eps = FP32_EPS if eps is None else eps
+    if view.target(node) == RMS_NORM:
+        return node, weight, float(eps), "aten.rms_norm", [node]
     getters = view.users(node)
     outs = [g for g in getters if view.target(g) == GETITEM and view.args(g)[1] == 0]
     rest = [g for g in getters if g not in outs and view.users(g)]
     if len(outs) != 1 or rest:
         raise Miss("_fused_rms_norm's inverse rms is used too")
-    eps = FP32_EPS if eps is None else eps
     return outs[0], weight, float(eps), "aten._fused_rms_norm", [node] + getters

@@ -145,6 +145,11 @@ class FusedTest(unittest.TestCase):
         g, parts = block(norm=kept, eps=None)
         m = self.assert_fused(g, parts, R.FP32_EPS)
         self.assertEqual(m.form, "aten._fused_rms_norm")
+        g, parts = block(norm=lambda g, s, w, eps: g.call(R.RMS_NORM, s, [4096], w, eps), eps=1e-6)
+        self.assertEqual(self.assert_fused(g, parts, 1e-6).form, "aten.rms_norm")
+        g, _ = block(norm=lambda g, s, w, eps: g.call(R.RMS_NORM, s, [7, 4096], w, eps), eps=1e-6)
+        self.assertIn("the norm is over [7, 4096], not the last dim only",
+                      plan(g).not_fused[0].reason)
 
     def test_variants_square_by_mul_mean_by_sum_root_by_sqrt(self):
         def variant(g, s, w, eps):
