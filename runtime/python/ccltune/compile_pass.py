@@ -23,6 +23,7 @@ import logging
 import operator
 
 import torch
+import torch._inductor.config
 import torch.distributed as dist
 from torch._inductor import custom_graph_pass as _cgp
 
@@ -102,6 +103,23 @@ def group_all_reduce_residual_rmsnorm(input: torch.Tensor, residual: torch.Tenso
 @group_all_reduce_residual_rmsnorm.register_fake
 def _(input, residual, weight, eps, group_name):
     return residual.new_empty(residual.shape)
+
+
+@torch.library.custom_op("ccltune::group_all_reduce_residual_rmsnorm_copy", mutates_args=())
+def group_all_reduce_residual_rmsnorm_copy(input: torch.Tensor, residual: torch.Tensor,
+                                           weight: torch.Tensor, eps: float,
+                                           group_name: str) -> tuple[torch.Tensor, torch.Tensor]:
+    """enable(residual="copy"): the same on a copy of residual; returns (out, new residual)."""
+    calls["group_all_reduce_residual_rmsnorm"] += 1
+    res = residual.clone(memory_format=torch.contiguous_format)
+    out = torch.empty_like(res)
+    ct._rmsnorm_direct(input.contiguous(), res, weight.contiguous(), eps, _comm(group_name), out)
+    return out, res
+
+
+@group_all_reduce_residual_rmsnorm_copy.register_fake
+def _(input, residual, weight, eps, group_name):
+    return residual.new_empty(residual.shape), residual.new_empty(residual.shape)
 
 
 class FxView(rules.View):
@@ -196,18 +214,23 @@ def _erase(graph, nodes):
         graph.erase_node(n)
 
 
-def _apply_fused(graph, m, replaced):
-    from torch._higher_order_ops.auto_functionalize import auto_functionalized
+def _apply_fused(graph, m, replaced, residual_mode):
     kwargs = {k: _resolve(v, replaced) for k, v in rules.fused_kwargs(m).items()}
     with graph.inserting_before(m.output):
-        af = graph.call_function(auto_functionalized,
-                                 (torch.ops.ccltune.group_all_reduce_residual_rmsnorm.default,),
-                                 kwargs)
-        out = graph.call_function(operator.getitem, (af, 0))
-        res = graph.call_function(operator.getitem, (af, 1))
+        if residual_mode == "copy":
+            fused = graph.call_function(
+                torch.ops.ccltune.group_all_reduce_residual_rmsnorm_copy.default,
+                tuple(kwargs[k] for k in rules.FUSED_ARGS))
+        else:  # residual updated in place where Inductor's reinplacing finds it free
+            from torch._higher_order_ops.auto_functionalize import auto_functionalized
+            fused = graph.call_function(
+                auto_functionalized,
+                (torch.ops.ccltune.group_all_reduce_residual_rmsnorm.default,), kwargs)
+        out = graph.call_function(operator.getitem, (fused, 0))
+        res = graph.call_function(operator.getitem, (fused, 1))
     _set_val(out, m.output)
     _set_val(res, m.add)
-    af.meta["val"] = (out.meta["val"], res.meta["val"])
+    fused.meta["val"] = (out.meta["val"], res.meta["val"])
     chain = set(m.chain)
     m.output.replace_all_uses_with(out)
     m.add.replace_all_uses_with(res, delete_user_cb=lambda user: user not in chain)
@@ -251,7 +274,7 @@ def rewrite(graph, settings):
                   eps=m.eps, group=m.group, form=m.form, choices=_choices(m)) for m in plan.fused]
     replaced = {}
     for m in plan.fused:
-        _apply_fused(graph, m, replaced)
+        _apply_fused(graph, m, replaced, settings["residual"])
     for m in plan.plain:
         _apply_plain(graph, m, replaced)
     if plan.fused or plan.plain:
@@ -293,7 +316,7 @@ class CompilePass(_Base):
             with open(path, "rb") as f:
                 h.update(f.read())
         served = sorted((g, c.world) for g, c in _served.items())
-        keyed = {k: v for k, v in self.settings.items() if k in ("fuse", "collectives")}
+        keyed = {k: v for k, v in self.settings.items() if k in ("fuse", "collectives", "residual")}
         h.update(repr((served, sorted(keyed.items()), ids)).encode())
         return h.hexdigest()
 
@@ -308,12 +331,15 @@ def _groups(group):
     return [group]
 
 
-def enable(group=None, *, fuse=True, collectives=True, verbose=False, record_graphs=False,
-           **config):
+def enable(group=None, *, fuse=True, collectives=True, residual="inplace", verbose=False,
+           record_graphs=False, **config):
     """Serve `group` (None: the world; a ProcessGroup, a DeviceMesh, or a list) in
     torch.compile'd code: creates each group's Communicator (collective over the group;
     `config`: Communicator's results_file, redis_url, pool_bytes, ...) and installs the
-    post-grad pass. `fuse` / `collectives`: which rewrites it makes. `verbose`: log each
+    post-grad pass. `fuse` / `collectives`: which rewrites it makes. `residual`: "inplace"
+    (the fused op updates the residual, through auto_functionalized; Inductor copies it
+    first only where something else still reads it) or "copy" (a functional op that always
+    copies it). `verbose`: log each
     graph's line to stderr. `record_graphs`: keep each graph's text before and after in
     explain(). Call again to serve more groups. Returns the Communicators."""
     comms = []
@@ -322,7 +348,10 @@ def enable(group=None, *, fuse=True, collectives=True, verbose=False, record_gra
         if name not in _served:
             _served[name] = ct.Communicator(g, **config)
         comms.append(_served[name])
-    settings = dict(fuse=fuse, collectives=collectives, record_graphs=record_graphs)
+    if residual not in ("inplace", "copy"):
+        raise ValueError("ccltune.torch.enable: residual=%r, not 'inplace' or 'copy'" % residual)
+    settings = dict(fuse=fuse, collectives=collectives, residual=residual,
+                    record_graphs=record_graphs)
     cfg = torch._inductor.config
     current = cfg.post_grad_custom_post_pass
     if isinstance(current, CompilePass):
