@@ -120,6 +120,8 @@ class Env:
         fn = build()
         failures, detail = [], {}
         n0, calls0 = len(self.reports()), self.op_calls()
+        from torch._dynamo.utils import counters
+        skips0 = counters["inductor"]["cudagraph_skips"]
         opts = dict(fullgraph=True, dynamic=False, **({"mode": mode} if mode else {}))
         errs = []
         with torch.no_grad():
@@ -153,6 +155,10 @@ class Env:
             failures.append("the fused op ran %d times, want %d or more" % (ran, want_fused))
         if want_fused and after.get(C10D_AR):
             failures.append("%d c10d all_reduce left" % after[C10D_AR])
+        if mode == "reduce-overhead":
+            detail["cudagraph_skips"] = counters["inductor"]["cudagraph_skips"] - skips0
+            if detail["cudagraph_skips"]:
+                failures.append("Inductor skipped CUDA graphs (%d)" % detail["cudagraph_skips"])
         if want_eps is not None and [f["eps"] for f in fused] != want_eps:
             failures.append("eps %s, want %s" % ([f["eps"] for f in fused], want_eps))
         detail["failures"] = failures

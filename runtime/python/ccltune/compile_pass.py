@@ -272,6 +272,21 @@ def rewrite(graph, settings):
     line = plan.summary(view)
     fused = [dict(collective=m.collective.name, dtype=m.dtype, hidden=m.hidden, tokens=m.tokens,
                   eps=m.eps, group=m.group, form=m.form, choices=_choices(m)) for m in plan.fused]
+    try:
+        _apply(graph, plan, settings)
+    except Exception as e:  # reported with the graph it failed on, then raised
+        line = "FAILED applying (%s: %s); planned: %s" % (type(e).__name__, e, line)
+        raise
+    finally:
+        report = GraphReport(len(_reports), line, plan, before, op_counts(graph), fused,
+                             (text_before, str(graph) if settings["record_graphs"] else None))
+        _reports.append(report)
+        if before:
+            log.info("ccltune.torch %s", report)
+    return report
+
+
+def _apply(graph, plan, settings):
     replaced = {}
     for m in plan.fused:
         _apply_fused(graph, m, replaced, settings["residual"])
@@ -281,12 +296,6 @@ def rewrite(graph, settings):
         from torch._inductor.pattern_matcher import stable_topological_sort
         stable_topological_sort(graph)
         graph.lint()
-    report = GraphReport(len(_reports), line, plan, before, op_counts(graph), fused,
-                         (text_before, str(graph) if settings["record_graphs"] else None))
-    _reports.append(report)
-    if before:
-        log.info("ccltune.torch %s", report)
-    return report
 
 
 _Base = getattr(_cgp, "CustomInferenceAwareGraphPass", _cgp.CustomGraphPass)
