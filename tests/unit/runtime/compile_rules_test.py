@@ -80,13 +80,14 @@ def functional_norm(g, s, w, eps=1e-6):
     return g.call(R.CONVERTS[0], m, t.dtype, dtype=t.dtype) if t.dtype != "float32" else m
 
 
-def block(dtype="bfloat16", hidden=4096, norm=written_norm, shape=(2, 7), **kw):
+def block(dtype="bfloat16", hidden=4096, norm=written_norm, shape=(2, 7), op="sum", group="0",
+          weight_dtype=None, offset=0, **kw):
     """partial -> all-reduce -> + residual -> norm; returns (graph, parts)."""
     g = Graph()
-    partial = g.input(dtype, shape + (hidden,))
+    partial = g.input(dtype, shape + (hidden,), offset=offset)
     residual = g.input(dtype, shape + (hidden,))
-    w = g.input(dtype, (hidden,))
-    summed = all_reduce(g, partial)
+    w = g.input(weight_dtype or dtype, (hidden,))
+    summed = all_reduce(g, partial, op=op, group=group)
     s = g.call(R.ADD[0], residual, summed)
     y = norm(g, s, w, **kw)
     g.output(y, s)
@@ -200,13 +201,10 @@ class NearMissTest(unittest.TestCase):
         self.assertEqual([m.kind for m in p.plain], ["all_reduce"])  # still runs through ccltune
 
     def test_non_sum_reduction(self):
-        g = Graph()
-        x, r, w = g.input("bfloat16", (8, 4096)), g.input("bfloat16", (8, 4096)), g.input("bfloat16", (4096,))
-        s = g.call(R.ADD[0], r, all_reduce(g, x, op="max"))
-        g.output(written_norm(g, s, w))
+        g, parts = block(op="max")
         reason, p = self.reason(g)
         self.assertEqual(reason, "reduce op max: the fused op sums")
-        self.assertEqual(p.plain[0].args, (x, "max", "0"))
+        self.assertEqual(p.plain[0].args, (parts["partial"], "max", "0"))
 
     def test_sum_used_elsewhere(self):
         g, parts = block()
@@ -215,20 +213,12 @@ class NearMissTest(unittest.TestCase):
         self.assertIn("the all-reduced sum is used by 2 nodes", reason)
 
     def test_intermediate_used_elsewhere(self):
-        g = Graph()
-        x, r, w = g.input("bfloat16", (8, 4096)), g.input("bfloat16", (8, 4096)), g.input("bfloat16", (4096,))
-        s = g.call(R.ADD[0], r, all_reduce(g, x))
-        y = written_norm(g, s, w)
-        rsqrt = next(n for n in g.nodes if n.target == R.RSQRT)
-        g.output(y, rsqrt)  # a training forward saving the inverse rms
+        g, _ = block()
+        g.output(next(n for n in g.nodes if n.target == R.RSQRT))  # a training forward's save
         self.assertIn("the inverse root is used by 2 nodes", self.reason(g)[0])
 
     def test_group_not_served(self):
-        g = Graph()
-        x, r, w = g.input("bfloat16", (8, 4096)), g.input("bfloat16", (8, 4096)), g.input("bfloat16", (4096,))
-        s = g.call(R.ADD[0], r, all_reduce(g, x, group="7"))
-        g.output(written_norm(g, s, w))
-        reason, p = self.reason(g)
+        reason, p = self.reason(block(group="7")[0])
         self.assertEqual(reason, "group '7' is not served (enable() serves ['0', 'tp'])")
         self.assertEqual((p.plain, p.not_fused), ([], []))
 
@@ -240,33 +230,20 @@ class NearMissTest(unittest.TestCase):
             self.assertIn(want, self.reason(block(**kw)[0])[0], kw)
 
     def test_weight_of_another_dtype(self):
-        g = Graph()
-        x, r = g.input("bfloat16", (8, 4096)), g.input("bfloat16", (8, 4096))
-        w = g.input("float32", (4096,))
-        s = g.call(R.ADD[0], r, all_reduce(g, x))
-        g.output(written_norm(g, s, w))  # weight fp32 * bf16 -> fp32 output
+        g, _ = block(weight_dtype="float32")  # weight fp32 * bf16 -> fp32 output
         self.assertIn("the norm's output is float32", self.reason(g)[0])
 
     def test_layout(self):
-        g = Graph()
-        x = g.input("bfloat16", (8, 4096), offset=8)
-        r, w = g.input("bfloat16", (8, 4096)), g.input("bfloat16", (4096,))
-        s = g.call(R.ADD[0], r, all_reduce(g, x))
-        g.output(written_norm(g, s, w))
+        g, _ = block(offset=8)
         self.assertIn("input starts 8 bytes into its storage", self.reason(g)[0])
 
     def test_eps_not_a_constant(self):
-        g = Graph()
-        x, r, w = g.input("bfloat16", (8, 4096)), g.input("bfloat16", (8, 4096)), g.input("bfloat16", (4096,))
-        eps = g.input("float64", ())
-        s = g.call(R.ADD[0], r, all_reduce(g, x))
-        g.output(written_norm(g, s, w, eps=eps))
+        g, _ = block(norm=lambda g, s, w, eps: written_norm(g, s, w, g.input("float64", ())),
+                     eps=None)
         self.assertIn("eps is not a constant", self.reason(g)[0])
 
     def test_no_norm_and_no_weight(self):
-        g = Graph()
-        x, r = g.input("bfloat16", (8, 4096)), g.input("bfloat16", (8, 4096))
-        g.output(g.call(R.ADD[0], r, all_reduce(g, x)))
+        g, _ = block(norm=lambda g, s, w: s)
         self.assertIn("feeds no RMSNorm", self.reason(g)[0])
         g, _ = block(norm=lambda g, s, w: written_norm(g, s, None))
         self.assertIn("followed by output, not a weight product", self.reason(g)[0])
