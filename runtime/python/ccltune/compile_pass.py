@@ -18,6 +18,7 @@ allocates are not from the pool, so fused winners that need pooled buffers give 
 fastest unfused choice (explain() reports both choices where tokens are static).
 """
 import collections
+import contextlib
 import hashlib
 import logging
 import operator
@@ -190,7 +191,6 @@ def _fresh_val(val):
     """A new contiguous FakeTensor like `val` (its own storage, as the op allocates)."""
     if not isinstance(val, torch.Tensor):
         return val
-    import contextlib
     with torch._guards.detect_fake_mode([val]) or contextlib.nullcontext():
         return val.new_empty(val.shape)
 

@@ -354,11 +354,12 @@ def _match_written(view, s, x, square, facts):
         if others:
             raise Miss("the upcast sum is also used by %s" % _names(view, others))
     output, weight, tail = _match_weight(view, normed, facts.dtype)
-    form = ("upcast, " if x is not s else "") + ("weight after the cast back"
-                                                  if view.target(tail[0]) in CONVERTS
-                                                  else "weight before the cast back"
-                                                  if len(tail) == 2 else "weight")
-    return output, weight, eps, "written out (%s)" % form, chain + tail
+    if view.target(tail[0]) in CONVERTS:
+        where = "weight after the cast back"    # LlamaRMSNorm: weight * x.to(dtype)
+    else:
+        where = "weight before the cast back" if len(tail) == 2 else "weight"  # F.rms_norm
+    form = "written out (%s%s)" % ("upcast, " if x is not s else "", where)
+    return output, weight, eps, form, chain + tail
 
 
 def _match_mean(view, square, facts):

@@ -127,6 +127,8 @@ class FusedTest(unittest.TestCase):
                 g, parts = block(dt, eps=eps, upcast=dt != "float32")
                 m = self.assert_fused(g, parts, eps)
                 self.assertEqual((m.dtype, m.hidden, m.tokens), (dt, 4096, 14))
+                self.assertEqual(m.form, "written out (weight)" if dt == "float32" else
+                                 "written out (upcast, weight after the cast back)")
 
     def test_meta_reference_weight_after(self):
         g, parts = block(weight_first=False)
@@ -136,7 +138,8 @@ class FusedTest(unittest.TestCase):
         for dt in R.FUSED_DTYPES:
             g, parts = block(dt, norm=functional_norm, eps=1e-6)
             m = self.assert_fused(g, parts, 1e-6)
-            self.assertIn("written out", m.form)
+            self.assertEqual(m.form, "written out (weight)" if dt == "float32" else
+                             "written out (upcast, weight before the cast back)")
 
     def test_fused_rms_norm_kept_whole(self):
         def kept(g, s, w, eps):
