@@ -8,6 +8,9 @@
 #              in the same call torch_symm_bench.py with the runtime's op on those winners,
 #              NCCL and torch's one/two-shot: runtime_vs_tune.py prints the side-by-side table
 #   decodeN    N GPUs: tp_decode_bench.py, a Llama-3-8B-shaped TP decode step, NCCL vs runtime
+#   compile    compile_pass_check.py (issue 23): ccltune.torch.enable()'s Inductor pass on one
+#              GPU, world size 1 (needs only libccltune in the bundle); $OUT/compile-pass.json,
+#              $OUT/graphs.txt (each graph before and after the pass)
 #
 # Here (build machine), once:
 #   cmake --build build -j2 --target ccltune runtime_gpu_test runtime_bench ccltune_runtime \
@@ -86,11 +89,17 @@ section_decode() {  # section_decode <gpus>
     --gpus "$n" --winners "$OUT/winners$n-graph.json" 2>&1 | tee "$OUT/runtime-decode$n.md" | tail -20
 }
 
+section_compile() {
+  CUDA_VISIBLE_DEVICES=0 timeout -k 5 "$(left)" python3 tests/gpu/compile_pass_check.py \
+    --out "$OUT" --budget $(($(left) - 40)) 2>&1 | tee "$OUT/compile-pass.log" |
+    grep -v "Warning\|warn(" | grep "^PASSED\|^FAILED\|^NOT RUN\|^compile_pass_check\|^torch\|SKIP"
+}
+
 [ $# -eq 0 ] && set -- gpu torch
 for s in "$@"; do
   echo "=== $s ($(left) s left)"
   case $s in
-    gpu | torch) "section_$s" ;;
+    gpu | torch | compile) "section_$s" ;;
     bench*) section_bench "${s#bench}" ;;
     decode*) section_decode "${s#decode}" ;;
     *) echo "unknown section $s" ;;

@@ -14,6 +14,12 @@ The epilogue ops run fused winners (all-reduce and epilogue in one launch) only 
 out and residual all come from comm.empty(); pass `out=` such a tensor (or the input itself)
 for that. Other tensors get the fastest unfused choice: an all-reduce then a separate kernel.
 
+Without changing model code (issue 23): after init_process_group,
+
+    ct.enable()                               # serve the world group in torch.compile'd code
+    model = torch.compile(model)              # all-reduce + residual add + RMSNorm -> fused op
+    print(*ct.explain(), sep="\n")            # per graph: what was rewritten, what not and why
+
 The ops are registered with torch.library (`torch.ops.ccltune.*`), so CUDA-graph capture and
 torch.compile take them; they run on torch's current stream. Winners come from
 CCLTUNE_RESULTS_FILE or CCLTUNE_REDIS_URL (or the `results_file` / `redis_url` arguments).
@@ -112,29 +118,61 @@ class _CudaArray:
 _NCCL_TYPE = {dt: _lib.NCCL_TYPES[name] for dt, name in _DTYPES.items()}
 
 
-def _args(t, comm):
+def _args(t, c):
+    """(Communicator c, NCCL type, current raw stream) for a call on tensor t."""
     if not t.is_cuda or not t.is_contiguous():
         raise ValueError("ccltune.torch: tensor must be a contiguous CUDA tensor")
     if t.dtype not in _NCCL_TYPE:
         raise ValueError("ccltune.torch: dtype %s is not one of %s" % (t.dtype, list(_DTYPES)))
     # The raw handle of torch's current stream, without building a Stream object per call.
     stream = torch._C._cuda_getCurrentRawStream(t.device.index)
-    return _comms[comm], _NCCL_TYPE[t.dtype], stream
+    return c, _NCCL_TYPE[t.dtype], stream
+
+
+# The calls themselves, on a Communicator: the ops below (by handle) and the ops that
+# enable()'s compiler pass inserts (by group name, compile_pass.py) share them.
+def run_all_reduce(src, dst, c, op):
+    """dst = the all-reduce (NCCL op code `op`) of src; dst may be src."""
+    c, t, s = _args(src, c)
+    _lib.check(_ALL_REDUCE(src.data_ptr(), dst.data_ptr(), src.numel(), t, op, c._rt, s),
+               "ccltuneAllReduce")
+
+
+def gathered_shape(tensor, world):
+    return (world * tensor.shape[0],) + tuple(tensor.shape[1:])
+
+
+def run_all_gather(tensor, c):
+    c, t, s = _args(tensor, c)
+    out = tensor.new_empty(gathered_shape(tensor, c.world))
+    _lib.check(_lib.lib().ccltuneAllGather(tensor.data_ptr(), out.data_ptr(), tensor.numel(), t,
+                                          c._rt, s), "ccltuneAllGather")
+    return out
+
+
+def scattered_shape(tensor, world):
+    if tensor.shape[0] % world:
+        raise ValueError("ccltune.torch: dim 0 (%d) not divisible by %d ranks" % (tensor.shape[0], world))
+    return (tensor.shape[0] // world,) + tuple(tensor.shape[1:])
+
+
+def run_reduce_scatter(tensor, c, op):
+    c, t, s = _args(tensor, c)
+    out = tensor.new_empty(scattered_shape(tensor, c.world))
+    _lib.check(_lib.lib().ccltuneReduceScatter(tensor.data_ptr(), out.data_ptr(), out.numel(), t,
+                                              op, c._rt, s), "ccltuneReduceScatter")
+    return out
 
 
 @torch.library.custom_op("ccltune::all_reduce_", mutates_args=("tensor",))
 def _all_reduce_(tensor: torch.Tensor, comm: int, op: int) -> None:
-    c, t, s = _args(tensor, comm)
-    _lib.check(_lib.lib().ccltuneAllReduce(tensor.data_ptr(), tensor.data_ptr(), tensor.numel(),
-                                          t, op, c._rt, s), "ccltuneAllReduce")
+    run_all_reduce(tensor, tensor, _comms[comm], op)
 
 
 @torch.library.custom_op("ccltune::all_reduce", mutates_args=())
 def _all_reduce(tensor: torch.Tensor, comm: int, op: int) -> torch.Tensor:
     out = torch.empty_like(tensor)
-    c, t, s = _args(tensor, comm)
-    _lib.check(_lib.lib().ccltuneAllReduce(tensor.data_ptr(), out.data_ptr(), tensor.numel(), t,
-                                          op, c._rt, s), "ccltuneAllReduce")
+    run_all_reduce(tensor, out, _comms[comm], op)
     return out
 
 
@@ -145,34 +183,22 @@ def _(tensor, comm, op):
 
 @torch.library.custom_op("ccltune::all_gather", mutates_args=())
 def _all_gather(tensor: torch.Tensor, comm: int) -> torch.Tensor:
-    c, t, s = _args(tensor, comm)
-    out = tensor.new_empty((c.world * tensor.shape[0],) + tuple(tensor.shape[1:]))
-    _lib.check(_lib.lib().ccltuneAllGather(tensor.data_ptr(), out.data_ptr(), tensor.numel(), t,
-                                          c._rt, s), "ccltuneAllGather")
-    return out
+    return run_all_gather(tensor, _comms[comm])
 
 
 @_all_gather.register_fake
 def _(tensor, comm):
-    c = _comms[comm]
-    return tensor.new_empty((c.world * tensor.shape[0],) + tuple(tensor.shape[1:]))
+    return tensor.new_empty(gathered_shape(tensor, _comms[comm].world))
 
 
 @torch.library.custom_op("ccltune::reduce_scatter", mutates_args=())
 def _reduce_scatter(tensor: torch.Tensor, comm: int, op: int) -> torch.Tensor:
-    c, t, s = _args(tensor, comm)
-    if tensor.shape[0] % c.world:
-        raise ValueError("ccltune.torch: dim 0 (%d) not divisible by %d ranks" % (tensor.shape[0], c.world))
-    out = tensor.new_empty((tensor.shape[0] // c.world,) + tuple(tensor.shape[1:]))
-    _lib.check(_lib.lib().ccltuneReduceScatter(tensor.data_ptr(), out.data_ptr(), out.numel(), t,
-                                              op, c._rt, s), "ccltuneReduceScatter")
-    return out
+    return run_reduce_scatter(tensor, _comms[comm], op)
 
 
 @_reduce_scatter.register_fake
 def _(tensor, comm, op):
-    c = _comms[comm]
-    return tensor.new_empty((tensor.shape[0] // c.world,) + tuple(tensor.shape[1:]))
+    return tensor.new_empty(scattered_shape(tensor, _comms[comm].world))
 
 
 def all_reduce(tensor, comm, op="sum", inplace=True):
@@ -192,9 +218,7 @@ def all_reduce(tensor, comm, op="sum", inplace=True):
 
 
 def _all_reduce_direct(tensor, comm, code):
-    c, t, s = _args(tensor, comm.handle)
-    _lib.check(_ALL_REDUCE(tensor.data_ptr(), tensor.data_ptr(), tensor.numel(), t, code, c._rt, s),
-               "ccltuneAllReduce")
+    run_all_reduce(tensor, tensor, comm, code)
 
 
 def all_gather(tensor, comm):
@@ -210,7 +234,7 @@ def reduce_scatter(tensor, comm, op="sum"):
 # All-reduce + epilogue (libccltune 0.2). Rows are the last dimension (hidden); every leading
 # dimension counts as tokens.
 def _rows(input, weight, residual, output, comm):
-    c, t, s = _args(input, comm.handle)
+    c, t, s = _args(input, comm)
     hidden = input.shape[-1] if input.dim() else 0
     for name, x in (("weight", weight), ("residual", residual), ("out", output)):
         if x is None:
@@ -320,3 +344,22 @@ def all_reduce_bias(input, bias, comm, out=None):
     else:
         _bias_direct(input, bias, comm, out)
     return out
+
+
+def enable(group=None, **settings):
+    """Serve `group` (None: the world) in torch.compile'd code: the Inductor pass that puts
+    the fused op and ccltune's collectives into compiled graphs (compile_pass.enable)."""
+    from ccltune import compile_pass
+    return compile_pass.enable(group, **settings)
+
+
+def disable(destroy=False):
+    """Uninstall enable()'s pass (compile_pass.disable)."""
+    from ccltune import compile_pass
+    compile_pass.disable(destroy)
+
+
+def explain(clear=False):
+    """What enable()'s pass did to each graph it saw (compile_pass.explain)."""
+    from ccltune import compile_pass
+    return compile_pass.explain(clear)
