@@ -76,10 +76,10 @@ core::Result<RuntimeComm::Served> RuntimeComm::Serve(const Call& call) {
   if (!WhyNotForCall(run->spec, shape_of_call, cls).empty() && cls == BufferClass::kPooled) {
     run = &table_.Choose(call.op, *call.dtype, *call.redop, bytes, BufferClass::kPlain);
   }
-  if (const std::string why = WhyNotForCall(run->spec, shape_of_call, cls); !why.empty()) {
-    return Served{false, run->name + " not for this call: " + why};
+  if (!WhyNotForCall(run->spec, shape_of_call, cls).empty()) {
+    return Served{false, "the tuned choice cannot run this call (in place, say)"};
   }
-  if (run->name == "nccl") return Served{false, run->reason.empty() ? "nccl" : run->reason};
+  if (run->name == "nccl") return Served{false, run->reason.empty() ? run->name : run->reason};
   CCLTUNE_RETURN_IF_ERROR(RunChoice(call, *run, cls, send_off, recv_off));
   return Served{true, run->name};
 }

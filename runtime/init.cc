@@ -198,15 +198,16 @@ core::Status RuntimeComm::SplitCtasComms() {
   return core::Status::Ok();
 }
 
-void RuntimeComm::LogSummary(const std::string& fingerprint,
-                             const std::string& records_note) const {
-  if (rank_ != 0) return;
+void RuntimeComm::LogSummary(const std::string& fingerprint, const std::string& records_note) {
   std::string ctas;
   for (const auto& [n, comm] : ctas_comms_) ctas += (ctas.empty() ? "" : ",") + std::to_string(n);
-  Note("rank 0 of " + std::to_string(world_) + ", fingerprint " + fingerprint + ": " +
-       records_note + "; " + table_.Describe() + "; peer memory " +
-       (caps_.peer_problem.empty() ? "on" : "off (" + caps_.peer_problem + ")") +
-       (ctas.empty() ? "" : "; ctas communicators " + ctas));
+  summary_ = "fingerprint " + fingerprint + ": " + records_note + "; " + table_.Describe() +
+             "; peer memory " +
+             (caps_.peer_problem.empty() ? "on" : "off (" + caps_.peer_problem + ")") +
+             (ctas.empty() ? "" : "; ctas communicators " + ctas);
+  if (rank_ == 0 && config_.log_summary) {
+    Note("rank 0 of " + std::to_string(world_) + ", " + summary_);
+  }
 }
 
 }  // namespace ccltune::runtime

@@ -12,6 +12,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "core/gpu/cuda_resources.h"
 #include "core/gpu/peer_enqueue.h"
@@ -74,12 +75,17 @@ class RuntimeComm {
   // call to the caller (libccltune-nccl then makes the application's call unchanged).
   struct Served {
     bool ran = false;
-    std::string what;  // the choice that ran, or why NCCL's own call is the one to make
+    // The choice that ran, or why NCCL's own call is the one to make: a view of this
+    // object's table or of a literal, valid while this object lives (no copy per call).
+    std::string_view what;
   };
   // Run, except that NCCL's own call is not made here.
   core::Result<Served> Serve(const Call& call);
   // True when no tuned size of any slice is left (nothing to run but NCCL).
   bool Empty() const { return table_.size() == 0; }
+  // Init's summary (fingerprint, winners or why none, table, peer memory) and this rank.
+  const std::string& summary() const { return summary_; }
+  int rank() const { return rank_; }
   // Enqueues an all-reduce + epilogue on its stream (dispatch_epilogue.cc).
   core::Status RunEpilogue(const EpilogueCall& call);
   // The choice a call of `bytes` would run (ccltuneGetChoice; with an epilogue,
@@ -107,7 +113,7 @@ class RuntimeComm {
   char* PoolBase() const;
   core::Status AgreeOnTable(core::Deadline deadline);
   core::Status SplitCtasComms();
-  void LogSummary(const std::string& fingerprint, const std::string& records_note) const;
+  void LogSummary(const std::string& fingerprint, const std::string& records_note);
 
   // dispatch.cc
   BufferClass ClassOf(const Call& call, std::uint64_t send_bytes, std::uint64_t recv_bytes,
@@ -163,6 +169,7 @@ class RuntimeComm {
   gpu::Event peer_done_;  // the last eager peer launch, for ordering across streams
   cudaStream_t last_peer_stream_ = nullptr;
   bool logged_staging_full_ = false;
+  std::string summary_;
 };
 
 // The device of the communicator current while a call runs; the caller's is restored.

@@ -27,6 +27,9 @@ struct RuntimeConfig {
   std::size_t pool_bytes = 0;
   std::size_t staging_bytes = kDefaultStagingBytes;
   bool peer_memory = true;
+  // Init's one summary line on stderr (rank 0). libccltune-nccl turns it off and says the
+  // same in its own line (RuntimeComm::summary()), so a fault is one line, not two.
+  bool log_summary = true;
 };
 
 // `config` may be null (every default). Fields left zero/NULL/-1 take the environment's

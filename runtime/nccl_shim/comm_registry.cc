@@ -24,8 +24,14 @@ const char* ForwardName(Forward f) {
   }
 }
 
+void CommEntry::FoldRan() {
+  for (const auto& [name, n] : ran_live) ran[std::string(name)] += n;
+  ran_live.clear();
+}
+
 std::string CommEntry::Summary() {
   std::lock_guard<std::mutex> lock(mu);
+  FoldRan();
   std::uint64_t served = 0, forwards = 0;
   std::string choices, reasons;
   for (const auto& [name, n] : ran) {

@@ -14,6 +14,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 
 #include "runtime/runtime_comm.h"
@@ -39,11 +40,17 @@ struct CommEntry {
   explicit CommEntry(bool blocks) : blocking(blocks) {}
   const bool blocking;
 
-  std::mutex mu;  // guards state, ctx, plain_why and ran
+  std::mutex mu;  // guards everything below but `forwarded`
   State state = State::kUntried;
+  int rank = -1;  // in the communicator, once asked (notes are rank 0's)
   std::string plain_why;
   std::unique_ptr<runtime::RuntimeComm> ctx;
-  std::map<std::string, std::uint64_t> ran;  // choice → calls it served
+  // Calls served per choice: keyed by views into ctx's table while it lives (no string per
+  // call), folded into `ran` before it goes.
+  std::unordered_map<std::string_view, std::uint64_t> ran_live;
+  std::map<std::string, std::uint64_t> ran;
+
+  void FoldRan();
   std::array<std::atomic<std::uint64_t>, static_cast<int>(Forward::kCount)> forwarded{};
 
   void Count(Forward f) { forwarded[static_cast<int>(f)].fetch_add(1, std::memory_order_relaxed); }

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "core/gpu/nccl_api.h"
 #include "runtime/nccl_shim/comm_registry.h"
 #include "runtime/nccl_shim/real_nccl.h"
 #include "runtime/nccl_shim/shim_log.h"
@@ -46,30 +47,41 @@ bool Capturing(cudaStream_t stream) {
   return capturing;
 }
 
+int RankOf(ncclComm_t comm) {
+  int rank = -1;
+  return gpu::Nccl().CommUserRank(comm, &rank) == ncclSuccess ? rank : -1;
+}
+
 // Makes the context (collective: every rank of `comm` is at this same call). Under e.mu.
+// One line, on rank 0: served (with init's summary) or plain NCCL and why.
 void MakeContext(ncclComm_t comm, CommEntry& e) {
+  e.rank = RankOf(comm);
   core::Result<runtime::RuntimeConfig> cfg = runtime::ResolveConfig(nullptr);
   std::string why;
   if (!cfg.ok()) {
     why = cfg.status().message();
   } else if (cfg->source.results_file.empty() && cfg->source.redis_url.empty()) {
     why = "no winners source (set CCLTUNE_RESULTS_FILE or CCLTUNE_REDIS_URL)";
-  } else if (auto ctx = runtime::RuntimeComm::Init(comm, std::move(cfg).value()); !ctx.ok()) {
-    why = "libccltune init failed: " + ctx.status().message();
-  } else if ((*ctx)->Empty()) {
-    bool abandoned = false;
-    (void)(*ctx)->Finish(&abandoned);
-    if (abandoned) (void)ctx->release();
-    why = "no winners for this communicator (the line above says why)";
   } else {
-    e.ctx = std::move(ctx).value();
-    e.state = CommEntry::State::kServing;
-    Note("comm " + Hex(comm) + ": served by tuned winners");
-    return;
+    cfg->log_summary = false;
+    auto ctx = runtime::RuntimeComm::Init(comm, std::move(cfg).value());
+    if (!ctx.ok()) {
+      why = "libccltune init failed: " + ctx.status().message();
+    } else if ((*ctx)->Empty()) {
+      why = (*ctx)->summary();
+      bool abandoned = false;
+      (void)(*ctx)->Finish(&abandoned);
+      if (abandoned) (void)ctx->release();
+    } else {
+      e.ctx = std::move(ctx).value();
+      e.state = CommEntry::State::kServing;
+      if (e.rank == 0) Note("comm " + Hex(comm) + ": served by tuned winners: " + e.ctx->summary());
+      return;
+    }
   }
   e.state = CommEntry::State::kPlain;
   e.plain_why = why;
-  Note("comm " + Hex(comm) + ": plain NCCL: " + why);
+  if (e.rank <= 0) Note("comm " + Hex(comm) + ": plain NCCL: " + why);
 }
 
 ncclResult_t ResultOf(const core::Status& st) {
@@ -77,12 +89,12 @@ ncclResult_t ResultOf(const core::Status& st) {
                                                           : ncclInternalError;
 }
 
-ncclResult_t Forwarded(CommEntry& e, Forward why, const std::string* detail,
+ncclResult_t Forwarded(CommEntry& e, Forward why, std::string_view detail,
                        const runtime::Call& c, ncclComm_t comm, ForwardFn forward) {
   e.Count(why);
   if (DebugOn()) {
     Debug(Describe(c) + " -> NCCL (" + ForwardName(why) +
-          (detail == nullptr || detail->empty() ? "" : ": " + *detail) + ")");
+          (detail.empty() ? "" : ": " + std::string(detail)) + ")");
   }
   return forward(c, comm);
 }
@@ -116,19 +128,19 @@ ncclResult_t Collective(const runtime::Call& call, ncclComm_t comm, ForwardFn fo
     return forward(call, comm);
   }
   if (const Forward why = Ineligible(call, *e); why != Forward::kCount) {
-    return Forwarded(*e, why, nullptr, call, comm, forward);
+    return Forwarded(*e, why, {}, call, comm, forward);
   }
   std::unique_lock<std::mutex> lock(e->mu);
   if (e->state == CommEntry::State::kUntried) {
     if (Capturing(call.stream)) {
       lock.unlock();
-      return Forwarded(*e, Forward::kCapture, nullptr, call, comm, forward);
+      return Forwarded(*e, Forward::kCapture, {}, call, comm, forward);
     }
     MakeContext(comm, *e);
   }
   if (e->state != CommEntry::State::kServing) {
     lock.unlock();  // plain_why no longer changes once plain
-    return Forwarded(*e, Forward::kPlain, &e->plain_why, call, comm, forward);
+    return Forwarded(*e, Forward::kPlain, e->plain_why, call, comm, forward);
   }
   core::Result<runtime::RuntimeComm::Served> served = e->ctx->Serve(call);
   if (!served.ok()) {
@@ -136,12 +148,12 @@ ncclResult_t Collective(const runtime::Call& call, ncclComm_t comm, ForwardFn fo
     return ResultOf(served.status());
   }
   if (served->ran) {
-    ++e->ran[served->what];
-    if (DebugOn()) Debug(Describe(call) + " -> " + served->what);
+    ++e->ran_live[served->what];
+    if (DebugOn()) Debug(Describe(call) + " -> " + std::string(served->what));
     return ncclSuccess;
   }
-  lock.unlock();
-  return Forwarded(*e, Forward::kWinnerNccl, &served->what, call, comm, forward);
+  lock.unlock();  // `what` is a view of the table, which outlives this call
+  return Forwarded(*e, Forward::kWinnerNccl, served->what, call, comm, forward);
 }
 
 void Release(ncclComm_t comm, const char* how, bool abort, bool forget) {
@@ -150,6 +162,8 @@ void Release(ncclComm_t comm, const char* how, bool abort, bool forget) {
   if (!e) return;
   {
     std::lock_guard<std::mutex> lock(e->mu);
+    e->FoldRan();  // its keys are views into the context's table
+    if (e->rank < 0) e->rank = RankOf(comm);
     if (e->ctx && abort) {
       // No collective goodbye: the peers may be gone. Our children go the same way.
       e->ctx->AbortChildren();
@@ -166,7 +180,7 @@ void Release(ncclComm_t comm, const char* how, bool abort, bool forget) {
       e->plain_why = std::string("communicator ") + how;
     }
   }
-  if (forget) Note("comm " + Hex(comm) + " " + how + ": " + e->Summary());
+  if (forget && e->rank <= 0) Note("comm " + Hex(comm) + " " + how + ": " + e->Summary());
 }
 
 bool BlockingOf(const ncclConfig_t* config, const bool* parent) {

@@ -62,6 +62,7 @@ void AddWinners(int world, nlohmann::json* out) {
   for (const auto& r : loaded->records) usable += r.world_size == world ? 1 : 0;
   (*out)["winners"] = usable;
   (*out)["rejected"] = loaded->rejected;
+  if (loaded->rejected > 0) (*out)["firstRejection"] = loaded->first_error;
 }
 
 }  // namespace

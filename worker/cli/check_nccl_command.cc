@@ -51,14 +51,16 @@ void Print(const std::string& path, const nlohmann::json& j) {
     return;
   }
   if (j.contains("fingerprint")) {
-    std::printf("fingerprint (%d ranks, 1 node): %s\n", world, Field(j, "fingerprint").c_str());
+    std::printf("fingerprint (%d rank%s, 1 node): %s\n", world, world == 1 ? "" : "s",
+                Field(j, "fingerprint").c_str());
   } else {
-    std::printf("fingerprint (%d ranks, 1 node): not computed: %s\n", world,
-                Field(j, "fingerprintProblem").c_str());
+    std::printf("fingerprint (%d rank%s, 1 node): not computed: %s\n", world,
+                world == 1 ? "" : "s", Field(j, "fingerprintProblem").c_str());
   }
   if (j.contains("winners")) {
-    std::printf("winners: %d records for %d ranks (%d rejected)\n", j.value("winners", 0), world,
-                j.value("rejected", 0));
+    const std::string first = Field(j, "firstRejection");
+    std::printf("winners: %d records for %d ranks (%d rejected%s)\n", j.value("winners", 0), world,
+                j.value("rejected", 0), first.empty() ? "" : (", the first: " + first).c_str());
   } else if (j.contains("winnersProblem")) {
     std::printf("winners: none loaded: %s\n", Field(j, "winnersProblem").c_str());
   }

@@ -25,7 +25,8 @@ DEADLINE_S = 60
 
 def header_functions():
     """Names of the header's functions: identifiers called like functions outside macros."""
-    text = open(NCCL_H).read()
+    with open(NCCL_H) as fh:
+        text = fh.read()
     text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
     text = "\n".join(l for l in text.split("\n") if not l.lstrip().startswith("#"))
     text = re.sub(r"//[^\n]*", " ", text)
@@ -177,9 +178,9 @@ class CheckNccl(unittest.TestCase):
               "redop": "sum", "bytes": 65536, "winner": "rs+ag", "winnerParams": {},
               "timeUs": 10.0, "defaultTimeUs": 12.0, "speedupVsDefault": 1.2, "busbwGBs": 1.0,
               "choices": [{"name": "nccl", "params": {}, "timeUs": 12.0, "minUs": 12.0,
-                           "maxUs": 12.0, "status": "ok"},
+                           "maxUs": 12.0, "status": "ok", "busbwGBs": 1.0},
                           {"name": "rs+ag", "params": {}, "timeUs": 10.0, "minUs": 10.0,
-                           "maxUs": 10.0, "status": "ok"}],
+                           "maxUs": 10.0, "status": "ok", "busbwGBs": 1.2}],
               "worldSize": 2, "tunedAt": "2026-11-25T08:00:00Z", "jobId": "j", "attempt": 0,
               "toolVersion": "0.1.0"}
 
@@ -219,7 +220,8 @@ class CheckNccl(unittest.TestCase):
 
     @staticmethod
     def header_version():
-        text = open(NCCL_H).read()
+        with open(NCCL_H) as fh:
+            text = fh.read()
         return tuple(int(re.search(r"#define NCCL_%s\s+(\d+)" % k, text).group(1))
                      for k in ("MAJOR", "MINOR"))
 
