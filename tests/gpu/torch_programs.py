@@ -69,13 +69,24 @@ def graph_capture(out, gen):
     with torch.cuda.stream(s):
         dist.all_reduce(x)  # warm-up outside the capture
     torch.cuda.current_stream().wait_stream(s)
+    # One rank: NCCL enqueues nothing for an in-place all-reduce, so the graph also holds an
+    # out-of-place all-gather (a copy), whose replays must write its output.
+    gathered = torch.zeros(x.numel() * dist.get_world_size(), device="cuda", dtype=x.dtype)
+    with torch.cuda.stream(s):
+        dist.all_gather_into_tensor(gathered, x)
+    torch.cuda.current_stream().wait_stream(s)
+    gathered.zero_()
     g = torch.cuda.CUDAGraph()
     with torch.cuda.graph(g):
         dist.all_reduce(x)
+        dist.all_gather_into_tensor(gathered, x * 2)
     for _ in range(3):
         g.replay()
     torch.cuda.synchronize()
+    if dist.get_world_size() == 1 and not torch.equal(gathered, x * 2):
+        raise SystemExit("graph: the replayed all-gather did not write its output")
     out["graph/all_reduce"] = x.clone()
+    out["graph/all_gather"] = gathered.clone()
     # A group whose first collective is captured: no context can be made in a capture.
     group = dist.new_group([0])
     y = rand(1 << 16, torch.float32, gen)
