@@ -17,9 +17,9 @@ using ccltune::core::Status;
 using ccltune::core::StatusCode;
 using ccltune::runtime::Call;
 using ccltune::runtime::DtypeOf;
-using ccltune::runtime::RedOpOf;
 using ccltune::runtime::EpilogueArgs;
 using ccltune::runtime::EpilogueCall;
+using ccltune::runtime::RedOpOf;
 using ccltune::runtime::RuntimeComm;
 
 struct ccltuneComm {
@@ -74,17 +74,8 @@ ccltuneResult_t Collective(ccltune::core::Op op, const void* send, void* recv, s
                            cudaStream_t stream) {
   return Guarded([&]() -> Status {
     CCLTUNE_RETURN_IF_ERROR(CheckCall(comm, send, recv));
-    Call c;
-    c.op = op;
-    c.dtype = DtypeOf(type);
-    c.redop = reduces ? RedOpOf(redop) : std::optional(ccltune::core::RedOp::kNone);
-    c.nccl_type = type;
-    c.nccl_op = redop;
-    c.send = send;
-    c.recv = recv;
-    c.count = count;
-    c.stream = stream;
-    return comm->impl->Run(c);
+    return comm->impl->Run(
+        ccltune::runtime::MakeCall(op, send, recv, count, type, redop, reduces, stream));
   });
 }
 

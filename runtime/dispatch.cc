@@ -126,15 +126,16 @@ BufferClass RuntimeComm::ClassOf(const Call& call, std::uint64_t send_bytes,
 core::Status RuntimeComm::RunNccl(const Call& c, ncclComm_t comm) {
   switch (c.op) {
     case core::Op::kAllReduce:
-      CCLTUNE_NCCL_TRY(
-          comm, gpu::Nccl().AllReduce(c.send, c.recv, c.count, c.nccl_type, c.nccl_op, comm, c.stream));
+      CCLTUNE_NCCL_TRY(comm, gpu::Nccl().AllReduce(c.send, c.recv, c.count, c.nccl_type, c.nccl_op,
+                                                   comm, c.stream));
       break;
     case core::Op::kAllGather:
-      CCLTUNE_NCCL_TRY(comm, gpu::Nccl().AllGather(c.send, c.recv, c.count, c.nccl_type, comm, c.stream));
+      CCLTUNE_NCCL_TRY(comm,
+                       gpu::Nccl().AllGather(c.send, c.recv, c.count, c.nccl_type, comm, c.stream));
       break;
     default:
-      CCLTUNE_NCCL_TRY(
-          comm, gpu::Nccl().ReduceScatter(c.send, c.recv, c.count, c.nccl_type, c.nccl_op, comm, c.stream));
+      CCLTUNE_NCCL_TRY(comm, gpu::Nccl().ReduceScatter(c.send, c.recv, c.count, c.nccl_type,
+                                                       c.nccl_op, comm, c.stream));
       break;
   }
   return WaitEnqueued(comm, core::Clock::now() + config_.timeout, "NCCL enqueue");

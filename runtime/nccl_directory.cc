@@ -6,8 +6,8 @@
 #include <cstring>
 
 #include "core/gpu/cuda_check.h"
-#include "runtime/waits.h"
 #include "core/gpu/nccl_api.h"
+#include "runtime/waits.h"
 
 namespace ccltune::runtime {
 
@@ -36,7 +36,8 @@ core::Status NcclDirectory::Gather(std::size_t bytes, core::Deadline deadline,
   abandoned_ = true;  // until the exchange completed
   CCLTUNE_CUDA_TRY(
       cudaMemcpyAsync(dev + total, host + total, bytes, cudaMemcpyHostToDevice, stream_));
-  CCLTUNE_NCCL_TRY(comm_, gpu::Nccl().AllGather(dev + total, dev, bytes, ncclUint8, comm_, stream_));
+  CCLTUNE_NCCL_TRY(comm_,
+                   gpu::Nccl().AllGather(dev + total, dev, bytes, ncclUint8, comm_, stream_));
   CCLTUNE_RETURN_IF_ERROR(WaitEnqueued(comm_, deadline, what));
   CCLTUNE_CUDA_TRY(cudaMemcpyAsync(host, dev, total, cudaMemcpyDeviceToHost, stream_));
   CCLTUNE_RETURN_IF_ERROR(WaitStream(stream_, comm_, deadline, what));

@@ -1,5 +1,6 @@
-// NCCL's data types and reduction ops as ccltune names them; nullopt for those ccltune does
-// not tune (the call then goes to NCCL as it is). Shared by the C API and libccltune-nccl.
+// NCCL's data types and reduction ops as ccltune names them (nullopt for those ccltune does
+// not tune: the call then goes to NCCL as it is), and a collective call's arguments as the
+// runtime takes them. Shared by the C API and libccltune-nccl.
 #pragma once
 
 #include <nccl.h>
@@ -7,6 +8,7 @@
 #include <optional>
 
 #include "core/types.h"
+#include "runtime/runtime_comm.h"
 
 namespace ccltune::runtime {
 
@@ -41,6 +43,22 @@ inline std::optional<core::RedOp> RedOpOf(ncclRedOp_t op) {
     default:
       return std::nullopt;
   }
+}
+
+// `reduces`: false for allGather (its redop is kNone whatever `redop` says).
+inline Call MakeCall(core::Op op, const void* send, void* recv, std::uint64_t count,
+                     ncclDataType_t type, ncclRedOp_t redop, bool reduces, cudaStream_t stream) {
+  Call c;
+  c.op = op;
+  c.dtype = DtypeOf(type);
+  c.redop = reduces ? RedOpOf(redop) : std::optional(core::RedOp::kNone);
+  c.nccl_type = type;
+  c.nccl_op = redop;
+  c.send = send;
+  c.recv = recv;
+  c.count = count;
+  c.stream = stream;
+  return c;
 }
 
 }  // namespace ccltune::runtime

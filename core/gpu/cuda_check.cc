@@ -1,8 +1,9 @@
 // Turns CUDA and NCCL error codes into Status messages (cuda_check.h).
 #include "core/gpu/cuda_check.h"
-#include "core/gpu/nccl_api.h"
 
 #include <cstring>
+
+#include "core/gpu/nccl_api.h"
 
 namespace ccltune::gpu {
 namespace {

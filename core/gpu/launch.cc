@@ -18,8 +18,8 @@ core::Status EnqueueAllToAll(const OpShape& s, const void* send, void* recv, ncc
   for (int peer = 0; peer < s.world; ++peer) {
     const std::uint64_t off = s.count * static_cast<std::uint64_t>(peer);
     CCLTUNE_NCCL_TRY(comm, Nccl().Send(At(send, off, s.dtype), s.count, t, peer, comm, stream));
-    CCLTUNE_NCCL_TRY(
-        comm, Nccl().Recv(const_cast<char*>(At(recv, off, s.dtype)), s.count, t, peer, comm, stream));
+    CCLTUNE_NCCL_TRY(comm, Nccl().Recv(const_cast<char*>(At(recv, off, s.dtype)), s.count, t, peer,
+                                       comm, stream));
   }
   CCLTUNE_NCCL_TRY(comm, Nccl().GroupEnd());
   return core::Status::Ok();
@@ -68,8 +68,8 @@ core::Status EnqueueDirect(const OpShape& s, const void* send, void* recv, ncclC
       CCLTUNE_NCCL_TRY(comm, Nccl().AllGather(send, recv, s.count, t, comm, stream));
       break;
     case core::Op::kReduceScatter:
-      CCLTUNE_NCCL_TRY(comm,
-                       Nccl().ReduceScatter(send, recv, s.count, t, NcclRedOp(s.redop), comm, stream));
+      CCLTUNE_NCCL_TRY(
+          comm, Nccl().ReduceScatter(send, recv, s.count, t, NcclRedOp(s.redop), comm, stream));
       break;
     case core::Op::kBroadcast:
       CCLTUNE_NCCL_TRY(comm, Nccl().Broadcast(send, recv, s.count, t, /*root=*/0, comm, stream));

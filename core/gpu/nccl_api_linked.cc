@@ -4,12 +4,26 @@
 namespace ccltune::gpu {
 
 const NcclApi& Nccl() {
-  static const NcclApi api{
-      ::ncclGetVersion,   ::ncclGetErrorString,    ::ncclGetLastError, ::ncclCommCount,
-      ::ncclCommUserRank, ::ncclCommCuDevice,      ::ncclCommGetAsyncError, ::ncclCommSplit,
-      ::ncclCommDestroy,  ::ncclCommAbort,         ::ncclMemAlloc,     ::ncclMemFree,
-      ::ncclGroupStart,   ::ncclGroupEnd,          ::ncclSend,         ::ncclRecv,
-      ::ncclAllReduce,    ::ncclAllGather,         ::ncclReduceScatter, ::ncclBroadcast};
+  static const NcclApi api{::ncclGetVersion,
+                           ::ncclGetErrorString,
+                           ::ncclGetLastError,
+                           ::ncclCommCount,
+                           ::ncclCommUserRank,
+                           ::ncclCommCuDevice,
+                           ::ncclCommGetAsyncError,
+                           ::ncclCommSplit,
+                           ::ncclCommDestroy,
+                           ::ncclCommAbort,
+                           ::ncclMemAlloc,
+                           ::ncclMemFree,
+                           ::ncclGroupStart,
+                           ::ncclGroupEnd,
+                           ::ncclSend,
+                           ::ncclRecv,
+                           ::ncclAllReduce,
+                           ::ncclAllGather,
+                           ::ncclReduceScatter,
+                           ::ncclBroadcast};
   return api;
 }
 

@@ -23,13 +23,13 @@ namespace ccltune::shim {
 
 // Why a call went to the real NCCL unchanged; the summary counts each.
 enum class Forward : int {
-  kInGroup,       // between ncclGroupStart and ncclGroupEnd
-  kNonBlocking,   // the communicator is non-blocking
-  kNotTuned,      // a type or op ccltune does not tune (ncclUint64, ncclAvg, ...)
-  kEmpty,         // count 0
-  kCapture,       // stream capture began before the context existed
-  kPlain,         // no context for this communicator (the note said why)
-  kWinnerNccl,    // the tuned choice for this call is NCCL's own
+  kInGroup,      // between ncclGroupStart and ncclGroupEnd
+  kNonBlocking,  // the communicator is non-blocking
+  kNotTuned,     // a type or op ccltune does not tune (ncclUint64, ncclAvg, ...)
+  kEmpty,        // count 0
+  kCapture,      // stream capture began before the context existed
+  kPlain,        // no context for this communicator (the note said why)
+  kWinnerNccl,   // the tuned choice for this call is NCCL's own
   kCount
 };
 const char* ForwardName(Forward f);

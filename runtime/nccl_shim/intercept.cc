@@ -13,25 +13,11 @@
 
 namespace real = ccltune::shim::real;
 using ccltune::runtime::Call;
+using ccltune::runtime::MakeCall;
 using ccltune::shim::BlockingOf;
 using ccltune::shim::CommRegistry;
 
 namespace {
-
-Call MakeCall(ccltune::core::Op op, const void* send, void* recv, size_t count,
-              ncclDataType_t type, ncclRedOp_t redop, bool reduces, cudaStream_t stream) {
-  Call c;
-  c.op = op;
-  c.dtype = ccltune::runtime::DtypeOf(type);
-  c.redop = reduces ? ccltune::runtime::RedOpOf(redop) : std::optional(ccltune::core::RedOp::kNone);
-  c.nccl_type = type;
-  c.nccl_op = redop;
-  c.send = send;
-  c.recv = recv;
-  c.count = count;
-  c.stream = stream;
-  return c;
-}
 
 ncclResult_t RealAllReduce(const Call& c, ncclComm_t comm) {
   return real::ncclAllReduce(c.send, c.recv, c.count, c.nccl_type, c.nccl_op, comm, c.stream);
@@ -61,29 +47,26 @@ bool ChildBlocking(ncclComm_t parent, const ncclConfig_t* config) {
 CCLTUNE_SHIM_EXPORT ncclResult_t ncclAllReduce(const void* sendbuff, void* recvbuff, size_t count,
                                                ncclDataType_t datatype, ncclRedOp_t op,
                                                ncclComm_t comm, cudaStream_t stream) {
-  return ccltune::shim::Collective(
-      MakeCall(ccltune::core::Op::kAllReduce, sendbuff, recvbuff, count, datatype, op, true,
-               stream),
-      comm, RealAllReduce);
+  return ccltune::shim::Collective(MakeCall(ccltune::core::Op::kAllReduce, sendbuff, recvbuff,
+                                            count, datatype, op, true, stream),
+                                   comm, RealAllReduce);
 }
 
 CCLTUNE_SHIM_EXPORT ncclResult_t ncclAllGather(const void* sendbuff, void* recvbuff,
                                                size_t sendcount, ncclDataType_t datatype,
                                                ncclComm_t comm, cudaStream_t stream) {
-  return ccltune::shim::Collective(
-      MakeCall(ccltune::core::Op::kAllGather, sendbuff, recvbuff, sendcount, datatype, ncclSum,
-               false, stream),
-      comm, RealAllGather);
+  return ccltune::shim::Collective(MakeCall(ccltune::core::Op::kAllGather, sendbuff, recvbuff,
+                                            sendcount, datatype, ncclSum, false, stream),
+                                   comm, RealAllGather);
 }
 
 CCLTUNE_SHIM_EXPORT ncclResult_t ncclReduceScatter(const void* sendbuff, void* recvbuff,
                                                    size_t recvcount, ncclDataType_t datatype,
                                                    ncclRedOp_t op, ncclComm_t comm,
                                                    cudaStream_t stream) {
-  return ccltune::shim::Collective(
-      MakeCall(ccltune::core::Op::kReduceScatter, sendbuff, recvbuff, recvcount, datatype, op,
-               true, stream),
-      comm, RealReduceScatter);
+  return ccltune::shim::Collective(MakeCall(ccltune::core::Op::kReduceScatter, sendbuff, recvbuff,
+                                            recvcount, datatype, op, true, stream),
+                                   comm, RealReduceScatter);
 }
 
 CCLTUNE_SHIM_EXPORT ncclResult_t ncclGroupStart() {
@@ -102,8 +85,8 @@ CCLTUNE_SHIM_EXPORT ncclResult_t ncclGroupSimulateEnd(ncclSimInfo_t* simInfo) {
   return real::ncclGroupSimulateEnd(simInfo);
 }
 
-CCLTUNE_SHIM_EXPORT ncclResult_t ncclCommInitRank(ncclComm_t* comm, int nranks,
-                                                  ncclUniqueId commId, int rank) {
+CCLTUNE_SHIM_EXPORT ncclResult_t ncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniqueId commId,
+                                                  int rank) {
   const ncclResult_t r = real::ncclCommInitRank(comm, nranks, commId, rank);
   if (comm != nullptr) Track(r, *comm, BlockingOf(nullptr, nullptr));
   return r;
@@ -145,8 +128,8 @@ CCLTUNE_SHIM_EXPORT ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int k
 CCLTUNE_SHIM_EXPORT ncclResult_t ncclCommShrink(ncclComm_t comm, int* excludeRanksList,
                                                 int excludeRanksCount, ncclComm_t* newcomm,
                                                 ncclConfig_t* config, int shrinkFlags) {
-  const ncclResult_t r = real::ncclCommShrink(comm, excludeRanksList, excludeRanksCount, newcomm,
-                                              config, shrinkFlags);
+  const ncclResult_t r =
+      real::ncclCommShrink(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
   if (newcomm != nullptr && *newcomm != nullptr) Track(r, *newcomm, ChildBlocking(comm, config));
   return r;
 }

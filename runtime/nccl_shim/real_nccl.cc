@@ -116,14 +116,26 @@ namespace ccltune::gpu {
 
 const NcclApi& Nccl() {
   namespace real = shim::real;
-  static const NcclApi api{
-      real::ncclGetVersion,   real::ncclGetErrorString, real::ncclGetLastError,
-      real::ncclCommCount,    real::ncclCommUserRank,   real::ncclCommCuDevice,
-      real::ncclCommGetAsyncError, real::ncclCommSplit, real::ncclCommDestroy,
-      real::ncclCommAbort,    real::ncclMemAlloc,       real::ncclMemFree,
-      real::ncclGroupStart,   real::ncclGroupEnd,       real::ncclSend,
-      real::ncclRecv,         real::ncclAllReduce,      real::ncclAllGather,
-      real::ncclReduceScatter, real::ncclBroadcast};
+  static const NcclApi api{real::ncclGetVersion,
+                           real::ncclGetErrorString,
+                           real::ncclGetLastError,
+                           real::ncclCommCount,
+                           real::ncclCommUserRank,
+                           real::ncclCommCuDevice,
+                           real::ncclCommGetAsyncError,
+                           real::ncclCommSplit,
+                           real::ncclCommDestroy,
+                           real::ncclCommAbort,
+                           real::ncclMemAlloc,
+                           real::ncclMemFree,
+                           real::ncclGroupStart,
+                           real::ncclGroupEnd,
+                           real::ncclSend,
+                           real::ncclRecv,
+                           real::ncclAllReduce,
+                           real::ncclAllGather,
+                           real::ncclReduceScatter,
+                           real::ncclBroadcast};
   return api;
 }
 

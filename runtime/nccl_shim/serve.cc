@@ -41,8 +41,8 @@ Forward Ineligible(const runtime::Call& c, const CommEntry& e) {
 
 bool Capturing(cudaStream_t stream) {
   cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
-  const bool capturing =
-      cudaStreamIsCapturing(stream, &status) == cudaSuccess && status != cudaStreamCaptureStatusNone;
+  const bool capturing = cudaStreamIsCapturing(stream, &status) == cudaSuccess &&
+                         status != cudaStreamCaptureStatusNone;
   (void)cudaGetLastError();
   return capturing;
 }
@@ -85,12 +85,11 @@ void MakeContext(ncclComm_t comm, CommEntry& e) {
 }
 
 ncclResult_t ResultOf(const core::Status& st) {
-  return st.code() == core::StatusCode::kInvalidArgument ? ncclInvalidArgument
-                                                          : ncclInternalError;
+  return st.code() == core::StatusCode::kInvalidArgument ? ncclInvalidArgument : ncclInternalError;
 }
 
-ncclResult_t Forwarded(CommEntry& e, Forward why, std::string_view detail,
-                       const runtime::Call& c, ncclComm_t comm, ForwardFn forward) {
+ncclResult_t Forwarded(CommEntry& e, Forward why, std::string_view detail, const runtime::Call& c,
+                       ncclComm_t comm, ForwardFn forward) {
   e.Count(why);
   if (DebugOn()) {
     Debug(Describe(c) + " -> NCCL (" + ForwardName(why) +

@@ -52,8 +52,8 @@ void AddWinners(int world, nlohmann::json* out) {
     return;
   }
   (*out)["fingerprint"] = *fp;
-  core::Result<apply::ParsedFile> loaded = apply::LoadWinners(
-      src, *fp, std::chrono::steady_clock::now() + src.load_timeout);
+  core::Result<apply::ParsedFile> loaded =
+      apply::LoadWinners(src, *fp, std::chrono::steady_clock::now() + src.load_timeout);
   if (!loaded.ok()) {
     (*out)["winnersProblem"] = loaded.status().message();
     return;
@@ -78,8 +78,8 @@ extern "C" __attribute__((visibility("default"))) size_t ccltuneNcclShimInfo(int
     out["builtAgainst"] = std::to_string(NCCL_MAJOR) + "." + std::to_string(NCCL_MINOR) + "." +
                           std::to_string(NCCL_PATCH);
     const auto& real = Real();
-    out["real"] = {{"found", real.found}, {"how", real.how}, {"path", real.path},
-                   {"version", real.version}};
+    out["real"] = {
+        {"found", real.found}, {"how", real.how}, {"path", real.path}, {"version", real.version}};
     out["serving"] = ccltune::shim::ShimOn();
     if (!real.problem.empty()) out["problem"] = real.problem;
     if (world <= 0) world = ccltune::shim::VisibleGpus();

@@ -54,8 +54,8 @@ void Print(const std::string& path, const nlohmann::json& j) {
     std::printf("fingerprint (%d rank%s, 1 node): %s\n", world, world == 1 ? "" : "s",
                 Field(j, "fingerprint").c_str());
   } else {
-    std::printf("fingerprint (%d rank%s, 1 node): not computed: %s\n", world,
-                world == 1 ? "" : "s", Field(j, "fingerprintProblem").c_str());
+    std::printf("fingerprint (%d rank%s, 1 node): not computed: %s\n", world, world == 1 ? "" : "s",
+                Field(j, "fingerprintProblem").c_str());
   }
   if (j.contains("winners")) {
     const std::string first = Field(j, "firstRejection");

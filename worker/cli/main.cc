@@ -20,9 +20,9 @@ int main(int argc, char** argv) {
   CLI::App app{"ccltune: autotune collective communication and share the winners"};
   app.require_subcommand(1);
   std::vector<std::pair<CLI::App*, cli::Runner>> commands;
-  for (auto add : {cli::AddTuneCommand, cli::AddWorkerCommand, cli::AddResultsCommand,
-                   cli::AddExportCommand, cli::AddReportCommand, cli::AddCheckPluginCommand,
-                   cli::AddCheckNcclCommand}) {
+  for (auto add :
+       {cli::AddTuneCommand, cli::AddWorkerCommand, cli::AddResultsCommand, cli::AddExportCommand,
+        cli::AddReportCommand, cli::AddCheckPluginCommand, cli::AddCheckNcclCommand}) {
     const std::size_t before = app.get_subcommands({}).size();
     auto runner = add(app);
     commands.emplace_back(app.get_subcommands({}).at(before), runner);

@@ -77,7 +77,7 @@ int main(int argc, char** argv) {
     printf("ncclGetVersion failed\n");
     return 1;
   }
-  int bad = strcmp(argv[1], "forwarding") == 0 ? Forwarding()
+  int bad = strcmp(argv[1], "forwarding") == 0  ? Forwarding()
             : strcmp(argv[1], "lifecycle") == 0 ? Lifecycle()
                                                 : (fprintf(stderr, "unknown scenario\n"), 2);
   printf("%s: %s\n", argv[1], bad == 0 ? "ok" : "failed");
