@@ -1,0 +1,69 @@
+#!/bin/bash
+# libccltune-nccl on N GPUs (issue 26): unmodified nccl-tests and an unmodified PyTorch
+# decode step, with and without the library preloaded, on winners tuned in the same call
+# with the NCCL those programs load (PyTorch's own; nccl-tests are pointed at it too).
+#   bash tests/gpu/nccl_shim_multi_on_device.sh N [tune] [nccltests] [decode]
+# Needs the .gpu22 bundle (nccl_shim_on_device.sh's header, plus build/tests/gpu/runtime_bench)
+# and nccl-tests binaries in $NCCL_TESTS_BIN, built in the same device call from a copy
+# fetched outside the repository (no build script for them lives here).
+# Output: $OUT/shim-multi/*.txt|json and the tables of nccl_shim_table.py on stdout.
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 2
+n=${1:?number of GPUs}; shift
+B=${CCLTUNE_SHIM_BUNDLE:-$PWD/.gpu22}
+# shellcheck disable=SC1091
+source "$B/env.sh"
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+export PYTHONUNBUFFERED=1 PYTHONPATH="$PWD/runtime/python" CCLTUNE_LIBRARY="$B/bin/libccltune.so.0"
+export CUDA_VISIBLE_DEVICES; CUDA_VISIBLE_DEVICES=$(seq -s, 0 $((n - 1)))
+D=${OUT:-$PWD/gpu-out}/shim-multi
+mkdir -p "$D"
+SHIM=$B/bin/libccltune-nccl.so
+NT=${NCCL_TESTS_BIN:-}
+nccl_dir=$(python3 -c 'import os, nvidia.nccl as m; print(os.path.join(list(m.__path__)[0], "lib"))')
+with_nccl() { LD_LIBRARY_PATH="$nccl_dir:$LD_LIBRARY_PATH" "$@"; }
+
+section_tune() {
+  for mode in graph eager; do
+    local flag=""; [ $mode = graph ] && flag=--cuda-graph
+    with_nccl timeout -k 5 400 ccltune tune --ranks "$n" --op allReduce,allGather,reduceScatter \
+      --dtypes bf16 --sizes 1KiB:64MiB:2 $flag --cache-dir "/tmp/shim-tune-$mode" \
+      --json "$D/tune-$mode.json" >"$D/tune-$mode.log" 2>&1
+    ccltune export --format json --cache-dir "/tmp/shim-tune-$mode" -o "$D/winners-$mode.json"
+    echo "tune $mode: exit $?, $(grep -c '"winner"' "$D/winners-$mode.json") records"
+  done
+}
+
+section_nccltests() {
+  [ -x "$NT/all_reduce_perf" ] || { echo "nccltests: no \$NCCL_TESTS_BIN/all_reduce_perf"; return; }
+  for op in all_reduce all_gather reduce_scatter; do
+    for mode in eager graph; do
+      local g=""; [ $mode = graph ] && g="-G 20"
+      local args=(-b 1K -e 64M -f 2 -g 1 -t "$n" -d bfloat16 -c 1 -w 5 -n 20 $g)
+      with_nccl timeout -k 5 120 "$NT/${op}_perf" "${args[@]}" >"$D/plain_${op}_$mode.txt" 2>&1
+      with_nccl env LD_PRELOAD="$SHIM" CCLTUNE_RESULTS_FILE="$D/winners-$mode.json" \
+        timeout -k 5 120 "$NT/${op}_perf" "${args[@]}" >"$D/shim_${op}_$mode.txt" 2>&1
+    done
+  done
+  python3 tests/gpu/nccl_shim_table.py "$D" "$n"
+  for mode in graph eager; do  # libccltune called directly, timed as tune times a choice
+    local g=""; [ $mode = graph ] && g=--graph
+    with_nccl timeout -k 5 200 "$B/bin/runtime_bench" "$D/winners-$mode.json" $g --gpus "$n" \
+      >"$D/runtime-bench-$mode.md" 2>&1 && tail -5 "$D/runtime-bench-$mode.md"
+  done
+}
+
+section_decode() {
+  echo "== decode step, plain (its NCCL path is PyTorch's NCCL; its runtime path ccltune.torch)"
+  timeout -k 5 300 python3 tests/gpu/tp_decode_bench.py --gpus "$n" \
+    --winners "$D/winners-graph.json" 2>&1 | tee "$D/decode-plain.md" | tail -8
+  echo "== decode step, libccltune-nccl preloaded (the NCCL path now runs the winners)"
+  LD_PRELOAD="$SHIM" CCLTUNE_RESULTS_FILE="$D/winners-graph.json" timeout -k 5 300 \
+    python3 tests/gpu/tp_decode_bench.py --gpus "$n" --winners "$D/winners-graph.json" 2>&1 |
+    tee "$D/decode-shim.md" | tail -8
+}
+
+for s in ${*:-tune nccltests decode}; do
+  echo "##### $s"
+  "section_$s"
+done
