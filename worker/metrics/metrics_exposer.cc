@@ -14,6 +14,7 @@ std::vector<std::string> CivetOptions(const MetricsExposer::Options& o) {
           "num_threads",        std::to_string(MetricsExposer::kThreads),
           "request_timeout_ms", std::to_string(MetricsExposer::kRequestTimeoutMs),
           "max_request_size",   std::to_string(MetricsExposer::kMaxRequestBytes),
+          "listen_backlog",     std::to_string(MetricsExposer::kListenBacklog),
           "enable_keep_alive",  "no"};
 }
 

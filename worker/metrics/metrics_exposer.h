@@ -1,7 +1,7 @@
 // MetricsExposer: a rank's `GET /metrics` while it is alive (what Prometheus scrapes):
 // prometheus-cpp's Exposer, whose embedded civetweb server only observes the Registry.
 //
-// The HTTP limits are civetweb options, set here (kThreads, kRequestTimeoutMs,
+// The HTTP limits are civetweb options, set here (kThreads, kListenBacklog, kRequestTimeoutMs,
 // kMaxRequestBytes): at most kThreads connections are served at once, later ones wait in
 // civetweb's queue and the listen backlog; a request's head must arrive within
 // kRequestTimeoutMs of the connection (a silent or one-byte-a-second client is closed then)
@@ -29,7 +29,8 @@ namespace ccltune::worker {
 
 class MetricsExposer {
  public:
-  static constexpr int kThreads = 16;
+  static constexpr int kThreads = 32;
+  static constexpr int kListenBacklog = 512;
   static constexpr int kRequestTimeoutMs = 2000;
   static constexpr int kMaxRequestBytes = 8192;
 
