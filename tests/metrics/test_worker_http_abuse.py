@@ -15,6 +15,7 @@ timeout, 8 KiB head), as in tests/k8s/test_controller_http_abuse.py.
 import math
 import os
 import random
+import re
 import socket
 import subprocess
 import sys
@@ -111,6 +112,8 @@ class WorkerMetricsHttpAbuseTest(unittest.TestCase):
         self.assertIn('ccltune_tuning_duration_seconds{', body)
         self.assertEqual(self.tune.wait(timeout=IDLE_BOUND + 120), 0, self.tune_log()[-3000:])
         self.assertRegex(self.tune_log(), r'(\d+) problems, \1 published')
+        sys.stderr.write('  the job: ' + re.search(r'\d+ problems, \d+ published',
+                                                   self.tune_log()).group(0) + ', exit 0\n')
 
 
 if __name__ == '__main__':
