@@ -9,7 +9,6 @@ probe at a time is closed after 2 s, so PROBE_BOUND allows 8 s of a loaded 2-cor
 500 idle connections are closed 32 at a time, every 2 s, so about 32 s for the last one.
 """
 
-import math
 import os
 import sys
 import unittest
@@ -20,9 +19,8 @@ sys.path.insert(0, os.path.join(HERE, '..', 'support'))
 import http_abuse  # noqa: E402
 from test_controller_common import ControllerEnv, FINAL, test_failed, tiny_spec  # noqa: E402
 
-THREADS, REQUEST_TIMEOUT_S, IDLE = 32, 2, 500
-PROBE_BOUND = REQUEST_TIMEOUT_S + 8
-IDLE_BOUND = math.ceil(IDLE / THREADS) * REQUEST_TIMEOUT_S + 10
+IDLE = 500
+PROBE_BOUND, IDLE_BOUND = http_abuse.bounds(threads=32, request_timeout_s=2, idle=IDLE)
 
 
 class ControllerHttpAbuseTest(unittest.TestCase):
@@ -32,28 +30,19 @@ class ControllerHttpAbuseTest(unittest.TestCase):
         self.env.install_crd()
         self.ctl = self.env.start_controller()
 
-    def probe_all(self):
+    def test_bad_requests_get_4xx_or_close_within_bounds_while_a_job_completes(self):
+        self.env.create_job('during-abuse', tiny_spec())
         probes = http_abuse.standard_probes(
             long_url_prefix='/api/v1/results?fingerprint=',
             bad_escape_targets=['/api/v1/results?fingerprint=%zz', '/api/v1/results?op=%4',
                                 '/healthz?x=%', '/%zz'],
             unknown_path='/nope', known_path='/api/v1/results')
-        return [http_abuse.exchange(self.ctl.port, name, payload, PROBE_BOUND, drip)
-                for name, payload, drip in probes]
-
-    def test_bad_requests_get_4xx_or_close_within_bounds_while_a_job_completes(self):
-        self.env.create_job('during-abuse', tiny_spec())
-        outcomes = self.probe_all()
-        idle = http_abuse.hold_idle(self.ctl.port, IDLE)
-        closed_after = http_abuse.wait_closed(idle, IDLE_BOUND)
-        report = [http_abuse.describe(o) for o in outcomes]
-        done = [t for t in closed_after if t is not None]
-        report.append('%d idle connections: %d closed, the last after %.1f s (bound %d s)' %
-                      (IDLE, len(done), max(done or [0]), IDLE_BOUND))
-        sys.stderr.write('controller abuse:\n  ' + '\n  '.join(report) + '\n')
+        outcomes = http_abuse.run(self.ctl.port, probes, PROBE_BOUND)
+        closed_after = http_abuse.wait_closed(http_abuse.hold_idle(self.ctl.port, IDLE), IDLE_BOUND)
+        closed = http_abuse.report('controller abuse', outcomes, closed_after, IDLE_BOUND)
         for o in outcomes:
             self.assertTrue(http_abuse.acceptable(o, PROBE_BOUND), http_abuse.describe(o))
-        self.assertEqual(len(done), IDLE, 'idle connections still open after %d s' % IDLE_BOUND)
+        self.assertEqual(closed, IDLE, 'idle connections still open after %d s' % IDLE_BOUND)
         st = self.env.wait_phase('during-abuse', FINAL, timeout=120)
         self.assertEqual(st['phase'], 'Succeeded', st)
         self.assertIsNone(self.ctl.proc.poll(), 'controller exited')

@@ -12,7 +12,6 @@ Bounds follow from worker/metrics/metrics_exposer.h (civetweb: 32 threads, 2 s r
 timeout, 8 KiB head), as in tests/k8s/test_controller_http_abuse.py.
 """
 
-import math
 import os
 import random
 import re
@@ -28,9 +27,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'
 import http_abuse  # noqa: E402
 
 CCLTUNE = os.environ.get('CCLTUNE_BIN', '')
-THREADS, REQUEST_TIMEOUT_S, IDLE = 32, 2, 500
-PROBE_BOUND = REQUEST_TIMEOUT_S + 8
-IDLE_BOUND = math.ceil(IDLE / THREADS) * REQUEST_TIMEOUT_S + 10
+IDLE = 500
+PROBE_BOUND, IDLE_BOUND = http_abuse.bounds(threads=32, request_timeout_s=2, idle=IDLE)
 
 
 def free_port_pair():
@@ -90,23 +88,18 @@ class WorkerMetricsHttpAbuseTest(unittest.TestCase):
         probes = http_abuse.standard_probes(
             long_url_prefix='/metrics?', bad_escape_targets=['/metrics%zz', '/%', '/%4'],
             unknown_path='/nope', known_path='/metrics')
-        outcomes = [http_abuse.exchange(self.port, name, payload, PROBE_BOUND, drip)
-                    for name, payload, drip in probes]
+        outcomes = http_abuse.run(self.port, probes, PROBE_BOUND)
         query = http_abuse.exchange(self.port, 'escape in query',
                                     http_abuse.request('GET', '/metrics?x=%zz'), PROBE_BOUND)
-        idle = http_abuse.hold_idle(self.port, IDLE)
-        closed_after = http_abuse.wait_closed(idle, IDLE_BOUND)
-        tuning_done = '# pre-sync wait' in self.tune_log()
-        report = [http_abuse.describe(o) for o in outcomes + [query]]
-        done = [t for t in closed_after if t is not None]
-        report.append('%d idle connections: %d closed, the last after %.1f s (bound %d s)' %
-                      (IDLE, len(done), max(done or [0]), IDLE_BOUND))
-        report.append('tuning finished before the idle connections were closed: %s' % tuning_done)
-        sys.stderr.write('worker metrics port abuse:\n  ' + '\n  '.join(report) + '\n')
+        closed_after = http_abuse.wait_closed(http_abuse.hold_idle(self.port, IDLE), IDLE_BOUND)
+        closed = http_abuse.report('worker metrics port abuse', outcomes + [query], closed_after,
+                                   IDLE_BOUND)
+        sys.stderr.write('  tuning finished before the idle connections were closed: %s\n' %
+                         ('# pre-sync wait' in self.tune_log()))
         for o in outcomes:
             self.assertTrue(http_abuse.acceptable(o, PROBE_BOUND), http_abuse.describe(o))
         self.assertEqual(query.code, 200, http_abuse.describe(query))
-        self.assertEqual(len(done), IDLE, 'idle connections still open after %d s' % IDLE_BOUND)
+        self.assertEqual(closed, IDLE, 'idle connections still open after %d s' % IDLE_BOUND)
         code, body = scrape(self.port)
         self.assertEqual(code, 200, body)
         self.assertIn('ccltune_tuning_duration_seconds{', body)

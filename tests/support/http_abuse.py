@@ -9,11 +9,22 @@ rule: a 4xx or a closed connection within the bound.
 """
 
 import collections
+import math
 import selectors
 import socket
+import sys
 import time
 
 Outcome = collections.namedtuple('Outcome', 'name code closed seconds')
+
+
+def bounds(threads, request_timeout_s, idle):
+    """(probe bound, idle bound) in seconds for a thread-per-connection server (civetweb): one
+    probe at a time is answered or closed after the request timeout (8 s of slack for a loaded
+    2-core machine); `idle` silent connections are closed `threads` at a time, one wave per
+    request timeout."""
+    probe = request_timeout_s + 8
+    return probe, math.ceil(idle / threads) * request_timeout_s + 10
 
 
 def acceptable(outcome, bound):
@@ -45,6 +56,22 @@ def standard_probes(long_url_prefix, bad_escape_targets, unknown_path, known_pat
                ('DELETE', request('DELETE', known_path), 0),
                ('one byte a second', request('GET', known_path, 'X-Slow: %s\r\n' % ('s' * 64)), 1.0)]
     return probes
+
+
+def run(port, probes, bound):
+    """exchange() for each (name, payload, drip) of `probes`, one after the other."""
+    return [exchange(port, name, payload, bound, drip) for name, payload, drip in probes]
+
+
+def report(title, outcomes, closed_after, idle_bound):
+    """Writes one line per outcome and one for the idle connections to stderr (the test's
+    record); returns how many idle connections were closed."""
+    done = [t for t in closed_after if t is not None]
+    lines = [describe(o) for o in outcomes]
+    lines.append('%d idle connections: %d closed, the last after %.1f s (bound %d s)' %
+                 (len(closed_after), len(done), max(done or [0]), idle_bound))
+    sys.stderr.write(title + ':\n  ' + '\n  '.join(lines) + '\n')
+    return len(done)
 
 
 def _status_code(data):
