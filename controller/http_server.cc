@@ -11,11 +11,10 @@ namespace {
 // The whole answer in one write: civetweb's mg_response_header_* calls send each header line
 // on its own, which cost 0.31 ms of CPU per results-API request under load against 0.21 ms.
 void Send(mg_connection* conn, const HttpResponse& r, bool with_body) {
-  std::string out = "HTTP/1.1 " + std::to_string(r.code) + " " +
-                    mg_get_response_code_text(conn, r.code) +
-                    "\r\nContent-Type: " + r.content_type +
-                    "\r\nContent-Length: " + std::to_string(r.body.size()) +
-                    "\r\nConnection: close\r\n\r\n";
+  std::string out =
+      "HTTP/1.1 " + std::to_string(r.code) + " " + mg_get_response_code_text(conn, r.code) +
+      "\r\nContent-Type: " + r.content_type +
+      "\r\nContent-Length: " + std::to_string(r.body.size()) + "\r\nConnection: close\r\n\r\n";
   if (with_body) out += r.body;
   mg_write(conn, out.data(), out.size());
 }

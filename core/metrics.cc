@@ -23,12 +23,13 @@ struct RegistryState final : prometheus::Collectable {
   prometheus::Registry registry{prometheus::Registry::InsertBehavior::Throw};
   prometheus::Family<Counter>& dropped = prometheus::detail::Builder<Counter>()
                                              .Name(kDroppedLabelSetsFamily)
-                                             .Help("Label sets not exported because a family "
-                                                   "reached its cap.")
+                                             .Help(
+                                                 "Label sets not exported because a family "
+                                                 "reached its cap.")
                                              .Register(registry);
   Counter unlabelled_drops;  // drops of unlabelled families: not exported
   std::map<std::string, std::vector<std::string>> label_names{
-      {kDroppedLabelSetsFamily, {"family"}}};  // by family name, in declared order
+      {kDroppedLabelSetsFamily, {"family"}}};   // by family name, in declared order
   std::vector<std::shared_ptr<void>> families;  // our Family<T> wrappers
   std::map<std::string, std::string> const_labels;
 };
@@ -125,9 +126,8 @@ Result<Family<T>*> Add(internal::RegistryState& s, FamilyOptions options) {
                                       .Name(options.name)
                                       .Help(EscapeHelp(options.help))
                                       .Register(s.registry);
-  Counter& dropped = options.label_names.empty()
-                         ? s.unlabelled_drops
-                         : s.dropped.Add({{"family", options.name}});
+  Counter& dropped =
+      options.label_names.empty() ? s.unlabelled_drops : s.dropped.Add({{"family", options.name}});
   s.label_names[options.name] = options.label_names;
   auto wrapper = std::make_shared<Family<T>>(std::move(options), family, dropped);
   s.families.push_back(wrapper);

@@ -14,8 +14,7 @@ T& Family<T>::WithLabels(const std::vector<std::string>& values) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = children_.find(values);
   if (it != children_.end()) return *it->second;
-  if (values.size() == options_.label_names.size() &&
-      children_.size() < options_.max_label_sets) {
+  if (values.size() == options_.label_names.size() && children_.size() < options_.max_label_sets) {
     T& child = AddChild(values);
     children_.emplace(values, &child);
     return child;

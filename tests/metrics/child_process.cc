@@ -14,7 +14,6 @@
 #include <sstream>
 #include <thread>
 
-
 namespace ccltune::testing {
 namespace {
 
@@ -164,7 +163,8 @@ core::Result<HttpAnswer> HttpGet(int port, const std::string& target,
   curl_easy_setopt(curl.get(), CURLOPT_WRITEFUNCTION, Append);
   curl_easy_setopt(curl.get(), CURLOPT_WRITEDATA, &answer.body);
   CURLcode rc = curl_easy_perform(curl.get());
-  if (rc == CURLE_OPERATION_TIMEDOUT) return core::TimeoutError(url + ": " + curl_easy_strerror(rc));
+  if (rc == CURLE_OPERATION_TIMEDOUT)
+    return core::TimeoutError(url + ": " + curl_easy_strerror(rc));
   if (rc != CURLE_OK) return core::Unavailable(url + ": " + curl_easy_strerror(rc));
   long code = 0;
   curl_easy_getinfo(curl.get(), CURLINFO_RESPONSE_CODE, &code);

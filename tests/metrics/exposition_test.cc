@@ -37,8 +37,7 @@ TEST(MetricsExposition, HistogramHasCumulativeBucketsInfSumCount) {
        {"# HELP t_seconds h\n# TYPE t_seconds histogram\n",
         "\nt_seconds_bucket{le=\"0.001\"} 2\n",  // 0.001 itself counts: le is inclusive
         "\nt_seconds_bucket{le=\"0.01\"} 2\n", "\nt_seconds_bucket{le=\"0.1\"} 4\n",
-        "\nt_seconds_bucket{le=\"+Inf\"} 5\n", "\nt_seconds_sum 7.1015\n",
-        "\nt_seconds_count 5\n"})
+        "\nt_seconds_bucket{le=\"+Inf\"} 5\n", "\nt_seconds_sum 7.1015\n", "\nt_seconds_count 5\n"})
     EXPECT_NE(text.find(expected), std::string::npos) << expected << "\n" << text;
 }
 
@@ -63,11 +62,9 @@ TEST(MetricsExposition, ConstLabelsComeFirstAndEmptyOnesAreOmitted) {
   auto g = r.AddGauge({"t_gauge", "g", {"op"}, 10, {}});
   ASSERT_TRUE(g.ok());
   (*g)->WithLabels({"allReduce"}).Set(1);
-  EXPECT_NE(r.Text().find("t_gauge{ccltune_job=\"j1\",op=\"allReduce\"} 1"),
-            std::string::npos);
+  EXPECT_NE(r.Text().find("t_gauge{ccltune_job=\"j1\",op=\"allReduce\"} 1"), std::string::npos);
   ASSERT_TRUE(r.SetConstLabel("fingerprint", "abc").ok());
-  EXPECT_NE(r.Text().find("t_gauge{ccltune_job=\"j1\",fingerprint=\"abc\",op="),
-            std::string::npos);
+  EXPECT_NE(r.Text().find("t_gauge{ccltune_job=\"j1\",fingerprint=\"abc\",op="), std::string::npos);
   // A const label may not shadow a family label, in either order.
   EXPECT_EQ(r.SetConstLabel("op", "x").code(), StatusCode::kFailedPrecondition);
   EXPECT_EQ(r.AddGauge({"u_gauge", "g", {"ccltune_job"}, 10, {}}).status().code(),
@@ -151,8 +148,7 @@ TEST(MetricsExposition, ConcurrentUpdatesWhileCollectingStayConsistent) {
       for (const auto& family : r.Collect())
         if (family.name == "c_seconds")  // +Inf bucket must equal _count in every snapshot
           for (const auto& child : family.metric)
-            ASSERT_EQ(child.histogram.bucket.back().cumulative_count,
-                      child.histogram.sample_count);
+            ASSERT_EQ(child.histogram.bucket.back().cumulative_count, child.histogram.sample_count);
     }
   });
   std::vector<std::thread> writers;

@@ -168,7 +168,8 @@ TEST(MetricsExposer, BoundsRequestSizeAndSurvivesSilentClients) {
   auto server = MetricsExposer::Start(registry, {"127.0.0.1", 0});
   ASSERT_TRUE(server.ok());
   int port = (*server)->port();
-  auto huge = HttpGet(port, "/metrics?" + std::string(2 * MetricsExposer::kMaxRequestBytes, 'a'), 5s);
+  auto huge =
+      HttpGet(port, "/metrics?" + std::string(2 * MetricsExposer::kMaxRequestBytes, 'a'), 5s);
   ASSERT_TRUE(huge.ok()) << huge.status().ToString();
   EXPECT_TRUE(huge->code >= 400 && huge->code < 500) << huge->code;
   // A client that connects and says nothing holds one of the exposer's threads at most
@@ -227,12 +228,11 @@ TEST(Pushgateway, ReportsRefusalsTimeoutsAndBadUrls) {
   auto hung_server = testing::ListenWithoutAccepting();
   ASSERT_TRUE(hung_server.ok()) << hung_server.status().ToString();
   auto start = Clock::now();
-  auto hung = PushMetrics("http://127.0.0.1:" + std::to_string(hung_server->port), "j", 0,
-                          registry, 0.5);
+  auto hung =
+      PushMetrics("http://127.0.0.1:" + std::to_string(hung_server->port), "j", 0, registry, 0.5);
   EXPECT_EQ(hung.code(), core::StatusCode::kTimeout) << hung.ToString();
   EXPECT_LT(Clock::now() - start, 2s);
-  EXPECT_EQ(ParseGatewayUrl("ftp://pgw:9091").status().code(),
-            core::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ParseGatewayUrl("ftp://pgw:9091").status().code(), core::StatusCode::kInvalidArgument);
   EXPECT_EQ(ParseGatewayUrl("http://:9091").status().code(), core::StatusCode::kInvalidArgument);
   EXPECT_EQ(ParseGatewayUrl("http://pgw:99999").status().code(),
             core::StatusCode::kInvalidArgument);

@@ -10,20 +10,22 @@ namespace ccltune::worker {
 namespace {
 
 std::vector<std::string> CivetOptions(const MetricsExposer::Options& o) {
-  return {"listening_ports",    o.bind_address + ":" + std::to_string(o.port),
-          "num_threads",        std::to_string(MetricsExposer::kThreads),
+  // clang-format off
+  return {"listening_ports", o.bind_address + ":" + std::to_string(o.port),
+          "num_threads", std::to_string(MetricsExposer::kThreads),
           "request_timeout_ms", std::to_string(MetricsExposer::kRequestTimeoutMs),
-          "max_request_size",   std::to_string(MetricsExposer::kMaxRequestBytes),
-          "listen_backlog",     std::to_string(MetricsExposer::kListenBacklog),
-          "enable_keep_alive",  "no",
-          // The Exposer writes its head and body separately: no Nagle wait between them.
-          "tcp_nodelay",        "1"};
+          "max_request_size", std::to_string(MetricsExposer::kMaxRequestBytes),
+          "listen_backlog", std::to_string(MetricsExposer::kListenBacklog),
+          "enable_keep_alive", "no",
+          // The Exposer writes its head and body apart: no Nagle wait between them.
+          "tcp_nodelay", "1"};
+  // clang-format on
 }
 
 }  // namespace
 
-core::Result<std::unique_ptr<MetricsExposer>> MetricsExposer::Start(
-    const core::Registry& registry, const Options& options) {
+core::Result<std::unique_ptr<MetricsExposer>> MetricsExposer::Start(const core::Registry& registry,
+                                                                    const Options& options) {
   in_addr parsed{};
   // civetweb reports a bad address and a taken port alike; tell them apart first.
   if (inet_pton(AF_INET, options.bind_address.c_str(), &parsed) != 1)
