@@ -33,7 +33,7 @@
 #include "tests/metrics/synthetic_run.h"
 #include "tests/support/redis_server.h"
 #include "tests/support/temp_dir.h"
-#include "worker/child_process.h"
+#include "worker/launcher/child_process.h"
 #include "worker/metrics/metrics_exposer.h"
 #include "worker/metrics/worker_metrics.h"
 #ifdef CCLTUNE_TEST_HAVE_CONTROLLER
@@ -65,7 +65,7 @@ json LoadDashboard(const std::string& name) {
 //  - kTuneJob, healthy: allReduce and allGather, 1 KiB … 64 KiB. Its choice list names
 //    `recursive-doubling`, which allGather does not have, so every allGather problem reports
 //    it as a skipped choice (ccltune_choice_failures_total{reason="skipped"}).
-//  - kPreSyncJob fails: rank 1 is held back (test hook of worker/rank_main.cc) past a 0.5 s
+//  - kPreSyncJob fails: rank 1 is held back (test hook of worker/rank/rank_main.cc) past a 0.5 s
 //    pre-sync window, so rank 0 counts a ccltune_presync_timeouts_total and pushes it.
 // Rank r serves /metrics on port_base + r; both jobs linger kLinger s after the end (so
 // Prometheus, scraping every second, gets the final state) and push to the Pushgateway.

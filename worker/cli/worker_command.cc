@@ -3,9 +3,9 @@
 #include "core/plan.h"
 #include "worker/cli/commands.h"
 #include "worker/env_switches.h"
-#include "worker/launcher.h"
-#include "worker/local_redis.h"
-#include "worker/rank_main.h"
+#include "worker/launcher/launcher.h"
+#include "worker/launcher/local_redis.h"
+#include "worker/rank/rank_main.h"
 
 namespace ccltune::worker::cli {
 namespace {

@@ -36,7 +36,7 @@
 
 #include "core/metrics.h"
 #include "core/status.h"
-#include "worker/bench_observer.h"
+#include "worker/rank/bench_observer.h"
 
 namespace ccltune::worker {
 

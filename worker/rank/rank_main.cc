@@ -1,4 +1,4 @@
-#include "worker/rank_main.h"
+#include "worker/rank/rank_main.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -12,17 +12,17 @@
 #include "core/log.h"
 #include "core/problem.h"
 #include "core/result_store.h"
-#include "worker/attempt_summary.h"
-#include "worker/backend_factory.h"
-#include "worker/bench_runner.h"
 #include "worker/env_switches.h"
-#include "worker/job_control.h"
 #include "worker/metrics/metrics_exposer.h"
 #include "worker/metrics/metrics_push.h"
 #include "worker/metrics/worker_metrics.h"
-#include "worker/poll.h"
-#include "worker/progress.h"
-#include "worker/rendezvous.h"
+#include "worker/rank/attempt_summary.h"
+#include "worker/rank/backend_factory.h"
+#include "worker/rank/bench_runner.h"
+#include "worker/rank/progress.h"
+#include "worker/rendezvous/job_control.h"
+#include "worker/rendezvous/poll.h"
+#include "worker/rendezvous/rendezvous.h"
 
 namespace ccltune::worker {
 namespace {
