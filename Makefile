@@ -9,7 +9,7 @@ RANKS ?= 4
 # first, since `:=` expands it where DEB_PACKAGES is defined (it was empty there before).
 IMAGE_PACKAGES := mmdebstrap umoci runc
 DEB_PACKAGES := build-essential cmake pkg-config libhiredis-dev redis-server libcpprest-dev \
-  libssl-dev prometheus prometheus-pushgateway python3-kubernetes nlohmann-json3-dev \
+  libssl-dev prometheus-cpp-dev prometheus prometheus-pushgateway python3-kubernetes nlohmann-json3-dev \
   libyaml-cpp-dev libcli11-dev libspdlog-dev libfmt-dev libgtest-dev libgmock-dev \
   zlib1g-dev clang-14 libclang-rt-14-dev chromium $(IMAGE_PACKAGES)
 # `make image` packs $(BUILD) as it is: the cuda variant where a CUDA toolkit was found (as on

@@ -1,168 +1,84 @@
 #include "controller/http_server.h"
 
-#include <arpa/inet.h>
-#include <fcntl.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <sys/socket.h>
-#include <unistd.h>
+#include <civetweb.h>
 
-#include <cstring>
-#include <sstream>
+#include <exception>
+#include <string>
 
 namespace ccltune::controller {
 namespace {
 
-constexpr size_t kMaxHead = 16 * 1024;
-
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
+// The whole answer in one write: civetweb's mg_response_header_* calls send each header line
+// on its own, which cost 0.31 ms of CPU per results-API request under load against 0.21 ms.
+void Send(mg_connection* conn, const HttpResponse& r, bool with_body) {
+  std::string out =
+      "HTTP/1.1 " + std::to_string(r.code) + " " + mg_get_response_code_text(conn, r.code) +
+      "\r\nContent-Type: " + r.content_type +
+      "\r\nContent-Length: " + std::to_string(r.body.size()) + "\r\nConnection: close\r\n\r\n";
+  if (with_body) out += r.body;
+  mg_write(conn, out.data(), out.size());
 }
 
-// Percent-decoding of one query component; false for a malformed escape ("%zz", "%4"),
-// which the caller answers with 400 (never an exception on a request thread).
-bool UrlDecode(const std::string& s, std::string* out) {
-  out->clear();
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '+') {
-      *out += ' ';
-    } else if (s[i] == '%') {
-      if (i + 2 >= s.size()) return false;
-      const int hi = HexValue(s[i + 1]), lo = HexValue(s[i + 2]);
-      if (hi < 0 || lo < 0) return false;
-      *out += static_cast<char>(hi * 16 + lo);
-      i += 2;
-    } else {
-      *out += s[i];
-    }
-  }
-  return true;
-}
-
-const char* Reason(int code) {
-  switch (code) {
-    case 200:
-      return "OK";
-    case 400:
-      return "Bad Request";
-    case 404:
-      return "Not Found";
-    case 405:
-      return "Method Not Allowed";
-    case 503:
-      return "Service Unavailable";
-    default:
-      return "Error";
-  }
-}
-
-void WriteAll(int fd, const std::string& data) {
-  size_t off = 0;
-  while (off < data.size()) {
-    ssize_t n = ::send(fd, data.data() + off, data.size() - off, MSG_NOSIGNAL);
-    if (n <= 0) return;
-    off += static_cast<size_t>(n);
+// The edge between civetweb's C threads and our C++: an exception must not cross it.
+HttpResponse Handle(const HttpHandler& handler, const HttpRequest& req) {
+  try {
+    return handler(req);
+  } catch (const std::exception& e) {
+    return {500, "text/plain", std::string("internal error: ") + e.what() + "\n"};
   }
 }
 
 }  // namespace
 
-bool ParseRequestLine(const std::string& line, HttpRequest* out) {
-  std::istringstream in(line);
-  std::string target, version;
-  if (!(in >> out->method >> target >> version)) return false;
-  if (target.empty() || target[0] != '/') return false;
-  auto q = target.find('?');
-  out->path = target.substr(0, q);
-  if (q == std::string::npos) return true;
-  std::istringstream params(target.substr(q + 1));
-  std::string kv;
-  while (std::getline(params, kv, '&')) {
-    const auto eq = kv.find('=');
-    std::string key, value;
-    if (!UrlDecode(kv.substr(0, eq), &key)) return false;
-    if (eq != std::string::npos && !UrlDecode(kv.substr(eq + 1), &value)) return false;
-    out->query[key] = value;
-  }
-  return true;
-}
-
 core::Result<std::unique_ptr<HttpServer>> HttpServer::Start(int port, HttpHandler handler) {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return core::Unavailable(std::string("socket: ") + std::strerror(errno));
-  int one = 1;
-  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_ANY);
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 || ::listen(fd, 512) != 0) {
-    std::string err = std::strerror(errno);
-    ::close(fd);
-    return core::Unavailable("listen on port " + std::to_string(port) + ": " + err);
-  }
-  socklen_t len = sizeof(addr);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  return std::unique_ptr<HttpServer>(new HttpServer(fd, ntohs(addr.sin_port), std::move(handler)));
-}
-
-constexpr int kServerThreads = 4;
-
-HttpServer::HttpServer(int fd, int port, HttpHandler handler)
-    : fd_(fd), port_(port), handler_(std::move(handler)) {
-  for (int i = 0; i < kServerThreads; ++i) threads_.emplace_back([this] { Serve(); });
+  const std::string ports = std::to_string(port), threads = std::to_string(kThreads),
+                    timeout = std::to_string(kRequestTimeoutMs),
+                    head = std::to_string(kMaxRequestBytes);
+  // clang-format off
+  const char* options[] = {
+      "listening_ports", ports.c_str(),
+      "num_threads", threads.c_str(),
+      "request_timeout_ms", timeout.c_str(),
+      "max_request_size", head.c_str(),
+      "listen_backlog", "512",
+      "enable_keep_alive", "no",
+      "tcp_nodelay", "1",  // no Nagle wait on the last segment of a long answer
+      nullptr};
+  // clang-format on
+  std::unique_ptr<HttpServer> server(new HttpServer(std::move(handler)));
+  mg_callbacks callbacks{};
+  server->context_ = mg_start(&callbacks, nullptr, options);
+  if (server->context_ == nullptr)
+    return core::Unavailable("HTTP server: cannot listen on port " + ports);
+  mg_set_request_handler(server->context_, "/", &HttpServer::OnRequest, server.get());
+  mg_server_port bound{};
+  if (mg_get_server_ports(server->context_, 1, &bound) != 1)
+    return core::Internal("HTTP server: civetweb reports no port");
+  server->port_ = bound.port;
+  return server;
 }
 
 HttpServer::~HttpServer() {
-  stop_ = true;
-  for (auto& t : threads_) t.join();
-  ::close(fd_);
+  if (context_ != nullptr) mg_stop(context_);
 }
 
-void HttpServer::Serve() {
-  while (!stop_.load()) {
-    pollfd p{fd_, POLLIN, 0};
-    if (::poll(&p, 1, 200) <= 0) continue;  // wake up to notice stop_
-    // The listening socket is non-blocking: several threads wake for one connection and
-    // the losers get EAGAIN instead of blocking past stop_. The accepted socket blocks.
-    int conn = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
-    if (conn < 0) continue;
-    HandleConnection(conn);
-    ::close(conn);
-  }
-}
-
-void HttpServer::HandleConnection(int fd) {
-  timeval tv{5, 0};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-  std::string head;
-  char buf[2048];
-  while (head.find("\r\n\r\n") == std::string::npos && head.size() < kMaxHead) {
-    ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
-    if (n <= 0) return;
-    head.append(buf, static_cast<size_t>(n));
-  }
-  HttpRequest req;
+int HttpServer::OnRequest(mg_connection* conn, void* self) {
+  const mg_request_info* info = mg_get_request_info(conn);
+  HttpRequest req{info->request_method, info->local_uri ? info->local_uri : "/", {}};
+  const bool head = req.method == "HEAD";
   HttpResponse resp;
-  if (!ParseRequestLine(head.substr(0, head.find("\r\n")), &req)) {
-    resp = {400, "application/json",
-            "{\"error\":\"malformed request line or query string (a '%' escape needs two hex "
-            "digits)\"}"};
-  } else if (req.method != "GET" && req.method != "HEAD") {
+  auto query = ParseQueryString(info->query_string ? info->query_string : "");
+  if (req.method != "GET" && !head) {
     resp = {405, "text/plain", "only GET\n"};
+  } else if (!query.ok()) {
+    resp = {400, "application/json",
+            "{\"error\":\"malformed query string (a '%' escape needs two hex digits)\"}"};
   } else {
-    resp = handler_(req);
+    req.query = std::move(query).value();
+    resp = Handle(static_cast<HttpServer*>(self)->handler_, req);
   }
-  std::string out = "HTTP/1.1 " + std::to_string(resp.code) + " " + Reason(resp.code) +
-                    "\r\nContent-Type: " + resp.content_type +
-                    "\r\nContent-Length: " + std::to_string(resp.body.size()) +
-                    "\r\nConnection: close\r\n\r\n";
-  if (req.method != "HEAD") out += resp.body;
-  WriteAll(fd, out);
+  Send(conn, resp, !head);
+  return resp.code;
 }
 
 }  // namespace ccltune::controller

@@ -1,20 +1,29 @@
-// A tiny blocking HTTP/1.1 server for /healthz, /readyz, /metrics and the results API:
-// a few threads accepting on one socket, one request per connection (Connection: close),
-// GET only, bounded reads (request head <= 16 KiB, 5 s receive timeout) so a slow client
-// holds one thread at most. Several threads because the results API serves production
-// jobs concurrently (measured: tests/bench/results_api_load.sh); the handler must be
-// thread-safe. This avoids pulling cpprest's listener in.
+// HttpServer: the controller's HTTP port (/healthz, /readyz, /metrics, the results API) on
+// civetweb, the server prometheus-cpp's Exposer embeds. Not cpprestsdk's http_listener: on
+// Linux (asio) it ignores http_listener_config::timeout() and bounds neither the request head
+// nor slow or idle clients (measured: a silent or one-byte-a-second client held for as long
+// as it likes, a 32 MiB header read whole; README "HTTP limits").
+//
+// The limits are civetweb options, set in http_server.cc: at most kThreads requests are
+// served at once (later connections wait in civetweb's queue and the listen backlog); a
+// request's head must arrive within kRequestTimeoutMs of the connection, and each send of the
+// answer is bounded alike; a head (URL and headers) over kMaxRequestBytes is answered 400 and
+// closed; one request per connection. Before the handler: GET and HEAD only (405 otherwise),
+// and a malformed query string is answered 400.
+//
+// Thread-safety: the handler runs on civetweb's threads, several at once: it must be
+// thread-safe. RAII: the destructor stops the threads and closes the socket.
 #pragma once
 
-#include <atomic>
 #include <functional>
 #include <map>
 #include <memory>
 #include <string>
-#include <thread>
-#include <vector>
 
 #include "core/status.h"
+
+struct mg_context;
+struct mg_connection;
 
 namespace ccltune::controller {
 
@@ -34,7 +43,11 @@ using HttpHandler = std::function<HttpResponse(const HttpRequest&)>;
 
 class HttpServer {
  public:
-  // Binds 0.0.0.0:port (0 = any free port) and starts serving on its own thread.
+  static constexpr int kThreads = 32;
+  static constexpr int kRequestTimeoutMs = 2000;
+  static constexpr int kMaxRequestBytes = 16384;
+
+  // Listens on 0.0.0.0:port (0 = any free port) before returning; Unavailable when it cannot.
   static core::Result<std::unique_ptr<HttpServer>> Start(int port, HttpHandler handler);
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;
@@ -42,18 +55,17 @@ class HttpServer {
   int port() const { return port_; }
 
  private:
-  HttpServer(int fd, int port, HttpHandler handler);
-  void Serve();
-  void HandleConnection(int fd);
+  explicit HttpServer(HttpHandler handler) : handler_(std::move(handler)) {}
+  static int OnRequest(mg_connection* conn, void* self);
 
-  int fd_;
-  int port_;
   HttpHandler handler_;
-  std::atomic<bool> stop_{false};
-  std::vector<std::thread> threads_;
+  mg_context* context_ = nullptr;
+  int port_ = 0;
 };
 
-// Parses "GET /p?a=1 HTTP/1.1"; false when malformed.
-bool ParseRequestLine(const std::string& line, HttpRequest* out);
+// "a=1&b=x%2Cy" → {a: "1", b: "x,y"}. Percent-decoding is cpprestsdk's web::uri::decode,
+// which rejects a malformed escape ("%zz", "%4"): InvalidArgument. '+' is a space, as HTML
+// forms and Python's urlencode send it; a key without '=' has an empty value.
+core::Result<std::map<std::string, std::string>> ParseQueryString(const std::string& raw);
 
 }  // namespace ccltune::controller

@@ -23,7 +23,8 @@ class ControllerMetrics {
   void SetResultCacheEntries(double n);
   void CountResultsRequest(int code);
   void SetLeader(bool leader);
-  std::string Text() const { return core::SerializeText(registry_); }
+  std::string Text() const { return registry_.Text(); }
+  const core::Registry& registry() const { return registry_; }
 
  private:
   core::Registry registry_;

@@ -1,6 +1,6 @@
 // The fingerprint of the communicator NCCL is initializing, computed as the worker does
 // (core/gpu/fingerprint_probe.h for the device, driver, CUDA and P2P part; the topology
-// part as worker/rank_main.cc's FingerprintOf: nodes, ranks per node), so records the
+// part as worker/rank/rank_main.cc's FingerprintOf: nodes, ranks per node), so records the
 // worker published for this machine and shape are found. CCLTUNE_FINGERPRINT pins it.
 #pragma once
 

@@ -80,7 +80,7 @@ core::FingerprintInput CommunicatorFingerprintInput(std::size_t n_ranks, std::si
   (void)cudaGetLastError();
   const int world = static_cast<int>(n_ranks);
   core::FingerprintInput in = ProbeFingerprint(device, world, nccl_version);
-  // As worker/rank_main.cc FingerprintOf: there the node count comes from the ranks' host
+  // As worker/rank/rank_main.cc FingerprintOf: there the node count comes from the ranks' host
   // names, here from NCCL or the runtime's exchange; both mean the same thing.
   in.nodes = static_cast<int>(n_nodes);
   in.gpus_per_node = world / std::max(1, in.nodes);

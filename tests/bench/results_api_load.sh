@@ -4,7 +4,7 @@
 # checking that malformed queries answer 400 with a message. Prints wrk's figures.
 # Real parts: redis-server, `ccltune tune` (host backend) to fill the cache, the simulator
 # (only so the controller has an API server), the controller. Needs `wrk` (Debian).
-#   tests/bench/results_api_load.sh BUILD_DIR [SECONDS=30] [CONNECTIONS=100]
+#   tests/bench/results_api_load.sh BUILD_DIR [SECONDS=30] [CONNECTIONS=100]   (README: 30 200)
 set -euo pipefail
 build=$(cd "$1" && pwd)
 secs=${2:-30}

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "worker/peer_directory.h"
+#include "worker/rendezvous/peer_directory.h"
 
 namespace ccltune::testing {
 

@@ -40,6 +40,11 @@ TEST_P(BadInputTest, ExitsTwoWithOneLineNamingTheField) {
   const auto lines = NonEmptyLines(run.output);
   ASSERT_EQ(lines.size(), 1u) << run.output;
   EXPECT_NE(lines[0].find(p.expect), std::string::npos) << lines[0];
+  // A plan file is named once, not "plan.yaml: plan.yaml: …" (issue 24).
+  const std::string name = "plan.yaml";
+  std::size_t at = lines[0].find(name);
+  EXPECT_TRUE(at == std::string::npos || lines[0].find(name, at + 1) == std::string::npos)
+      << lines[0];
 }
 
 const std::vector<std::string> kTune{"tune", "--backend", "host", "--ranks", "2"};

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "tests/support/temp_dir.h"
-#include "worker/child_process.h"
+#include "worker/launcher/child_process.h"
 
 namespace ccltune::testing {
 

@@ -1,5 +1,6 @@
 #include "tests/metrics/child_process.h"
 
+#include <curl/curl.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -9,10 +10,9 @@
 
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <thread>
-
-#include "worker/metrics/socket_io.h"
 
 namespace ccltune::testing {
 namespace {
@@ -138,22 +138,37 @@ std::string ChildProcess::LogTail() const {
   return all.size() > 2048 ? all.substr(all.size() - 2048) : all;
 }
 
+namespace {
+
+std::size_t Append(char* data, std::size_t size, std::size_t n, void* out) {
+  static_cast<std::string*>(out)->append(data, size * n);
+  return size * n;
+}
+
+}  // namespace
+
 core::Result<HttpAnswer> HttpGet(int port, const std::string& target,
                                  std::chrono::milliseconds timeout, const std::string& method) {
-  auto deadline = worker::Clock::now() + timeout;
-  CCLTUNE_ASSIGN_OR_RETURN(worker::net::UniqueFd fd,
-                           worker::net::ConnectTcp("127.0.0.1", port, deadline));
-  std::string request = method + " " + target + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
-  CCLTUNE_RETURN_IF_ERROR(worker::net::WriteAll(fd.get(), request, deadline));
-  CCLTUNE_ASSIGN_OR_RETURN(std::string raw,
-                           worker::net::ReadUntil(fd.get(), "", 64 << 20, deadline));
+  std::unique_ptr<CURL, decltype(&curl_easy_cleanup)> curl(curl_easy_init(), curl_easy_cleanup);
+  if (!curl) return core::Internal("curl_easy_init failed");
+  const std::string url = "http://127.0.0.1:" + std::to_string(port) + target;
   HttpAnswer answer;
-  std::size_t sp = raw.find(' ');
-  if (sp == std::string::npos) return core::DataLoss("no HTTP status line: " + raw);
-  answer.code = std::atoi(raw.c_str() + sp + 1);
-  std::size_t split = raw.find("\r\n\r\n");
-  answer.headers = raw.substr(0, split);
-  answer.body = split == std::string::npos ? "" : raw.substr(split + 4);
+  curl_easy_setopt(curl.get(), CURLOPT_URL, url.c_str());
+  curl_easy_setopt(curl.get(), CURLOPT_CUSTOMREQUEST, method.c_str());
+  curl_easy_setopt(curl.get(), CURLOPT_NOBODY, method == "HEAD" ? 1L : 0L);
+  curl_easy_setopt(curl.get(), CURLOPT_TIMEOUT_MS, static_cast<long>(timeout.count()));
+  curl_easy_setopt(curl.get(), CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(curl.get(), CURLOPT_HEADERFUNCTION, Append);
+  curl_easy_setopt(curl.get(), CURLOPT_HEADERDATA, &answer.headers);
+  curl_easy_setopt(curl.get(), CURLOPT_WRITEFUNCTION, Append);
+  curl_easy_setopt(curl.get(), CURLOPT_WRITEDATA, &answer.body);
+  CURLcode rc = curl_easy_perform(curl.get());
+  if (rc == CURLE_OPERATION_TIMEDOUT)
+    return core::TimeoutError(url + ": " + curl_easy_strerror(rc));
+  if (rc != CURLE_OK) return core::Unavailable(url + ": " + curl_easy_strerror(rc));
+  long code = 0;
+  curl_easy_getinfo(curl.get(), CURLINFO_RESPONSE_CODE, &code);
+  answer.code = static_cast<int>(code);
   return answer;
 }
 

@@ -46,7 +46,7 @@ class ChildProcess {
   std::string log_path_;
 };
 
-// GET http://127.0.0.1:port/target (HTTP/1.0, so never chunked) within `timeout`.
+// `method` http://127.0.0.1:port/target within `timeout` (libcurl; headers as received).
 struct HttpAnswer {
   int code = 0;
   std::string headers;

@@ -33,8 +33,8 @@
 #include "tests/metrics/synthetic_run.h"
 #include "tests/support/redis_server.h"
 #include "tests/support/temp_dir.h"
-#include "worker/child_process.h"
-#include "worker/metrics/metrics_server.h"
+#include "worker/launcher/child_process.h"
+#include "worker/metrics/metrics_exposer.h"
 #include "worker/metrics/worker_metrics.h"
 #ifdef CCLTUNE_TEST_HAVE_CONTROLLER
 #include "controller/metrics.h"
@@ -65,7 +65,7 @@ json LoadDashboard(const std::string& name) {
 //  - kTuneJob, healthy: allReduce and allGather, 1 KiB … 64 KiB. Its choice list names
 //    `recursive-doubling`, which allGather does not have, so every allGather problem reports
 //    it as a skipped choice (ccltune_choice_failures_total{reason="skipped"}).
-//  - kPreSyncJob fails: rank 1 is held back (test hook of worker/rank_main.cc) past a 0.5 s
+//  - kPreSyncJob fails: rank 1 is held back (test hook of worker/rank/rank_main.cc) past a 0.5 s
 //    pre-sync window, so rank 0 counts a ccltune_presync_timeouts_total and pushes it.
 // Rank r serves /metrics on port_base + r; both jobs linger kLinger s after the end (so
 // Prometheus, scraping every second, gets the final state) and push to the Pushgateway.
@@ -148,7 +148,7 @@ class ControllerExposition {
                  "(controller/metrics.cc), phase counts set by this test; no running "
                  "controller\n");
     metrics_.SetJobsByPhase({{"Running", 1}, {"Succeeded", 3}});
-    auto render = [this] { return metrics_.Text(); };
+    const core::Registry& registry = metrics_.registry();
 #else
     std::fprintf(stderr,
                  "controller panels: STAND-IN exposition of ccltune_jobs{phase} "
@@ -157,10 +157,9 @@ class ControllerExposition {
     if (!jobs.ok()) return jobs.status();
     (*jobs)->WithLabels({"Running"}).Set(1);
     (*jobs)->WithLabels({"Succeeded"}).Set(3);
-    auto render = [this] { return core::SerializeText(registry_); };
+    const core::Registry& registry = registry_;
 #endif
-    CCLTUNE_ASSIGN_OR_RETURN(server_,
-                             worker::MetricsServer::Start(render, {"127.0.0.1", 0, 5, 8192}));
+    CCLTUNE_ASSIGN_OR_RETURN(server_, worker::MetricsExposer::Start(registry, {"127.0.0.1", 0}));
     return server_->port();
   }
 
@@ -170,7 +169,7 @@ class ControllerExposition {
 #else
   core::Registry registry_;
 #endif
-  std::unique_ptr<worker::MetricsServer> server_;
+  std::unique_ptr<worker::MetricsExposer> server_;
 };
 // One rank of a GPU job with all-reduce + epilogue problems, as its /metrics would read
 // (synthetic_run.h): what the epilogue variable and panels need, which no host-backend run
@@ -180,15 +179,14 @@ class SyntheticEpilogueRank {
   core::Result<int> Start() {
     CCLTUNE_ASSIGN_OR_RETURN(metrics_, worker::WorkerMetrics::Create(registry_, {kEpilogueJob, 0}));
     FeedSyntheticRun(*metrics_, 0);
-    CCLTUNE_ASSIGN_OR_RETURN(server_,
-                             worker::MetricsServer::Start(registry_, {"127.0.0.1", 0, 5, 8192}));
+    CCLTUNE_ASSIGN_OR_RETURN(server_, worker::MetricsExposer::Start(registry_, {"127.0.0.1", 0}));
     return server_->port();
   }
 
  private:
   core::Registry registry_;
   std::unique_ptr<worker::WorkerMetrics> metrics_;
-  std::unique_ptr<worker::MetricsServer> server_;
+  std::unique_ptr<worker::MetricsExposer> server_;
 };
 // ---------------------------------------------------------------------------------------
 

@@ -281,7 +281,7 @@ Result<core::Plan> BuildPlan(const PlanFlags& f, const std::string& backend,
   core::Plan plan;
   if (!f.plan_file.empty()) {
     auto loaded = core::LoadPlanFile(f.plan_file, limits);
-    if (!loaded.ok()) return loaded.status().WithContext(f.plan_file);
+    if (!loaded.ok()) return loaded.status();  // it names the file
     plan = *loaded;
   } else {
     plan = core::DefaultPlan(backend);

@@ -6,7 +6,7 @@
 #include "core/result_store.h"
 #include "worker/cli/cache_flags.h"
 #include "worker/cli/commands.h"
-#include "worker/report_table.h"
+#include "worker/launcher/report_table.h"
 
 namespace ccltune::worker::cli {
 namespace {

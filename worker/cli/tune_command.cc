@@ -3,12 +3,12 @@
 #include <memory>
 
 #include "core/plan.h"
-#include "worker/backend_factory.h"
 #include "worker/cli/commands.h"
 #include "worker/cli/plan_flags.h"
 #include "worker/env_switches.h"
-#include "worker/launcher.h"
-#include "worker/local_redis.h"
+#include "worker/launcher/launcher.h"
+#include "worker/launcher/local_redis.h"
+#include "worker/rank/backend_factory.h"
 
 namespace ccltune::worker::cli {
 namespace {

@@ -3,9 +3,9 @@
 #include "core/plan.h"
 #include "worker/cli/commands.h"
 #include "worker/env_switches.h"
-#include "worker/launcher.h"
-#include "worker/local_redis.h"
-#include "worker/rank_main.h"
+#include "worker/launcher/launcher.h"
+#include "worker/launcher/local_redis.h"
+#include "worker/rank/rank_main.h"
 
 namespace ccltune::worker::cli {
 namespace {
@@ -67,7 +67,7 @@ int RunWorkerCommand(WorkerFlags& f) {
   auto ep = RedisFlagEndpoint(f.redis);
   if (!ep.ok()) return UsageError(ep.status().message());
   auto plan = core::LoadPlanFile(f.plan_file);
-  if (!plan.ok()) return UsageError(f.plan_file + ": " + plan.status().message());
+  if (!plan.ok()) return UsageError(plan.status().message());  // it names the file
   if (f.rank < 0 && f.ranks_per_pod > 1) return RunPodRanks(f, *ep, *plan);
   RankConfig cfg;
   cfg.job_id = f.job_id;

@@ -9,7 +9,7 @@
 
 #include "core/redis_client.h"
 #include "core/result_store.h"
-#include "worker/local_redis.h"
+#include "worker/launcher/local_redis.h"
 
 namespace ccltune::worker::exporting {
 

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "worker/backend.h"
 #include "worker/host/host_comm.h"
-#include "worker/peer_directory.h"
+#include "worker/rank/backend.h"
+#include "worker/rendezvous/peer_directory.h"
 
 namespace ccltune::worker::host {
 

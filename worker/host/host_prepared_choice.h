@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "core/problem.h"
-#include "worker/backend.h"
 #include "worker/host/algorithms.h"
 #include "worker/host/data_gen.h"
+#include "worker/rank/backend.h"
 
 namespace ccltune::worker::host {
 

@@ -11,7 +11,7 @@
 #include "core/status.h"
 #include "worker/deadline.h"
 #include "worker/host/tcp_mesh.h"
-#include "worker/peer_directory.h"
+#include "worker/rendezvous/peer_directory.h"
 
 namespace ccltune::worker::host {
 

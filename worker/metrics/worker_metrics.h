@@ -1,6 +1,6 @@
 // WorkerMetrics: the DESIGN §7 worker metric families, fed by the events of a tuning run.
-// It only writes into a core::Registry; serving (MetricsServer) and pushing
-// (PushgatewayClient) read that registry and know nothing about these families.
+// It only writes into a core::Registry; serving (MetricsExposer) and pushing (PushMetrics)
+// read that registry and know nothing about these families.
 //
 // Families (defined once, in Create()):
 //   ccltune_presync_wait_seconds             histogram  own wait in the pre-sync window
@@ -36,7 +36,7 @@
 
 #include "core/metrics.h"
 #include "core/status.h"
-#include "worker/bench_observer.h"
+#include "worker/rank/bench_observer.h"
 
 namespace ccltune::worker {
 

@@ -8,7 +8,7 @@
 #include "core/apply/choice_spec.h"
 #include "core/choice.h"
 #include "core/problem.h"
-#include "worker/backend.h"
+#include "worker/rank/backend.h"
 
 namespace ccltune::worker::nccl {
 

@@ -9,9 +9,9 @@
 
 #include "core/plan.h"
 #include "core/status.h"
-#include "worker/backend.h"
 #include "worker/deadline.h"
-#include "worker/peer_directory.h"
+#include "worker/rank/backend.h"
+#include "worker/rendezvous/peer_directory.h"
 
 namespace ccltune::worker {
 

@@ -10,12 +10,12 @@
 
 #include "core/plan.h"
 #include "core/problem.h"
-#include "worker/backend.h"
 #include "worker/nccl/buffer_set.h"
 #include "worker/nccl/choice_catalog.h"
 #include "worker/nccl/epilogue_stage.h"
 #include "worker/nccl/gpu_names.h"
 #include "worker/nccl/runtime.h"
+#include "worker/rank/backend.h"
 
 namespace ccltune::worker::nccl {
 

@@ -18,7 +18,7 @@
 #include "worker/nccl/communicator.h"
 #include "worker/nccl/gpu_names.h"
 #include "worker/nccl/tuner_control.h"
-#include "worker/peer_directory.h"
+#include "worker/rendezvous/peer_directory.h"
 
 namespace ccltune::worker::nccl {
 

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "worker/peer_directory.h"
+#include "worker/rendezvous/peer_directory.h"
 
 namespace ccltune::worker::testing {
 

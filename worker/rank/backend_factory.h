@@ -5,8 +5,8 @@
 #include <string>
 
 #include "core/plan.h"
-#include "worker/backend.h"
-#include "worker/peer_directory.h"
+#include "worker/rank/backend.h"
+#include "worker/rendezvous/peer_directory.h"
 
 namespace ccltune::worker {
 

@@ -9,10 +9,10 @@
 #include "core/plan.h"
 #include "core/problem.h"
 #include "core/result.h"
-#include "worker/backend.h"
-#include "worker/bench_observer.h"
-#include "worker/job_control.h"
-#include "worker/rendezvous.h"
+#include "worker/rank/backend.h"
+#include "worker/rank/bench_observer.h"
+#include "worker/rendezvous/job_control.h"
+#include "worker/rendezvous/rendezvous.h"
 
 namespace ccltune::worker {
 

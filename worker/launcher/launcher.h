@@ -10,7 +10,7 @@
 
 #include "core/plan.h"
 #include "core/redis_client.h"
-#include "worker/child_process.h"
+#include "worker/launcher/child_process.h"
 
 namespace ccltune::worker {
 

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "core/redis_client.h"
-#include "worker/child_process.h"
+#include "worker/launcher/child_process.h"
 
 namespace ccltune::worker {
 

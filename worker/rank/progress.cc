@@ -1,4 +1,4 @@
-#include "worker/progress.h"
+#include "worker/rank/progress.h"
 
 #include "core/plan.h"
 

@@ -1,4 +1,4 @@
-#include "worker/job_control.h"
+#include "worker/rendezvous/job_control.h"
 
 #include "core/log.h"
 

@@ -1,4 +1,4 @@
-#include "worker/poll.h"
+#include "worker/rendezvous/poll.h"
 
 #include <algorithm>
 #include <thread>

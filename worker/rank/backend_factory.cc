@@ -1,4 +1,4 @@
-#include "worker/backend_factory.h"
+#include "worker/rank/backend_factory.h"
 
 #include "worker/host/host_backend.h"
 #ifdef CCLTUNE_HAVE_NCCL_BACKEND

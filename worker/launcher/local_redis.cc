@@ -1,4 +1,4 @@
-#include "worker/local_redis.h"
+#include "worker/launcher/local_redis.h"
 
 #include <fcntl.h>
 #include <netinet/in.h>

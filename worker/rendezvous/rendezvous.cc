@@ -1,10 +1,10 @@
-#include "worker/rendezvous.h"
+#include "worker/rendezvous/rendezvous.h"
 
 #include <algorithm>
 #include <chrono>
 #include <map>
 
-#include "worker/poll.h"
+#include "worker/rendezvous/poll.h"
 
 namespace ccltune::worker {
 namespace {

@@ -1,4 +1,4 @@
-#include "worker/child_process.h"
+#include "worker/launcher/child_process.h"
 
 #include <fcntl.h>
 #include <signal.h>

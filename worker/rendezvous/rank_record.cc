@@ -1,4 +1,4 @@
-#include "worker/rank_record.h"
+#include "worker/rendezvous/rank_record.h"
 
 #include <unistd.h>
 

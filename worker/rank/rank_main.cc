@@ -1,4 +1,4 @@
-#include "worker/rank_main.h"
+#include "worker/rank/rank_main.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -12,17 +12,17 @@
 #include "core/log.h"
 #include "core/problem.h"
 #include "core/result_store.h"
-#include "worker/attempt_summary.h"
-#include "worker/backend_factory.h"
-#include "worker/bench_runner.h"
 #include "worker/env_switches.h"
-#include "worker/job_control.h"
-#include "worker/metrics/metrics_server.h"
-#include "worker/metrics/pushgateway_client.h"
+#include "worker/metrics/metrics_exposer.h"
+#include "worker/metrics/metrics_push.h"
 #include "worker/metrics/worker_metrics.h"
-#include "worker/poll.h"
-#include "worker/progress.h"
-#include "worker/rendezvous.h"
+#include "worker/rank/attempt_summary.h"
+#include "worker/rank/backend_factory.h"
+#include "worker/rank/bench_runner.h"
+#include "worker/rank/progress.h"
+#include "worker/rendezvous/job_control.h"
+#include "worker/rendezvous/poll.h"
+#include "worker/rendezvous/rendezvous.h"
 
 namespace ccltune::worker {
 namespace {
@@ -81,7 +81,7 @@ void RaiseFailure(Attempt& a, const Status& st) {
 struct RankMetrics {
   core::Registry registry;
   std::unique_ptr<WorkerMetrics> metrics;
-  std::unique_ptr<MetricsServer> server;
+  std::unique_ptr<MetricsExposer> server;
 };
 
 core::Result<std::unique_ptr<RankMetrics>> StartMetrics(const RankConfig& cfg) {
@@ -89,10 +89,8 @@ core::Result<std::unique_ptr<RankMetrics>> StartMetrics(const RankConfig& cfg) {
   if (cfg.metrics_port < 0 && cfg.pushgateway.empty()) return m;
   CCLTUNE_ASSIGN_OR_RETURN(m->metrics, WorkerMetrics::Create(m->registry, {cfg.job_id, cfg.rank}));
   if (cfg.metrics_port >= 0) {
-    MetricsServer::Options o;
-    o.bind_address = cfg.metrics_bind;
-    o.port = cfg.metrics_port;
-    core::Result<std::unique_ptr<MetricsServer>> server = MetricsServer::Start(m->registry, o);
+    core::Result<std::unique_ptr<MetricsExposer>> server =
+        MetricsExposer::Start(m->registry, {cfg.metrics_bind, cfg.metrics_port});
     if (server.ok()) {
       m->server = std::move(server).value();
     } else if (server.status().code() == core::StatusCode::kUnavailable) {
@@ -109,8 +107,7 @@ core::Result<std::unique_ptr<RankMetrics>> StartMetrics(const RankConfig& cfg) {
 void FinishMetrics(const RankConfig& cfg, RankMetrics& m) {
   if (!m.metrics) return;
   if (!cfg.pushgateway.empty()) {
-    auto st =
-        PushgatewayClient::Push(cfg.pushgateway, cfg.job_id, cfg.rank, m.registry, DeadlineIn(5));
+    auto st = PushMetrics(cfg.pushgateway, cfg.job_id, cfg.rank, m.registry, 5);
     if (!st.ok()) core::LogWarn("pushgateway: " + st.ToString());
   }
   if (m.server && cfg.metrics_linger_seconds > 0)

@@ -4,7 +4,7 @@
 
 #include "core/job_keys.h"
 #include "core/redis_client.h"
-#include "worker/bench_observer.h"
+#include "worker/rank/bench_observer.h"
 
 namespace ccltune::worker {
 

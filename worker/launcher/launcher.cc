@@ -1,4 +1,4 @@
-#include "worker/launcher.h"
+#include "worker/launcher/launcher.h"
 
 #include <unistd.h>
 
@@ -10,8 +10,8 @@
 
 #include "core/job_keys.h"
 #include "core/result.h"
-#include "worker/local_redis.h"
-#include "worker/report_table.h"
+#include "worker/launcher/local_redis.h"
+#include "worker/launcher/report_table.h"
 
 namespace ccltune::worker {
 namespace {

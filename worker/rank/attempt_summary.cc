@@ -1,4 +1,4 @@
-#include "worker/attempt_summary.h"
+#include "worker/rank/attempt_summary.h"
 
 #include <algorithm>
 

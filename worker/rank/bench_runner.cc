@@ -1,4 +1,4 @@
-#include "worker/bench_runner.h"
+#include "worker/rank/bench_runner.h"
 
 #include <algorithm>
 #include <cmath>

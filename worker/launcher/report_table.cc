@@ -1,4 +1,4 @@
-#include "worker/report_table.h"
+#include "worker/launcher/report_table.h"
 
 #include <cmath>
 #include <cstdio>

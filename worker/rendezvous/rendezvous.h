@@ -10,8 +10,8 @@
 
 #include "core/job_keys.h"
 #include "core/redis_client.h"
-#include "worker/peer_directory.h"
-#include "worker/rank_record.h"
+#include "worker/rendezvous/peer_directory.h"
+#include "worker/rendezvous/rank_record.h"
 
 namespace ccltune::worker {
 
