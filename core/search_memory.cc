@@ -22,7 +22,8 @@ const std::vector<std::string>* SearchMemory::Nearest(const Problem& problem) co
   if (g == groups_.end()) return nullptr;
   const std::vector<std::string>* best = nullptr;
   double best_distance = 0;
-  const double log_bytes = std::log2(static_cast<double>(std::max<std::uint64_t>(problem.bytes, 1)));
+  const double log_bytes =
+      std::log2(static_cast<double>(std::max<std::uint64_t>(problem.bytes, 1)));
   for (const auto& [bytes, ranking] : g->second.ranking) {  // ascending: ties go to the smaller
     const double d = std::fabs(std::log2(static_cast<double>(bytes)) - log_bytes);
     if (best == nullptr || d < best_distance) {
@@ -58,8 +59,9 @@ void SearchMemory::Learn(const ResultRecord& record) {
   for (const auto& c : record.choices) {
     if (c.status == ChoiceStatus::kOk && std::isfinite(c.time_us)) ok.push_back(&c);
   }
-  std::stable_sort(ok.begin(), ok.end(),
-                   [](const ChoiceResult* a, const ChoiceResult* b) { return a->time_us < b->time_us; });
+  std::stable_sort(ok.begin(), ok.end(), [](const ChoiceResult* a, const ChoiceResult* b) {
+    return a->time_us < b->time_us;
+  });
   std::vector<std::string> ranking;
   for (const auto* c : ok) ranking.push_back(c->name);
   const std::string group = GroupKey(record.op, record.dtype, record.redop, record.epilogue);

@@ -103,9 +103,9 @@ std::vector<std::size_t> BenchRunner::MeasuringOrder(
   return order;
 }
 
-Result<ChoiceResult> BenchRunner::MeasureChoice(const core::Problem& problem,
-                                                const ChoiceCandidate& candidate,
-                                                const std::vector<core::Reference>* screen_against) {
+Result<ChoiceResult> BenchRunner::MeasureChoice(
+    const core::Problem& problem, const ChoiceCandidate& candidate,
+    const std::vector<core::Reference>* screen_against) {
   ChoiceResult result;
   result.name = candidate.name.ToString();
   result.params = ParamsJson(candidate.name);
@@ -132,8 +132,8 @@ Result<ChoiceResult> BenchRunner::MeasureChoice(const core::Problem& problem,
   // remembers it alike.
   if (why.code() == StatusCode::kUnsupported && search_ == core::Search::kAdaptive)
     memory_.RememberSkip(problem, result.name, why.message());
-  const bool skipped = why.code() == StatusCode::kFailedPrecondition ||
-                       why.code() == StatusCode::kUnsupported;
+  const bool skipped =
+      why.code() == StatusCode::kFailedPrecondition || why.code() == StatusCode::kUnsupported;
   result.status = skipped ? ChoiceStatus::kSkipped : ChoiceStatus::kFailed;
   result.reason = why.message();
   return result;

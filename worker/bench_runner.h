@@ -72,8 +72,7 @@ class BenchRunner {
                                               Deadline deadline, std::vector<double>& rounds);
   core::Result<core::ChoiceResult> VerifyAndReduce(PreparedChoice& prepared,
                                                    std::vector<double> rounds,
-                                                   const core::Problem& problem,
-                                                   Deadline deadline);
+                                                   const core::Problem& problem, Deadline deadline);
   core::Status TimeRounds(PreparedChoice& prepared, int count, Deadline deadline,
                           std::vector<double>& rounds);
   core::Result<int> AgreeWorst(int code, Deadline deadline);

@@ -1,22 +1,25 @@
 #!/usr/bin/env python3
 """Adaptive against exhaustive search, side by side in one invocation (issue 25).
 
-Runs `ccltune tune --ranks N --backend host --search exhaustive|adaptive` on the same plans,
-alternating the two searches (E A, then A E, ...) so that load changes on the machine hit
-both alike, and prints:
+Runs `ccltune tune --ranks N --backend host --search exhaustive|adaptive` on the same
+problems and prints, per plan: problems, how often both searches picked the same winner,
+where they differ how much slower the adaptive winner was in the exhaustive run (the noise
+threshold is the bar) and whether the exhaustive winner was pruned by the adaptive run or
+measured there in full and lost, the same agreement between two exhaustive runs (the
+measurement's own noise), and each search's tuning time, CPU time and their ratios; then
+cost growth: tuning time against the number of problems (x1, x2, x4), also as an SVG.
 
-  * per plan: problems, how often both searches picked the same winner, where they differ
-    how much slower the adaptive winner was in the exhaustive run of the same round (the
-    noise threshold is the bar), whether the exhaustive winner was pruned or measured and
-    lost, the same agreement between two exhaustive runs (the measurement's own noise, when
-    --repeats >= 2), and tuning time of each search and their ratio;
-  * cost growth: tuning time against the number of problems (x1, x2, x4) for both searches,
-    also drawn as an SVG (--out DIR/adaptive-growth.svg).
+The build machine is shared, and load from elsewhere comes in bursts of minutes. So each
+plan runs as one job per group (op, dtype: the unit the adaptive search learns in; the
+union is the plan) with the two searches back to back, alternating which goes first; a
+plan's time is the sum over its groups ("tuningS" of each job's summary: the measuring
+itself, without process start and rendezvous). CPU time (user + system of every rank,
+from rusage) is the work done, which other load inflates much less than wall time.
 
-Sets: `default` (the default host plan: 3 ops x fp32 x 1 KiB-4 MiB x4, 21 problems),
-`large` (3 ops x fp32, bf16 x 1 KiB-16 MiB x2, 90 problems, the default plan's benchmark
-settings), `growth` (the default plan with 1, 2 and 4 dtypes: 21, 42, 84 problems; x1 is the
-`default` set's runs when both are asked for).
+Plans: `default` (the default host plan: allReduce, allGather, reduceScatter x fp32 x
+1 KiB-4 MiB x4, 21 problems), `large` (the same ops x fp32, bf16 x 1 KiB-16 MiB x2,
+90 problems, choiceTimeoutSeconds 60), growth `xN` (the default plan's ops with N x 7 sizes
+spread evenly in log between 1 KiB and 4 MiB: 21, 42, 84 problems; x1 is `default`).
 
   python3 tests/bench/adaptive_vs_exhaustive.py --ccltune build/worker/ccltune \
       --repeats 2 --sets default,large,growth --out tests/bench/results
@@ -25,40 +28,50 @@ settings), `growth` (the default plan with 1, 2 and 4 dtypes: 21, 42, 84 problem
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 
-NOISE_PERCENT = 3.0  # the plans' noiseThresholdPercent (the default)
+NOISE_PERCENT = 3.0  # noiseThresholdPercent of the plans (the default)
+OPS = ("allReduce", "allGather", "reduceScatter")
 
-LARGE_PLAN = """collectives:
-- {op: allReduce, dtypes: [fp32, bf16], reduceOp: sum, sizes: {min: 1KiB, max: 16MiB, factor: 2}}
-- {op: allGather, dtypes: [fp32, bf16], sizes: {min: 1KiB, max: 16MiB, factor: 2}}
-- {op: reduceScatter, dtypes: [fp32, bf16], reduceOp: sum, sizes: {min: 1KiB, max: 16MiB, factor: 2}}
-benchmark: {warmupIters: 3, iters: 10, rounds: 5, choiceTimeoutSeconds: 60}
-"""
 
-GROWTH_DTYPES = {1: "fp32", 2: "fp32,bf16", 4: "fp32,bf16,fp16,int32"}
+def spread_sizes(n):
+    """n sizes from 1 KiB to 4 MiB, evenly in log, multiples of 64 bytes."""
+    lo, hi = 1 << 10, 4 << 20
+    return ",".join(str(int(round(lo * (hi / lo) ** (i / (n - 1)) / 64)) * 64) for i in range(n))
+
+
+def plan_groups(name):
+    """(label, extra flags) per group of a plan."""
+    if name == "default":
+        return [(op + " fp32", ["--op", op, "--dtypes", "fp32", "--sizes", "1KiB:4MiB:4"])
+                for op in OPS]
+    if name == "large":
+        return [("%s %s" % (op, d), ["--op", op, "--dtypes", d, "--sizes", "1KiB:16MiB:2",
+                                     "--choice-timeout", "60"])
+                for op in OPS for d in ("fp32", "bf16")]
+    n = int(name[1:])
+    return [(op + " fp32", ["--op", op, "--dtypes", "fp32", "--sizes", spread_sizes(7 * n)])
+            for op in OPS]
 
 
 def run_tune(ccltune, ranks, search, extra, workdir):
-    """One `ccltune tune`; returns its summary JSON plus the wall time."""
+    """One `ccltune tune`; its summary JSON plus the CPU seconds of it and its ranks."""
     out = os.path.join(workdir, "summary-%d.json" % time.monotonic_ns())
     cmd = [ccltune, "tune", "--ranks", str(ranks), "--backend", "host", "--search", search,
            "--no-publish", "--cache-dir", os.path.join(workdir, "cache"), "--json", out] + extra
-    t0 = time.monotonic()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    wall = time.monotonic() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if r.returncode != 0:
         sys.exit("failed (%d): %s\n%s" % (r.returncode, " ".join(cmd), r.stdout[-4000:]))
     with open(out) as f:
         summary = json.load(f)
-    summary["wallS"] = wall
-    print("  %-10s %6.1f s tuning, %6.1f s wall, %s" % (
-        search, summary["timing"]["tuningS"], wall,
-        summary.get("screening", {})), flush=True)
+    summary["cpuS"] = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return summary
 
 
@@ -103,18 +116,59 @@ def same_winners(x, y):
     return sum(rx[k]["winner"] == ry[k]["winner"] for k in rx)
 
 
-def run_set(args, name, extra, workdir):
-    print("%s: %s" % (name, " ".join(extra) or "(default host plan)"), flush=True)
+def run_set(args, name, workdir):
+    """Every group of the plan, both searches back to back; returns per search the list
+    (one per repeat) of the groups' summaries."""
     runs = {"exhaustive": [], "adaptive": []}
+    groups = plan_groups(name)
     for i in range(args.repeats):
-        order = ("exhaustive", "adaptive") if i % 2 == 0 else ("adaptive", "exhaustive")
-        for search in order:
-            runs[search].append(run_tune(args.ccltune, args.ranks, search, extra, workdir))
+        rep = {"exhaustive": [], "adaptive": []}
+        for g, (label, extra) in enumerate(groups):
+            order = ("exhaustive", "adaptive") if (i + g) % 2 == 0 else ("adaptive", "exhaustive")
+            for search in order:
+                s = run_tune(args.ccltune, args.ranks, search, extra, workdir)
+                rep[search].append(s)
+                print("  %-6s %-22s %-10s %6.1f s tuning, %6.1f s CPU, %s" % (
+                    name, label, search, s["timing"]["tuningS"], s["cpuS"],
+                    s.get("screening", {})), flush=True)
+        for search in rep:
+            runs[search].append(rep[search])
     return runs
 
 
+def merged(groups):
+    """One repeat's group summaries as one: records joined, times summed."""
+    out = {"records": [], "timing": {}, "screening": {"screened": 0, "pruned": 0}, "cpuS": 0}
+    for s in groups:
+        out["records"] += s["records"]
+        for k, v in s["timing"].items():
+            out["timing"][k] = out["timing"].get(k, 0) + v
+        for k in ("screened", "pruned"):
+            out["screening"][k] += s.get("screening", {}).get(k, 0)
+        out["cpuS"] += s["cpuS"]
+    return out
+
+
+def floor_share(summary):
+    """The least an adaptive search under this rule can measure, as a share of the exhaustive
+    run's op time: the default and every choice within the noise threshold of the fastest
+    must run in full (weights: each choice's median op time, in this exhaustive run)."""
+    must, total = 0.0, 0.0
+    for r in summary["records"]:
+        ok = [c for c in r["choices"] if c["status"] == "ok" and c["timeUs"]]
+        if not ok:
+            continue
+        fastest = min(c["timeUs"] for c in ok)
+        for c in ok:
+            total += c["timeUs"]
+            if c["name"] == "ring" or c["timeUs"] <= fastest * (1 + NOISE_PERCENT / 100):
+                must += c["timeUs"]
+    return must / total if total else float("nan")
+
+
 def summarize(name, runs):
-    e, a = runs["exhaustive"], runs["adaptive"]
+    e = [merged(r) for r in runs["exhaustive"]]
+    a = [merged(r) for r in runs["adaptive"]]
     pairs = [compare(x, y) for x, y in zip(e, a)]
     row = {
         "set": name,
@@ -124,15 +178,20 @@ def summarize(name, runs):
         "differ": [d for p in pairs for d in p["differ"]],
         "exhaustiveS": [s["timing"]["tuningS"] for s in e],
         "adaptiveS": [s["timing"]["tuningS"] for s in a],
+        "exhaustiveCpuS": [s["cpuS"] for s in e],
+        "adaptiveCpuS": [s["cpuS"] for s in a],
         "screeningS": [s["timing"].get("screeningS", 0) for s in a],
         "fullS": [s["timing"].get("fullS", 0) for s in a],
-        "screened": [s.get("screening", {}).get("screened", 0) for s in a],
-        "pruned": [s.get("screening", {}).get("pruned", 0) for s in a],
+        "screened": [s["screening"]["screened"] for s in a],
+        "pruned": [s["screening"]["pruned"] for s in a],
+        "timing": {"exhaustive": [s["timing"] for s in e], "adaptive": [s["timing"] for s in a]},
     }
     if len(e) >= 2:
         row["exhaustiveSelfPercent"] = [
             100.0 * same_winners(e[i], e[i + 1]) / row["problems"] for i in range(len(e) - 1)]
+    row["floor"] = [floor_share(x) for x in e]
     row["ratio"] = [y / x for x, y in zip(row["exhaustiveS"], row["adaptiveS"])]
+    row["cpuRatio"] = [y / x for x, y in zip(row["exhaustiveCpuS"], row["adaptiveCpuS"])]
     return row
 
 
@@ -140,37 +199,47 @@ def fmt_list(values, f="%.1f"):
     return ", ".join(f % v for v in values)
 
 
+def median(values):
+    return statistics.median(values) if values else float("nan")
+
+
 def markdown(rows, growth):
     lines = [
-        "| plan | problems | runs | same winner | where different: adaptive winner slower by "
-        "(exhaustive run's times) | exhaustive winner in the adaptive run | same winner, "
-        "exhaustive vs exhaustive | exhaustive (s) | adaptive (s) | adaptive / exhaustive | "
-        "adaptive: screening / full (s), screened / pruned |",
-        "|---|---|---|---|---|---|---|---|---|---|---|"]
+        "| plan | problems | repeats | same winner | where different: adaptive winner slower, "
+        "in the exhaustive run | exhaustive winner in the adaptive run | same winner, two "
+        "exhaustive runs | tuning s, exhaustive | tuning s, adaptive | adaptive / exhaustive "
+        "(tuning) | CPU s, exhaustive / adaptive | adaptive / exhaustive (CPU) | least "
+        "possible share (op time that must run in full) | adaptive: screening / full s, "
+        "choices screened / pruned |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         d = [x["slowerPercent"] for x in r["differ"] if x["slowerPercent"] is not None]
         within = sum(1 for x in d if x <= NOISE_PERCENT)
         causes = {}
         for x in r["differ"]:
-            causes[x["exhaustiveWinnerInAdaptiveRun"]] = causes.get(
-                x["exhaustiveWinnerInAdaptiveRun"], 0) + 1
-        lines.append("| %s | %d | %d | %s %% | %s | %s | %s | %s | %s | %s | %s |" % (
+            c = x["exhaustiveWinnerInAdaptiveRun"]
+            causes[c] = causes.get(c, 0) + 1
+        lines.append("| %s | %d | %d | %s %% | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
             r["set"], r["problems"], r["runs"], fmt_list(r["samePercent"]),
-            ("max %.1f %%, %d of %d within %.0f %%" % (max(d), within, len(d), NOISE_PERCENT))
-            if d else "-",
+            ("%d of %d within %.0f %%, median %.1f %%, max %.1f %%" % (
+                within, len(d), NOISE_PERCENT, median(d), max(d))) if d else "-",
             ", ".join("%s %d" % kv for kv in sorted(causes.items())) or "-",
             (fmt_list(r["exhaustiveSelfPercent"]) + " %") if "exhaustiveSelfPercent" in r else "-",
-            fmt_list(r["exhaustiveS"]), fmt_list(r["adaptiveS"]),
-            fmt_list(r["ratio"], "%.2f"),
+            fmt_list(r["exhaustiveS"]), fmt_list(r["adaptiveS"]), fmt_list(r["ratio"], "%.2f"),
+            "; ".join("%.0f / %.0f" % t for t in zip(r["exhaustiveCpuS"], r["adaptiveCpuS"])),
+            fmt_list(r["cpuRatio"], "%.2f"), fmt_list(r["floor"], "%.2f"),
             "; ".join("%.1f / %.1f, %d / %d" % t for t in zip(
                 r["screeningS"], r["fullS"], r["screened"], r["pruned"]))))
     if growth:
-        lines += ["", "| problems | exhaustive (s) | adaptive (s) | adaptive / exhaustive |",
-                  "|---|---|---|---|"]
+        lines += ["", "| problems | tuning s, exhaustive | tuning s, adaptive | adaptive / "
+                  "exhaustive | CPU s, exhaustive / adaptive | adaptive / exhaustive (CPU) |",
+                  "|---|---|---|---|---|---|"]
         for g in growth:
-            lines.append("| %d | %s | %s | %s |" % (
+            lines.append("| %d | %s | %s | %s | %s | %s |" % (
                 g["problems"], fmt_list(g["exhaustiveS"]), fmt_list(g["adaptiveS"]),
-                fmt_list(g["ratio"], "%.2f")))
+                fmt_list(g["ratio"], "%.2f"),
+                "; ".join("%.0f / %.0f" % t for t in zip(g["exhaustiveCpuS"], g["adaptiveCpuS"])),
+                fmt_list(g["cpuRatio"], "%.2f")))
     return "\n".join(lines) + "\n"
 
 
@@ -232,22 +301,13 @@ def main():
     args = p.parse_args()
     args.ccltune = os.path.abspath(args.ccltune)
     sets = args.sets.split(",")
-    rows, growth, raw = [], [], {}
+    todo = ((["default"] if "default" in sets or "growth" in sets else []) +
+            (["large"] if "large" in sets else []) + (["x2", "x4"] if "growth" in sets else []))
+    rows, growth = [], []
     with tempfile.TemporaryDirectory(prefix="ccltune-adaptive-") as workdir:
-        plan = os.path.join(workdir, "large.yaml")
-        with open(plan, "w") as f:
-            f.write(LARGE_PLAN)
-        todo = []
-        if "default" in sets or "growth" in sets:
-            todo.append(("default", []))
-        if "large" in sets:
-            todo.append(("large", ["--plan", plan]))
-        if "growth" in sets:
-            todo += [("x%d" % n, ["--dtypes", GROWTH_DTYPES[n]]) for n in (2, 4)]
-        for name, extra in todo:
-            raw[name] = run_set(args, name, extra, workdir)
-            row = summarize(name, raw[name])
-            if name in ("default", "large"):
+        for name in todo:
+            row = summarize(name, run_set(args, name, workdir))
+            if name in ("default", "large") and name in sets:
                 rows.append(row)
             if name in ("default", "x2", "x4") and "growth" in sets:
                 growth.append(row)

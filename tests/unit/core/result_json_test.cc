@@ -43,10 +43,10 @@ ResultRecord Sample() {
 
 TEST(ResultJson, KeysAreTheContract) {
   const auto j = ToJson(Sample());
-  for (const char* k : {"schema", "fingerprint", "op", "dtype", "redop", "bytes", "winner",
-                        "winnerParams", "timeUs", "defaultTimeUs", "speedupVsDefault", "busbwGBs",
-                        "choices", "worldSize", "tunedAt", "jobId", "attempt", "toolVersion",
-                        "search"}) {
+  for (const char* k :
+       {"schema", "fingerprint", "op", "dtype", "redop", "bytes", "winner", "winnerParams",
+        "timeUs", "defaultTimeUs", "speedupVsDefault", "busbwGBs", "choices", "worldSize",
+        "tunedAt", "jobId", "attempt", "toolVersion", "search"}) {
     EXPECT_TRUE(j.contains(k)) << k;
   }
   EXPECT_EQ(j.size(), 19u);

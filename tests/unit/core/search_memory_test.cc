@@ -52,8 +52,9 @@ TEST(SearchMemory, TheNeighboursRankingSetsTheOrderAfterTheDefault) {
                    {{"ring", 400}, {"recursive-doubling", 130}, {"direct", 200}, {"rs+ag", -1}}));
   EXPECT_EQ(Named(m.Order(AllReduce(2048), kNames, "ring")),
             (std::vector<std::string>{"ring", "recursive-doubling", "direct", "rs+ag"}));
-  m.Learn(Measured(AllReduce(1 << 20),
-                   {{"ring", 900}, {"recursive-doubling", 1500}, {"direct", 2000}, {"rs+ag", 800}}));
+  m.Learn(
+      Measured(AllReduce(1 << 20),
+               {{"ring", 900}, {"recursive-doubling", 1500}, {"direct", 2000}, {"rs+ag", 800}}));
   // 512 KiB is nearer (log2) to 1 MiB than to 1 KiB.
   EXPECT_EQ(Named(m.Order(AllReduce(512 << 10), kNames, "ring")),
             (std::vector<std::string>{"ring", "rs+ag", "recursive-doubling", "direct"}));
@@ -75,8 +76,7 @@ TEST(SearchMemory, AStructuralSkipIsKnownAtEveryLaterSizeOfTheGroup) {
   m.RememberSkip(AllReduce(4096), "nccl-symm", "skip: NCCL created no symmetric window");
   const std::string* why = m.KnownSkip(AllReduce(1 << 24), "nccl-symm");
   ASSERT_NE(why, nullptr);
-  EXPECT_EQ(*why,
-            "skip: NCCL created no symmetric window (learned at 4096 bytes; not retried)");
+  EXPECT_EQ(*why, "skip: NCCL created no symmetric window (learned at 4096 bytes; not retried)");
   EXPECT_EQ(m.KnownSkip(AllReduce(1 << 24), "nccl"), nullptr);
 }
 

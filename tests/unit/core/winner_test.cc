@@ -68,8 +68,7 @@ TEST(PickWinner, InvalidChoicesNeverWin) {
   auto r = Record({Choice("ring", 100), Choice("direct", 10, ChoiceStatus::kWrong),
                    Choice("rs+ag", kInf, ChoiceStatus::kTimeout),
                    Choice("pairwise", 5, ChoiceStatus::kSkipped),
-                   Choice("x", 1, ChoiceStatus::kFailed),
-                   Choice("y", 1, ChoiceStatus::kPruned)});
+                   Choice("x", 1, ChoiceStatus::kFailed), Choice("y", 1, ChoiceStatus::kPruned)});
   ASSERT_TRUE(PickWinner(r, "ring", 3).ok());
   EXPECT_EQ(r.winner, "ring");
 }
