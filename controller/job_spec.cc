@@ -150,6 +150,7 @@ Status ParsePlanPart(const Json& spec, JobSpec& out) {
   if (!spec.contains("collectives")) return InvalidArgument("spec.collectives: required");
   Json plan = {{"collectives", spec["collectives"]}};
   if (spec.contains("benchmark")) plan["benchmark"] = spec["benchmark"];
+  if (spec.contains("search")) plan["search"] = spec["search"];  // the pods' plan carries it
   CCLTUNE_ASSIGN_OR_RETURN(out.plan, core::ParsePlan(plan.dump(), {}, "spec."));
   return core::ValidatePlan(out.plan, {}, out.backend, "spec.");
 }
@@ -161,8 +162,8 @@ Result<JobSpec> ParseJobSpec(const Json& spec, const JobDefaults& defaults) {
   JobSpec out;
   CCLTUNE_RETURN_IF_ERROR(OnlyKnownFields(
       spec,
-      {"worldSize", "gpusPerPod", "backend", "template", "collectives", "benchmark", "cache",
-       "backoffLimit", "activeDeadlineSeconds", "ttlSecondsAfterFinished", "suspend"},
+      {"worldSize", "gpusPerPod", "backend", "template", "collectives", "benchmark", "search",
+       "cache", "backoffLimit", "activeDeadlineSeconds", "ttlSecondsAfterFinished", "suspend"},
       "spec."));
   CCLTUNE_RETURN_IF_ERROR(ParseShape(spec, out));
   CCLTUNE_RETURN_IF_ERROR(ParseTemplate(spec, defaults, out));

@@ -1,4 +1,4 @@
-// The tuning plan: the `collectives` + `benchmark` part of a CollectiveTuningJob spec
+// The tuning plan: the `collectives`, `benchmark` and `search` part of a CollectiveTuningJob spec
 // (DESIGN §6), read from YAML or JSON, validated field by field. A plan that parses is
 // valid: every error names its field path and the allowed values.
 #pragma once
@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/epilogue.h"
+#include "core/search.h"
 #include "core/status.h"
 #include "core/types.h"
 
@@ -41,6 +42,8 @@ struct BenchmarkSpec {
 struct Plan {
   std::vector<CollectiveSpec> collectives;
   BenchmarkSpec benchmark;
+  // Top-level `search` (a CollectiveTuningJob's spec.search): adaptive unless asked otherwise.
+  Search search = Search::kAdaptive;
 };
 
 // Bounds on user input, so a plan cannot ask for unbounded memory or time.

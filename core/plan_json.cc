@@ -30,7 +30,9 @@ std::string PlanToJson(const Plan& plan) {
                        {"rendezvousTimeoutSeconds", b.rendezvous_timeout_seconds},
                        {"choiceTimeoutSeconds", b.choice_timeout_seconds},
                        {"noiseThresholdPercent", b.noise_threshold_percent}};
-  return nlohmann::json{{"collectives", collectives}, {"benchmark", bench}}.dump();
+  return nlohmann::json{
+      {"collectives", collectives}, {"benchmark", bench}, {"search", SearchName(plan.search)}}
+      .dump();
 }
 
 }  // namespace ccltune::core

@@ -243,9 +243,18 @@ Status Benchmark(const YAML::Node& node, const std::string& path, BenchmarkSpec&
   return Read(node, path, "noiseThresholdPercent", b.noise_threshold_percent, yaml::Number);
 }
 
-// A whole CollectiveTuningJob: the plan is spec.collectives + spec.benchmark; the other
-// spec fields belong to the controller and are not checked here. spec.backend, when
-// present, restricts the choice names.
+Status SearchField(const YAML::Node& node, const std::string& path, Search& out) {
+  if (!node) return Status::Ok();  // keeps the default, adaptive
+  CCLTUNE_ASSIGN_OR_RETURN(std::string text, yaml::String(node, path));
+  auto parsed = ParseSearch(text);
+  if (!parsed.ok()) return FieldError(path, parsed.status().message());
+  out = *parsed;
+  return Status::Ok();
+}
+
+// A whole CollectiveTuningJob: the plan is spec.collectives, spec.benchmark and spec.search;
+// the other spec fields belong to the controller and are not checked here. spec.backend,
+// when present, restricts the choice names.
 Status UnwrapJob(const YAML::Node& root, const std::string& prefix, YAML::Node& body,
                  std::string& path, std::string& backend) {
   if (root["kind"]) {
@@ -278,7 +287,8 @@ Result<Plan> ParsePlan(std::string_view text, const PlanLimits& limits,
   if (root.IsMap() && (root["apiVersion"] || root["kind"] || root["spec"])) {
     CCLTUNE_RETURN_IF_ERROR(UnwrapJob(root, field_prefix, body, path, backend));
   } else {
-    CCLTUNE_RETURN_IF_ERROR(yaml::CheckKeys(root, field_prefix, {"collectives", "benchmark"}));
+    CCLTUNE_RETURN_IF_ERROR(
+        yaml::CheckKeys(root, field_prefix, {"collectives", "benchmark", "search"}));
   }
   const YAML::Node list = body["collectives"];
   const std::string lpath = Key(path, "collectives");
@@ -291,6 +301,7 @@ Result<Plan> ParsePlan(std::string_view text, const PlanLimits& limits,
     plan.collectives.push_back(std::move(c));
   }
   CCLTUNE_RETURN_IF_ERROR(Benchmark(body["benchmark"], Key(path, "benchmark"), plan.benchmark));
+  CCLTUNE_RETURN_IF_ERROR(SearchField(body["search"], Key(path, "search"), plan.search));
   CCLTUNE_RETURN_IF_ERROR(ValidatePlan(plan, limits, backend, path));
   return plan;
 }

@@ -40,18 +40,20 @@ const char* ChoiceStatusName(ChoiceStatus s) {
       return "failed";
     case ChoiceStatus::kSkipped:
       return "skipped";
+    case ChoiceStatus::kPruned:
+      return "pruned";
   }
   return "?";
 }
 
 Result<ChoiceStatus> ParseChoiceStatus(std::string_view s) {
   for (ChoiceStatus c : {ChoiceStatus::kOk, ChoiceStatus::kWrong, ChoiceStatus::kTimeout,
-                         ChoiceStatus::kFailed, ChoiceStatus::kSkipped}) {
+                         ChoiceStatus::kFailed, ChoiceStatus::kSkipped, ChoiceStatus::kPruned}) {
     if (s == ChoiceStatusName(c)) return c;
   }
   return InvalidArgument("'" + std::string(s) +
                          "' is not a choice status (allowed: ok, wrong, timeout, failed, "
-                         "skipped)");
+                         "skipped, pruned)");
 }
 
 std::string ResultRecord::Key() const { return ProblemKey(op, dtype, redop, bytes, epilogue); }

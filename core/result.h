@@ -8,14 +8,18 @@
 #include <vector>
 
 #include "core/problem.h"
+#include "core/search.h"
 #include "core/status.h"
 
 namespace ccltune::core {
 
 inline constexpr int kResultSchema = 1;
 
-enum class ChoiceStatus { kOk, kWrong, kTimeout, kFailed, kSkipped };
-const char* ChoiceStatusName(ChoiceStatus s);  // "ok", "wrong", "timeout", "failed", "skipped"
+// kPruned: the adaptive search dropped it after screening (the reason says on what evidence);
+// it has no time, because only verified, fully measured choices get one.
+enum class ChoiceStatus { kOk, kWrong, kTimeout, kFailed, kSkipped, kPruned };
+// "ok", "wrong", "timeout", "failed", "skipped", "pruned"
+const char* ChoiceStatusName(ChoiceStatus s);
 Result<ChoiceStatus> ParseChoiceStatus(std::string_view s);
 
 struct ChoiceResult {
@@ -26,7 +30,7 @@ struct ChoiceResult {
   double max_us = std::numeric_limits<double>::infinity();
   double busbw_gbs = 0;
   ChoiceStatus status = ChoiceStatus::kOk;
-  std::string reason;  // why wrong/timeout/failed/skipped
+  std::string reason;  // why wrong/timeout/failed/skipped/pruned
 };
 
 struct ResultRecord {
@@ -37,6 +41,9 @@ struct ResultRecord {
   RedOp redop = RedOp::kSum;
   std::uint64_t bytes = 0;
   Epilogue epilogue;  // none unless the record's JSON carries "epilogue"
+  // Which search measured it; records without the field (written before issue 25) were
+  // measured exhaustively.
+  Search search = Search::kExhaustive;
   std::string winner;
   nlohmann::json winner_params = nlohmann::json::object();
   double time_us = 0;

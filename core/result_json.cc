@@ -140,6 +140,19 @@ Status ReadChoices(const json& j, ResultRecord& rec) {
   return Status::Ok();
 }
 
+// Optional within schema 1: records written before issue 25 have none and were exhaustive.
+Status ReadSearch(const json& j, ResultRecord& rec) {
+  Reader r(j, "");
+  std::string search;
+  r.Str("search", search, /*required=*/false);
+  CCLTUNE_RETURN_IF_ERROR(r.status());
+  if (!j.contains("search")) return Status::Ok();
+  auto parsed = ParseSearch(search);
+  if (!parsed.ok()) return DataLoss("result record field search: " + parsed.status().message());
+  rec.search = *parsed;
+  return Status::Ok();
+}
+
 }  // namespace
 
 nlohmann::json ToJson(const ResultRecord& r) {
@@ -162,7 +175,8 @@ nlohmann::json ToJson(const ResultRecord& r) {
          {"tunedAt", r.tuned_at},
          {"jobId", r.job_id},
          {"attempt", r.attempt},
-         {"toolVersion", r.tool_version}};
+         {"toolVersion", r.tool_version},
+         {"search", SearchName(r.search)}};
   // Only when there is one: records of plain collectives keep their schema-1 shape.
   if (!r.epilogue.none()) j["epilogue"] = EpilogueToJson(r.epilogue);
   return j;
@@ -203,6 +217,7 @@ Result<ResultRecord> ResultFromJson(const nlohmann::json& j) {
                     " is no whole number of rows of the epilogue's hidden " +
                     std::to_string(rec.epilogue.hidden));
   }
+  CCLTUNE_RETURN_IF_ERROR(ReadSearch(j, rec));
   CCLTUNE_RETURN_IF_ERROR(ReadChoices(j, rec));
   return rec;
 }

@@ -20,6 +20,8 @@ enum class StatusCode {
   kFailedPrecondition,  // the system is not in a state that allows the call
   kDataLoss,            // a stored record does not parse
   kInternal,            // a bug or an unexpected library failure
+  kUnsupported,         // can never succeed here, whatever the input's size (a choice this
+                        // communicator cannot run): not worth trying again
 };
 
 const char* StatusCodeName(StatusCode code);
@@ -52,6 +54,7 @@ inline Status PeerLost(std::string m) { return {StatusCode::kPeerLost, std::move
 inline Status FailedPrecondition(std::string m) { return {StatusCode::kFailedPrecondition, std::move(m)}; }
 inline Status DataLoss(std::string m) { return {StatusCode::kDataLoss, std::move(m)}; }
 inline Status Internal(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
+inline Status Unsupported(std::string m) { return {StatusCode::kUnsupported, std::move(m)}; }
 
 // Result<T> holds a value or a non-OK Status.
 template <class T>

@@ -72,6 +72,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{"ZeroRanks", {"tune", "--backend", "host", "--ranks", "0"}, "", "--ranks"},
         BadInput{"UnknownBackend", {"tune", "--backend", "gpu"}, "", "--backend"},
         BadInput{"ZeroIters", Tune({"--iters", "0"}), "", "--iters"},
+        BadInput{"UnknownSearch", Tune({"--search", "fast"}), "",
+                 "--search: 'fast' is not a known search (allowed: exhaustive, adaptive)"},
         BadInput{"UnknownFlag", Tune({"--turbo"}), "", "--turbo"},
         BadInput{"MissingPlanFile", Tune({"--plan", "/nonexistent/plan.yaml"}), "",
                  "/nonexistent/plan.yaml"},
@@ -96,6 +98,9 @@ INSTANTIATE_TEST_SUITE_P(
 INSTANTIATE_TEST_SUITE_P(
     Plans, BadInputTest,
     ::testing::Values(
+        BadInput{"PlanUnknownSearch", Tune({"--plan", "{plan}"}),
+                 "collectives: [{op: allReduce, sizes: [4096]}]\nsearch: greedy",
+                 "search: 'greedy' is not a known search (allowed: exhaustive, adaptive)"},
         BadInput{"PlanUnknownOp", Tune({"--plan", "{plan}"}),
                  "collectives: [{op: allReduse, sizes: [4096]}]", "collectives[0].op"},
         BadInput{"PlanReduceOpOnAllGather", Tune({"--plan", "{plan}"}),

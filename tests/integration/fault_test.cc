@@ -179,8 +179,10 @@ TEST_F(FaultTest, HangingChoiceTimesOutAndTheJobGoesOn) {
       if (c["name"] == "test-hang") {
         saw_hang = true;
         EXPECT_EQ(c["status"], "timeout") << c.dump();
-      } else {
-        EXPECT_EQ(c["status"], "ok") << c.dump();
+      } else if (c["name"] == "ring") {
+        EXPECT_EQ(c["status"], "ok") << c.dump();  // the default is always measured in full
+      } else {  // the adaptive search (the default) may drop a slower one after screening
+        EXPECT_TRUE(c["status"] == "ok" || c["status"] == "pruned") << c.dump();
       }
     }
     EXPECT_TRUE(saw_hang);

@@ -117,6 +117,7 @@ TEST(JobSpec, EachErrorNamesItsField) {
       {R"({"cache": {"passwordSecretRef": {"name": "x"}}})", "spec.cache.passwordSecretRef"},
       {R"({"activeDeadlineSeconds": 0})", "spec.activeDeadlineSeconds"},
       {R"({"suspend": 1})", "spec.suspend"},
+      {R"({"search": "greedy"})", "spec.search"},
   };
   for (const Case& c : cases) {
     Json spec = ValidSpec();
@@ -127,6 +128,27 @@ TEST(JobSpec, EachErrorNamesItsField) {
     EXPECT_NE(s.status().message().find(c.field), std::string::npos) << s.status().message();
     EXPECT_EQ(s.status().message().find(":pw@"), std::string::npos);
   }
+}
+
+// spec.search reaches the pods: the plan ConfigMap they read carries it (adaptive when unset).
+TEST(JobSpec, SearchGoesIntoThePodsPlan) {
+  JobContext ctx;
+  ctx.job = {{"metadata", {{"name", "j"}, {"namespace", "ns"}, {"uid", "u-1"}}}};
+  ctx.spec = *ParseJobSpec(ValidSpec(), Defaults());
+  EXPECT_EQ(ctx.spec.plan.search, core::Search::kAdaptive);
+  Json spec = ValidSpec();
+  spec["search"] = "exhaustive";
+  ctx.spec = *ParseJobSpec(spec, Defaults());
+  EXPECT_EQ(ctx.spec.plan.search, core::Search::kExhaustive);
+  const Json cm = BuildPlanConfigMap(ctx);
+  auto plan = core::ParsePlan(cm["data"].begin()->get<std::string>());
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  EXPECT_EQ(plan->search, core::Search::kExhaustive);
+  spec["search"] = "Adaptive";  // names are exact, as every enum of the CRD
+  auto bad = ParseJobSpec(spec, Defaults());
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(),
+            "spec.search: 'Adaptive' is not a known search (allowed: exhaustive, adaptive)");
 }
 
 Json EpilogueSpec() {

@@ -25,6 +25,7 @@ struct PlanFlags {
   std::string choices;   // "ring,direct"
   std::string epilogue;  // "residualRmsNorm,hidden=4096[,eps=1e-5]", "bias,hidden=H", "none"
   std::string tokens;    // "1,8,32,128" or "1:2048[:factor]"
+  std::string search;    // "exhaustive" | "adaptive"; empty keeps the plan's (adaptive)
   std::optional<int> iters, rounds, warmup;
   std::optional<double> choice_timeout, presync_window, rendezvous_timeout;
   bool cuda_graph = false;

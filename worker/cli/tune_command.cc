@@ -76,6 +76,9 @@ Runner AddTuneCommand(CLI::App& app) {
   c->add_option("--tokens", f->plan.tokens,
                 "Rows of an epilogue problem: MIN:MAX[:FACTOR] or a list (1,8,32,128)");
   c->add_option("--choices", f->plan.choices, "Choices to measure, comma-separated (default all)");
+  c->add_option("--search", f->plan.search,
+                "adaptive (default: screen, then full rounds only for choices that can still "
+                "win) | exhaustive (every choice in full)");
   c->add_option("--iters", f->plan.iters, "Ops per timed round")->check(CLI::Range(1, 100000));
   c->add_option("--rounds", f->plan.rounds, "Timed rounds")->check(CLI::Range(1, 1000));
   c->add_option("--warmup", f->plan.warmup, "Warm-up ops")->check(CLI::Range(0, 100000));

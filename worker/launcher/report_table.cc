@@ -48,7 +48,7 @@ void PrintChoices(std::FILE* out, const core::ResultRecord& r) {
                  ok ? std::to_string(AlgBw(r, c.time_us)).substr(0, 8).c_str() : "-",
                  ok ? std::to_string(c.busbw_gbs).substr(0, 8).c_str() : "-",
                  core::ChoiceStatusName(c.status), c.reason.empty() ? "" : ": ",
-                 c.reason.substr(0, 80).c_str());
+                 c.reason.substr(0, 120).c_str());
   }
 }
 

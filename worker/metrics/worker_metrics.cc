@@ -147,6 +147,8 @@ void WorkerMetrics::OnBarrier(double seconds) { f_.barrier->WithLabels({}).Obser
 
 void WorkerMetrics::OnChoice(const core::Problem& problem, const core::ChoiceResult& result,
                              int world_size) {
+  // A choice the adaptive search dropped did not fail: it was slower, and has no time.
+  if (result.status == core::ChoiceStatus::kPruned) return;
   if (result.status != core::ChoiceStatus::kOk) {
     f_.choice_failures->WithLabels({result.name, core::ChoiceStatusName(result.status)})
         .Increment();

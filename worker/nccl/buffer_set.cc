@@ -102,9 +102,10 @@ core::Status BufferSet::Register(BufferMode mode, Deadline deadline, const Cance
       return done;
     }
     registrations_.push_back(std::make_unique<Registration>(comm_, handles_[i], windows_[i]));
-    // NCCL quietly registers nothing when the communicator lacks symmetric support.
+    // NCCL quietly registers nothing when the communicator lacks symmetric support: no size
+    // will do better, so the adaptive search does not try it again (Unsupported).
     if (mode == BufferMode::kSymmetric && windows_[i] == nullptr) {
-      return core::FailedPrecondition(
+      return core::Unsupported(
           "skip: NCCL created no symmetric window (no symmetric support on this communicator)");
     }
   }

@@ -28,11 +28,13 @@ nlohmann::json ParamsJson(const core::ChoiceName& name) {
 }  // namespace
 
 BenchRunner::BenchRunner(Backend& backend, JobControl& control, Rendezvous& rendezvous,
-                         const core::BenchmarkSpec& bench, std::vector<BenchObserver*> observers)
+                         const core::BenchmarkSpec& bench, core::Search search,
+                         std::vector<BenchObserver*> observers)
     : backend_(backend),
       control_(control),
       rendezvous_(rendezvous),
       bench_(bench),
+      search_(search),
       observers_(std::move(observers)) {}
 
 Deadline BenchRunner::ChoiceDeadline() const { return DeadlineIn(bench_.choice_timeout_seconds); }
@@ -64,32 +66,58 @@ Result<core::ResultRecord> BenchRunner::RunProblem(const core::Problem& problem)
   rec.epilogue = problem.epilogue;
   rec.world_size = backend_.world_size();
   rec.fingerprint = fingerprint_;
-  for (const auto& candidate : backend_.Candidates(problem)) {
-    CCLTUNE_ASSIGN_OR_RETURN(auto result, MeasureChoice(problem, candidate));
+  rec.search = search_;
+  const std::string default_choice = core::DefaultChoice(backend_.name());
+  const auto candidates = backend_.Candidates(problem);
+  // Measured in MeasuringOrder, kept in catalog order (the winner rule breaks ties by it).
+  rec.choices.resize(candidates.size());
+  std::vector<core::Reference> references;  // verified full measurements of this problem
+  for (std::size_t i : MeasuringOrder(problem, candidates)) {
+    const bool screen =
+        search_ == core::Search::kAdaptive && candidates[i].name.ToString() != default_choice;
+    CCLTUNE_ASSIGN_OR_RETURN(auto result,
+                             MeasureChoice(problem, candidates[i], screen ? &references : nullptr));
+    if (result.status == ChoiceStatus::kOk) references.push_back({result.name, result.max_us});
     for (auto* o : observers_) o->OnChoice(problem, result, backend_.world_size());
-    rec.choices.push_back(std::move(result));
+    rec.choices[i] = std::move(result);
   }
+  if (search_ == core::Search::kAdaptive) memory_.Learn(rec);
   // No valid choice at all leaves the record without a winner: reported, never published.
-  auto st =
-      core::PickWinner(rec, core::DefaultChoice(backend_.name()), bench_.noise_threshold_percent);
+  auto st = core::PickWinner(rec, default_choice, bench_.noise_threshold_percent);
   if (!st.ok()) core::LogWarn(problem.Key() + ": no winner: " + st.message());
   if (st.ok())
     for (auto* o : observers_) o->OnRecord(rec);
   return rec;
 }
 
-Result<ChoiceResult> BenchRunner::MeasureChoice(const core::Problem& problem,
-                                                const ChoiceCandidate& candidate) {
+// Exhaustive: catalog order, as always. Adaptive: the default first, then by the ranking at
+// the nearest size already tuned, so the likely winner becomes the reference early.
+std::vector<std::size_t> BenchRunner::MeasuringOrder(
+    const core::Problem& problem, const std::vector<ChoiceCandidate>& candidates) const {
+  std::vector<std::string> names;
+  for (const auto& c : candidates) names.push_back(c.name.ToString());
+  if (search_ == core::Search::kAdaptive)
+    return memory_.Order(problem, names, core::DefaultChoice(backend_.name()));
+  std::vector<std::size_t> order(names.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  return order;
+}
+
+Result<ChoiceResult> BenchRunner::MeasureChoice(
+    const core::Problem& problem, const ChoiceCandidate& candidate,
+    const std::vector<core::Reference>* screen_against) {
   ChoiceResult result;
   result.name = candidate.name.ToString();
   result.params = ParamsJson(candidate.name);
-  if (!candidate.applicable()) {
+  const std::string* known =
+      search_ == core::Search::kAdaptive ? memory_.KnownSkip(problem, result.name) : nullptr;
+  if (!candidate.applicable() || known != nullptr) {
     result.status = ChoiceStatus::kSkipped;
-    result.reason = candidate.skip_reason;
+    result.reason = known != nullptr ? *known : candidate.skip_reason;
     return result;
   }
   note_scope_ = problem.Key() + "/" + result.name + "/" + std::to_string(epoch_);
-  auto measured = Measure(problem, candidate.name);
+  auto measured = Measure(problem, candidate.name, screen_against);
   if (measured.ok()) {
     measured->name = result.name;
     measured->params = result.params;
@@ -100,31 +128,93 @@ Result<ChoiceResult> BenchRunner::MeasureChoice(const core::Problem& problem,
   if (why.code() == StatusCode::kPeerLost) return why;
   if (why.code() == StatusCode::kTimeout || why.code() == StatusCode::kAborted)
     return HandleTimeout(why, std::move(result));
-  result.status = why.code() == StatusCode::kFailedPrecondition ? ChoiceStatus::kSkipped
-                                                                : ChoiceStatus::kFailed;
+  // Unsupported comes only from the ranks' agreement in PrepareEverywhere, so every rank
+  // remembers it alike.
+  if (why.code() == StatusCode::kUnsupported && search_ == core::Search::kAdaptive)
+    memory_.RememberSkip(problem, result.name, why.message());
+  const bool skipped =
+      why.code() == StatusCode::kFailedPrecondition || why.code() == StatusCode::kUnsupported;
+  result.status = skipped ? ChoiceStatus::kSkipped : ChoiceStatus::kFailed;
   result.reason = why.message();
   return result;
 }
 
-// One choice on one problem: prepare → agree → warm-up → timed rounds → verify → MAX.
+// One choice on one problem: prepare → agree → warm-up → [screening rounds → MAX → judge]
+// → timed rounds → verify → MAX. Screening rounds are the first rounds of the full set, so a
+// choice that survives them is measured exactly as in the exhaustive search.
 Result<ChoiceResult> BenchRunner::Measure(const core::Problem& problem,
-                                          const core::ChoiceName& choice) {
+                                          const core::ChoiceName& choice,
+                                          const std::vector<core::Reference>* screen_against) {
   const Deadline deadline = ChoiceDeadline();
   auto t0 = Clock::now();
+  CCLTUNE_ASSIGN_OR_RETURN(auto prepared, PrepareEverywhere(problem, choice, deadline));
+  std::vector<double> rounds;
+  // Nothing can be dropped without a reference, so screening would only cost a reduction.
+  if (screen_against != nullptr && !screen_against->empty() &&
+      core::ScreeningRounds(bench_.rounds) > 0) {
+    CCLTUNE_ASSIGN_OR_RETURN(auto verdict, Screen(*prepared, *screen_against, deadline, rounds));
+    timing_.screening += Since(t0);
+    ++timing_.screened;
+    t0 = Clock::now();
+    if (verdict.drop) {
+      ++timing_.pruned;
+      ChoiceResult pruned;
+      pruned.status = ChoiceStatus::kPruned;
+      pruned.reason = std::move(verdict.reason);
+      return pruned;
+    }
+  }
+  const int rest = bench_.rounds - static_cast<int>(rounds.size());
+  CCLTUNE_RETURN_IF_ERROR(TimeRounds(*prepared, rest, deadline, rounds));
+  auto result = VerifyAndReduce(*prepared, std::move(rounds), problem, deadline);
+  timing_.full += Since(t0);
+  return result;
+}
+
+// Prepare on every rank, then agree: 0 every rank prepared, 1 some rank cannot run it at this
+// size (skipped), 2 some rank cannot run it at any size (Unsupported: not retried).
+Result<std::unique_ptr<PreparedChoice>> BenchRunner::PrepareEverywhere(
+    const core::Problem& problem, const core::ChoiceName& choice, Deadline deadline) {
+  const auto t0 = Clock::now();
   auto prepared = backend_.Prepare(problem, choice, bench_);
-  if (!prepared.ok()) (void)rendezvous_.PutNote(note_scope_, prepared.status().message());
-  CCLTUNE_ASSIGN_OR_RETURN(bool all_prepared, AgreeAllOk(prepared.ok(), deadline));
-  if (!all_prepared) {
-    if (!prepared.ok()) return prepared.status();
-    auto notes = rendezvous_.Notes(note_scope_);
-    return core::FailedPrecondition(notes.ok() && !notes->empty() ? notes->front()
-                                                                  : "prepare failed on a peer");
+  int code = 0;
+  if (!prepared.ok()) {
+    (void)rendezvous_.PutNote(note_scope_, prepared.status().message());
+    code = prepared.status().code() == StatusCode::kUnsupported ? 2 : 1;
+  }
+  CCLTUNE_ASSIGN_OR_RETURN(const int agreed, AgreeWorst(code, deadline));
+  if (agreed != 0) {
+    Status why = prepared.status();
+    if (prepared.ok()) {
+      auto notes = rendezvous_.Notes(note_scope_);
+      why = core::FailedPrecondition(notes.ok() && !notes->empty() ? notes->front()
+                                                                   : "prepare failed on a peer");
+    }
+    return agreed == 2 ? core::Unsupported(why.message()) : why;
   }
   CCLTUNE_RETURN_IF_ERROR((*prepared)->Warmup(bench_.warmup_iters, deadline));
   timing_.warmup_verify += Since(t0);
-  CCLTUNE_ASSIGN_OR_RETURN(auto rounds, TimeRounds(**prepared, deadline));
-  t0 = Clock::now();
-  Status verified = (*prepared)->Verify(deadline);
+  return std::move(prepared).value();
+}
+
+// The screening rounds, reduced to their maxima across ranks now: every rank then judges the
+// same numbers against the same references and takes the same decision.
+Result<core::ScreeningVerdict> BenchRunner::Screen(PreparedChoice& prepared,
+                                                   const std::vector<core::Reference>& references,
+                                                   Deadline deadline, std::vector<double>& rounds) {
+  CCLTUNE_RETURN_IF_ERROR(
+      TimeRounds(prepared, core::ScreeningRounds(bench_.rounds), deadline, rounds));
+  CCLTUNE_ASSIGN_OR_RETURN(auto maxed, backend_.AllReduceMax(rounds, deadline));
+  for (double& s : maxed) s *= 1e6;
+  return core::JudgeScreening(maxed, references, bench_.noise_threshold_percent);
+}
+
+// Correctness on fresh data, then every round's time and the wrong flag reduced with MAX.
+Result<ChoiceResult> BenchRunner::VerifyAndReduce(PreparedChoice& prepared,
+                                                  std::vector<double> rounds,
+                                                  const core::Problem& problem, Deadline deadline) {
+  const auto t0 = Clock::now();
+  Status verified = prepared.Verify(deadline);
   const bool wrong = verified.code() == StatusCode::kFailedPrecondition;
   if (!verified.ok() && !wrong) return verified;
   if (wrong) (void)rendezvous_.PutNote(note_scope_ + "/wrong", verified.message());
@@ -143,9 +233,9 @@ Result<ChoiceResult> BenchRunner::Measure(const core::Problem& problem,
   return result;
 }
 
-Result<std::vector<double>> BenchRunner::TimeRounds(PreparedChoice& prepared, Deadline deadline) {
-  std::vector<double> rounds;
-  for (int r = 0; r < bench_.rounds; ++r) {
+Status BenchRunner::TimeRounds(PreparedChoice& prepared, int count, Deadline deadline,
+                               std::vector<double>& rounds) {
+  for (int r = 0; r < count; ++r) {
     auto t0 = Clock::now();
     CCLTUNE_RETURN_IF_ERROR(backend_.Barrier(deadline));
     const double barrier = Since(t0);
@@ -156,12 +246,13 @@ Result<std::vector<double>> BenchRunner::TimeRounds(PreparedChoice& prepared, De
     timing_.timed_runs += Since(t0);
     rounds.push_back(seconds);
   }
-  return rounds;
+  return Status::Ok();
 }
 
-Result<bool> BenchRunner::AgreeAllOk(bool ok, Deadline deadline) {
-  CCLTUNE_ASSIGN_OR_RETURN(auto maxed, backend_.AllReduceMax({ok ? 0.0 : 1.0}, deadline));
-  return maxed.at(0) == 0.0;
+Result<int> BenchRunner::AgreeWorst(int code, Deadline deadline) {
+  CCLTUNE_ASSIGN_OR_RETURN(auto maxed,
+                           backend_.AllReduceMax({static_cast<double>(code)}, deadline));
+  return static_cast<int>(maxed.at(0));
 }
 
 // A choice that timed out (here or on a peer): raise the epoch's abort flag so every rank

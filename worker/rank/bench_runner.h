@@ -2,13 +2,20 @@
 // problem and choice, warm-up, `rounds` barrier-started timed rounds, MAX across ranks,
 // median/min/max, correctness check, then the winner rule. Timeouts abort the choice on
 // every rank (epoch bump + backend Recover) and tuning goes on; a lost peer ends it.
+// The adaptive search (core/search.h) measures the default in full and screens the others:
+// their first rounds are judged against the verified full measurements so far, and only a
+// choice that can still win runs its remaining rounds and the correctness check.
 #pragma once
 
+#include <cstddef>
+#include <memory>
 #include <vector>
 
 #include "core/plan.h"
 #include "core/problem.h"
 #include "core/result.h"
+#include "core/search.h"
+#include "core/search_memory.h"
 #include "worker/rank/backend.h"
 #include "worker/rank/bench_observer.h"
 #include "worker/rendezvous/job_control.h"
@@ -23,13 +30,21 @@ struct TimingBreakdown {
   double barriers = 0;
   double timed_runs = 0;  // inside timed rounds
   double warmup_verify = 0;
+  // The same time split by search phase: screening phases (preparation, warm-up, screening
+  // rounds, the decision) and full measurements (the rounds after screening and the check,
+  // or a whole measurement that was not screened).
+  double screening = 0;
+  double full = 0;
+  int screened = 0;  // choices screened, and of those, dropped
+  int pruned = 0;
   double total = 0;
 };
 
 class BenchRunner {
  public:
   BenchRunner(Backend& backend, JobControl& control, Rendezvous& rendezvous,
-              const core::BenchmarkSpec& bench, std::vector<BenchObserver*> observers);
+              const core::BenchmarkSpec& bench, core::Search search,
+              std::vector<BenchObserver*> observers);
 
   // Every problem in order. Error only when the attempt cannot go on (lost peer, failure).
   core::Result<std::vector<core::ResultRecord>> Run(const std::vector<core::Problem>& problems);
@@ -40,12 +55,27 @@ class BenchRunner {
 
  private:
   core::Result<core::ResultRecord> RunProblem(const core::Problem& problem);
-  core::Result<core::ChoiceResult> MeasureChoice(const core::Problem& problem,
-                                                 const ChoiceCandidate& candidate);
+  std::vector<std::size_t> MeasuringOrder(const core::Problem& problem,
+                                          const std::vector<ChoiceCandidate>& candidates) const;
+  // `screen_against` null: measured in full; else screened against those references first.
+  core::Result<core::ChoiceResult> MeasureChoice(
+      const core::Problem& problem, const ChoiceCandidate& candidate,
+      const std::vector<core::Reference>* screen_against);
   core::Result<core::ChoiceResult> Measure(const core::Problem& problem,
-                                           const core::ChoiceName& choice);
-  core::Result<std::vector<double>> TimeRounds(PreparedChoice& prepared, Deadline deadline);
-  core::Result<bool> AgreeAllOk(bool ok, Deadline deadline);
+                                           const core::ChoiceName& choice,
+                                           const std::vector<core::Reference>* screen_against);
+  core::Result<std::unique_ptr<PreparedChoice>> PrepareEverywhere(const core::Problem& problem,
+                                                                  const core::ChoiceName& choice,
+                                                                  Deadline deadline);
+  core::Result<core::ScreeningVerdict> Screen(PreparedChoice& prepared,
+                                              const std::vector<core::Reference>& references,
+                                              Deadline deadline, std::vector<double>& rounds);
+  core::Result<core::ChoiceResult> VerifyAndReduce(PreparedChoice& prepared,
+                                                   std::vector<double> rounds,
+                                                   const core::Problem& problem, Deadline deadline);
+  core::Status TimeRounds(PreparedChoice& prepared, int count, Deadline deadline,
+                          std::vector<double>& rounds);
+  core::Result<int> AgreeWorst(int code, Deadline deadline);
   core::Result<core::ChoiceResult> HandleTimeout(const core::Status& why,
                                                  core::ChoiceResult result);
   Deadline ChoiceDeadline() const;
@@ -54,6 +84,8 @@ class BenchRunner {
   JobControl& control_;
   Rendezvous& rendezvous_;
   core::BenchmarkSpec bench_;
+  core::Search search_;
+  core::SearchMemory memory_;  // adaptive only: what earlier sizes taught
   std::vector<BenchObserver*> observers_;
   TimingBreakdown timing_;
   int epoch_ = 0;

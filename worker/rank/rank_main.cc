@@ -192,9 +192,12 @@ Status Finish(Attempt& a, Backend& backend, std::vector<core::ResultRecord> reco
   summary["attempt"] = a.cfg.attempt;
   summary["backend"] = a.cfg.backend;
   summary["worldSize"] = a.cfg.world_size;
+  summary["search"] = core::SearchName(a.cfg.plan.search);
   summary["timing"] = {{"commSetupS", timing.comm_setup},       {"presyncS", timing.presync},
                        {"barriersS", timing.barriers},          {"timedRunsS", timing.timed_runs},
-                       {"warmupVerifyS", timing.warmup_verify}, {"tuningS", timing.total}};
+                       {"warmupVerifyS", timing.warmup_verify}, {"tuningS", timing.total},
+                       {"screeningS", timing.screening},        {"fullS", timing.full}};
+  summary["screening"] = {{"screened", timing.screened}, {"pruned", timing.pruned}};
   return PublishAndSummarize(a, backend, std::move(records), std::move(summary));
 }
 
@@ -221,7 +224,7 @@ Status RunWithBackend(Attempt& a, Backend& backend, TimingBreakdown setup) {
     progress = std::make_unique<ProgressPublisher>(a.redis, a.keys, problems.size());
     observers.push_back(progress.get());
   }
-  BenchRunner runner(backend, a.control, a.rendezvous, bench, observers);
+  BenchRunner runner(backend, a.control, a.rendezvous, bench, a.cfg.plan.search, observers);
   const std::string fp = core::Fingerprint(FingerprintOf(backend, a.peers));
   runner.set_fingerprint(fp);
   if (a.metrics) a.metrics->SetFingerprint(fp);

@@ -147,6 +147,14 @@ const BadPlan kBadPlans[] = {
      "kind: CollectiveTuningJob\nspec:\n  backend: host\n  collectives:\n"
      "  - {op: allReduce, epilogue: {kind: bias, hidden: 64}, tokens: [1]}",
      "spec.collectives[0].epilogue", "the host backend runs no epilogues"},
+    {"unknown search", "collectives: [{op: allReduce, sizes: [1KiB]}]\nsearch: greedy", "search",
+     "'greedy' is not a known search (allowed: exhaustive, adaptive)"},
+    {"search not a string", "collectives: [{op: allReduce, sizes: [1KiB]}]\nsearch: [adaptive]",
+     "search", "must be a string"},
+    {"job with bad search",
+     "kind: CollectiveTuningJob\nspec:\n  search: fast\n"
+     "  collectives: [{op: allReduce, sizes: [1KiB]}]",
+     "spec.search", "allowed: exhaustive, adaptive"},
     {"not a mapping", "- op: allReduce", "plan", "must be a mapping"},
     {"syntax error", "collectives: [{op: allReduce, sizes: [1KiB]}", "plan",
      "not valid YAML/JSON at line"},

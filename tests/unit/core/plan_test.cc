@@ -116,6 +116,21 @@ TEST(ParsePlan, CanonicalJsonRoundTrips) {
   EXPECT_DOUBLE_EQ(again->benchmark.pre_sync_window_seconds, 2.5);
 }
 
+TEST(ParsePlan, SearchIsAdaptiveUnlessAskedAndSurvivesTheConfigMap) {
+  auto plan = ParsePlan(kYaml);
+  ASSERT_TRUE(plan.ok());
+  EXPECT_EQ(plan->search, Search::kAdaptive);
+  auto exhaustive = ParsePlan(std::string(kYaml) + "search: exhaustive\n");
+  ASSERT_TRUE(exhaustive.ok()) << exhaustive.status().ToString();
+  EXPECT_EQ(exhaustive->search, Search::kExhaustive);
+  EXPECT_EQ(ParsePlan(PlanToJson(*exhaustive))->search, Search::kExhaustive);
+  auto job = ParsePlan(
+      "kind: CollectiveTuningJob\nspec:\n  search: exhaustive\n"
+      "  collectives: [{op: allReduce, sizes: [1KiB]}]");
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  EXPECT_EQ(job->search, Search::kExhaustive);
+}
+
 TEST(DefaultPlan, HostAndNcclAreValidAndAsDocumented) {
   const Plan host = DefaultPlan("host");
   EXPECT_TRUE(ValidatePlan(host, {}, "host").ok());

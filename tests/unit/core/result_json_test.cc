@@ -43,12 +43,14 @@ ResultRecord Sample() {
 
 TEST(ResultJson, KeysAreTheContract) {
   const auto j = ToJson(Sample());
-  for (const char* k : {"schema", "fingerprint", "op", "dtype", "redop", "bytes", "winner",
-                        "winnerParams", "timeUs", "defaultTimeUs", "speedupVsDefault", "busbwGBs",
-                        "choices", "worldSize", "tunedAt", "jobId", "attempt", "toolVersion"}) {
+  for (const char* k :
+       {"schema", "fingerprint", "op", "dtype", "redop", "bytes", "winner", "winnerParams",
+        "timeUs", "defaultTimeUs", "speedupVsDefault", "busbwGBs", "choices", "worldSize",
+        "tunedAt", "jobId", "attempt", "toolVersion", "search"}) {
     EXPECT_TRUE(j.contains(k)) << k;
   }
-  EXPECT_EQ(j.size(), 18u);
+  EXPECT_EQ(j.size(), 19u);
+  EXPECT_EQ(j["search"], "exhaustive");
   EXPECT_EQ(j["schema"], 1);
   EXPECT_EQ(j["op"], "allGather");
   EXPECT_EQ(j["redop"], "none");
@@ -72,6 +74,41 @@ TEST(ResultJson, RoundTripsIncludingInfinity) {
   EXPECT_EQ(out->choices[1].status, ChoiceStatus::kTimeout);
   EXPECT_EQ(out->winner_params["proto"], "ll");
   EXPECT_EQ(out->attempt, 2);
+}
+
+// Issue 25: `search` is optional within schema 1 (absent: the record was measured
+// exhaustively, as every record before it), and a pruned choice keeps no time.
+TEST(ResultJson, SearchAndPrunedChoicesRoundTripAndOldRecordsStillRead) {
+  ResultRecord in = Sample();
+  in.search = Search::kAdaptive;
+  in.choices[1].status = ChoiceStatus::kPruned;
+  in.choices[1].reason = "screening: fastest of 2 rounds 30.00 us > 1.03 x 13.25 us, ...";
+  const auto j = ToJson(in);
+  EXPECT_EQ(j["search"], "adaptive");
+  EXPECT_EQ(j["choices"][1]["status"], "pruned");
+  EXPECT_TRUE(j["choices"][1]["timeUs"].is_null());
+  auto out = ResultFromJson(j);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(out->search, Search::kAdaptive);
+  EXPECT_EQ(out->choices[1].status, ChoiceStatus::kPruned);
+  EXPECT_EQ(ToJson(*out), j);
+
+  auto old = j;
+  old.erase("search");
+  auto read = ResultFromJson(old);
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_EQ(read->search, Search::kExhaustive);
+
+  auto bad = j;
+  bad["search"] = "greedy";
+  auto rejected = ResultFromJson(bad);
+  ASSERT_FALSE(rejected.ok());
+  EXPECT_EQ(rejected.status().code(), StatusCode::kDataLoss);
+  EXPECT_NE(rejected.status().message().find("field search"), std::string::npos)
+      << rejected.status().message();
+  bad["search"] = 1;
+  EXPECT_NE(ResultFromJson(bad).status().message().find("search must be a string"),
+            std::string::npos);
 }
 
 TEST(ResultJson, RejectsOtherSchemasAndBadFields) {

@@ -68,7 +68,7 @@ TEST(PickWinner, InvalidChoicesNeverWin) {
   auto r = Record({Choice("ring", 100), Choice("direct", 10, ChoiceStatus::kWrong),
                    Choice("rs+ag", kInf, ChoiceStatus::kTimeout),
                    Choice("pairwise", 5, ChoiceStatus::kSkipped),
-                   Choice("x", 1, ChoiceStatus::kFailed)});
+                   Choice("x", 1, ChoiceStatus::kFailed), Choice("y", 1, ChoiceStatus::kPruned)});
   ASSERT_TRUE(PickWinner(r, "ring", 3).ok());
   EXPECT_EQ(r.winner, "ring");
 }
@@ -102,7 +102,7 @@ TEST(PickWinner, NothingValidIsAnErrorListingWhy) {
 
 TEST(ChoiceStatus, NamesRoundTrip) {
   for (auto s : {ChoiceStatus::kOk, ChoiceStatus::kWrong, ChoiceStatus::kTimeout,
-                 ChoiceStatus::kFailed, ChoiceStatus::kSkipped}) {
+                 ChoiceStatus::kFailed, ChoiceStatus::kSkipped, ChoiceStatus::kPruned}) {
     EXPECT_EQ(*ParseChoiceStatus(ChoiceStatusName(s)), s);
   }
   EXPECT_NE(ParseChoiceStatus("OK").status().message().find("allowed: ok, wrong"),

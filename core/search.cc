@@ -1,0 +1,57 @@
+// The search modes' names and the pruning rule (search.h).
+#include "core/search.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "core/name_table.h"
+
+namespace ccltune::core {
+namespace {
+
+constexpr NameTable<Search, 2> kSearches{
+    {{{Search::kExhaustive, "exhaustive"}, {Search::kAdaptive, "adaptive"}}}};
+
+// Two rounds, so one disturbed round (another process took the core) cannot drop a choice.
+constexpr int kMaxScreeningRounds = 2;
+
+std::string Us(double us) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f us", us);
+  return buf;
+}
+
+}  // namespace
+
+const char* SearchName(Search s) { return kSearches.Name(s); }
+Result<Search> ParseSearch(std::string_view text) { return kSearches.Parse(text, "search"); }
+std::string AllowedSearches() { return kSearches.Allowed(); }
+
+int ScreeningRounds(int rounds) { return std::clamp(rounds - 1, 0, kMaxScreeningRounds); }
+
+ScreeningVerdict JudgeScreening(const std::vector<double>& screening_us,
+                                const std::vector<Reference>& references,
+                                double noise_threshold_percent) {
+  const Reference* best = nullptr;
+  for (const auto& r : references) {
+    if (std::isfinite(r.max_us) && r.max_us > 0 && (best == nullptr || r.max_us < best->max_us))
+      best = &r;
+  }
+  if (best == nullptr || screening_us.empty()) return {};
+  // A round that did not measure (NaN, infinite) is no evidence either way: keep the choice.
+  if (!std::all_of(screening_us.begin(), screening_us.end(),
+                   [](double us) { return std::isfinite(us); })) {
+    return {};
+  }
+  const double fastest = *std::min_element(screening_us.begin(), screening_us.end());
+  const double factor = 1.0 + noise_threshold_percent / 100.0;
+  if (fastest <= factor * best->max_us) return {};
+  char factor_text[16];
+  std::snprintf(factor_text, sizeof factor_text, "%.3g", factor);
+  return {true, "screening: fastest of " + std::to_string(screening_us.size()) + " rounds " +
+                    Us(fastest) + " > " + factor_text + " x " + Us(best->max_us) +
+                    ", the slowest full round of " + best->name};
+}
+
+}  // namespace ccltune::core

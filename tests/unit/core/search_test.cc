@@ -1,0 +1,136 @@
+// The adaptive search's pruning rule on synthetic timings (issue 25): it keeps every choice
+// whose rounds overlap the best's within the noise threshold, never drops the true winner
+// under noise the threshold covers, and drops clear losers after screening.
+#include "core/search.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+
+namespace ccltune::core {
+namespace {
+
+constexpr double kNoise = 3;  // noiseThresholdPercent, the plan's default
+
+// `n` rounds of a choice whose true time is `us`, each scaled by a factor drawn from [lo, hi].
+std::vector<double> Rounds(std::mt19937_64& rng, double us, int n, double lo, double hi) {
+  std::uniform_real_distribution<double> factor(lo, hi);
+  std::vector<double> out;
+  for (int i = 0; i < n; ++i) out.push_back(us * factor(rng));
+  return out;
+}
+
+Reference Full(const std::string& name, const std::vector<double>& rounds) {
+  return {name, *std::max_element(rounds.begin(), rounds.end())};
+}
+
+TEST(PruningRule, KeepsEveryChoiceWhoseRoundsOverlapTheBestWithinNoise) {
+  std::mt19937_64 rng(25);
+  std::uniform_real_distribution<double> base(1, 1e5);
+  for (int trial = 0; trial < 20000; ++trial) {
+    const double best_us = base(rng);
+    const auto best = Rounds(rng, best_us, 5, 0.8, 1.5);  // a spread far wider than noise
+    const Reference ref = Full("best", best);
+    // One screening round anywhere up to (1 + noise) x the best's slowest round; the others
+    // arbitrarily slow: the choice overlaps the best's spread widened by the threshold.
+    auto screening = Rounds(rng, best_us, 2, 1.0, 50.0);
+    std::uniform_real_distribution<double> inside(0.1 * ref.max_us,
+                                                  (1 + kNoise / 100) * ref.max_us);
+    screening[trial % 2] = inside(rng);
+    const auto verdict = JudgeScreening(screening, {ref}, kNoise);
+    ASSERT_FALSE(verdict.drop) << "trial " << trial << ": " << verdict.reason;
+  }
+}
+
+// Noise that only slows a round down (another process takes the core), by up to the
+// threshold: a choice at least as fast as the best reference is never dropped.
+TEST(PruningRule, NeverDropsTheTrueWinnerUnderOneSidedNoise) {
+  std::mt19937_64 rng(2);
+  std::uniform_real_distribution<double> base(1, 1e5), lead(0.5, 1.0);
+  for (int trial = 0; trial < 20000; ++trial) {
+    const double ref_us = base(rng);
+    const double winner_us = ref_us * (trial % 4 == 0 ? 1.0 : lead(rng));  // ties included
+    const auto full = Rounds(rng, ref_us, 5, 1.0, 1 + kNoise / 100);
+    const auto screening = Rounds(rng, winner_us, ScreeningRounds(5), 1.0, 1 + kNoise / 100);
+    const auto verdict = JudgeScreening(screening, {Full("default", full)}, kNoise);
+    ASSERT_FALSE(verdict.drop) << "trial " << trial << ": " << verdict.reason;
+  }
+}
+
+// Noise both ways by up to ±h with (1+h)/(1-h) <= 1 + threshold, i.e. h <= t/(2+t): the same.
+TEST(PruningRule, NeverDropsTheTrueWinnerUnderTwoSidedNoise) {
+  std::mt19937_64 rng(3);
+  const double t = kNoise / 100, h = t / (2 + t);
+  std::uniform_real_distribution<double> base(1, 1e5), lead(0.7, 1.0);
+  for (int trial = 0; trial < 20000; ++trial) {
+    const double ref_us = base(rng);
+    const double winner_us = ref_us * (trial % 4 == 0 ? 1.0 : lead(rng));
+    const auto full = Rounds(rng, ref_us, 5, 1 - h, 1 + h);
+    const auto screening = Rounds(rng, winner_us, 2, 1 - h, 1 + h);
+    const auto verdict = JudgeScreening(screening, {Full("default", full)}, kNoise);
+    ASSERT_FALSE(verdict.drop) << "trial " << trial << ": " << verdict.reason;
+  }
+}
+
+TEST(PruningRule, DropsClearLosersAfterScreening) {
+  std::mt19937_64 rng(4);
+  std::uniform_real_distribution<double> base(1, 1e5);
+  int dropped = 0;
+  for (int trial = 0; trial < 1000; ++trial) {
+    const double ref_us = base(rng);
+    // The loser is 10 % to 10x slower; both see the same ±1 % noise.
+    const double loser_us = ref_us * (1.1 + 9 * (trial / 1000.0));
+    const auto full = Rounds(rng, ref_us, 5, 0.99, 1.01);
+    const auto screening = Rounds(rng, loser_us, 2, 0.99, 1.01);
+    dropped += JudgeScreening(screening, {Full("ring", full)}, kNoise).drop;
+  }
+  EXPECT_EQ(dropped, 1000);
+}
+
+TEST(PruningRule, ReasonNamesTheEvidence) {
+  const auto verdict =
+      JudgeScreening({250.0, 240.0}, {{"ring", 300}, {"recursive-doubling", 110}}, kNoise);
+  ASSERT_TRUE(verdict.drop);
+  EXPECT_EQ(verdict.reason,
+            "screening: fastest of 2 rounds 240.00 us > 1.03 x 110.00 us, the slowest full "
+            "round of recursive-doubling");
+}
+
+TEST(PruningRule, BoundaryIsKept) {
+  // Exactly (1 + noise) x the reference's slowest round is not "slower by more than" it.
+  EXPECT_FALSE(JudgeScreening({103.0, 200.0}, {{"ring", 100}}, kNoise).drop);
+  EXPECT_TRUE(JudgeScreening({103.01, 200.0}, {{"ring", 100}}, kNoise).drop);
+  EXPECT_TRUE(JudgeScreening({100.01}, {{"ring", 100}}, 0).drop);
+}
+
+TEST(PruningRule, NoEvidenceDropsNothing) {
+  EXPECT_FALSE(JudgeScreening({1e9}, {}, kNoise).drop);  // no reference yet
+  EXPECT_FALSE(JudgeScreening({}, {{"ring", 1}}, kNoise).drop);
+  const double inf = std::numeric_limits<double>::infinity();
+  EXPECT_FALSE(JudgeScreening({1e9}, {{"ring", inf}}, kNoise).drop);
+  EXPECT_FALSE(JudgeScreening({1e9, std::nan("")}, {{"ring", 1}}, kNoise).drop);
+  EXPECT_FALSE(JudgeScreening({1e9, inf}, {{"ring", 1}}, kNoise).drop);
+}
+
+TEST(PruningRule, ScreeningRoundsLeaveRoundsToFinish) {
+  EXPECT_EQ(ScreeningRounds(1), 0);  // nothing left to save: measured in full
+  EXPECT_EQ(ScreeningRounds(2), 1);
+  EXPECT_EQ(ScreeningRounds(3), 2);
+  EXPECT_EQ(ScreeningRounds(5), 2);
+  EXPECT_EQ(ScreeningRounds(1000), 2);
+}
+
+TEST(SearchNames, ParseStrictlyAndNameTheAllowedValues) {
+  EXPECT_EQ(*ParseSearch("adaptive"), Search::kAdaptive);
+  EXPECT_EQ(*ParseSearch("exhaustive"), Search::kExhaustive);
+  EXPECT_STREQ(SearchName(Search::kAdaptive), "adaptive");
+  auto bad = ParseSearch("Adaptive");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(bad.status().message(),
+            "'Adaptive' is not a known search (allowed: exhaustive, adaptive)");
+}
+
+}  // namespace
+}  // namespace ccltune::core
