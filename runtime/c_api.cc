@@ -145,11 +145,7 @@ ccltuneResult_t ccltuneCommInit(ncclComm_t nccl, const ccltuneConfig_t* config,
 ccltuneResult_t ccltuneCommDestroy(ccltuneComm_t comm) {
   return Guarded([&]() -> Status {
     if (comm == nullptr) return Status::Ok();
-    bool abandoned = false;
-    const Status finished = comm->impl ? comm->impl->Finish(&abandoned) : Status::Ok();
-    // A peer that never came leaves our memory possibly mapped by it, and a helper thread
-    // in NCCL with this object: it is leaked then, never freed under them.
-    if (abandoned || !finished.ok()) (void)comm->impl.release();
+    const Status finished = RuntimeComm::Close(std::move(comm->impl));
     delete comm;
     return finished;
   });

@@ -62,6 +62,10 @@ class RuntimeComm {
   // memory when it is freed. On Timeout *abandoned is set: the caller must leak this object
   // (a helper thread may still be in NCCL with it), not delete it.
   core::Status Finish(bool* abandoned);
+  // Finish, then free `comm`, or leak it when Finish was abandoned or failed (a peer may
+  // still map its memory, a helper thread may still use it). The one rule for every owner:
+  // ccltuneCommDestroy and libccltune-nccl's teardowns.
+  static core::Status Close(std::unique_ptr<RuntimeComm> comm);
   // The application aborts the communicator: the ctas communicators split off it are
   // aborted too (not destroyed, which could wait for peers that are gone).
   void AbortChildren();
@@ -83,9 +87,8 @@ class RuntimeComm {
   core::Result<Served> Serve(const Call& call);
   // True when no tuned size of any slice is left (nothing to run but NCCL).
   bool Empty() const { return table_.size() == 0; }
-  // Init's summary (fingerprint, winners or why none, table, peer memory) and this rank.
+  // Init's summary (fingerprint, winners or why none, table, peer memory).
   const std::string& summary() const { return summary_; }
-  int rank() const { return rank_; }
   // Enqueues an all-reduce + epilogue on its stream (dispatch_epilogue.cc).
   core::Status RunEpilogue(const EpilogueCall& call);
   // The choice a call of `bytes` would run (ccltuneGetChoice; with an epilogue,

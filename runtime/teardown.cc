@@ -17,6 +17,14 @@ core::Status RuntimeComm::Finish(bool* abandoned) {
       deadline + std::chrono::seconds(1), abandoned);
 }
 
+core::Status RuntimeComm::Close(std::unique_ptr<RuntimeComm> comm) {
+  if (!comm) return core::Status::Ok();
+  bool abandoned = false;
+  const core::Status finished = comm->Finish(&abandoned);
+  if (abandoned || !finished.ok()) (void)comm.release();
+  return finished;
+}
+
 void RuntimeComm::AbortChildren() {
   for (auto& [n, comm] : ctas_comms_) (void)gpu::Nccl().CommAbort(comm);
   ctas_comms_.clear();

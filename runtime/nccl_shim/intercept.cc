@@ -7,9 +7,8 @@
 #include "runtime/nccl_shim/comm_registry.h"
 #include "runtime/nccl_shim/real_calls.h"
 #include "runtime/nccl_shim/serve.h"
+#include "runtime/nccl_shim/shim_export.h"
 #include "runtime/nccl_types.h"
-
-#define CCLTUNE_SHIM_EXPORT extern "C" __attribute__((visibility("default")))
 
 namespace real = ccltune::shim::real;
 using ccltune::runtime::Call;

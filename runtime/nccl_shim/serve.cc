@@ -69,9 +69,7 @@ void MakeContext(ncclComm_t comm, CommEntry& e) {
       why = "libccltune init failed: " + ctx.status().message();
     } else if ((*ctx)->Empty()) {
       why = (*ctx)->summary();
-      bool abandoned = false;
-      (void)(*ctx)->Finish(&abandoned);
-      if (abandoned) (void)ctx->release();
+      (void)runtime::RuntimeComm::Close(std::move(ctx).value());
     } else {
       e.ctx = std::move(ctx).value();
       e.state = CommEntry::State::kServing;
@@ -168,11 +166,8 @@ void Release(ncclComm_t comm, const char* how, bool abort, bool forget) {
       e->ctx->AbortChildren();
       e->ctx.reset();
     } else if (e->ctx) {
-      bool abandoned = false;
-      const core::Status st = e->ctx->Finish(&abandoned);
+      const core::Status st = runtime::RuntimeComm::Close(std::move(e->ctx));
       if (!st.ok()) Note("comm " + Hex(comm) + ": context teardown: " + st.message());
-      if (abandoned || !st.ok()) (void)e->ctx.release();  // a peer may still map our memory
-      e->ctx.reset();
     }
     if (e->state == CommEntry::State::kServing) {
       e->state = CommEntry::State::kPlain;

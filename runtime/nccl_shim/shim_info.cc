@@ -15,6 +15,7 @@
 #include "core/gpu/fingerprint_probe.h"
 #include "runtime/nccl_shim/real_nccl.h"
 #include "runtime/nccl_shim/serve.h"
+#include "runtime/nccl_shim/shim_export.h"
 #include "runtime/runtime_config.h"
 
 namespace ccltune::shim {
@@ -69,8 +70,7 @@ void AddWinners(int world, nlohmann::json* out) {
 }  // namespace ccltune::shim
 
 // JSON into buf (NUL-terminated); 0 on success, the size needed when `len` is too small.
-extern "C" __attribute__((visibility("default"))) size_t ccltuneNcclShimInfo(int world, char* buf,
-                                                                             size_t len) {
+CCLTUNE_SHIM_EXPORT size_t ccltuneNcclShimInfo(int world, char* buf, size_t len) {
   using ccltune::shim::Real;
   nlohmann::json out;
   try {
