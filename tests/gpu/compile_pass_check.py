@@ -17,7 +17,18 @@ Checks, each compiled with fullgraph=True, dynamic=False, under torch.no_grad():
   Inductor's cache (the pass's uuid keys it) and still computes the same;
 - not fused (one each): the norm over dim 0, a max all-reduce, an all-reduce whose sum is
   also used elsewhere, a group enable() does not serve: no fused op, the reason reported;
-- plain: all-gather, reduce-scatter and an avg all-reduce become ccltune ops.
+- plain: all-gather, reduce-scatter and an avg all-reduce become ccltune ops;
+- dist-all-reduce: the block with torch.distributed.all_reduce in place (Dynamo traces it
+  into the functional collective): 4 fused ops. (DTensor's RowwiseParallel emits no
+  all-reduce at all on a 1-rank mesh, so it is checked on 2+ GPUs only.)
+- pool-*: enable(pool="always") on the block (eager-Inductor and CUDA graphs) and on
+  transformers' Llama: every fused site gets pooled slots (its mm writing straight into the
+  input slot, the residual chained from site to site), the fused op runs on slots only
+  (`pooled_arranged`), outputs match, and outputs held from the first call still match their
+  reference after later calls (no graph output lives in a slot); pool="auto" without winners
+  leaves the sites unpooled (same choice either way); a group without a pool says so.
+  With one rank the pool is this GPU's own memory, so the runtime still runs the unfused
+  path: what runs on the slots with peers is measured on 2+ GPUs (issue 27).
 Outputs are compared with the same model run eagerly (not compiled):
 max |compiled - eager| / max |eager| <= TOL[dtype] for every output. With one rank the
 all-reduce is the identity, so the comparison checks the residual add, the norm, eps and
@@ -111,7 +122,7 @@ class Env:
         return dict(self.pass_module().calls) if self.pass_module() else {}
 
     def compiled_case(self, build, inputs, dtype_name, want_fused, want_eps=None, code=False,
-                      mode=None, calls=1):
+                      mode=None, calls=1, pooled=None):
         """torch.compile(build()) after a dynamo reset; run it `calls` times against the
         uncompiled function; check the pass's reports (want_fused fused ops, their eps) and
         the outputs. Returns the detail dict (failures listed in it)."""
@@ -127,7 +138,8 @@ class Env:
         with torch.no_grad():
             try:
                 errs = self.run_calls(torch.compile(fn, **opts), fn, inputs, calls, code,
-                                      want_fused, dtype_name, detail, failures)
+                                      want_fused, dtype_name, detail, failures,
+                                      held=mode != "reduce-overhead")
             except torch._dynamo.exc.Unsupported as e:
                 # Not traceable in one graph: a failure, but see what the pass does anyway.
                 failures.append("fullgraph=True: %s" % str(e).splitlines()[0][:300])
@@ -159,14 +171,20 @@ class Env:
             detail["cudagraph_skips"] = counters["inductor"]["cudagraph_skips"] - skips0
             if detail["cudagraph_skips"]:
                 failures.append("Inductor skipped CUDA graphs (%d)" % detail["cudagraph_skips"])
+        detail["pool"] = [f.get("pool") for f in fused]
+        if pooled is not None:
+            check_pooled(detail, failures, pooled, calls, mode)
         if want_eps is not None and [f["eps"] for f in fused] != want_eps:
             failures.append("eps %s, want %s" % ([f["eps"] for f in fused], want_eps))
         detail["failures"] = failures
         return detail
 
     def run_calls(self, compiled, fn, inputs, calls, code, want_fused, dtype_name, detail,
-                  failures):
-        errs = []
+                  failures, held=False):
+        """Each call against fn; with `held`, call 0's outputs, kept as returned, are compared
+        with their reference again after the last call (nothing returned may alias memory a
+        later call writes, such as a pooled slot)."""
+        errs, first = [], None
         for call in range(calls):
             args = inputs(call)
             want = as_tuple(fn(*args))
@@ -174,8 +192,13 @@ class Env:
                 out = self.run_and_check_code(compiled, args, want_fused, detail, failures)
             else:
                 out = compiled(*args)
+            if call == 0:
+                first = (as_tuple(out), want)
             got = [t.clone() for t in as_tuple(out)]
             errs += compare(self.torch, got, want, dtype_name, failures, "call %d" % call)
+        if held and calls > 1:
+            errs += compare(self.torch, list(first[0]), first[1], dtype_name, failures,
+                            "call 0's outputs after %d more calls" % (calls - 1))
         return errs
 
     @staticmethod
@@ -184,6 +207,8 @@ class Env:
         out, sources = run_and_get_code(compiled, *args)
         text = "\n".join(sources)
         detail["code_fused_calls"] = text.count("ccltune.group_all_reduce_residual_rmsnorm")
+        detail["code_pool_ops"] = {op: text.count("ccltune.%s" % op)
+                                   for op in ("pool_mm", "pool_place", "pool_slot")}
         detail["code_c10d_all_reduce"] = text.count("_c10d_functional.all_reduce")
         detail["code_lines"] = [line.strip() for line in text.splitlines()
                                 if "ccltune." in line or "_c10d_functional" in line][:12]
@@ -194,9 +219,12 @@ class Env:
 
 
 # --- the tensor-parallel Llama-shaped model, written with functional collectives -------------
-def tp_model(env, dt, hidden=512, heads=8, inter=1024):
+def tp_model(env, dt, hidden=512, heads=8, inter=1024, reduce=None):
+    """`reduce(x)`: how the row-parallel outputs are summed across ranks (default: the
+    functional collective; dist_reduce: torch.distributed.all_reduce in place)."""
     torch, funcol, group = env.torch, env.funcol, env.group
     nn, F = torch.nn, torch.nn.functional
+    reduce = reduce or (lambda x: funcol.all_reduce(x, "sum", group))
 
     class LlamaStyleRMSNorm(nn.Module):  # transformers' LlamaRMSNorm, verbatim
         def __init__(self, eps):
@@ -225,10 +253,10 @@ def tp_model(env, dt, hidden=512, heads=8, inter=1024):
             q, k, v = self.qkv(h).view(b, s, 3, heads, hidden // heads).permute(2, 0, 3, 1, 4).unbind(0)
             a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
             a = a.transpose(1, 2).reshape(b, s, hidden)
-            residual = residual + funcol.all_reduce(self.o(a), "sum", group)
+            residual = residual + reduce(self.o(a))
             h = self.norm_attn(residual)
             g, u = self.gate_up(h).chunk(2, dim=-1)
-            residual = residual + funcol.all_reduce(self.down(F.silu(g) * u), "sum", group)
+            residual = residual + reduce(self.down(F.silu(g) * u))
             return self.norm_mlp(residual), residual
 
     class Model(nn.Module):
@@ -251,6 +279,15 @@ def tp_model(env, dt, hidden=512, heads=8, inter=1024):
         for name, p in m.named_parameters():
             p.copy_(1 + 0.1 * torch.randn_like(p) if p.dim() == 1 else torch.randn_like(p) * p.shape[1] ** -0.5)
     return m.to(device="cuda", dtype=dt).eval()
+
+
+def dist_reduce(env):
+    """torch.distributed.all_reduce in place, as Megatron-style code writes it (Dynamo traces
+    it into the functional collective)."""
+    def reduce(x):
+        env.dist.all_reduce(x, group=env.group)
+        return x
+    return reduce
 
 
 BLOCK_EPS = [1e-5, 1e-6, 1e-5, 1e-6]  # graph order: block 0 attn, mlp; block 1 attn, mlp
@@ -376,6 +413,91 @@ def plain_check(env):
     return detail
 
 
+def check_pooled(detail, failures, want, calls, mode):
+    """`want`: per site, the (input, residual) arrangement expected, or for a site that must
+    not be pooled a fragment of the reason."""
+    got = detail["pool"]
+    if len(got) != len(want):
+        failures.append("%d fused sites with a pool report, want %d" % (len(got), len(want)))
+        return
+    arranged = 0
+    for i, (g, w) in enumerate(zip(got, want)):
+        if isinstance(w, str):
+            if g["arranged"] or w not in (g.get("why") or ""):
+                failures.append("site %d: %s, want not pooled because of %r" % (i, g, w))
+        elif not g["arranged"] or (g["input"], g["residual"]) != w:
+            failures.append("site %d: %s, want pooled with input/residual %s" % (i, g, w))
+        else:
+            arranged += 1
+    ran = detail["op_calls"].get("pooled_arranged", 0)
+    # Eager runs call the op each time; under CUDA graphs replays do not reach Python.
+    need = arranged * calls if mode != "reduce-overhead" else arranged
+    if ran < need:
+        failures.append("the fused op ran on pooled slots %d times, want %d or more (not on "
+                        "slots: %d)" % (ran, need, detail["op_calls"].get("pooled_not_arranged", 0)))
+    if not arranged and ran:
+        failures.append("the fused op ran on pooled slots %d times, want none" % ran)
+
+
+MM, CHAIN, COPY = "mm into the slot", "chained", "copied in"
+BLOCK_POOLED = [(MM, COPY), (MM, CHAIN), (MM, CHAIN), (MM, CHAIN)]
+
+
+def pool_checks(env, checks):
+    """pool="always" on the block (eager and CUDA graphs) and on transformers' Llama; then
+    pool="auto" (no winners: the same choice either way); a group without a pool."""
+    torch, ct, bf = env.torch, env.ct, env.torch.bfloat16
+    ct.enable(pool="always", record_graphs=True)
+    checks.run("pool-always-block-bfloat16", lambda: env.compiled_case(
+        lambda: tp_model(env, bf), block_inputs(torch, bf), "bfloat16", 4, BLOCK_EPS, code=True,
+        calls=3, pooled=BLOCK_POOLED))
+    checks.run("pool-always-graphs-block-bfloat16", lambda: env.compiled_case(
+        lambda: tp_model(env, bf), block_inputs(torch, bf), "bfloat16", 4, BLOCK_EPS,
+        mode="reduce-overhead", calls=3, pooled=BLOCK_POOLED))
+    # Llama's first residual is the embedding's output (copied into a slot once).
+    checks.run("pool-always-llama-bfloat16", lambda: env.compiled_case(
+        lambda: hf_llama(env, bf, 1e-6), ids_inputs(torch), "bfloat16", 4, [1e-6] * 4,
+        code=True, calls=2, pooled=[(MM, COPY), (MM, CHAIN), (MM, CHAIN), (MM, CHAIN)]))
+    checks.run("pool-always-graphs-llama-bfloat16", lambda: env.compiled_case(
+        lambda: hf_llama(env, bf, 1e-6), ids_inputs(torch), "bfloat16", 4, [1e-6] * 4,
+        mode="reduce-overhead", calls=3, pooled=[(MM, COPY), (MM, CHAIN), (MM, CHAIN), (MM, CHAIN)]))
+    ct.enable(pool="auto", record_graphs=True)
+    checks.run("pool-auto-same-choice", lambda: uncached(env, lambda: env.compiled_case(
+        lambda: tp_model(env, bf), block_inputs(torch, bf), "bfloat16", 4, BLOCK_EPS, calls=2,
+        pooled=["pooled and plain buffers run the same choice"] * 4)))
+    checks.run("pool-group-without-pool", lambda: no_pool_check(env))
+    try:
+        ct.enable(pool="sometimes")
+        bad = "enable(pool='sometimes') was accepted"
+    except ValueError as e:
+        bad = None if "pool='sometimes'" in str(e) else "error does not name pool: %s" % e
+    checks.run("pool-bad-value", lambda: {"failures": [bad] if bad else []})
+
+
+def uncached(env, fn):
+    """fn() with Inductor's and AOTAutograd's caches off: block-bfloat16 compiled the same
+    graph with the same settings, and a cache hit skips the pass (and its report)."""
+    torch = env.torch
+    import torch._functorch.config
+    with torch._inductor.config.patch(fx_graph_cache=False), \
+            torch._functorch.config.patch(enable_autograd_cache=False):
+        return fn()
+
+
+def no_pool_check(env):
+    """A group served without a pool (pool_bytes=0): fused, not pooled, the reason says so."""
+    torch, dist = env.torch, env.dist
+    sub = dist.new_group([0])
+    env.ct.enable(sub, pool="always", pool_bytes=0, record_graphs=True)
+    saved, env.group = env.group, sub
+    try:
+        return env.compiled_case(lambda: tp_model(env, torch.bfloat16),
+                                 block_inputs(torch, torch.bfloat16), "bfloat16", 4, BLOCK_EPS,
+                                 pooled=["no pool"] * 4)
+    finally:
+        env.group = saved
+
+
 def baseline_check(env):
     torch = env.torch
     detail = env.compiled_case(lambda: tp_model(env, torch.bfloat16), block_inputs(torch, torch.bfloat16),
@@ -423,6 +545,9 @@ def main():
     a = p.parse_args()
     os.environ.update({"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1",
                        "NVSHMEM_DISABLE_NVLS": "1"})
+    # A cache of this run's own: graphs another run compiled would skip the pass (the cache
+    # check below compiles twice within the run).
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix="ccltune-inductor-")
     try:
         import torch
     except ImportError:
@@ -448,7 +573,8 @@ def main():
         hf = "no transformers"
     print("torch %s, %s, %s" % (torch.__version__, hf, torch.cuda.get_device_name(0)), flush=True)
     checks.run("baseline-without-enable", lambda: baseline_check(env))
-    ct.enable(record_graphs=True, verbose=True)
+    # A pool for the pool-* checks (pool="auto", the default, pools nothing without winners).
+    ct.enable(record_graphs=True, verbose=True, pool_bytes=256 << 20)
     # Most telling first: a later check may be cut by the budget.
     checks.run("block-bfloat16", lambda: env.compiled_case(
         lambda: tp_model(env, torch.bfloat16), block_inputs(torch, torch.bfloat16), "bfloat16", 4,
@@ -475,6 +601,11 @@ def main():
         lambda: tp_model(env, torch.bfloat16), block_inputs(torch, torch.bfloat16), "bfloat16", 4,
         BLOCK_EPS, mode="reduce-overhead", calls=3))
     checks.run("cache", lambda: cache_check(env))
+    checks.run("dist-all-reduce-block-bfloat16", lambda: env.compiled_case(
+        lambda: tp_model(env, torch.bfloat16, reduce=dist_reduce(env)),
+        block_inputs(torch, torch.bfloat16), "bfloat16", 4, BLOCK_EPS, calls=2))
+    pool_checks(env, checks)
+    ct.enable(residual=mode, pool="auto", record_graphs=True)
     dtypes = [torch.bfloat16] if a.quick else [torch.bfloat16, torch.float16, torch.float32]
     name = {torch.bfloat16: "bfloat16", torch.float16: "float16", torch.float32: "float32"}
     for dt in dtypes[1:]:

@@ -13,9 +13,18 @@ which collectives to rewrite, then:
 
 The ops take the c10d group name, not a communicator handle, so compiled code loaded from
 the cache in another process finds its communicator. The runtime picks, per call and shape,
-the tuned winner (fused or not) that applies to the buffers it is given; buffers Inductor
-allocates are not from the pool, so fused winners that need pooled buffers give way to the
-fastest unfused choice (explain() reports both choices where tokens are static).
+the tuned winner (fused or not) that applies to the buffers it is given. Fused kernels need
+input, out and residual in the runtime's pool; buffers Inductor allocates are not, so where
+pooled buffers would run another choice than plain ones (enable(pool="auto"), the default;
+"always", "never") the pass arranges them, as PyTorch plans symmetric-memory inputs for its
+own one-shot all-reduce: the site becomes `ccltune::group_all_reduce_residual_rmsnorm_into`
+writing into a pooled out slot, the row-parallel mm producing its input becomes
+`ccltune::pool_mm` writing straight into a pooled input slot (other producers: a copy into
+it, `ccltune::pool_place`), and the residual stream stays in a pooled slot from one site to
+the next (copied in once where a chain starts). Slot values the graph returns are cloned.
+compile_pool.py says how slots are taken and checked; where none can be had the same graph
+runs on ordinary tensors and the runtime's unfused choice. explain() reports both choices,
+and per site whether and how the buffers were arranged, or why not.
 """
 import collections
 import contextlib
@@ -29,6 +38,7 @@ import torch.distributed as dist
 from torch._inductor import custom_graph_pass as _cgp
 
 from ccltune import _lib
+from ccltune import compile_pool as cpool
 from ccltune import compile_rules as rules
 from ccltune import torch as ct
 
@@ -123,6 +133,25 @@ def _(input, residual, weight, eps, group_name):
     return residual.new_empty(residual.shape), residual.new_empty(residual.shape)
 
 
+@torch.library.custom_op("ccltune::group_all_reduce_residual_rmsnorm_into",
+                         mutates_args=("residual", "out"))
+def group_all_reduce_residual_rmsnorm_into(input: torch.Tensor, residual: torch.Tensor,
+                                           out: torch.Tensor, weight: torch.Tensor, eps: float,
+                                           group_name: str) -> None:
+    """The fused op on buffers the pass arranged (pooled slots where it got them):
+    residual += all-reduce(input); out = RMSNorm(residual) * weight."""
+    calls["group_all_reduce_residual_rmsnorm"] += 1
+    arranged = cpool.is_slot(input) and cpool.is_slot(residual) and cpool.is_slot(out)
+    calls["pooled_arranged" if arranged else "pooled_not_arranged"] += 1
+    ct._rmsnorm_direct(input.contiguous(), residual, weight.contiguous(), eps, _comm(group_name),
+                       out)
+
+
+@group_all_reduce_residual_rmsnorm_into.register_fake
+def _(input, residual, out, weight, eps, group_name):
+    return None
+
+
 class FxView(rules.View):
     """compile_rules' view of torch.fx nodes: printed op names, FakeTensor facts."""
 
@@ -214,6 +243,77 @@ def _erase(graph, nodes):
         graph.erase_node(n)
 
 
+def _call(graph, op, args, like):
+    node = graph.call_function(op, args)
+    _set_val(node, like)
+    return node
+
+
+def _apply_pooled(graph, p, replaced, site, policy):
+    """One site on pooled slots (compile_rules.plan_pool's PoolPlan `p`)."""
+    m = p.match
+    kwargs = {k: _resolve(v, replaced) for k, v in rules.fused_kwargs(m).items()}
+    tail = (m.group, site, policy)
+    if p.mm is not None:  # the mm writes its result straight into the input slot
+        with graph.inserting_before(p.mm):
+            mm = graph.call_function(torch.ops.ccltune.pool_mm.default, tuple(p.mm.args) + tail)
+        mm.meta.update(p.mm.meta)  # the same value: views after it keep their storage link
+        p.mm.replace_all_uses_with(mm)
+        graph.erase_node(p.mm)
+    with graph.inserting_before(m.output):
+        if p.mm is None:
+            kwargs["input"] = _call(graph, torch.ops.ccltune.pool_place.default,
+                                    (kwargs["input"], m.group, site, "input", policy), m.input)
+        if p.residual_from is None:
+            kwargs["residual"] = _call(graph, torch.ops.ccltune.pool_place.default,
+                                       (kwargs["residual"], m.group, site, "residual", policy),
+                                       m.add)
+        out = _call(graph, torch.ops.ccltune.pool_slot.default,
+                    (kwargs["residual"], m.group, site, "out", policy), m.output)
+        from torch._higher_order_ops.auto_functionalize import auto_functionalized
+        fused = graph.call_function(
+            auto_functionalized, (torch.ops.ccltune.group_all_reduce_residual_rmsnorm_into.default,),
+            dict(kwargs, out=out))
+        res = graph.call_function(operator.getitem, (fused, 1))
+        normed = graph.call_function(operator.getitem, (fused, 2))
+    # Views made earlier keep the storage of the values replaced here: list both.
+    slot_nodes = [m.output, m.add, out, kwargs["input"], kwargs["residual"]]
+    _set_val(res, m.add)
+    _set_val(normed, m.output)
+    fused.meta["val"] = (None, res.meta["val"], normed.meta["val"])
+    _rewire(graph, m, normed, res, replaced)
+    return slot_nodes + [res, normed]
+
+
+def _rewire(graph, m, out, res, replaced):
+    chain = set(m.chain)
+    m.output.replace_all_uses_with(out)
+    m.add.replace_all_uses_with(res, delete_user_cb=lambda user: user not in chain)
+    replaced.update({m.output: out, m.add: res})
+    _erase(graph, m.chain)
+
+
+def _storage(node):
+    from torch.multiprocessing.reductions import StorageWeakRef
+    v = node.meta.get("val") if isinstance(node, torch.fx.Node) else None
+    return StorageWeakRef(v.untyped_storage()) if isinstance(v, torch.Tensor) else None
+
+
+def _clone_escaping(graph, slot_nodes):
+    """Graph outputs whose memory is a slot (a slot value or a view of one, found by the
+    FakeTensors' shared storage) become clones: a caller keeps outputs across calls, and
+    the next call rewrites the slots."""
+    slots = {_storage(n) for n in slot_nodes} - {None}
+    out = next(n for n in reversed(graph.nodes) if n.op == "output")
+
+    def fix(x):
+        if isinstance(x, torch.fx.Node) and _storage(x) in slots:
+            with graph.inserting_before(out):
+                return _call(graph, torch.ops.aten.clone.default, (x,), x)
+        return x
+    out.args = torch.fx.node.map_aggregate(out.args, fix)
+
+
 def _apply_fused(graph, m, replaced, residual_mode):
     kwargs = {k: _resolve(v, replaced) for k, v in rules.fused_kwargs(m).items()}
     with graph.inserting_before(m.output):
@@ -231,11 +331,7 @@ def _apply_fused(graph, m, replaced, residual_mode):
     _set_val(out, m.output)
     _set_val(res, m.add)
     fused.meta["val"] = (out.meta["val"], res.meta["val"])
-    chain = set(m.chain)
-    m.output.replace_all_uses_with(out)
-    m.add.replace_all_uses_with(res, delete_user_cb=lambda user: user not in chain)
-    replaced.update({m.output: out, m.add: res})
-    _erase(graph, m.chain)
+    _rewire(graph, m, out, res, replaced)
 
 
 def _apply_plain(graph, m, replaced):
@@ -269,9 +365,17 @@ def rewrite(graph, settings):
     text_before = str(graph) if settings["record_graphs"] else None
     plan = rules.plan_graph(view, list(graph.nodes), {g: c.world for g, c in _served.items()},
                             fuse=settings["fuse"], collectives=settings["collectives"])
+    choices = {id(m): _choices(m) for m in plan.fused}
+    plan.pooled, plan.not_pooled = rules.plan_pool(
+        view, plan.fused, settings["pool"],
+        lambda m: _why_not_pooled(m, choices[id(m)], settings))
     line = plan.summary(view)
+    pooled = {id(p.match): p for p in plan.pooled}
+    missed = {nm.node: nm.reason for nm in plan.not_pooled}
     fused = [dict(collective=m.collective.name, dtype=m.dtype, hidden=m.hidden, tokens=m.tokens,
-                  eps=m.eps, group=m.group, form=m.form, choices=_choices(m)) for m in plan.fused]
+                  eps=m.eps, group=m.group, form=m.form, choices=choices[id(m)],
+                  pool=_pool_report(pooled.get(id(m)), missed.get(m.collective.name)))
+             for m in plan.fused]
     try:
         _apply(graph, plan, settings)
     except Exception as e:  # reported with the graph it failed on, then raised
@@ -286,10 +390,49 @@ def rewrite(graph, settings):
     return report
 
 
+def _why_not_pooled(m, choices, settings):
+    """compile_rules.plan_pool's refusal: None where the site gets pooled slots."""
+    if settings["residual"] != "inplace":
+        return "residual=%r (pooled slots update the residual in place)" % settings["residual"]
+    why = cpool.why_not(m.group)
+    if why:
+        return why
+    if settings["pool"] == "always":
+        return None
+    if choices is None or "error" in choices:
+        return "the runtime's choices are unknown (%s)" % (choices or {}).get("error", "no tokens")
+    if choices["pooled"] == choices["plain"]:
+        return "pooled and plain buffers run the same choice (%s)" % choices["plain"]
+    return None
+
+
+def _pool_report(p, why):
+    if p is None:
+        return {"arranged": False, "why": why}
+    return {"arranged": True, "input": "mm into the slot" if p.mm is not None else "copied in",
+            "residual": "chained" if p.residual_from is not None else "copied in"}
+
+
+def _site_key(graph):
+    """Sites are named by the graph's text before the rewrite (the same on every rank, and
+    for the same graph loaded from the cache) and their index in it."""
+    return hashlib.sha256(str(graph).encode()).hexdigest()[:16]
+
+
 def _apply(graph, plan, settings):
     replaced = {}
-    for m in plan.fused:
-        _apply_fused(graph, m, replaced, settings["residual"])
+    pooled = {id(p.match): p for p in plan.pooled}
+    key = _site_key(graph) if pooled else None
+    slot_nodes = []
+    for i, m in enumerate(plan.fused):
+        p = pooled.get(id(m))
+        if p is not None:
+            site = "%s/%d/%dx%d/%s" % (key, i, m.tokens, m.hidden, m.dtype)
+            slot_nodes += _apply_pooled(graph, p, replaced, site, settings["pool"])
+        else:
+            _apply_fused(graph, m, replaced, settings["residual"])
+    if slot_nodes:
+        _clone_escaping(graph, slot_nodes)
     for m in plan.plain:
         _apply_plain(graph, m, replaced)
     if plan.fused or plan.plain:
@@ -321,11 +464,12 @@ class CompilePass(_Base):
         if None in ids:  # a plain callable has no id: Inductor then skips its cache, as always
             return None
         h = hashlib.sha256()
-        for path in (rules.__file__, __file__):
+        for path in (rules.__file__, cpool.__file__, __file__):
             with open(path, "rb") as f:
                 h.update(f.read())
         served = sorted((g, c.world) for g, c in _served.items())
-        keyed = {k: v for k, v in self.settings.items() if k in ("fuse", "collectives", "residual")}
+        keyed = {k: v for k, v in self.settings.items()
+                 if k in ("fuse", "collectives", "residual", "pool")}
         h.update(repr((served, sorted(keyed.items()), ids)).encode())
         return h.hexdigest()
 
@@ -340,26 +484,32 @@ def _groups(group):
     return [group]
 
 
-def enable(group=None, *, fuse=True, collectives=True, residual="inplace", verbose=False,
-           record_graphs=False, **config):
+def enable(group=None, *, fuse=True, collectives=True, residual="inplace", pool="auto",
+           verbose=False, record_graphs=False, **config):
     """Serve `group` (None: the world; a ProcessGroup, a DeviceMesh, or a list) in
     torch.compile'd code: creates each group's Communicator (collective over the group;
     `config`: Communicator's results_file, redis_url, pool_bytes, ...) and installs the
     post-grad pass. `fuse` / `collectives`: which rewrites it makes. `residual`: "inplace"
     (the fused op updates the residual, through auto_functionalized; Inductor copies it
     first only where something else still reads it) or "copy" (a functional op that always
-    copies it). `verbose`: log each
+    copies it). `pool`: pooled buffers for fused sites, "auto" (where pooled buffers run
+    another choice than plain ones), "always" or "never"; slots come from the pool
+    (`pool_bytes` / CCLTUNE_POOL_BYTES), else the sites run on ordinary tensors. `verbose`: log each
     graph's line to stderr. `record_graphs`: keep each graph's text before and after in
     explain(). Call again to serve more groups. Returns the Communicators."""
+    if residual not in ("inplace", "copy"):
+        raise ValueError("ccltune.torch.enable: residual=%r, not 'inplace' or 'copy'" % residual)
+    if pool not in rules.POOL_POLICIES:
+        raise ValueError("ccltune.torch.enable: pool=%r, not one of %s"
+                         % (pool, ", ".join(repr(p) for p in rules.POOL_POLICIES)))
     comms = []
     for g in _groups(group):
         name = g.group_name
         if name not in _served:
             _served[name] = ct.Communicator(g, **config)
+            cpool.anchor(name, _served[name])
         comms.append(_served[name])
-    if residual not in ("inplace", "copy"):
-        raise ValueError("ccltune.torch.enable: residual=%r, not 'inplace' or 'copy'" % residual)
-    settings = dict(fuse=fuse, collectives=collectives, residual=residual,
+    settings = dict(fuse=fuse, collectives=collectives, residual=residual, pool=pool,
                     record_graphs=record_graphs)
     cfg = torch._inductor.config
     current = cfg.post_grad_custom_post_pass
@@ -386,6 +536,7 @@ def disable(destroy=False):
         for c in _served.values():
             c.destroy()
         _served.clear()
+        cpool.forget()
 
 
 def explain(clear=False):

@@ -32,6 +32,12 @@ KINDS = {ALL_REDUCE: "all_reduce", ALL_GATHER: "all_gather", REDUCE_SCATTER: "re
 GROUP_ARG = {ALL_REDUCE: 2, ALL_GATHER: 2, REDUCE_SCATTER: 3}   # index of group_name
 FUSED_OP = "ccltune.group_all_reduce_residual_rmsnorm"  # (input, residual, weight, eps, group_name)
 FUSED_ARGS = ("input", "residual", "weight", "eps", "group_name")
+# Where pooled buffers are arranged (plan_pool): the fused op writing into `out`, the mm
+# that writes its result straight into the input's pooled slot, and the views between.
+FUSED_INTO_OP = "ccltune.group_all_reduce_residual_rmsnorm_into"
+MM = "aten.mm.default"
+VIEWS = ("aten.view.default", "aten._unsafe_view.default", "aten.reshape.default")
+POOL_POLICIES = ("auto", "always", "never")
 
 # The element-wise ATen ops the norm is decomposed into.
 ADD = ("aten.add.Tensor", "aten.add.Scalar")
@@ -107,6 +113,11 @@ FusedMatch = collections.namedtuple(
 FusedMatch.__doc__ = ("An all-reduce + residual add + RMSNorm to replace. `output` (the norm's "
                       "result) and `add` (the new residual) take the fused op's two results; "
                       "`chain` is every node the rewrite removes (collective, wait, add, norm).")
+PoolPlan = collections.namedtuple("PoolPlan", "match mm residual_from")
+PoolPlan.__doc__ = ("Pooled buffers for one fused match: `mm`, the aten.mm whose result becomes "
+                    "the input (written straight into its slot), or None (the input is copied "
+                    "into the slot); `residual_from`, the earlier FusedMatch whose new residual "
+                    "(already in a slot) this one updates in place, or None (copied into one).")
 PlainMatch = collections.namedtuple("PlainMatch", "kind collective wait op args group")
 PlainMatch.__doc__ = "A collective + wait_tensor to replace by `op` called with `args`."
 NearMiss = collections.namedtuple("NearMiss", "kind node reason")
@@ -120,6 +131,8 @@ class Plan:
         self.fused, self.plain = [], []
         self.not_fused = []  # all-reduces rewritten (or left) unfused: why not fused
         self.left = []       # collectives left as they are: why
+        self.pooled = []     # PoolPlan per fused match that gets pooled buffers (plan_pool)
+        self.not_pooled = []  # NearMiss per fused match that does not: why
 
     def summary(self, view):
         """One line: counts, then each fused match and each near-miss with its reason."""
@@ -129,6 +142,14 @@ class Plan:
         for m in self.fused:
             parts.append("fused %s: %s hidden=%d eps=%g group=%s (%s)"
                          % (view.name(m.collective), m.dtype, m.hidden, m.eps, m.group, m.form))
+        if self.pooled:
+            mm = sum(1 for p in self.pooled if p.mm is not None)
+            chained = sum(1 for p in self.pooled if p.residual_from is not None)
+            parts.append("pooled buffers for %d (input from mm %d, copied %d; residual chained "
+                         "%d, copied %d)" % (len(self.pooled), mm, len(self.pooled) - mm, chained,
+                                             len(self.pooled) - chained))
+        for nm in self.not_pooled:
+            parts.append("not pooled %s: %s" % (nm.node, nm.reason))
         for nm in self.not_fused:
             parts.append("not fused %s: %s" % (nm.node, nm.reason))
         for nm in self.left:
@@ -485,3 +506,61 @@ def _match_whole_norm(view, node, facts):
     if len(outs) != 1 or rest:
         raise Miss("_fused_rms_norm's inverse rms is used too")
     return outs[0], weight, float(eps), "aten._fused_rms_norm", [node] + getters
+
+
+# --- pooled buffers ----------------------------------------------------------------------
+# Fused kernels reach every rank's input, out and residual at one offset of the runtime's
+# pool (runtime/dispatch_epilogue.cc); with other buffers the runtime runs the fastest unfused
+# choice. Like PyTorch's own one-shot lowering, which has the producer of an all-reduce's
+# input write into a symmetric-memory buffer, the pass gives each fused site persistent pooled
+# slots: the row-parallel mm writes its result straight into the input slot (else the input is
+# copied in), the fused op writes into an out slot, and the residual stream stays in a slot
+# from one site to the next (copied in once, where a chain starts).
+
+
+def plan_pool(view, fused, policy, refuse):
+    """Which fused matches (graph order) get pooled buffers. `refuse(m)`: None where pooled
+    buffers would run another choice than plain ones (or policy "always"), else why not.
+    Fills nothing; returns (list of PoolPlan, list of NearMiss)."""
+    if policy not in POOL_POLICIES:
+        raise ValueError("pool=%r: allowed %s" % (policy, ", ".join(POOL_POLICIES)))
+    pooled, misses, by_add = [], [], {}
+    for m in fused:
+        why = "pool='never'" if policy == "never" else None
+        if why is None and m.tokens is None:
+            why = "the token count is symbolic (a pooled slot has a fixed size; dynamic=False)"
+        why = why or refuse(m)
+        if why:
+            misses.append(NearMiss("all_reduce", view.name(m.collective), why))
+            continue
+        prev = by_add.get(id(m.residual))
+        chained = (prev if prev is not None and prev.group == m.group and _only_feeds(view, prev, m)
+                   else None)
+        p = PoolPlan(m, mm_producer(view, m.input), chained)
+        pooled.append(p)
+        by_add[id(m.add)] = m
+    return pooled, misses
+
+
+def mm_producer(view, x):
+    """The aten.mm whose result reaches `x` through VIEWS only, every node on the way read by
+    one node (so the mm can write into the slot without changing what anything else reads)."""
+    n = x
+    for _ in range(8):
+        if len(view.users(n)) != 1:
+            return None
+        t = view.target(n)
+        if t == MM:
+            return n
+        if t not in VIEWS:
+            return None
+        n = view.args(n)[0]
+    return None
+
+
+def _only_feeds(view, prev, m):
+    """prev's new residual is read by m's residual add only (besides prev's own norm, which
+    the rewrite removes): m may then update it in place, in prev's slot."""
+    chain = set(map(id, prev.chain))
+    others = [u for u in view.users(prev.add) if id(u) not in chain]
+    return len(others) == 1 and others[0] is m.add

@@ -80,6 +80,12 @@ class Communicator:
         raw = torch.as_tensor(_CudaArray(ptr.value, nbytes), device=self.device)
         return raw.view(dtype)[:n].view(*shape) if shape else raw.view(dtype)[:n]
 
+    def free(self, tensor):
+        """Returns a tensor from empty() to the pool (collective, like empty())."""
+        ptr = tensor.data_ptr()
+        _lib.check(_lib.lib().ccltuneMemFree(self._rt, ctypes.c_void_p(ptr)), "ccltuneMemFree")
+        self._pooled.remove(ptr)
+
     def choice(self, op, nbytes, dtype=torch.bfloat16, reduce_op="sum", pooled=False):
         """The choice name a call of `nbytes` (whole message) runs."""
         buf = ctypes.create_string_buffer(256)

@@ -313,5 +313,77 @@ class PlainTest(unittest.TestCase):
                                         "min": "min", "max": "max"})
 
 
+def tp_layers(layers=2, tokens=(2, 8), hidden=512, extra_use=None, group="0"):
+    """Row-parallel linears (mm, then a view to [b, s, hidden]) all-reduced, each followed by
+    the residual add and a norm, `layers` times; returns (graph, outputs of each layer).
+    extra_use: index of a layer whose new residual is also returned."""
+    g = Graph()
+    flat = (tokens[0] * tokens[1], hidden)
+    x = g.input("bfloat16", tokens + (hidden,))
+    residual = x
+    h = x
+    layer_out = []
+    for i in range(layers):
+        a = g.call(R.VIEWS[0], h, list(flat), shape=flat)
+        wt = g.input("bfloat16", (hidden, hidden))
+        mm = g.call(R.MM, a, wt, shape=flat)
+        partial = g.call(R.VIEWS[0], mm, list(tokens) + [hidden], shape=tokens + (hidden,))
+        s = g.call(R.ADD[0], residual, all_reduce(g, partial, group=group))
+        h = written_norm(g, s, g.input("bfloat16", (hidden,)))
+        layer_out.append(dict(mm=mm, partial=partial, add=s, out=h))
+        residual = s
+    extra = [layer_out[extra_use]["add"]] if extra_use is not None else []
+    g.output(h, residual, *extra)
+    return g, layer_out
+
+
+def pool_plan(g, policy="always", refuse=lambda m: None):
+    p = plan(g)
+    return R.plan_pool(R.View(), p.fused, policy, refuse), p
+
+
+class PoolPlanTest(unittest.TestCase):
+    def test_mm_writes_the_input_slot_and_the_residual_chains(self):
+        g, layers = tp_layers(layers=3)
+        (pooled, misses), p = pool_plan(g)
+        self.assertEqual(misses, [])
+        self.assertEqual([x.mm for x in pooled], [l["mm"] for l in layers])
+        self.assertEqual([x.residual_from for x in pooled], [None, p.fused[0], p.fused[1]])
+        p.pooled, p.not_pooled = pooled, misses
+        self.assertIn("pooled buffers for 3 (input from mm 3, copied 0; residual chained 2, "
+                      "copied 1)", p.summary(R.View()))
+
+    def test_input_copied_when_the_mm_result_is_read_elsewhere(self):
+        g, layers = tp_layers(layers=1)
+        g.output(layers[0]["mm"])  # a second reader of the mm's result
+        (pooled, _), _ = pool_plan(g)
+        self.assertIsNone(pooled[0].mm)
+        g, _ = block()  # the all-reduce's input is a graph input: no mm to redirect
+        (pooled, _), _ = pool_plan(g)
+        self.assertIsNone(pooled[0].mm)
+
+    def test_residual_copied_when_read_by_more_than_the_next_add(self):
+        g, layers = tp_layers(layers=3, extra_use=0)
+        (pooled, _), p = pool_plan(g)
+        self.assertEqual([x.residual_from for x in pooled], [None, None, p.fused[1]])
+
+    def test_refusals_policy_and_symbolic_tokens(self):
+        g, _ = tp_layers(layers=2)
+        (pooled, misses), _ = pool_plan(g, policy="never")
+        self.assertEqual((pooled, [m.reason for m in misses]), ([], ["pool='never'"] * 2))
+        (pooled, misses), p = pool_plan(g, policy="auto",
+                                        refuse=lambda m: "same choice" if m.eps else None)
+        self.assertEqual([m.reason for m in misses], ["same choice"] * 2)
+        # A refused site breaks the chain: the next one copies its residual in.
+        first = p.fused[0].collective
+        (pooled, misses), p = pool_plan(g, refuse=lambda m: "no" if m.collective is first else None)
+        self.assertEqual([(x.match, x.residual_from) for x in pooled], [(p.fused[1], None)])
+        g, _ = block(shape=(None,))
+        (pooled, misses), _ = pool_plan(g)
+        self.assertIn("symbolic", misses[0].reason)
+        with self.assertRaisesRegex(ValueError, "pool='sometimes': allowed auto, always, never"):
+            pool_plan(g, policy="sometimes")
+
+
 if __name__ == "__main__":
     unittest.main()
