@@ -131,7 +131,8 @@ def rank_main(rank, world, args, tmp, queue):
             for var in VARIANTS:
                 bufs = pool if var == "ccltune-pool" else None
                 if args.fused and var in fusers:
-                    run = lambda: model.step(resid[var], None, bufs, fusers[var])
+                    # the last layer's MLP all-reduce has no norm after it: the reducer
+                    run = lambda: model.step(resid[var], reducers[var], bufs, fusers[var])
                 else:
                     run = lambda: model.step(x0, reducers[var], bufs)
                 for _ in range(3):
