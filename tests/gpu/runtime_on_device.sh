@@ -11,6 +11,8 @@
 #   compile    compile_pass_check.py (issue 23): ccltune.torch.enable()'s Inductor pass on one
 #              GPU, world size 1 (needs only libccltune in the bundle); $OUT/compile-pass.json,
 #              $OUT/graphs.txt (each graph before and after the pass)
+#   compileN   N GPUs: compile_pass_multi.py, enable()'s pooled slots across N ranks with the
+#              runtime test's winners (needs runtime_winners_file in the bundle)
 #
 # Here (build machine), once:
 #   cmake --build build -j2 --target ccltune runtime_gpu_test runtime_bench ccltune_runtime \
@@ -95,11 +97,19 @@ section_compile() {
     grep -v "Warning\|warn(" | grep "^PASSED\|^FAILED\|^NOT RUN\|^compile_pass_check\|^torch\|SKIP"
 }
 
+section_compile_multi() {  # compileN
+  .gpu/bin/runtime_winners_file "$1" /tmp/ccltune-winners-$1.json >/dev/null &&
+    timeout -k 5 "$(left)" python3 tests/gpu/compile_pass_multi.py --ranks "$1" \
+      --winners /tmp/ccltune-winners-$1.json --fingerprint runtime-gpu-test \
+      --out "$OUT/compile-multi" 2>&1 | tee "$OUT/compile-multi.log" | grep "^rank\|SKIP"
+}
+
 [ $# -eq 0 ] && set -- gpu torch
 for s in "$@"; do
   echo "=== $s ($(left) s left)"
   case $s in
     gpu | torch | compile) "section_$s" ;;
+    compile[0-9]*) section_compile_multi "${s#compile}" ;;
     bench*) section_bench "${s#bench}" ;;
     decode*) section_decode "${s#decode}" ;;
     *) echo "unknown section $s" ;;
