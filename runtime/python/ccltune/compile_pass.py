@@ -349,11 +349,8 @@ def _choices(m):
     """The runtime's choice for this shape with plain and with pooled buffers."""
     if m.tokens is None:
         return None
-    c = _served[m.group]
-    dt = getattr(torch, m.dtype)
     try:
-        return {"plain": c.epilogue_choice("residual_rmsnorm", m.tokens, m.hidden, dt, False),
-                "pooled": c.epilogue_choice("residual_rmsnorm", m.tokens, m.hidden, dt, True)}
+        return cpool.choices(_served[m.group], m.tokens, m.hidden, getattr(torch, m.dtype))
     except _lib.CcltuneError as e:
         return {"error": str(e)}
 

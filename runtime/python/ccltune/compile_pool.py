@@ -89,16 +89,20 @@ def slot(group_name, site, role, shape, dtype, policy):
     return t
 
 
+def choices(comm, tokens, hidden, dtype):
+    """What the runtime runs for an all-reduce + residual + RMSNorm of tokens x hidden, with
+    plain and with pooled buffers: the pass reports it, and "auto" pools where they differ."""
+    return {"plain": comm.epilogue_choice("residual_rmsnorm", tokens, hidden, dtype, False),
+            "pooled": comm.epilogue_choice("residual_rmsnorm", tokens, hidden, dtype, True)}
+
+
 def _uses_slots(comm, group_name, site, shape, dtype, policy):
+    # Asked again at run time, not only when compiling: a graph from Inductor's cache may meet
+    # other winners than the ones it was compiled under.
     k = (group_name, site)
     if k not in _decisions:
-        if policy == "always":
-            _decisions[k] = True
-        else:
-            hidden, tokens = shape[-1], math.prod(shape[:-1])
-            plain = comm.epilogue_choice("residual_rmsnorm", tokens, hidden, dtype, False)
-            pooled = comm.epilogue_choice("residual_rmsnorm", tokens, hidden, dtype, True)
-            _decisions[k] = pooled != plain
+        c = None if policy == "always" else choices(comm, math.prod(shape[:-1]), shape[-1], dtype)
+        _decisions[k] = c is None or c["pooled"] != c["plain"]
     return _decisions[k]
 
 

@@ -32,9 +32,8 @@ KINDS = {ALL_REDUCE: "all_reduce", ALL_GATHER: "all_gather", REDUCE_SCATTER: "re
 GROUP_ARG = {ALL_REDUCE: 2, ALL_GATHER: 2, REDUCE_SCATTER: 3}   # index of group_name
 FUSED_OP = "ccltune.group_all_reduce_residual_rmsnorm"  # (input, residual, weight, eps, group_name)
 FUSED_ARGS = ("input", "residual", "weight", "eps", "group_name")
-# Where pooled buffers are arranged (plan_pool): the fused op writing into `out`, the mm
-# that writes its result straight into the input's pooled slot, and the views between.
-FUSED_INTO_OP = "ccltune.group_all_reduce_residual_rmsnorm_into"
+# Where pooled buffers are arranged (plan_pool): the mm that writes its result straight into
+# the input's pooled slot, and the views between it and the all-reduce.
 MM = "aten.mm.default"
 VIEWS = ("aten.view.default", "aten._unsafe_view.default", "aten.reshape.default")
 POOL_POLICIES = ("auto", "always", "never")
