@@ -30,6 +30,19 @@ std::string AllowedSearches() { return kSearches.Allowed(); }
 
 int ScreeningRounds(int rounds) { return std::clamp(rounds - 1, 0, kMaxScreeningRounds); }
 
+ScreeningPlan PlanScreening(int rounds, int iters, double expected_op_us) {
+  ScreeningPlan plan;
+  plan.rounds = ScreeningRounds(rounds);
+  plan.iters = iters;
+  const int short_iters = iters / 4;
+  if (plan.rounds > 0 && short_iters >= kMinShortScreeningIters &&
+      expected_op_us >= kShortScreeningMinOpUs) {
+    plan.iters = short_iters;
+    plan.short_rounds = true;
+  }
+  return plan;
+}
+
 ScreeningVerdict JudgeScreening(const std::vector<double>& screening_us,
                                 const std::vector<Reference>& references,
                                 double noise_threshold_percent) {
@@ -51,7 +64,7 @@ ScreeningVerdict JudgeScreening(const std::vector<double>& screening_us,
   std::snprintf(factor_text, sizeof factor_text, "%.3g", factor);
   return {true, "screening: fastest of " + std::to_string(screening_us.size()) + " rounds " +
                     Us(fastest) + " > " + factor_text + " x " + Us(best->max_us) +
-                    ", the slowest full round of " + best->name};
+                    ", the slowest round of " + best->name};
 }
 
 }  // namespace ccltune::core

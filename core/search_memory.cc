@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <numeric>
 
 namespace ccltune::core {
@@ -66,6 +67,15 @@ void SearchMemory::Learn(const ResultRecord& record) {
   for (const auto* c : ok) ranking.push_back(c->name);
   const std::string group = GroupKey(record.op, record.dtype, record.redop, record.epilogue);
   groups_[group].ranking[record.bytes] = std::move(ranking);
+  if (record.default_time_us > 0) groups_[group].default_us[record.bytes] = record.default_time_us;
+}
+
+double SearchMemory::DefaultOpUs(const Problem& problem) const {
+  auto g = groups_.find(GroupKey(problem));
+  if (g == groups_.end()) return 0;
+  const auto& times = g->second.default_us;
+  auto above = times.upper_bound(problem.bytes);
+  return above == times.begin() ? 0 : std::prev(above)->second;
 }
 
 void SearchMemory::RememberSkip(const Problem& problem, const std::string& choice,

@@ -27,8 +27,12 @@ class SearchMemory {
   std::vector<std::size_t> Order(const Problem& problem, const std::vector<std::string>& names,
                                  const std::string& first) const;
 
-  // Keeps the ranking of the record's ok choices at its size.
+  // Keeps the ranking of the record's ok choices at its size, and its default's time.
   void Learn(const ResultRecord& record);
+
+  // The default's time per op (µs) at the largest size of the group tuned so far that is no
+  // larger than the problem's; 0 when there is none (what sets the screening rounds' length).
+  double DefaultOpUs(const Problem& problem) const;
 
   // A choice that cannot run anywhere in the problem's group (a property of the choice on this
   // communicator, not of the size).
@@ -40,6 +44,7 @@ class SearchMemory {
   struct Group {
     std::map<std::uint64_t, std::vector<std::string>> ranking;  // bytes -> fastest first
     std::map<std::string, std::string> skips;                   // choice -> reason
+    std::map<std::uint64_t, double> default_us;                 // bytes -> default's time
   };
   const std::vector<std::string>* Nearest(const Problem& problem) const;
 

@@ -30,6 +30,7 @@ core::Result<double> MeasureDefault(worker::Backend& be, const core::Problem& p,
                                     const core::BenchmarkSpec& bench) {
   CCLTUNE_ASSIGN_OR_RETURN(auto pc, be.Prepare(p, core::ChoiceName{"nccl", {}}, bench));
   CCLTUNE_RETURN_IF_ERROR(pc->Warmup(bench.warmup_iters, worker::DeadlineIn(30)));
+  CCLTUNE_RETURN_IF_ERROR(pc->ReadyRounds(bench.iters, worker::DeadlineIn(30)));
   std::vector<double> rounds;
   for (int r = 0; r < kRounds; ++r) {
     CCLTUNE_RETURN_IF_ERROR(be.Barrier(worker::DeadlineIn(30)));

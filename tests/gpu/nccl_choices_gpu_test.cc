@@ -59,6 +59,7 @@ int RunOneChoice(worker::Backend& be, const core::Problem& p, const worker::Choi
   }
   auto& pc = *prepared.value();
   core::Status st = pc.Warmup(bench.warmup_iters, worker::DeadlineIn(bench.choice_timeout_seconds));
+  if (st.ok()) st = pc.ReadyRounds(bench.iters, worker::DeadlineIn(bench.choice_timeout_seconds));
   core::Result<double> t =
       st.ok() ? pc.TimedRound(bench.iters, worker::DeadlineIn(bench.choice_timeout_seconds))
               : core::Result<double>(st);

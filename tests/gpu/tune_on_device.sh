@@ -10,7 +10,8 @@
 # There (repo root, .gpu/ carried): bash tests/gpu/tune_on_device.sh [section...]
 # Sections: sweep4 graph4 sweep2 faults nccltests (default: all; nccltests = nccltests4 +
 # nccltests2); accuracy2 accuracy4 (near 1 MiB, below); on an 8-GPU machine also sweep8
-# graph8 nccltests8. NVLink multicast stays off.
+# graph8 nccltests8; search2 search4 search8 (exhaustive and adaptive search side by side,
+# below). NVLink multicast stays off.
 set -uo pipefail
 # shellcheck source=tests/gpu/device_env.sh
 source "$(dirname "${BASH_SOURCE[0]}")/device_env.sh"
@@ -27,7 +28,7 @@ tune() {  # tune <name> <gpus csv> <args...>: timed `ccltune tune`, JSON kept
   shift 2
   n=$(echo "$gpus" | tr ',' '\n' | wc -l)
   t0=$(date +%s.%N)
-  CUDA_VISIBLE_DEVICES=$gpus timeout -k 5 280 ccltune tune --backend nccl --ranks "$n" \
+  CUDA_VISIBLE_DEVICES=$gpus timeout -k 5 280 "${CCLTUNE:-ccltune}" tune --backend nccl --ranks "$n" \
     --json "$OUT/$name.json" "$@" >"$OUT/$name.txt" 2>&1
   rc=$?
   t1=$(date +%s.%N)
@@ -108,6 +109,35 @@ accuracy() {  # accuracy <n>
   python3 tests/gpu/accuracy_table.py "$OUT" "$g" >>"$report" 2>&1
 }
 
+# Exhaustive and adaptive search on the 3-op sweep, back to back, twice, alternating
+# (issue 25); then a CUDA-graph pair (short screening rounds recapture the graph). With
+# .gpu/bin/ccltune-base (an earlier build) carried, one exhaustive run of it as well.
+search() {  # search <n>
+  local g=$1 devs i m sweep=(--op allReduce,allGather,reduceScatter --dtypes bf16 --sizes 1KiB:256MiB:2)
+  devs=$(seq -s, 0 $((g - 1)))
+  for i in 1 2; do
+    for m in exhaustive adaptive; do
+      [ "$i" = 2 ] && m=$([ "$m" = exhaustive ] && echo adaptive || echo exhaustive)
+      tune "search${g}-$m-$i" "$devs" "${sweep[@]}" --search "$m" --no-publish
+    done
+  done
+  for m in exhaustive adaptive; do
+    tune "search${g}-graph-$m" "$devs" --op allReduce --dtypes bf16 --sizes 1KiB:256MiB:4 \
+      --cuda-graph --search "$m" --no-publish
+  done
+  if [ -x .gpu/bin/ccltune-base ]; then
+    CCLTUNE=.gpu/bin/ccltune-base tune "search${g}-base-exhaustive" "$devs" "${sweep[@]}" \
+      --search exhaustive --no-publish
+  fi
+  python3 tests/bench/search_compare.py --exhaustive "$OUT"/search"$g"-exhaustive-{1,2}.json \
+    --adaptive "$OUT"/search"$g"-adaptive-{1,2}.json >>"$report" 2>&1
+  python3 tests/bench/search_compare.py --exhaustive "$OUT/search$g-graph-exhaustive.json" \
+    --adaptive "$OUT/search$g-graph-adaptive.json" >>"$report" 2>&1
+  [ -f "$OUT/search$g-base-exhaustive.json" ] &&
+    python3 tests/bench/search_compare.py --exhaustive "$OUT/search$g-base-exhaustive.json" \
+      "$OUT/search$g-exhaustive-1.json" --adaptive "$OUT/search$g-adaptive-1.json" >>"$report" 2>&1
+}
+
 for s in $sections; do
   case $s in
     accuracy2) accuracy 2 ;;
@@ -122,6 +152,9 @@ for s in $sections; do
               --sizes 1KiB:256MiB:2 ;;
     graph8) tune graph8 0,1,2,3,4,5,6,7 --op allReduce --dtypes bf16 --sizes 1KiB:64MiB:4 --cuda-graph
             tune eager8 0,1,2,3,4,5,6,7 --op allReduce --dtypes bf16 --sizes 1KiB:64MiB:4 ;;
+    search2) search 2 ;;
+    search4) search 4 ;;
+    search8) search 8 ;;
     nccltests8) nccl_tests 8 ;;
     nccltests4) nccl_tests 4 ;;
     nccltests2) nccl_tests 2 ;;

@@ -116,12 +116,19 @@ core::Status NcclChoice::BoundedWaitsTimedOut() const {
 }
 
 // Every slice gets this rank's generation-0 data; Verify later uses fresh generations.
+// Slice 0 is filled, then copied onto the others in doubling spans (slices are contiguous
+// at one stride): log2(slices) copies instead of one launch per slice, which at small sizes
+// (up to 1024 slices to cover L2) cost more than the choice's timed rounds.
 core::Status NcclChoice::FillInputs(Deadline deadline) {
   const BufferLayout& l = buffers_->layout();
   const std::uint64_t elems = l.send_bytes / core::DtypeSize(shape_.dtype);
-  for (int s = 0; s < l.slices; ++s) {
-    CCLTUNE_CUDA_TRY(kernels::LaunchRandomFill(buffers_->send(s), elems, shape_.dtype, shape_.rank,
-                                               /*generation=*/0, 0, rt_.stream()));
+  CCLTUNE_CUDA_TRY(kernels::LaunchRandomFill(buffers_->send(0), elems, shape_.dtype, shape_.rank,
+                                             /*generation=*/0, 0, rt_.stream()));
+  char* base = static_cast<char*>(buffers_->send(0));
+  for (int done = 1; done < l.slices; done *= 2) {
+    const int n = std::min(done, l.slices - done);
+    CCLTUNE_CUDA_TRY(cudaMemcpyAsync(base + l.send_stride * done, base, l.send_stride * n,
+                                     cudaMemcpyDeviceToDevice, rt_.stream()));
   }
   if (epilogue_) CCLTUNE_RETURN_IF_ERROR(epilogue_->Fill(*buffers_, 0, l.slices, rt_.stream()));
   return rt_.WaitGpu(nullptr, deadline, "fill inputs");
@@ -198,12 +205,16 @@ core::Status NcclChoice::EnqueueMany(int n, Deadline deadline) {
 core::Status NcclChoice::Warmup(int iters, Deadline deadline) {
   CCLTUNE_RETURN_IF_ERROR(EnqueueMany(iters, deadline));
   CCLTUNE_RETURN_IF_ERROR(rt_.WaitGpu(nullptr, deadline, "warmup"));
-  CCLTUNE_RETURN_IF_ERROR(BoundedWaitsTimedOut());
-  if (!bench_.cuda_graph) return core::Status::Ok();
+  return BoundedWaitsTimedOut();
+}
+
+core::Status NcclChoice::ReadyRounds(int iters, Deadline deadline) {
+  if (!bench_.cuda_graph || (graph_ && graph_iters_ == iters)) return core::Status::Ok();
   // Capture now and replay once, so the first timed round does not pay the graph upload.
-  CCLTUNE_RETURN_IF_ERROR(Capture(bench_.iters, deadline));
+  CCLTUNE_RETURN_IF_ERROR(Capture(iters, deadline));
   CCLTUNE_CUDA_TRY(cudaGraphLaunch(graph_.get(), rt_.stream()));
-  return rt_.WaitGpu(nullptr, deadline, "graph warmup");
+  CCLTUNE_RETURN_IF_ERROR(rt_.WaitGpu(nullptr, deadline, "graph warmup"));
+  return BoundedWaitsTimedOut();
 }
 
 core::Status NcclChoice::Capture(int iters, Deadline deadline) {

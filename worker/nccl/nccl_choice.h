@@ -31,6 +31,7 @@ class NcclChoice final : public PreparedChoice {
                                                               Deadline deadline);
 
   core::Status Warmup(int iters, Deadline deadline) override;
+  core::Status ReadyRounds(int iters, Deadline deadline) override;
   // Each round: [gate] → device barrier → start event → iters ops (or one graph replay) →
   // end event, then the gate opens. The gate keeps the host's per-call launch latency out of
   // the time; the device barrier keeps rank skew out of it.

@@ -2,8 +2,8 @@
 // --report FILE): what the launcher prints and what the controller copies into status.
 // Schema (JSON): {schema:1, jobId, attempt, backend, worldSize, fingerprint, fingerprintInfo,
 //   presync:{waitMs (max over ranks), waitMsMedian, skewMs}, barrier:{medianUs, maxUs},
-//   timing:{commSetupS, presyncS, barriersS, timedRunsS, warmupVerifyS, tuningS, wallS,
-//   screeningS, fullS}, search ("adaptive" | "exhaustive"), screening:{screened, pruned},
+//   timing:{commSetupS, presyncS, barriersS, timedRunsS, warmupVerifyS (= prepareS + warmupS
+//   + verifyS), prepareS, warmupS, verifyS, tuningS, wallS, screeningS, fullS}, search ("adaptive" | "exhaustive"), screening:{screened, pruned},
 //   problems, published, records:[ResultRecord JSON], unresolved:[problem keys]}
 // screeningS + fullS is the time spent measuring choices (rank 0): screening phases, and full
 // measurements (after screening, or unscreened).

@@ -69,25 +69,35 @@ Result<core::ResultRecord> BenchRunner::RunProblem(const core::Problem& problem)
   rec.search = search_;
   const std::string default_choice = core::DefaultChoice(backend_.name());
   const auto candidates = backend_.Candidates(problem);
+  const core::ScreeningPlan screening = ScreeningFor(problem);
   // Measured in MeasuringOrder, kept in catalog order (the winner rule breaks ties by it).
   rec.choices.resize(candidates.size());
   std::vector<core::Reference> references;  // verified full measurements of this problem
   for (std::size_t i : MeasuringOrder(problem, candidates)) {
-    const bool screen =
-        search_ == core::Search::kAdaptive && candidates[i].name.ToString() != default_choice;
+    // The default is never dropped; it runs short screening rounds only to be judged by them.
+    const bool is_default = candidates[i].name.ToString() == default_choice;
+    const bool screen = screening.rounds > 0 && (screening.short_rounds || !is_default);
+    double reference_us = 0;
     CCLTUNE_ASSIGN_OR_RETURN(auto result,
-                             MeasureChoice(problem, candidates[i], screen ? &references : nullptr));
-    if (result.status == ChoiceStatus::kOk) references.push_back({result.name, result.max_us});
+                             MeasureChoice(problem, candidates[i], screen ? &screening : nullptr,
+                                           references, reference_us));
+    if (result.status == ChoiceStatus::kOk) references.push_back({result.name, reference_us});
     for (auto* o : observers_) o->OnChoice(problem, result, backend_.world_size());
     rec.choices[i] = std::move(result);
   }
-  if (search_ == core::Search::kAdaptive) memory_.Learn(rec);
   // No valid choice at all leaves the record without a winner: reported, never published.
   auto st = core::PickWinner(rec, default_choice, bench_.noise_threshold_percent);
+  if (search_ == core::Search::kAdaptive) memory_.Learn(rec);  // with the default's time
   if (!st.ok()) core::LogWarn(problem.Key() + ": no winner: " + st.message());
   if (st.ok())
     for (auto* o : observers_) o->OnRecord(rec);
   return rec;
+}
+
+// Exhaustive: no screening. Adaptive: short rounds where the group's ops are known to be long.
+core::ScreeningPlan BenchRunner::ScreeningFor(const core::Problem& problem) const {
+  if (search_ != core::Search::kAdaptive) return {};
+  return core::PlanScreening(bench_.rounds, bench_.iters, memory_.DefaultOpUs(problem));
 }
 
 // Exhaustive: catalog order, as always. Adaptive: the default first, then by the ranking at
@@ -103,9 +113,11 @@ std::vector<std::size_t> BenchRunner::MeasuringOrder(
   return order;
 }
 
-Result<ChoiceResult> BenchRunner::MeasureChoice(
-    const core::Problem& problem, const ChoiceCandidate& candidate,
-    const std::vector<core::Reference>* screen_against) {
+Result<ChoiceResult> BenchRunner::MeasureChoice(const core::Problem& problem,
+                                                const ChoiceCandidate& candidate,
+                                                const core::ScreeningPlan* screen,
+                                                const std::vector<core::Reference>& references,
+                                                double& reference_us) {
   ChoiceResult result;
   result.name = candidate.name.ToString();
   result.params = ParamsJson(candidate.name);
@@ -117,7 +129,7 @@ Result<ChoiceResult> BenchRunner::MeasureChoice(
     return result;
   }
   note_scope_ = problem.Key() + "/" + result.name + "/" + std::to_string(epoch_);
-  auto measured = Measure(problem, candidate.name, screen_against);
+  auto measured = Measure(problem, candidate.name, screen, references, reference_us);
   if (measured.ok()) {
     measured->name = result.name;
     measured->params = result.params;
@@ -140,19 +152,27 @@ Result<ChoiceResult> BenchRunner::MeasureChoice(
 }
 
 // One choice on one problem: prepare → agree → warm-up → [screening rounds → MAX → judge]
-// → timed rounds → verify → MAX. Screening rounds are the first rounds of the full set, so a
-// choice that survives them is measured exactly as in the exhaustive search.
+// → timed rounds → verify → MAX. Full-length screening rounds are the first rounds of the
+// full set, so a choice that survives them is measured exactly as in the exhaustive search;
+// after short ones it runs the full set, on the same buffers.
 Result<ChoiceResult> BenchRunner::Measure(const core::Problem& problem,
                                           const core::ChoiceName& choice,
-                                          const std::vector<core::Reference>* screen_against) {
+                                          const core::ScreeningPlan* screen,
+                                          const std::vector<core::Reference>& references,
+                                          double& reference_us) {
   const Deadline deadline = ChoiceDeadline();
   auto t0 = Clock::now();
-  CCLTUNE_ASSIGN_OR_RETURN(auto prepared, PrepareEverywhere(problem, choice, deadline));
+  // Full-length screening without a reference could drop nothing: it would only cost a
+  // reduction. Short screening also makes the choice a reference by its short rounds.
+  const bool screening = screen != nullptr && (screen->short_rounds || !references.empty());
+  const bool short_rounds = screening && screen->short_rounds;
+  const int first_iters = short_rounds ? screen->iters : bench_.iters;
+  CCLTUNE_ASSIGN_OR_RETURN(auto prepared, PrepareEverywhere(problem, choice, first_iters, deadline));
   std::vector<double> rounds;
-  // Nothing can be dropped without a reference, so screening would only cost a reduction.
-  if (screen_against != nullptr && !screen_against->empty() &&
-      core::ScreeningRounds(bench_.rounds) > 0) {
-    CCLTUNE_ASSIGN_OR_RETURN(auto verdict, Screen(*prepared, *screen_against, deadline, rounds));
+  double screened_us = 0;
+  if (screening) {
+    CCLTUNE_ASSIGN_OR_RETURN(auto verdict,
+                             Screen(*prepared, *screen, references, deadline, rounds, screened_us));
     timing_.screening += Since(t0);
     ++timing_.screened;
     t0 = Clock::now();
@@ -163,18 +183,25 @@ Result<ChoiceResult> BenchRunner::Measure(const core::Problem& problem,
       pruned.reason = std::move(verdict.reason);
       return pruned;
     }
+    if (short_rounds) {
+      rounds.clear();  // a measurement of their own: the full set follows
+      CCLTUNE_RETURN_IF_ERROR(ReadyRounds(*prepared, bench_.iters, deadline));
+    }
   }
   const int rest = bench_.rounds - static_cast<int>(rounds.size());
-  CCLTUNE_RETURN_IF_ERROR(TimeRounds(*prepared, rest, deadline, rounds));
+  CCLTUNE_RETURN_IF_ERROR(TimeRounds(*prepared, rest, bench_.iters, deadline, rounds));
   auto result = VerifyAndReduce(*prepared, std::move(rounds), problem, deadline);
   timing_.full += Since(t0);
+  if (result.ok()) reference_us = short_rounds ? screened_us : result->max_us;
   return result;
 }
 
 // Prepare on every rank, then agree: 0 every rank prepared, 1 some rank cannot run it at this
-// size (skipped), 2 some rank cannot run it at any size (Unsupported: not retried).
+// size (skipped), 2 some rank cannot run it at any size (Unsupported: not retried). Then the
+// warm-up, and the first rounds (`round_iters` each) readied.
 Result<std::unique_ptr<PreparedChoice>> BenchRunner::PrepareEverywhere(
-    const core::Problem& problem, const core::ChoiceName& choice, Deadline deadline) {
+    const core::Problem& problem, const core::ChoiceName& choice, int round_iters,
+    Deadline deadline) {
   const auto t0 = Clock::now();
   auto prepared = backend_.Prepare(problem, choice, bench_);
   int code = 0;
@@ -183,6 +210,7 @@ Result<std::unique_ptr<PreparedChoice>> BenchRunner::PrepareEverywhere(
     code = prepared.status().code() == StatusCode::kUnsupported ? 2 : 1;
   }
   CCLTUNE_ASSIGN_OR_RETURN(const int agreed, AgreeWorst(code, deadline));
+  timing_.prepare += Since(t0);
   if (agreed != 0) {
     Status why = prepared.status();
     if (prepared.ok()) {
@@ -192,21 +220,35 @@ Result<std::unique_ptr<PreparedChoice>> BenchRunner::PrepareEverywhere(
     }
     return agreed == 2 ? core::Unsupported(why.message()) : why;
   }
+  const auto t1 = Clock::now();
   CCLTUNE_RETURN_IF_ERROR((*prepared)->Warmup(bench_.warmup_iters, deadline));
-  timing_.warmup_verify += Since(t0);
+  timing_.warmup += Since(t1);
+  CCLTUNE_RETURN_IF_ERROR(ReadyRounds(**prepared, round_iters, deadline));
   return std::move(prepared).value();
+}
+
+Status BenchRunner::ReadyRounds(PreparedChoice& prepared, int iters, Deadline deadline) {
+  const auto t0 = Clock::now();
+  Status st = prepared.ReadyRounds(iters, deadline);
+  timing_.warmup += Since(t0);
+  return st;
 }
 
 // The screening rounds, reduced to their maxima across ranks now: every rank then judges the
 // same numbers against the same references and takes the same decision.
 Result<core::ScreeningVerdict> BenchRunner::Screen(PreparedChoice& prepared,
+                                                   const core::ScreeningPlan& plan,
                                                    const std::vector<core::Reference>& references,
-                                                   Deadline deadline, std::vector<double>& rounds) {
-  CCLTUNE_RETURN_IF_ERROR(
-      TimeRounds(prepared, core::ScreeningRounds(bench_.rounds), deadline, rounds));
+                                                   Deadline deadline, std::vector<double>& rounds,
+                                                   double& slowest_us) {
+  CCLTUNE_RETURN_IF_ERROR(TimeRounds(prepared, plan.rounds, plan.iters, deadline, rounds));
   CCLTUNE_ASSIGN_OR_RETURN(auto maxed, backend_.AllReduceMax(rounds, deadline));
   for (double& s : maxed) s *= 1e6;
-  return core::JudgeScreening(maxed, references, bench_.noise_threshold_percent);
+  slowest_us = *std::max_element(maxed.begin(), maxed.end());
+  auto verdict = core::JudgeScreening(maxed, references, bench_.noise_threshold_percent);
+  if (verdict.drop && plan.short_rounds)
+    verdict.reason += " (rounds of " + std::to_string(plan.iters) + " iterations)";
+  return verdict;
 }
 
 // Correctness on fresh data, then every round's time and the wrong flag reduced with MAX.
@@ -220,7 +262,7 @@ Result<ChoiceResult> BenchRunner::VerifyAndReduce(PreparedChoice& prepared,
   if (wrong) (void)rendezvous_.PutNote(note_scope_ + "/wrong", verified.message());
   rounds.push_back(wrong ? 1.0 : 0.0);
   CCLTUNE_ASSIGN_OR_RETURN(auto maxed, backend_.AllReduceMax(rounds, deadline));
-  timing_.warmup_verify += Since(t0);
+  timing_.verify += Since(t0);
   ChoiceResult result;
   const bool any_wrong = maxed.back() > 0;
   maxed.pop_back();
@@ -233,7 +275,7 @@ Result<ChoiceResult> BenchRunner::VerifyAndReduce(PreparedChoice& prepared,
   return result;
 }
 
-Status BenchRunner::TimeRounds(PreparedChoice& prepared, int count, Deadline deadline,
+Status BenchRunner::TimeRounds(PreparedChoice& prepared, int count, int iters, Deadline deadline,
                                std::vector<double>& rounds) {
   for (int r = 0; r < count; ++r) {
     auto t0 = Clock::now();
@@ -242,7 +284,7 @@ Status BenchRunner::TimeRounds(PreparedChoice& prepared, int count, Deadline dea
     timing_.barriers += barrier;
     for (auto* o : observers_) o->OnBarrier(barrier);
     t0 = Clock::now();
-    CCLTUNE_ASSIGN_OR_RETURN(double seconds, prepared.TimedRound(bench_.iters, deadline));
+    CCLTUNE_ASSIGN_OR_RETURN(double seconds, prepared.TimedRound(iters, deadline));
     timing_.timed_runs += Since(t0);
     rounds.push_back(seconds);
   }

@@ -2,9 +2,10 @@
 // problem and choice, warm-up, `rounds` barrier-started timed rounds, MAX across ranks,
 // median/min/max, correctness check, then the winner rule. Timeouts abort the choice on
 // every rank (epoch bump + backend Recover) and tuning goes on; a lost peer ends it.
-// The adaptive search (core/search.h) measures the default in full and screens the others:
-// their first rounds are judged against the verified full measurements so far, and only a
-// choice that can still win runs its remaining rounds and the correctness check.
+// The adaptive search (core/search.h) screens the choices: a few rounds each, judged against
+// the verified full measurements so far, and only a choice that can still win runs its full
+// rounds and the correctness check. Where ops are long the screening rounds are short ones
+// that every choice (the default too) runs first; else they are the first full rounds.
 #pragma once
 
 #include <cstddef>
@@ -29,7 +30,9 @@ struct TimingBreakdown {
   double presync = 0;
   double barriers = 0;
   double timed_runs = 0;  // inside timed rounds
-  double warmup_verify = 0;
+  double prepare = 0;     // buffers, registration, probes, the ranks' agreement on them
+  double warmup = 0;      // warm-up iterations and readying rounds (graph capture)
+  double verify = 0;      // the correctness check and the reduction of the rounds
   // The same time split by search phase: screening phases (preparation, warm-up, screening
   // rounds, the decision) and full measurements (the rounds after screening and the check,
   // or a whole measurement that was not screened).
@@ -57,23 +60,33 @@ class BenchRunner {
   core::Result<core::ResultRecord> RunProblem(const core::Problem& problem);
   std::vector<std::size_t> MeasuringOrder(const core::Problem& problem,
                                           const std::vector<ChoiceCandidate>& candidates) const;
-  // `screen_against` null: measured in full; else screened against those references first.
-  core::Result<core::ChoiceResult> MeasureChoice(
-      const core::Problem& problem, const ChoiceCandidate& candidate,
-      const std::vector<core::Reference>* screen_against);
+  core::ScreeningPlan ScreeningFor(const core::Problem& problem) const;
+  // `screen` null: measured in full; else screened first. `reference_us` gets what the
+  // choice is a reference by, if it turns out ok: its slowest round of the screening length.
+  core::Result<core::ChoiceResult> MeasureChoice(const core::Problem& problem,
+                                                 const ChoiceCandidate& candidate,
+                                                 const core::ScreeningPlan* screen,
+                                                 const std::vector<core::Reference>& references,
+                                                 double& reference_us);
   core::Result<core::ChoiceResult> Measure(const core::Problem& problem,
                                            const core::ChoiceName& choice,
-                                           const std::vector<core::Reference>* screen_against);
+                                           const core::ScreeningPlan* screen,
+                                           const std::vector<core::Reference>& references,
+                                           double& reference_us);
   core::Result<std::unique_ptr<PreparedChoice>> PrepareEverywhere(const core::Problem& problem,
                                                                   const core::ChoiceName& choice,
+                                                                  int round_iters,
                                                                   Deadline deadline);
   core::Result<core::ScreeningVerdict> Screen(PreparedChoice& prepared,
+                                              const core::ScreeningPlan& plan,
                                               const std::vector<core::Reference>& references,
-                                              Deadline deadline, std::vector<double>& rounds);
+                                              Deadline deadline, std::vector<double>& rounds,
+                                              double& slowest_us);
   core::Result<core::ChoiceResult> VerifyAndReduce(PreparedChoice& prepared,
                                                    std::vector<double> rounds,
                                                    const core::Problem& problem, Deadline deadline);
-  core::Status TimeRounds(PreparedChoice& prepared, int count, Deadline deadline,
+  core::Status ReadyRounds(PreparedChoice& prepared, int iters, Deadline deadline);
+  core::Status TimeRounds(PreparedChoice& prepared, int count, int iters, Deadline deadline,
                           std::vector<double>& rounds);
   core::Result<int> AgreeWorst(int code, Deadline deadline);
   core::Result<core::ChoiceResult> HandleTimeout(const core::Status& why,

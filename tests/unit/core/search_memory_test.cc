@@ -80,5 +80,26 @@ TEST(SearchMemory, AStructuralSkipIsKnownAtEveryLaterSizeOfTheGroup) {
   EXPECT_EQ(m.KnownSkip(AllReduce(1 << 24), "nccl"), nullptr);
 }
 
+// The screening rounds' length comes from the default's time at the nearest size below
+// (never above: a larger size's longer ops would make rounds short too early), per group.
+TEST(SearchMemory, DefaultTimeOfTheNearestSizeBelow) {
+  SearchMemory m;
+  EXPECT_EQ(m.DefaultOpUs(AllReduce(4096)), 0);
+  ResultRecord small = Measured(AllReduce(1024), {{"ring", 40}});
+  small.default_time_us = 40;
+  ResultRecord big = Measured(AllReduce(1 << 20), {{"ring", 900}});
+  big.default_time_us = 900;
+  m.Learn(small);
+  m.Learn(big);
+  EXPECT_EQ(m.DefaultOpUs(AllReduce(1024)), 40);
+  EXPECT_EQ(m.DefaultOpUs(AllReduce(512 << 10)), 40);
+  EXPECT_EQ(m.DefaultOpUs(AllReduce(4 << 20)), 900);
+  EXPECT_EQ(m.DefaultOpUs(AllReduce(512)), 0);
+  EXPECT_EQ(m.DefaultOpUs(AllReduce(4 << 20, Dtype::kBf16)), 0);  // another group
+  ResultRecord no_default = Measured(AllReduce(8 << 20), {{"direct", 5}});  // default not valid
+  m.Learn(no_default);
+  EXPECT_EQ(m.DefaultOpUs(AllReduce(8 << 20)), 900);
+}
+
 }  // namespace
 }  // namespace ccltune::core

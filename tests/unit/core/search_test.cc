@@ -93,8 +93,8 @@ TEST(PruningRule, ReasonNamesTheEvidence) {
       JudgeScreening({250.0, 240.0}, {{"ring", 300}, {"recursive-doubling", 110}}, kNoise);
   ASSERT_TRUE(verdict.drop);
   EXPECT_EQ(verdict.reason,
-            "screening: fastest of 2 rounds 240.00 us > 1.03 x 110.00 us, the slowest full "
-            "round of recursive-doubling");
+            "screening: fastest of 2 rounds 240.00 us > 1.03 x 110.00 us, the slowest round of "
+            "recursive-doubling");
 }
 
 TEST(PruningRule, BoundaryIsKept) {
@@ -119,6 +119,29 @@ TEST(PruningRule, ScreeningRoundsLeaveRoundsToFinish) {
   EXPECT_EQ(ScreeningRounds(3), 2);
   EXPECT_EQ(ScreeningRounds(5), 2);
   EXPECT_EQ(ScreeningRounds(1000), 2);
+}
+
+// Short rounds only where ops are long enough that a round's fixed cost cannot reorder
+// choices, and rounds long enough that one iteration cannot decide one; never when there is
+// nothing to screen.
+TEST(PruningRule, ShortScreeningRoundsOnlyForLongOps) {
+  const ScreeningPlan long_ops = PlanScreening(5, 20, kShortScreeningMinOpUs);
+  EXPECT_EQ(long_ops.rounds, 2);
+  EXPECT_EQ(long_ops.iters, 5);
+  EXPECT_TRUE(long_ops.short_rounds);
+  const ScreeningPlan short_ops = PlanScreening(5, 20, kShortScreeningMinOpUs - 1);
+  EXPECT_EQ(short_ops.rounds, 2);
+  EXPECT_EQ(short_ops.iters, 20);
+  EXPECT_FALSE(short_ops.short_rounds);
+  EXPECT_FALSE(PlanScreening(5, 20, 0).short_rounds);  // nothing tuned yet in the group
+  // A short round keeps kMinShortScreeningIters iterations: the host plan's 10 stay full.
+  EXPECT_FALSE(PlanScreening(5, 10, 1e6).short_rounds);
+  EXPECT_EQ(PlanScreening(5, 10, 1e6).iters, 10);
+  EXPECT_FALSE(PlanScreening(5, 19, 1e6).short_rounds);
+  EXPECT_EQ(PlanScreening(5, 100, 1e6).iters, 25);
+  const ScreeningPlan one_round = PlanScreening(1, 20, 1e6);
+  EXPECT_EQ(one_round.rounds, 0);
+  EXPECT_FALSE(one_round.short_rounds);
 }
 
 TEST(SearchNames, ParseStrictlyAndNameTheAllowedValues) {
