@@ -118,7 +118,7 @@ search() {  # search <n>
   for i in 1 2; do
     for m in exhaustive adaptive; do
       [ "$i" = 2 ] && m=$([ "$m" = exhaustive ] && echo adaptive || echo exhaustive)
-      tune "search${g}-$m-$i" "$devs" "${sweep[@]}" --search "$m" --no-publish
+      tune "search${g}-$m-$i" "$devs" "${sweep[@]}" --search "$m" --no-publish -v
     done
   done
   for m in exhaustive adaptive; do
