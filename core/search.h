@@ -70,10 +70,10 @@ struct ScreeningVerdict {
 
 // The pruning rule. A screened choice is dropped only when every one of its screening rounds
 // (µs, max across ranks) is slower than (1 + noise/100) x the slowest round of the best
-// reference (the reference whose slowest round is fastest; rounds of the same length). Its fastest round is compared
-// with the reference's slowest, so a choice whose rounds overlap the best's spread widened by
-// the noise threshold is always kept; and a dropped choice could only have won if its own
-// median came out more than the threshold below every round it ran, which is more than the
+// reference (the reference whose slowest round is fastest; rounds of the same length). Its fastest
+// round is compared with the reference's slowest, so a choice whose rounds overlap the best's
+// spread widened by the noise threshold is always kept; and a dropped choice could only have won if
+// its own median came out more than the threshold below every round it ran, which is more than the
 // noise the threshold allows. Nothing is dropped without a reference.
 ScreeningVerdict JudgeScreening(const std::vector<double>& screening_us,
                                 const std::vector<Reference>& references,

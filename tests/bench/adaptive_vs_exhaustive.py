@@ -80,7 +80,9 @@ def records(summary):
 
 
 def key(r):
-    return "%s:%s:%s:%d" % (r["op"], r["dtype"], r["redop"], r["bytes"])
+    k = "%s:%s:%s:%d" % (r["op"], r["dtype"], r["redop"], r["bytes"])
+    e = r.get("epilogue")
+    return k + (":%s:hidden=%d" % (e["kind"], e["hidden"]) if e else "")
 
 
 def choice(record, name):

@@ -10,8 +10,8 @@
 # There (repo root, .gpu/ carried): bash tests/gpu/tune_on_device.sh [section...]
 # Sections: sweep4 graph4 sweep2 faults nccltests (default: all; nccltests = nccltests4 +
 # nccltests2); accuracy2 accuracy4 (near 1 MiB, below); on an 8-GPU machine also sweep8
-# graph8 nccltests8; search2 search4 search8 (exhaustive and adaptive search side by side,
-# below). NVLink multicast stays off.
+# graph8 nccltests8; search2 search4 search8 searchepilogue2 searchepilogue4 (exhaustive and
+# adaptive search side by side, below). NVLink multicast stays off.
 set -uo pipefail
 # shellcheck source=tests/gpu/device_env.sh
 source "$(dirname "${BASH_SOURCE[0]}")/device_env.sh"
@@ -138,6 +138,27 @@ search() {  # search <n>
       "$OUT/search$g-exhaustive-1.json" --adaptive "$OUT/search$g-adaptive-1.json" >>"$report" 2>&1
 }
 
+# The same pair on the epilogue campaign (all-reduce + residual add + RMSNorm, 12 shapes,
+# every unfused choice + the separate kernel and the fused kernels), as CUDA graphs.
+search_epilogue() {  # search_epilogue <n>
+  local g=$1 devs m
+  devs=$(seq -s, 0 $((g - 1)))
+  for m in exhaustive adaptive; do
+    tune "search${g}-epilogue-$m" "$devs" --plan tests/gpu/plans/epilogue-decode.yaml \
+      --cuda-graph --search "$m" --no-publish -v
+  done
+  python3 tests/bench/search_compare.py --exhaustive "$OUT/search$g-epilogue-exhaustive.json" \
+    --adaptive "$OUT/search$g-epilogue-adaptive.json" >>"$report" 2>&1
+  if [ -x .gpu/bin/ccltune-base ]; then
+    CCLTUNE=.gpu/bin/ccltune-base tune "search${g}-epilogue-base-exhaustive" "$devs" \
+      --plan tests/gpu/plans/epilogue-decode.yaml --cuda-graph --search exhaustive --no-publish
+    python3 tests/bench/search_compare.py \
+      --exhaustive "$OUT/search$g-epilogue-base-exhaustive.json" \
+      "$OUT/search$g-epilogue-exhaustive.json" \
+      --adaptive "$OUT/search$g-epilogue-adaptive.json" >>"$report" 2>&1
+  fi
+}
+
 for s in $sections; do
   case $s in
     accuracy2) accuracy 2 ;;
@@ -153,6 +174,8 @@ for s in $sections; do
     graph8) tune graph8 0,1,2,3,4,5,6,7 --op allReduce --dtypes bf16 --sizes 1KiB:64MiB:4 --cuda-graph
             tune eager8 0,1,2,3,4,5,6,7 --op allReduce --dtypes bf16 --sizes 1KiB:64MiB:4 ;;
     search2) search 2 ;;
+    searchepilogue2) search_epilogue 2 ;;
+    searchepilogue4) search_epilogue 4 ;;
     search4) search 4 ;;
     search8) search 8 ;;
     nccltests8) nccl_tests 8 ;;

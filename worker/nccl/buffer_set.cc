@@ -29,6 +29,16 @@ BufferLayout PlanLayout(std::size_t send_bytes, std::size_t recv_bytes, std::siz
   return l;
 }
 
+core::Status CopySliceZeroToAll(void* base, std::size_t stride, int slices, cudaStream_t stream) {
+  char* b = static_cast<char*>(base);
+  for (int done = 1; done < slices; done *= 2) {
+    const std::size_t n = static_cast<std::size_t>(std::min(done, slices - done));
+    CCLTUNE_CUDA_TRY(cudaMemcpyAsync(b + stride * static_cast<std::size_t>(done), b, stride * n,
+                                     cudaMemcpyDeviceToDevice, stream));
+  }
+  return core::Status::Ok();
+}
+
 Registration::~Registration() {
   if (comm_ == nullptr || comm_->aborted()) return;
   if (window_ != nullptr) (void)ncclCommWindowDeregister(comm_->get(), window_);

@@ -33,6 +33,11 @@ struct BufferLayout {
 // Slices so the rotation's footprint reaches twice the L2 size (at most kMaxSlices).
 BufferLayout PlanLayout(std::size_t send_bytes, std::size_t recv_bytes, std::size_t l2_bytes);
 
+// Copies slice 0 of a region of `slices` contiguous slices `stride` bytes apart onto all the
+// others, in doubling spans: log2(slices) copies on `stream` where filling each slice took a
+// launch per slice (up to 1024 at small sizes, more than the choice's timed rounds cost).
+core::Status CopySliceZeroToAll(void* base, std::size_t stride, int slices, cudaStream_t stream);
+
 class Registration {
  public:
   Registration(std::shared_ptr<Communicator> comm, void* handle, ncclWindow_t window)

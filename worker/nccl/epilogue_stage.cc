@@ -53,12 +53,10 @@ core::Status EpilogueStage::Fill(const BufferSet& buffers, std::uint64_t generat
   if (epilogue_.kind != core::EpilogueKind::kResidualRmsNorm) return core::Status::Ok();
   // Every rank fills the same values (a pseudo-rank of their own), as tensor parallelism
   // keeps the residual replicated.
-  for (int s = 0; s < slices; ++s) {
-    CCLTUNE_CUDA_TRY(kernels::LaunchRandomFill(Residual(buffers, s), tokens_ * epilogue_.hidden,
-                                               dtype_, kernels::kResidualFillRank, generation, 0,
-                                               stream));
-  }
-  return core::Status::Ok();
+  CCLTUNE_CUDA_TRY(kernels::LaunchRandomFill(Residual(buffers, 0), tokens_ * epilogue_.hidden,
+                                             dtype_, kernels::kResidualFillRank, generation, 0,
+                                             stream));
+  return CopySliceZeroToAll(Residual(buffers, 0), buffers.layout().recv_stride, slices, stream);
 }
 
 core::Status EpilogueStage::After(const BufferSet& buffers, int slice, cudaStream_t stream) const {

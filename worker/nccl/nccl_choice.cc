@@ -115,21 +115,15 @@ core::Status NcclChoice::BoundedWaitsTimedOut() const {
                             " ms (bounded wait in the kernel)");
 }
 
-// Every slice gets this rank's generation-0 data; Verify later uses fresh generations.
-// Slice 0 is filled, then copied onto the others in doubling spans (slices are contiguous
-// at one stride): log2(slices) copies instead of one launch per slice, which at small sizes
-// (up to 1024 slices to cover L2) cost more than the choice's timed rounds.
+// Every slice gets this rank's generation-0 data (slice 0 filled, then copied onto the
+// others); Verify later uses fresh generations.
 core::Status NcclChoice::FillInputs(Deadline deadline) {
   const BufferLayout& l = buffers_->layout();
   const std::uint64_t elems = l.send_bytes / core::DtypeSize(shape_.dtype);
   CCLTUNE_CUDA_TRY(kernels::LaunchRandomFill(buffers_->send(0), elems, shape_.dtype, shape_.rank,
                                              /*generation=*/0, 0, rt_.stream()));
-  char* base = static_cast<char*>(buffers_->send(0));
-  for (int done = 1; done < l.slices; done *= 2) {
-    const int n = std::min(done, l.slices - done);
-    CCLTUNE_CUDA_TRY(cudaMemcpyAsync(base + l.send_stride * done, base, l.send_stride * n,
-                                     cudaMemcpyDeviceToDevice, rt_.stream()));
-  }
+  CCLTUNE_RETURN_IF_ERROR(
+      CopySliceZeroToAll(buffers_->send(0), l.send_stride, l.slices, rt_.stream()));
   if (epilogue_) CCLTUNE_RETURN_IF_ERROR(epilogue_->Fill(*buffers_, 0, l.slices, rt_.stream()));
   return rt_.WaitGpu(nullptr, deadline, "fill inputs");
 }

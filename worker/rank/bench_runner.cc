@@ -167,7 +167,8 @@ Result<ChoiceResult> BenchRunner::Measure(const core::Problem& problem,
   const bool screening = screen != nullptr && (screen->short_rounds || !references.empty());
   const bool short_rounds = screening && screen->short_rounds;
   const int first_iters = short_rounds ? screen->iters : bench_.iters;
-  CCLTUNE_ASSIGN_OR_RETURN(auto prepared, PrepareEverywhere(problem, choice, first_iters, deadline));
+  CCLTUNE_ASSIGN_OR_RETURN(auto prepared,
+                           PrepareEverywhere(problem, choice, first_iters, deadline));
   std::vector<double> rounds;
   double screened_us = 0;
   if (screening) {

@@ -193,19 +193,18 @@ Status Finish(Attempt& a, Backend& backend, std::vector<core::ResultRecord> reco
   summary["backend"] = a.cfg.backend;
   summary["worldSize"] = a.cfg.world_size;
   summary["search"] = core::SearchName(a.cfg.plan.search);
-  summary["timing"] = {
-      {"commSetupS", timing.comm_setup},
-      {"presyncS", timing.presync},
-      {"barriersS", timing.barriers},
-      {"timedRunsS", timing.timed_runs},
-      // The sum of the next three, kept for readers of schema 1.
-      {"warmupVerifyS", timing.prepare + timing.warmup + timing.verify},
-      {"prepareS", timing.prepare},
-      {"warmupS", timing.warmup},
-      {"verifyS", timing.verify},
-      {"tuningS", timing.total},
-      {"screeningS", timing.screening},
-      {"fullS", timing.full}};
+  summary["timing"] = {{"commSetupS", timing.comm_setup},
+                       {"presyncS", timing.presync},
+                       {"barriersS", timing.barriers},
+                       {"timedRunsS", timing.timed_runs},
+                       // The sum of the next three, kept for readers of schema 1.
+                       {"warmupVerifyS", timing.prepare + timing.warmup + timing.verify},
+                       {"prepareS", timing.prepare},
+                       {"warmupS", timing.warmup},
+                       {"verifyS", timing.verify},
+                       {"tuningS", timing.total},
+                       {"screeningS", timing.screening},
+                       {"fullS", timing.full}};
   summary["screening"] = {{"screened", timing.screened}, {"pruned", timing.pruned}};
   return PublishAndSummarize(a, backend, std::move(records), std::move(summary));
 }

@@ -95,7 +95,7 @@ TEST(SearchMemory, DefaultTimeOfTheNearestSizeBelow) {
   EXPECT_EQ(m.DefaultOpUs(AllReduce(512 << 10)), 40);
   EXPECT_EQ(m.DefaultOpUs(AllReduce(4 << 20)), 900);
   EXPECT_EQ(m.DefaultOpUs(AllReduce(512)), 0);
-  EXPECT_EQ(m.DefaultOpUs(AllReduce(4 << 20, Dtype::kBf16)), 0);  // another group
+  EXPECT_EQ(m.DefaultOpUs(AllReduce(4 << 20, Dtype::kBf16)), 0);            // another group
   ResultRecord no_default = Measured(AllReduce(8 << 20), {{"direct", 5}});  // default not valid
   m.Learn(no_default);
   EXPECT_EQ(m.DefaultOpUs(AllReduce(8 << 20)), 900);
