@@ -155,6 +155,47 @@ TEST_F(TuneJobTest, AdaptiveSearchPrunesWithReasonsAndPublishesOnlyFullMeasureme
   for (const auto& r : *records) EXPECT_EQ(r.search, core::Search::kAdaptive) << r.Key();
 }
 
+// Short screening rounds (iters/4, here 5 of 20) once the group's default took >= 100 µs an
+// op at a smaller size (host ops always do): from the second size on every choice is
+// screened, the default too, and drops say the rounds' length; the first size screens with
+// full-length rounds, without the default. Kept choices still run all their rounds.
+TEST_F(TuneJobTest, AdaptiveSearchScreensWithShortRoundsWhereOpsAreLong) {
+  const std::string json = dir_.File("summary.json");
+  auto run = RunCcltune({"tune", "--ranks", "4", "--backend", "host", "--redis", redis_->url(),
+                         "--op", "allReduce", "--sizes", "64KiB:1MiB:4", "--iters", "20",
+                         "--rounds", "3", "--warmup", "1", "-v", "--json", json},
+                        {}, 300);
+  ASSERT_EQ(run.code, 0) << run.output;
+  const auto summary = nlohmann::json::parse(ReadFile(json));
+  ASSERT_EQ(summary["records"].size(), 3u);
+  // 64 KiB: the 3 others after the default; 256 KiB and 1 MiB: all 4 host choices.
+  EXPECT_EQ(summary["screening"]["screened"], 3 + 4 + 4) << run.output;
+  int short_drops = 0;
+  for (const auto& j : summary["records"]) {
+    auto r = core::ResultFromJson(j);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    ExpectWinnerRule(*r, 3.0);
+    for (const auto& c : r->choices) {
+      if (c.status != core::ChoiceStatus::kPruned) {
+        EXPECT_EQ(c.status, core::ChoiceStatus::kOk) << r->Key() << " " << c.name;
+        continue;
+      }
+      const bool is_short = c.reason.find("(rounds of 5 iterations)") != std::string::npos;
+      EXPECT_EQ(is_short, r->bytes > (64u << 10)) << r->Key() << ": " << c.reason;
+      short_drops += is_short ? 1 : 0;
+    }
+  }
+  // direct is 2-3x slower than the best at 256 KiB and 1 MiB on this backend.
+  EXPECT_GT(short_drops, 0) << run.output;
+  const auto& t = summary["timing"];
+  EXPECT_GT(t["prepareS"].get<double>(), 0);
+  EXPECT_GT(t["warmupS"].get<double>(), 0);
+  EXPECT_GT(t["verifyS"].get<double>(), 0);
+  EXPECT_NEAR(t["warmupVerifyS"].get<double>(),
+              t["prepareS"].get<double>() + t["warmupS"].get<double>() + t["verifyS"].get<double>(),
+              1e-9);
+}
+
 // CCLTUNE_BUFFER_ROTATION=0 (one cached buffer set, for comparing with nccl-tests): the job
 // measures and reports, says so, and its ranks publish nothing to the shared cache.
 TEST_F(TuneJobTest, CachedBufferSetMeasuresButPublishesNothing) {
