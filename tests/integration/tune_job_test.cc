@@ -29,6 +29,18 @@ class TuneJobTest : public ::testing::Test {
     ASSERT_TRUE(c.ok()) << c.status().ToString();
     client_ = std::move(c).value();
   }
+  // `ccltune tune -v` with the default (adaptive) search, 4 host ranks, allReduce, 3 rounds;
+  // the job summary, or an empty object when the run failed (`run` says why).
+  nlohmann::json TuneAllReduceAdaptive(const std::string& sizes, const std::string& iters,
+                                       RunResult& run) {
+    const std::string json = dir_.File("summary.json");
+    run = RunCcltune({"tune", "--ranks", "4", "--backend", "host", "--redis", redis_->url(),
+                      "--op", "allReduce", "--sizes", sizes, "--iters", iters, "--rounds", "3",
+                      "--warmup", "1", "-v", "--json", json},
+                     {}, 300);
+    return run.code == 0 ? nlohmann::json::parse(ReadFile(json)) : nlohmann::json::object();
+  }
+
   std::unique_ptr<RedisServer> redis_;
   std::unique_ptr<core::RedisClient> client_;
   TempDir dir_{"ccltune-tune"};
@@ -110,14 +122,10 @@ TEST_F(TuneJobTest, FourRanksPublishOneRecordPerProblemWithTheRightWinner) {
 // measured in full and verified; a dropped choice is listed as pruned, without a time, with
 // the evidence; records, the summary and `-v` say which search ran and where its time went.
 TEST_F(TuneJobTest, AdaptiveSearchPrunesWithReasonsAndPublishesOnlyFullMeasurements) {
-  const std::string json = dir_.File("summary.json");
-  auto run = RunCcltune({"tune", "--ranks", "4", "--backend", "host", "--redis", redis_->url(),
-                         "--op", "allReduce", "--sizes", "1KiB:1MiB:4", "--iters", "5",
-                         "--rounds", "3", "--warmup", "1", "-v", "--json", json},
-                        {}, 300);
+  RunResult run;
+  const auto summary = TuneAllReduceAdaptive("1KiB:1MiB:4", "5", run);
   ASSERT_EQ(run.code, 0) << run.output;
   EXPECT_NE(run.output.find("# search adaptive: screening "), std::string::npos) << run.output;
-  const auto summary = nlohmann::json::parse(ReadFile(json));
   EXPECT_EQ(summary["search"], "adaptive");
   EXPECT_GT(summary["timing"]["screeningS"].get<double>(), 0);
   EXPECT_GT(summary["timing"]["fullS"].get<double>(), 0);
@@ -160,13 +168,9 @@ TEST_F(TuneJobTest, AdaptiveSearchPrunesWithReasonsAndPublishesOnlyFullMeasureme
 // screened, the default too, and drops say the rounds' length; the first size screens with
 // full-length rounds, without the default. Kept choices still run all their rounds.
 TEST_F(TuneJobTest, AdaptiveSearchScreensWithShortRoundsWhereOpsAreLong) {
-  const std::string json = dir_.File("summary.json");
-  auto run = RunCcltune({"tune", "--ranks", "4", "--backend", "host", "--redis", redis_->url(),
-                         "--op", "allReduce", "--sizes", "64KiB:1MiB:4", "--iters", "20",
-                         "--rounds", "3", "--warmup", "1", "-v", "--json", json},
-                        {}, 300);
+  RunResult run;
+  const auto summary = TuneAllReduceAdaptive("64KiB:1MiB:4", "20", run);
   ASSERT_EQ(run.code, 0) << run.output;
-  const auto summary = nlohmann::json::parse(ReadFile(json));
   ASSERT_EQ(summary["records"].size(), 3u);
   // 64 KiB: the 3 others after the default; 256 KiB and 1 MiB: all 4 host choices.
   EXPECT_EQ(summary["screening"]["screened"], 3 + 4 + 4) << run.output;
