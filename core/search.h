@@ -1,10 +1,11 @@
 // How a tuning job searches the choices of a problem (issue 25), and the rule that lets the
 // adaptive search drop a choice. `exhaustive` measures every applicable choice in full
 // (DESIGN §2). `adaptive`, the default, measures the backend's default in full; every other
-// choice first runs a few screening rounds (the first rounds of its own full measurement,
-// barrier-started, max across ranks) and gets its remaining rounds and the correctness check
-// only while the evidence says it can still win. Pure functions, so the rule can be tested
-// on synthetic timings; worker/bench_runner.cc applies it.
+// choice first runs a few screening rounds (barrier-started, max across ranks: the first
+// rounds of its own full measurement, or short rounds that the default runs too, see
+// PlanScreening) and gets its full rounds and the correctness check only while the evidence
+// says it can still win. Pure functions, so the rule can be tested on synthetic timings;
+// worker/bench_runner.cc applies it.
 #pragma once
 
 #include <string>

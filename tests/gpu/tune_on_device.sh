@@ -113,13 +113,10 @@ accuracy() {  # accuracy <n>
 # (issue 25); then a CUDA-graph pair (short screening rounds recapture the graph). With
 # .gpu/bin/ccltune-base (an earlier build) carried, one exhaustive run of it as well.
 search() {  # search <n>
-  local g=$1 devs i m sweep=(--op allReduce,allGather,reduceScatter --dtypes bf16 --sizes 1KiB:256MiB:2)
+  local g=$1 devs run m sweep=(--op "allReduce,allGather,reduceScatter" --dtypes bf16 --sizes 1KiB:256MiB:2)
   devs=$(seq -s, 0 $((g - 1)))
-  for i in 1 2; do
-    for m in exhaustive adaptive; do
-      [ "$i" = 2 ] && m=$([ "$m" = exhaustive ] && echo adaptive || echo exhaustive)
-      tune "search${g}-$m-$i" "$devs" "${sweep[@]}" --search "$m" --no-publish -v
-    done
+  for run in exhaustive-1 adaptive-1 adaptive-2 exhaustive-2; do
+    tune "search${g}-$run" "$devs" "${sweep[@]}" --search "${run%-*}" --no-publish -v
   done
   for m in exhaustive adaptive; do
     tune "search${g}-graph-$m" "$devs" --op allReduce --dtypes bf16 --sizes 1KiB:256MiB:4 \
