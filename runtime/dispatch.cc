@@ -56,32 +56,45 @@ core::Status RuntimeComm::Run(const Call& call) {
 
 core::Result<RuntimeComm::Served> RuntimeComm::Serve(const Call& call) {
   CCLTUNE_RETURN_IF_ERROR(AsyncError());
-  if (!call.dtype || !call.redop) return Served{false, "type or op not tuned"};
-  if (call.count == 0) return Served{false, "empty"};
   DeviceGuard guard(device_);
   std::lock_guard<std::mutex> lock(mu_);
+  Chosen c = Choose(call);
+  if (c.run == nullptr) return Served{false, c.why};
+  if (c.run->name == "nccl")
+    return Served{false, c.run->reason.empty() ? c.run->name : c.run->reason};
+  CCLTUNE_RETURN_IF_ERROR(RunChoice(call, *c.run, c.cls, c.send_off, c.recv_off));
+  return Served{true, c.run->name};
+}
+
+bool RuntimeComm::RunsOwnKernel(const Call& call) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  const Chosen c = Choose(call);
+  return c.run != nullptr && c.run->spec.compose == apply::Composition::kPeer;
+}
+
+// The table's choice for this exact call, or none (with the reason). Under mu_.
+RuntimeComm::Chosen RuntimeComm::Choose(const Call& call) const {
+  Chosen c;
+  if (!call.dtype || !call.redop) return c.Not("type or op not tuned");
+  if (call.count == 0) return c.Not("empty");
   const std::size_t esize = core::DtypeSize(*call.dtype);
   // The whole message, as records count it (allGather's and reduceScatter's total).
   const std::uint64_t bytes =
       (call.op == core::Op::kAllReduce ? call.count : call.count * world_) * esize;
-  std::size_t send_off = 0, recv_off = 0;
-  const BufferClass cls =
-      ClassOf(call, SendElems(call.op, call.count, world_) * esize,
-              RecvElems(call.op, call.count, world_) * esize, &send_off, &recv_off);
+  c.cls = ClassOf(call, SendElems(call.op, call.count, world_) * esize,
+                  RecvElems(call.op, call.count, world_) * esize, &c.send_off, &c.recv_off);
   const CallShape shape_of_call{call.op, *call.dtype, call.count, world_,
                                 InPlace(call, esize, rank_)};
-  const AppliedRun* run = &table_.Choose(call.op, *call.dtype, *call.redop, bytes, cls);
+  c.run = &table_.Choose(call.op, *call.dtype, *call.redop, bytes, c.cls);
   // What the exact call rules out (one-shot pull in place, say) gives way to the plain
   // buffers' choice, which needs nothing shared, then to NCCL.
-  if (!WhyNotForCall(run->spec, shape_of_call, cls).empty() && cls == BufferClass::kPooled) {
-    run = &table_.Choose(call.op, *call.dtype, *call.redop, bytes, BufferClass::kPlain);
+  if (!WhyNotForCall(c.run->spec, shape_of_call, c.cls).empty() && c.cls == BufferClass::kPooled) {
+    c.run = &table_.Choose(call.op, *call.dtype, *call.redop, bytes, BufferClass::kPlain);
   }
-  if (!WhyNotForCall(run->spec, shape_of_call, cls).empty()) {
-    return Served{false, "the tuned choice cannot run this call (in place, say)"};
+  if (!WhyNotForCall(c.run->spec, shape_of_call, c.cls).empty()) {
+    return c.Not("the tuned choice cannot run this call (in place, say)");
   }
-  if (run->name == "nccl") return Served{false, run->reason.empty() ? run->name : run->reason};
-  CCLTUNE_RETURN_IF_ERROR(RunChoice(call, *run, cls, send_off, recv_off));
-  return Served{true, run->name};
+  return c;
 }
 
 core::Status RuntimeComm::RunChoice(const Call& call, const AppliedRun& run, BufferClass cls,

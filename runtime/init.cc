@@ -10,6 +10,7 @@
 #include "core/gpu/cuda_check.h"
 #include "core/gpu/fingerprint_probe.h"
 #include "core/gpu/nccl_api.h"
+#include "core/gpu/peer_memory.h"
 #include "runtime/runtime_comm.h"
 #include "runtime/waits.h"
 
@@ -60,6 +61,7 @@ core::Result<std::unique_ptr<RuntimeComm>> RuntimeComm::Init(ncclComm_t nccl,
 // The collective steps of Init; on the helper thread of RunBounded.
 core::Status RuntimeComm::Collective(core::Deadline deadline) {
   CCLTUNE_ASSIGN_OR_RETURN(const int nodes, CountNodes(deadline));
+  CCLTUNE_RETURN_IF_ERROR(CountProcesses(deadline));
   CCLTUNE_ASSIGN_OR_RETURN(
       const std::string fp,
       gpu::CommunicatorFingerprint(world_, nodes, nccl_version_, config_.fingerprint,
@@ -69,6 +71,13 @@ core::Status RuntimeComm::Collective(core::Deadline deadline) {
   CCLTUNE_RETURN_IF_ERROR(SetUpPeers(deadline));
   caps_.world = world_;
   table_ = DispatchTable::Build(records, caps_);
+  if (processes_ > 1 && processes_ < world_) {
+    // Several ranks in some process, others elsewhere: the ranks of one process would
+    // destroy one by one while a collective goodbye waits for all (see Close).
+    note += "; not served: " + std::to_string(world_) + " ranks in " + std::to_string(processes_) +
+            " processes (served are one rank per process, or every rank in one process)";
+    table_ = DispatchTable{};
+  }
   CCLTUNE_RETURN_IF_ERROR(AgreeOnTable(deadline));
   CCLTUNE_RETURN_IF_ERROR(SplitCtasComms());
   LogSummary(fp, note);
@@ -89,6 +98,24 @@ core::Result<int> RuntimeComm::CountNodes(core::Deadline deadline) {
   std::set<std::string> boots;
   for (const auto& id : ids) boots.insert(BootId(id));
   return static_cast<int>(boots.size());
+}
+
+// One exchange names the processes behind the ranks and, from rank 0's record, the clique
+// (its process token and this object's address are unique while the clique lives).
+core::Status RuntimeComm::CountProcesses(core::Deadline deadline) {
+  char self[32];
+  std::snprintf(self, sizeof self, "%p", static_cast<void*>(this));
+  CCLTUNE_ASSIGN_OR_RETURN(std::vector<std::string> ids,
+                           dir_->AllGather("process", gpu::ProcessToken() + " " + self, deadline));
+  std::set<std::string> tokens;
+  for (const auto& id : ids) tokens.insert(id.substr(0, id.find(' ')));
+  processes_ = static_cast<int>(tokens.size());
+  clique_ = ids[0];
+  return core::Status::Ok();
+}
+
+std::string RuntimeComm::Mode() const {
+  return processes_ == 1 ? "one process" : std::to_string(processes_) + " processes";
 }
 
 // Never fails init: a missing source, an unreachable cache or a bad file becomes the
@@ -201,8 +228,8 @@ core::Status RuntimeComm::SplitCtasComms() {
 void RuntimeComm::LogSummary(const std::string& fingerprint, const std::string& records_note) {
   std::string ctas;
   for (const auto& [n, comm] : ctas_comms_) ctas += (ctas.empty() ? "" : ",") + std::to_string(n);
-  summary_ = "fingerprint " + fingerprint + ": " + records_note + "; " + table_.Describe() +
-             "; peer memory " +
+  summary_ = "fingerprint " + fingerprint + ": " + records_note + "; ranks in " + Mode() + "; " +
+             table_.Describe() + "; peer memory " +
              (caps_.peer_problem.empty() ? "on" : "off (" + caps_.peer_problem + ")") +
              (ctas.empty() ? "" : "; ctas communicators " + ctas);
   if (rank_ == 0 && config_.log_summary) {

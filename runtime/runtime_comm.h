@@ -64,11 +64,18 @@ class RuntimeComm {
   core::Status Finish(bool* abandoned);
   // Finish, then free `comm`, or leak it when Finish was abandoned or failed (a peer may
   // still map its memory, a helper thread may still use it). The one rule for every owner:
-  // ccltuneCommDestroy and libccltune-nccl's teardowns.
+  // ccltuneCommDestroy and libccltune-nccl's teardowns. A communicator whose ranks all live
+  // in this process never waits for its peers (they destroy one after another, from one
+  // thread): it is parked, and the last rank's Close frees the clique (teardown.cc).
   static core::Status Close(std::unique_ptr<RuntimeComm> comm);
   // The application aborts the communicator: the ctas communicators split off it are
-  // aborted too (not destroyed, which could wait for peers that are gone).
-  void AbortChildren();
+  // aborted too (not destroyed, which could wait for peers that are gone), and `comm` is
+  // freed, or leaked when peers of this process may still run kernels on its memory.
+  static void Drop(std::unique_ptr<RuntimeComm> comm);
+  // Every rank of this communicator is a thread (or device) of this process.
+  bool OneProcess() const { return processes_ == 1 && world_ > 1; }
+  // "one process" or "N processes": the mode the summaries and check-nccl name.
+  std::string Mode() const;
   ~RuntimeComm();
   RuntimeComm(const RuntimeComm&) = delete;
   RuntimeComm& operator=(const RuntimeComm&) = delete;
@@ -85,6 +92,9 @@ class RuntimeComm {
   };
   // Run, except that NCCL's own call is not made here.
   core::Result<Served> Serve(const Call& call);
+  // Whether Serve would run one of our kernels for `call` (nothing of NCCL's): such calls
+  // can be served from one thread for several ranks, outside NCCL's group.
+  bool RunsOwnKernel(const Call& call) const;
   // True when no tuned size of any slice is left (nothing to run but NCCL).
   bool Empty() const { return table_.size() == 0; }
   // Init's summary (fingerprint, winners or why none, table, peer memory).
@@ -107,6 +117,7 @@ class RuntimeComm {
   core::Status Identify();
   core::Status Collective(core::Deadline deadline);
   core::Result<int> CountNodes(core::Deadline deadline);
+  core::Status CountProcesses(core::Deadline deadline);
   core::Result<std::vector<apply::WinnerRecord>> LoadRecords(const std::string& fingerprint);
   // The records, or none with the reason in *note (the summary line carries it).
   std::vector<apply::WinnerRecord> LoadRecordsOrNote(const std::string& fingerprint, int nodes,
@@ -117,8 +128,21 @@ class RuntimeComm {
   core::Status AgreeOnTable(core::Deadline deadline);
   core::Status SplitCtasComms();
   void LogSummary(const std::string& fingerprint, const std::string& records_note);
+  void AbortChildren();
 
   // dispatch.cc
+  struct Chosen {
+    const AppliedRun* run = nullptr;  // none: NCCL's own call, for `why`
+    std::string_view why;
+    BufferClass cls = BufferClass::kPlain;
+    std::size_t send_off = 0, recv_off = 0;
+    Chosen& Not(std::string_view reason) {
+      run = nullptr;
+      why = reason;
+      return *this;
+    }
+  };
+  Chosen Choose(const Call& call) const;
   BufferClass ClassOf(const Call& call, std::uint64_t send_bytes, std::uint64_t recv_bytes,
                       std::size_t* send_off, std::size_t* recv_off) const;
   // The offset of [p, p + bytes) in the shared pool when a live ccltuneMemAlloc block holds
@@ -152,6 +176,8 @@ class RuntimeComm {
   int world_ = 1;
   int device_ = 0;
   int nccl_version_ = 0;
+  int processes_ = 1;   // distinct processes among the ranks
+  std::string clique_;  // the key every rank agreed on (rank 0's process token and address)
   gpu::Stream stream_;  // init's exchanges
   std::unique_ptr<NcclDirectory> dir_;
   std::unique_ptr<gpu::PeerMemory> peers_;

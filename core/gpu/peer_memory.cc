@@ -7,6 +7,8 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <random>
+#include <sstream>
 #include <thread>
 
 #include "core/gpu/cuda_check.h"
@@ -45,6 +47,19 @@ std::string NodeIdentity() {
   char host[256] = {};
   (void)gethostname(host, sizeof(host) - 1);
   return (boot.empty() ? std::string("unknown-boot-id") : boot) + " " + host;
+}
+
+const std::string& ProcessToken() {
+  static const std::string token = [] {
+    std::string boot;
+    std::ifstream("/proc/sys/kernel/random/boot_id") >> boot;
+    std::random_device rd;
+    const std::uint64_t nonce = (std::uint64_t{rd()} << 32) ^ rd();
+    std::ostringstream os;
+    os << (boot.empty() ? "unknown-boot-id" : boot) << '/' << getpid() << '/' << std::hex << nonce;
+    return os.str();
+  }();
+  return token;
 }
 
 IpcMapping& IpcMapping::operator=(IpcMapping&& o) noexcept {
@@ -104,42 +119,108 @@ core::Result<std::string> PeerMemory::SameNode(core::Deadline deadline) {
   return std::string();
 }
 
-// Exports `region`, maps every peer's, and agrees with all ranks on whether it worked:
-// one rank's failure becomes every rank's *problem.
+namespace {
+
+// What a rank publishes for one shared region: "<process token> <device> <pointer> <IPC
+// handle in hex, or !why not>". The pointer serves peers of the same process, the handle
+// the others.
+std::string RegionRecord(void* own, int device) {
+  cudaIpcMemHandle_t handle{};
+  const cudaError_t got = cudaIpcGetMemHandle(&handle, own);
+  std::ostringstream os;
+  os << ProcessToken() << ' ' << device << ' ' << reinterpret_cast<std::uintptr_t>(own) << ' '
+     << (got == cudaSuccess ? HexBytes(&handle, sizeof(handle))
+                            : "!cudaIpcGetMemHandle failed: " + CudaText(got));
+  return os.str();
+}
+
+struct PeerRecord {
+  std::string token;
+  int device = -1;
+  std::uintptr_t pointer = 0;
+  std::string handle;  // hex, or "!why not"
+};
+
+core::Result<PeerRecord> ParseRecord(const std::string& text, int r) {
+  PeerRecord rec;
+  std::istringstream is(text);
+  is >> rec.token >> rec.device >> rec.pointer;
+  std::getline(is >> std::ws, rec.handle);
+  if (!is.eof() || rec.token.empty() || rec.handle.empty()) {
+    return core::Internal("peer memory: rank " + std::to_string(r) + "'s record is malformed");
+  }
+  return rec;
+}
+
+// A peer of this process: its memory is ours to use directly once our device may access
+// its device (enabled once per device pair for the whole process; threads race to it).
+std::string OpenSameProcess(const PeerRecord& rec, int r, void** base) {
+  int mine = -1;
+  (void)cudaGetDevice(&mine);
+  if (rec.device != mine) {
+    const cudaError_t on = cudaDeviceEnablePeerAccess(rec.device, 0);
+    if (on != cudaSuccess && on != cudaErrorPeerAccessAlreadyEnabled) {
+      return "peer access from device " + std::to_string(mine) + " to rank " + std::to_string(r) +
+             "'s device " + std::to_string(rec.device) + " failed (" + CudaText(on) + ")";
+    }
+    (void)cudaGetLastError();
+  }
+  *base = reinterpret_cast<void*>(rec.pointer);
+  return std::string();
+}
+
+std::string OpenOtherProcess(const PeerRecord& rec, int r, IpcMapping* mapping, void** base,
+                             core::Status* error) {
+  cudaIpcMemHandle_t peer{};
+  *error = UnhexBytes(rec.handle, &peer, sizeof(peer), "cudaIpcMemHandle");
+  if (!error->ok()) return std::string();
+  void* p = nullptr;
+  const cudaError_t open = cudaIpcOpenMemHandle(&p, peer, cudaIpcMemLazyEnablePeerAccess);
+  if (open != cudaSuccess) {
+    return "cudaIpcOpenMemHandle of rank " + std::to_string(r) + "'s memory failed (" +
+           CudaText(open) +
+           "): ranks must share one IPC namespace (pods need hostIPC: true, or all ranks "
+           "in one pod) and have P2P access";
+  }
+  *mapping = IpcMapping(p);
+  *base = p;
+  return std::string();
+}
+
+}  // namespace
+
+// Exports `region`, maps every peer's (directly for peers of this process, by CUDA IPC for
+// the others), and agrees with all ranks on whether it worked: one rank's failure becomes
+// every rank's *problem.
 core::Status PeerMemory::Share(SharedRegion& region, std::size_t bytes, const std::string& name,
                                core::Deadline deadline, std::string* problem) {
   CCLTUNE_ASSIGN_OR_RETURN(region.own, DeviceBuffer::Allocate(bytes, MemoryKind::kCuda));
   CCLTUNE_CUDA_TRY(cudaMemset(region.own.data(), 0, bytes));
-  std::string mine;
-  cudaIpcMemHandle_t handle{};
-  const cudaError_t got = cudaIpcGetMemHandle(&handle, region.own.data());
-  mine = got == cudaSuccess ? HexBytes(&handle, sizeof(handle))
-                            : "!cudaIpcGetMemHandle failed: " + CudaText(got);
-  CCLTUNE_ASSIGN_OR_RETURN(std::vector<std::string> all, dir_.AllGather(name, mine, deadline));
+  int device = -1;
+  CCLTUNE_CUDA_TRY(cudaGetDevice(&device));
+  CCLTUNE_ASSIGN_OR_RETURN(std::vector<std::string> all,
+                           dir_.AllGather(name, RegionRecord(region.own.data(), device), deadline));
   std::string local;
+  int same_process = 0;
   region.mapped.clear();
   region.mapped.resize(world_);
   region.base.assign(world_, nullptr);
   region.base[rank_] = region.own.data();
   for (int r = 0; r < world_ && local.empty(); ++r) {
     if (r == rank_) continue;
-    if (!all[r].empty() && all[r][0] == '!') {
-      local = "rank " + std::to_string(r) + ": " + all[r].substr(1);
+    CCLTUNE_ASSIGN_OR_RETURN(const PeerRecord rec, ParseRecord(all[r], r));
+    if (rec.token == ProcessToken()) {
+      local = OpenSameProcess(rec, r, &region.base[r]);
+      ++same_process;
+      continue;
+    }
+    if (rec.handle[0] == '!') {
+      local = "rank " + std::to_string(r) + ": " + rec.handle.substr(1);
       break;
     }
-    cudaIpcMemHandle_t peer{};
-    CCLTUNE_RETURN_IF_ERROR(UnhexBytes(all[r], &peer, sizeof(peer), "cudaIpcMemHandle"));
-    void* p = nullptr;
-    const cudaError_t open = cudaIpcOpenMemHandle(&p, peer, cudaIpcMemLazyEnablePeerAccess);
-    if (open != cudaSuccess) {
-      local = "cudaIpcOpenMemHandle of rank " + std::to_string(r) + "'s memory failed (" +
-              CudaText(open) +
-              "): ranks must share one IPC namespace (pods need hostIPC: true, or all ranks "
-              "in one pod) and have P2P access";
-      break;
-    }
-    region.mapped[r] = IpcMapping(p);
-    region.base[r] = p;
+    core::Status error;
+    local = OpenOtherProcess(rec, r, &region.mapped[r], &region.base[r], &error);
+    CCLTUNE_RETURN_IF_ERROR(error);
   }
   CCLTUNE_ASSIGN_OR_RETURN(std::vector<std::string> verdicts,
                            dir_.AllGather(name + "-ok", local, deadline));
@@ -153,6 +234,7 @@ core::Status PeerMemory::Share(SharedRegion& region, std::size_t bytes, const st
     }
   }
   region.bytes = bytes;
+  same_process_peers_ = same_process;
   return core::Status::Ok();
 }
 

@@ -30,6 +30,12 @@ namespace ccltune::gpu {
 // while pods' host names differ. Ranks whose boot ids match are on one node.
 std::string NodeIdentity();
 
+// This process, unique across the node and its containers: "<boot id>/<pid>/<random>".
+// Ranks that report the same token are threads (or one thread's devices) of one process:
+// they reach each other's memory directly (CUDA IPC cannot open a handle of its own
+// process), and their teardown must not wait on each other (they destroy one by one).
+const std::string& ProcessToken();
+
 // A peer's allocation opened here; closed on destruction.
 class IpcMapping {
  public:
@@ -47,7 +53,7 @@ class IpcMapping {
 // One region shared by all ranks: ours (allocated here) and everyone's as mapped here.
 struct SharedRegion {
   DeviceBuffer own;
-  std::vector<IpcMapping> mapped;  // by rank; ours stays empty
+  std::vector<IpcMapping> mapped;  // by rank; ours and same-process peers' stay empty
   std::vector<void*> base;         // by rank, ours included
   std::size_t bytes = 0;
 };
@@ -67,6 +73,9 @@ class PeerMemory {
 
   int rank() const { return rank_; }
   int world() const { return world_; }
+  // Peers in this process, reached by direct peer access rather than CUDA IPC (after a
+  // successful Probe; 0 for the worker's one-process-per-rank layout).
+  int same_process_peers() const { return same_process_peers_; }
   const std::string& problem() const { return problem_; }
   bool usable() const { return problem_.empty(); }
 
@@ -102,6 +111,7 @@ class PeerMemory {
   DeviceBuffer epochs_;
   MappedHost timed_out_;
   int generation_ = 0;
+  int same_process_peers_ = 0;
 };
 
 }  // namespace ccltune::gpu

@@ -44,6 +44,7 @@ struct CommEntry {
   State state = State::kUntried;
   int rank = -1;  // in the communicator, once asked (notes are rank 0's)
   std::string plain_why;
+  std::string mode;  // "one process" / "N processes", once a context was made
   std::unique_ptr<runtime::RuntimeComm> ctx;
   // Calls served per choice: keyed by views into ctx's table while it lives (no string per
   // call), folded into `ran` before it goes.

@@ -5,6 +5,7 @@
 #include <nccl.h>
 
 #include "runtime/nccl_shim/comm_registry.h"
+#include "runtime/nccl_shim/group_calls.h"
 #include "runtime/nccl_shim/real_calls.h"
 #include "runtime/nccl_shim/serve.h"
 #include "runtime/nccl_shim/shim_export.h"
@@ -74,14 +75,19 @@ CCLTUNE_SHIM_EXPORT ncclResult_t ncclGroupStart() {
   return r;
 }
 
+// The held calls run (ours) or join NCCL's group (forwarded) before NCCL's group ends.
 CCLTUNE_SHIM_EXPORT ncclResult_t ncclGroupEnd() {
-  ccltune::shim::LeaveGroup();
-  return real::ncclGroupEnd();
+  const ncclResult_t held =
+      ccltune::shim::LeaveGroup() ? ccltune::shim::FlushGroup(true) : ncclSuccess;
+  const ncclResult_t r = real::ncclGroupEnd();
+  return held != ncclSuccess ? held : r;
 }
 
 CCLTUNE_SHIM_EXPORT ncclResult_t ncclGroupSimulateEnd(ncclSimInfo_t* simInfo) {
-  ccltune::shim::LeaveGroup();
-  return real::ncclGroupSimulateEnd(simInfo);
+  const ncclResult_t held =
+      ccltune::shim::LeaveGroup() ? ccltune::shim::FlushGroup(false) : ncclSuccess;
+  const ncclResult_t r = real::ncclGroupSimulateEnd(simInfo);
+  return held != ncclSuccess ? held : r;
 }
 
 CCLTUNE_SHIM_EXPORT ncclResult_t ncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniqueId commId,
@@ -109,11 +115,11 @@ CCLTUNE_SHIM_EXPORT ncclResult_t ncclCommInitRankScalable(ncclComm_t* newcomm, i
   return r;
 }
 
-// One thread drives every rank: a context's collective setup would wait on ranks this same
-// thread has not reached, so these communicators stay with NCCL (they are used in groups).
+// One thread drives every rank: their calls come in groups, served whole or forwarded
+// whole (group_calls.h), and their contexts are made together at the first such group.
 CCLTUNE_SHIM_EXPORT ncclResult_t ncclCommInitAll(ncclComm_t* comm, int ndev, const int* devlist) {
   const ncclResult_t r = real::ncclCommInitAll(comm, ndev, devlist);
-  if (comm != nullptr && ndev == 1) Track(r, comm[0], BlockingOf(nullptr, nullptr));
+  for (int i = 0; comm != nullptr && i < ndev; ++i) Track(r, comm[i], BlockingOf(nullptr, nullptr));
   return r;
 }
 

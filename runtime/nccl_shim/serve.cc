@@ -9,6 +9,7 @@
 
 #include "core/gpu/nccl_api.h"
 #include "runtime/nccl_shim/comm_registry.h"
+#include "runtime/nccl_shim/group_calls.h"
 #include "runtime/nccl_shim/real_nccl.h"
 #include "runtime/nccl_shim/shim_log.h"
 #include "runtime/runtime_config.h"
@@ -16,13 +17,13 @@
 namespace ccltune::shim {
 namespace {
 
-thread_local int g_group_depth = 0;
-
 std::string Hex(const void* p) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%p", p);
   return buf;
 }
+
+}  // namespace
 
 std::string Describe(const runtime::Call& c) {
   return std::string(core::OpName(c.op)) + " count " + std::to_string(c.count) + " type " +
@@ -30,14 +31,17 @@ std::string Describe(const runtime::Call& c) {
          std::to_string(static_cast<int>(c.nccl_op)) + " stream " + Hex(c.stream);
 }
 
+namespace {
+
 // Why this call cannot be served whatever the context, or kCount when it can be.
 Forward Ineligible(const runtime::Call& c, const CommEntry& e) {
-  if (g_group_depth > 0) return Forward::kInGroup;
   if (!e.blocking) return Forward::kNonBlocking;
   if (!c.dtype || !c.redop) return Forward::kNotTuned;
   if (c.count == 0) return Forward::kEmpty;
   return Forward::kCount;
 }
+
+}  // namespace
 
 bool Capturing(cudaStream_t stream) {
   cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
@@ -47,12 +51,15 @@ bool Capturing(cudaStream_t stream) {
   return capturing;
 }
 
+namespace {
+
 int RankOf(ncclComm_t comm) {
   int rank = -1;
   return gpu::Nccl().CommUserRank(comm, &rank) == ncclSuccess ? rank : -1;
 }
 
-// Makes the context (collective: every rank of `comm` is at this same call). Under e.mu.
+}  // namespace
+
 // One line, on rank 0: served (with init's summary) or plain NCCL and why.
 void MakeContext(ncclComm_t comm, CommEntry& e) {
   e.rank = RankOf(comm);
@@ -65,6 +72,7 @@ void MakeContext(ncclComm_t comm, CommEntry& e) {
   } else {
     cfg->log_summary = false;
     auto ctx = runtime::RuntimeComm::Init(comm, std::move(cfg).value());
+    if (ctx.ok()) e.mode = (*ctx)->Mode();
     if (!ctx.ok()) {
       why = "libccltune init failed: " + ctx.status().message();
     } else if ((*ctx)->Empty()) {
@@ -85,6 +93,8 @@ void MakeContext(ncclComm_t comm, CommEntry& e) {
 ncclResult_t ResultOf(const core::Status& st) {
   return st.code() == core::StatusCode::kInvalidArgument ? ncclInvalidArgument : ncclInternalError;
 }
+
+namespace {
 
 ncclResult_t Forwarded(CommEntry& e, Forward why, std::string_view detail, const runtime::Call& c,
                        ncclComm_t comm, ForwardFn forward) {
@@ -112,13 +122,9 @@ bool ShimOn() {
   return on;
 }
 
-void EnterGroup() { ++g_group_depth; }
-void LeaveGroup() {
-  if (g_group_depth > 0) --g_group_depth;
-}
-
 ncclResult_t Collective(const runtime::Call& call, ncclComm_t comm, ForwardFn forward) {
   if (!ShimOn()) return forward(call, comm);
+  if (InGroup()) return Defer(call, comm, forward);
   const std::shared_ptr<CommEntry> e = CommRegistry::Get().Find(comm);
   if (!e) {
     if (DebugOn()) Debug(Describe(call) + " -> NCCL (communicator not made through ccltune-nccl)");
@@ -163,8 +169,7 @@ void Release(ncclComm_t comm, const char* how, bool abort, bool forget) {
     if (e->rank < 0) e->rank = RankOf(comm);
     if (e->ctx && abort) {
       // No collective goodbye: the peers may be gone. Our children go the same way.
-      e->ctx->AbortChildren();
-      e->ctx.reset();
+      runtime::RuntimeComm::Drop(std::move(e->ctx));
     } else if (e->ctx) {
       const core::Status st = runtime::RuntimeComm::Close(std::move(e->ctx));
       if (!st.ok()) Note("comm " + Hex(comm) + ": context teardown: " + st.message());
@@ -174,7 +179,10 @@ void Release(ncclComm_t comm, const char* how, bool abort, bool forget) {
       e->plain_why = std::string("communicator ") + how;
     }
   }
-  if (forget && e->rank <= 0) Note("comm " + Hex(comm) + " " + how + ": " + e->Summary());
+  if (forget && e->rank <= 0) {
+    Note("comm " + Hex(comm) + " " + how + (e->mode.empty() ? "" : " (ranks in " + e->mode + ")") +
+         ": " + e->Summary());
+  }
 }
 
 bool BlockingOf(const ncclConfig_t* config, const bool* parent) {

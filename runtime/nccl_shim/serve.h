@@ -5,17 +5,15 @@
 
 #include <nccl.h>
 
+#include <string>
+
+#include "runtime/nccl_shim/comm_registry.h"
 #include "runtime/runtime_comm.h"
 
 namespace ccltune::shim {
 
 // CCLTUNE_NCCL unset, "on" or "1", a real NCCL found with the header's major.minor.
 bool ShimOn();
-
-// Per-thread group depth, as NCCL keeps it: calls between ncclGroupStart and ncclGroupEnd
-// are forwarded (NCCL fuses them; a winner cannot join the group).
-void EnterGroup();
-void LeaveGroup();
 
 // The application's call to the real NCCL, unchanged (made from the call's own arguments).
 using ForwardFn = ncclResult_t (*)(const runtime::Call& call, ncclComm_t comm);
@@ -27,6 +25,13 @@ ncclResult_t Collective(const runtime::Call& call, ncclComm_t comm, ForwardFn fo
 // The communicator is going away: its context is torn down first (collectively and bounded
 // unless `abort`), and for destroy and abort its summary line is written.
 void Release(ncclComm_t comm, const char* how, bool abort, bool forget);
+
+// For group_calls.cc. Makes `e`'s context (collective: every rank of `comm` is at this same
+// point); the caller holds e.mu and e is untried.
+void MakeContext(ncclComm_t comm, CommEntry& e);
+bool Capturing(cudaStream_t stream);
+std::string Describe(const runtime::Call& c);
+ncclResult_t ResultOf(const core::Status& st);
 
 // The blocking mode of a communicator made with `config` (NULL: `parent`'s, or
 // NCCL_COMM_BLOCKING's default when there is no parent).

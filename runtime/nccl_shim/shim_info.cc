@@ -81,6 +81,15 @@ CCLTUNE_SHIM_EXPORT size_t ccltuneNcclShimInfo(int world, char* buf, size_t len)
     out["real"] = {
         {"found", real.found}, {"how", real.how}, {"path", real.path}, {"version", real.version}};
     out["serving"] = ccltune::shim::ShimOn();
+    // How each shape of program is served; the per-communicator mode is in its summary
+    // line ("ranks in one process" / "ranks in N processes").
+    out["modes"] = {
+        {"one rank per process", "served; peers' memory by CUDA IPC"},
+        {"one process",
+         "served (threads: nccl-tests -t N; one thread and several GPUs: -g N, "
+         "ncclCommInitAll, groups of one call per communicator served or forwarded whole); "
+         "peers' memory by direct peer access; destroy waits for no peer"},
+        {"mixed", "not served (some processes hold several ranks, other ranks elsewhere)"}};
     if (!real.problem.empty()) out["problem"] = real.problem;
     if (world <= 0) world = ccltune::shim::VisibleGpus();
     out["world"] = world;

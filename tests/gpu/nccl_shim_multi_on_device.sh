@@ -2,7 +2,10 @@
 # libccltune-nccl on N GPUs (issue 26): unmodified nccl-tests and an unmodified PyTorch
 # decode step, with and without the library preloaded, on winners tuned in the same call
 # with the NCCL those programs load (PyTorch's own; nccl-tests are pointed at it too).
-#   bash tests/gpu/nccl_shim_multi_on_device.sh N [tune] [nccltests] [decode]
+#   bash tests/gpu/nccl_shim_multi_on_device.sh N [tune] [nccltests] [decode] [onepro]
+# onepro (issue 34): every rank in one process: all_reduce, all_gather, reduce_scatter,
+# broadcast and alltoall _perf in -t N -g 1 and -t 1 -g N modes, eager and -G 20, -c 1,
+# plain and preloaded, each run's wall time; nccl_onepro_table.py makes the tables.
 # Needs the .gpu22 bundle (nccl_shim_on_device.sh's header, plus build/tests/gpu/runtime_bench)
 # and nccl-tests binaries in $NCCL_TESTS_BIN, built in the same device call from a copy
 # fetched outside the repository (no build script for them lives here).
@@ -61,6 +64,36 @@ section_decode() {
   LD_PRELOAD="$SHIM" CCLTUNE_RESULTS_FILE="$D/winners-graph.json" timeout -k 5 300 \
     python3 tests/gpu/tp_decode_bench.py --gpus "$n" --winners "$D/winners-graph.json" 2>&1 |
     tee "$D/decode-shim.md" | tail -8
+}
+
+# Wall seconds of one command, appended as "NAME SECONDS EXIT" to $D/onepro-walls.txt.
+timed() {
+  local name=$1; shift
+  local t0 t1 rc; t0=$(date +%s%N)
+  "$@"; rc=$?
+  t1=$(date +%s%N)
+  echo "$name $(awk "BEGIN { printf \"%.3f\", ($t1 - $t0) / 1e9 }") $rc" >>"$D/onepro-walls.txt"
+}
+
+section_onepro() {
+  [ -x "$NT/all_reduce_perf" ] || { echo "onepro: no \$NCCL_TESTS_BIN/all_reduce_perf"; return; }
+  : >"$D/onepro-walls.txt"
+  for op in all_reduce all_gather reduce_scatter broadcast alltoall; do
+    for shape in threads gpus; do
+      local layout=(-t "$n" -g 1); [ $shape = gpus ] && layout=(-t 1 -g "$n")
+      for mode in eager graph; do
+        local g=""; [ $mode = graph ] && g="-G 20"
+        local args=(-b 1K -e 16M -f 4 "${layout[@]}" -d bfloat16 -c 1 -w 5 -n 20 $g)
+        local tag=${op}_${shape}_$mode
+        timed "plain_$tag" with_nccl timeout -k 5 120 "$NT/${op}_perf" "${args[@]}" \
+          >"$D/onepro_plain_$tag.txt" 2>&1
+        timed "shim_$tag" with_nccl env LD_PRELOAD="$SHIM" \
+          CCLTUNE_RESULTS_FILE="$D/winners-$mode.json" \
+          timeout -k 5 120 "$NT/${op}_perf" "${args[@]}" >"$D/onepro_shim_$tag.txt" 2>&1
+      done
+    done
+  done
+  python3 tests/gpu/nccl_onepro_table.py "$D" "$n"
 }
 
 for s in ${*:-tune nccltests decode}; do

@@ -44,6 +44,12 @@ void Print(const std::string& path, const nlohmann::json& j) {
   }
   std::printf("serving calls: %s%s\n", j.value("serving", false) ? "yes" : "no",
               j.contains("problem") ? (" (" + Field(j, "problem") + ")").c_str() : "");
+  if (j.contains("modes") && j["modes"].is_object()) {
+    for (const auto& [mode, how] : j["modes"].items()) {
+      std::printf("mode %s: %s\n", mode.c_str(),
+                  how.is_string() ? how.get<std::string>().c_str() : "?");
+    }
+  }
   std::printf("winners source: %s\n", Field(j, "source", "none").c_str());
   const int world = j.value("world", 0);
   if (world <= 0) {
