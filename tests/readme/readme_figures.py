@@ -1,0 +1,334 @@
+#!/usr/bin/env python3
+"""README figures against the results files they come from (issue 37).
+
+Annotation convention (HTML comments, which GitHub does not render):
+
+  <!-- figures: SOURCE [SOURCE ...] -->
+      Inside a block (a paragraph, a list item, a table, a fenced code block or a heading),
+      anywhere in it: every number of that block must occur in one of the SOURCEs. On a line
+      of its own: the same for the block that follows.
+  <!-- figures: PATH#GENERATOR -->  (own line)  ...  <!-- /figures -->  (own line)
+      The lines between are GENERATOR's output for PATH, exactly; --write regenerates them.
+  <!-- figures: setting -->
+      The block's numbers are settings, limits, versions or reasoning, not measurements.
+
+SOURCE is a file or folder relative to the repository root (a folder means every text file
+under it, .tgz archives included), or PATH#GENERATOR: one of GENERATORS below applied to
+PATH, for tables and for figures derived from a file (the checker recomputes them).
+
+Numbers compare after normalising their form: thousands separators, signs (+, -, U+2212),
+units and "x"/"×" suffixes are dropped; a README figure matches a file figure that rounds to
+it at the README's precision (197 matches 197.4, 0.03 matches 0.026). Versions (2.28.3) must
+occur as written. Numbers inside `code spans`, link targets, "§N" and "issue N" are not
+figures. Fenced code blocks are checked only where annotated.
+
+Coverage: every block with a number in the sections named in CHECKED_SECTIONS (and their
+subsections) must carry an annotation, so a new figure without a source fails.
+
+  python3 tests/readme/readme_figures.py [--write] [README.md]
+"""
+
+import argparse
+import bisect
+import decimal
+import os
+import re
+import sys
+import tarfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from readme_generators import GENERATORS  # noqa: E402
+
+# Headings (prefixes) whose sections hold measured figures; subsections are included.
+CHECKED_SECTIONS = ("Worked example", "Tuning cost: the adaptive search", "Using the winners",
+                    "Measured results", "Layout", "Not done yet")
+
+ANNOTATION = re.compile(r"<!--\s*figures:\s*(.*?)\s*-->")
+CLOSE = re.compile(r"^\s*<!--\s*/figures\s*-->\s*$")
+COMMENT = re.compile(r"<!--.*?-->")
+HEADING = re.compile(r"^(#{1,6})\s+(.*)$")
+LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+\.)\s")
+FENCE = re.compile(r"^\s*(```|~~~)")
+TEXT_SUFFIXES = (".md", ".txt", ".json", ".csv", ".log", ".yaml", ".svg")
+
+VERSION = r"\d+\.\d+\.\d+(?:\.\d+)*"
+NUMBER = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
+# Not inside a word, a version or a hex id: no letter, digit, "_" or "." on either side
+# (an "x" right after a number is its ratio suffix).
+TOKEN = re.compile(r"(?<![\w.§])(%s|%s)(?:x)?(?![\w]|\.\d)" % (VERSION, NUMBER))
+
+
+class Figure:
+    def __init__(self, text, line):
+        self.text, self.line = text, line
+        self.is_version = text.count(".") >= 2 and "," not in text
+        if not self.is_version:
+            self.value = decimal.Decimal(text.replace(",", ""))
+            self.places = len(text.split(".")[1]) if "." in text else 0
+
+
+def figures_in(text, line=0):
+    return [Figure(m.group(1), line) for m in TOKEN.finditer(text)]
+
+
+def prose_text(line):
+    """What of a Markdown line carries figures: no comments, code spans, link targets."""
+    line = COMMENT.sub(" ", line)
+    line = re.sub(r"`[^`]*`", " ", line)
+    line = re.sub(r"\]\([^)]*\)", "] ", line)
+    line = re.sub(r"\bissues? #?\d+(?:,\s*\d+)*", " ", line)
+    line = re.sub(r"\bhttps?://\S+", " ", line)
+    return line.replace("\u2212", "-")
+
+
+class Block:
+    def __init__(self, kind, first, section):
+        self.kind, self.first, self.section = kind, first, section
+        self.lines = []         # (line number, text)
+        self.sources = []       # annotation texts
+        self.region = None      # (source, first body line index, last) for generated regions
+
+
+def parse(lines):
+    """Splits a README into blocks; returns (blocks, regions, errors)."""
+    blocks, regions, errors = [], [], []
+    section = []
+    pending = []            # annotations on their own line, for the next block
+    cur = None
+    i = 0
+
+    def close():
+        nonlocal cur
+        if cur is not None:
+            blocks.append(cur)
+        cur = None
+
+    def start(kind, n):
+        nonlocal cur, pending
+        close()
+        cur = Block(kind, n, " > ".join(section))
+        cur.sources, pending = pending, []
+
+    while i < len(lines):
+        n, line = i + 1, lines[i]
+        only = ANNOTATION.fullmatch(line.strip())
+        if only and not FENCE.match(line):
+            end = find_close(lines, i)
+            if end is not None:
+                close()
+                regions.append((only.group(1), i, end))
+                i = end + 1
+                continue
+            close()
+            pending.append(only.group(1))
+            i += 1
+            continue
+        if FENCE.match(line):
+            start("code", n)
+            cur.lines.append((n, line))
+            i += 1
+            while i < len(lines) and not FENCE.match(lines[i]):
+                cur.lines.append((i + 1, lines[i]))
+                i += 1
+            i += 1
+            close()
+            continue
+        h = HEADING.match(line)
+        if h:
+            section[len(h.group(1)) - 1:] = [COMMENT.sub("", h.group(2)).strip()]
+            start("heading", n)
+        elif not line.strip():
+            close()
+        elif line.lstrip().startswith("|"):
+            if cur is None or cur.kind != "table":
+                start("table", n)
+        elif LIST_ITEM.match(line) or cur is None or cur.kind in ("table", "heading"):
+            start("prose", n)
+        cur_add(cur, n, line) if line.strip() else None
+        i += 1
+    close()
+    if pending:
+        errors.append("annotation at the end of the file covers nothing: %s" % pending)
+    return blocks, regions, errors
+
+
+def cur_add(block, n, line):
+    block.lines.append((n, line))
+    block.sources += ANNOTATION.findall(line)
+
+
+def find_close(lines, i):
+    """Index of the <!-- /figures --> that closes a region opened at line i, or None."""
+    for j in range(i + 1, len(lines)):
+        if CLOSE.match(lines[j]):
+            return j
+        if ANNOTATION.search(lines[j]) or HEADING.match(lines[j]):
+            return None
+    return None
+
+
+class Sources:
+    """Figures of files, folders and generator outputs, read once each."""
+
+    def __init__(self, root):
+        self.root, self.cache = root, {}
+
+    def read(self, spec):
+        if spec not in self.cache:
+            self.cache[spec] = self._read(spec)
+        return self.cache[spec]
+
+    def _read(self, spec):
+        path, _, gen = spec.partition("#")
+        full = os.path.join(self.root, path)
+        if not os.path.exists(full):
+            raise LookupError("%s: no such file or folder" % path)
+        if gen:
+            if gen not in GENERATORS:
+                raise LookupError("%s: unknown generator %r (known: %s)" % (
+                    spec, gen, ", ".join(sorted(GENERATORS))))
+            return GENERATORS[gen](full)
+        return "\n".join(text_of(full))
+
+    def figures(self, spec):
+        key = ("figures", spec)
+        if key not in self.cache:
+            found = figures_in(self.read(spec).replace("\u2212", "-"))
+            values = sorted({f.value for f in found if not f.is_version})
+            self.cache[key] = (values, {f.text for f in found if f.is_version})
+        return self.cache[key]
+
+
+def text_of(path):
+    if os.path.isdir(path):
+        for d, _, names in sorted(os.walk(path)):
+            for name in sorted(names):
+                yield from text_of(os.path.join(d, name))
+    elif path.endswith((".tgz", ".tar.gz")):
+        with tarfile.open(path) as tar:
+            for m in tar.getmembers():
+                if m.isfile() and m.name.endswith(TEXT_SUFFIXES):
+                    yield tar.extractfile(m).read().decode("utf-8", "replace")
+    elif path.endswith(TEXT_SUFFIXES):
+        with open(path, encoding="utf-8") as f:
+            yield f.read()
+
+
+def matches(fig, values, versions):
+    if fig.is_version:
+        return fig.text in versions
+    # File figures that round to the README's: within half a unit of its last place.
+    half = decimal.Decimal(5).scaleb(-fig.places - 1)
+    lo, hi = fig.value - half, fig.value + half
+    k = bisect.bisect_left(values, lo)
+    while k < len(values) and values[k] <= hi:
+        v = values[k]
+        if v.quantize(decimal.Decimal(1).scaleb(-fig.places),
+                      rounding=decimal.ROUND_HALF_UP) == fig.value:
+            return True
+        k += 1
+    return False
+
+
+def block_figures(block):
+    if block.kind == "code":
+        return [f for n, t in block.lines[1:] for f in figures_in(COMMENT.sub(" ", t), n)]
+    return [f for n, t in block.lines for f in figures_in(prose_text(t), n)]
+
+
+def checked(section):
+    top = section.split(" > ")
+    return any(s.startswith(CHECKED_SECTIONS) for s in top)
+
+
+def check_block(block, sources, errors):
+    figs = block_figures(block)
+    specs = [s for text in block.sources for s in text.split()]
+    if specs == ["setting"]:
+        return
+    if "setting" in specs:
+        errors.append("line %d: 'setting' cannot be combined with sources" % block.first)
+        return
+    if not specs:
+        if figs and checked(block.section):
+            errors.append("line %d: figures %s have no source (annotate the %s with "
+                          "<!-- figures: FILE -->)" % (
+                              block.first, ", ".join(f.text for f in figs[:8]), block.kind))
+        return
+    pools = []
+    for spec in specs:
+        try:
+            pools.append((spec, sources.figures(spec)))
+        except LookupError as e:
+            errors.append("line %d: %s" % (block.first, e))
+            return
+    for f in figs:
+        if not any(matches(f, v, s) for _, (v, s) in pools):
+            errors.append("line %d: %s is not in %s" % (f.line, f.text, " ".join(specs)))
+
+
+def check_region(lines, region, sources, write):
+    """Returns (errors, replacement lines or None)."""
+    spec, start, end = region
+    if "#" not in spec or len(spec.split()) != 1:
+        return ["line %d: a <!-- /figures --> region needs one PATH#GENERATOR source, got %r" % (
+            start + 1, spec)], None
+    try:
+        want = sources.read(spec).rstrip("\n").split("\n")
+    except LookupError as e:
+        return ["line %d: %s" % (start + 1, e)], None
+    have = lines[start + 1:end]
+    if have == want:
+        return [], None
+    if write:
+        return [], want
+    errs = ["line %d: the lines under <!-- figures: %s --> differ from its output "
+            "(python3 tests/readme/readme_figures.py --write regenerates them):" % (start + 1, spec)]
+    for k in range(max(len(have), len(want))):
+        h = have[k] if k < len(have) else "(missing)"
+        w = want[k] if k < len(want) else "(none)"
+        if h != w:
+            errs.append("  line %d: README  %s\n  %s  file    %s" % (
+                start + 2 + k, h, " " * len(str(start + 2 + k)), w))
+    return errs, None
+
+
+def run(readme, root, write=False):
+    with open(readme, encoding="utf-8") as f:
+        lines = f.read().split("\n")
+    blocks, regions, errors = parse(lines)
+    sources = Sources(root)
+    for b in blocks:
+        check_block(b, sources, errors)
+    for region in reversed(regions):
+        errs, new = check_region(lines, region, sources, write)
+        errors += errs
+        if new is not None:
+            lines[region[1] + 1:region[2]] = new
+    if write:
+        with open(readme, "w", encoding="utf-8") as f:
+            f.write("\n".join(lines))
+    return errors, len(blocks), len(regions)
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("readme", nargs="?", default=os.path.join(here, "..", "..", "README.md"))
+    p.add_argument("--root", help="repository root (default: the README's folder)")
+    p.add_argument("--write", action="store_true", help="regenerate the generated regions")
+    args = p.parse_args()
+    root = args.root or os.path.dirname(os.path.abspath(args.readme))
+    errors, nblocks, nregions = run(args.readme, root, args.write)
+    for e in errors:
+        print("%s: %s" % (args.readme, e))
+    if errors:
+        print("FAILED: %d figure problem(s) in %s" % (len(errors), args.readme))
+        return 1
+    print("OK: %s: %d blocks, %d generated regions, every figure in its source" % (
+        args.readme, nblocks, nregions))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
