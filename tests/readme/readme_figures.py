@@ -19,8 +19,9 @@ PATH, for tables and for figures derived from a file (the checker recomputes the
 Numbers compare after normalising their form: thousands separators, signs (+, -, U+2212),
 units and "x"/"×" suffixes are dropped; a README figure matches a file figure that rounds to
 it at the README's precision (197 matches 197.4, 0.03 matches 0.026). Versions (2.28.3) must
-occur as written. Numbers inside `code spans`, link targets, "§N" and "issue N" are not
-figures. Fenced code blocks are checked only where annotated.
+occur as written. Numbers inside `code spans`, link targets, "§N", "issue N" and after a
+comparison sign (≥ 95 %, < 100 µs: bars and thresholds) are not figures, except in an annotated block the decimal ones (sample output quoted in a span).
+Fenced code blocks are checked only where annotated.
 
 Coverage: every block with a number in the sections named in CHECKED_SECTIONS (and their
 subsections) must carry an annotation, so a new figure without a source fails.
@@ -49,7 +50,8 @@ COMMENT = re.compile(r"<!--.*?-->")
 HEADING = re.compile(r"^(#{1,6})\s+(.*)$")
 LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+\.)\s")
 FENCE = re.compile(r"^\s*(```|~~~)")
-TEXT_SUFFIXES = (".md", ".txt", ".json", ".csv", ".log", ".yaml", ".svg")
+TEXT_SUFFIXES = (".md", ".txt", ".json", ".csv", ".log", ".yaml", ".svg", ".h", ".cc", ".cu",
+                 ".py", ".sh")
 
 VERSION = r"\d+\.\d+\.\d+(?:\.\d+)*"
 NUMBER = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
@@ -71,14 +73,21 @@ def figures_in(text, line=0):
     return [Figure(m.group(1), line) for m in TOKEN.finditer(text)]
 
 
-def prose_text(line):
-    """What of a Markdown line carries figures: no comments, code spans, link targets."""
+def prose_text(line, spans=False):
+    """What of a Markdown line carries figures: no comments, link targets, and of code spans
+    (commands, options, choice names) only their decimal figures (sample output) if `spans`."""
     line = COMMENT.sub(" ", line)
-    line = re.sub(r"`[^`]*`", " ", line)
+    line = re.sub(r"`[^`]*`", lambda m: span_decimals(m.group(0)) if spans else " ", line)
     line = re.sub(r"\]\([^)]*\)", "] ", line)
     line = re.sub(r"\bissues? #?\d+(?:,\s*\d+)*", " ", line)
     line = re.sub(r"\bhttps?://\S+", " ", line)
+    line = re.sub(r"[≥≤<>]\s*[\d.,]+", " ", line)
     return line.replace("\u2212", "-")
+
+
+def span_decimals(span):
+    return " %s " % " ".join(f.text for f in figures_in(span) if "." in f.text
+                             and not f.is_version)
 
 
 class Block:
@@ -230,10 +239,10 @@ def matches(fig, values, versions):
     return False
 
 
-def block_figures(block):
+def block_figures(block, annotated):
     if block.kind == "code":
         return [f for n, t in block.lines[1:] for f in figures_in(COMMENT.sub(" ", t), n)]
-    return [f for n, t in block.lines for f in figures_in(prose_text(t), n)]
+    return [f for n, t in block.lines for f in figures_in(prose_text(t, annotated), n)]
 
 
 def checked(section):
@@ -242,15 +251,15 @@ def checked(section):
 
 
 def check_block(block, sources, errors):
-    figs = block_figures(block)
     specs = [s for text in block.sources for s in text.split()]
+    figs = block_figures(block, bool(specs))
     if specs == ["setting"]:
         return
     if "setting" in specs:
         errors.append("line %d: 'setting' cannot be combined with sources" % block.first)
         return
     if not specs:
-        if figs and checked(block.section):
+        if figs and checked(block.section) and block.kind != "code":
             errors.append("line %d: figures %s have no source (annotate the %s with "
                           "<!-- figures: FILE -->)" % (
                               block.first, ", ".join(f.text for f in figs[:8]), block.kind))
@@ -320,8 +329,9 @@ def main():
     args = p.parse_args()
     root = args.root or os.path.dirname(os.path.abspath(args.readme))
     errors, nblocks, nregions = run(args.readme, root, args.write)
+    name = os.path.relpath(args.readme)
     for e in errors:
-        print("%s: %s" % (args.readme, e))
+        print("%s: %s" % (name, e))
     if errors:
         print("FAILED: %d figure problem(s) in %s" % (len(errors), args.readme))
         return 1

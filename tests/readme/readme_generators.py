@@ -208,6 +208,12 @@ def search_timing_ratios(path):
     return "\n".join(out) + "\n"
 
 
+def same_winner_differences(path):
+    """How many problems differ, for every "same winner X of Y" in a search_compare report."""
+    pairs = re.findall(r"same winner (\d+) of (\d+)", read(path))
+    return "differing problems: %s\n" % ", ".join(str(int(y) - int(x)) for x, y in pairs)
+
+
 def host_floor(path):
     """What any search keeping DESIGN §2 must measure in full, as a share of all choices'
     median op time in an exhaustive run (`ccltune tune --json`): the default and the winner
@@ -233,6 +239,7 @@ GENERATORS = {
     "adaptive-host-differences": adaptive_host_differences,
     "adaptive-host-jobs": adaptive_host_jobs,
     "search-timing-ratios": search_timing_ratios,
+    "same-winner-differences": same_winner_differences,
     "host-floor": host_floor,
 }
 
