@@ -8,7 +8,8 @@ Annotation convention (HTML comments, which GitHub does not render):
       anywhere in it: every number of that block must occur in one of the SOURCEs. On a line
       of its own: the same for the block that follows.
   <!-- figures: PATH#GENERATOR -->  (own line)  ...  <!-- /figures -->  (own line)
-      The lines between are GENERATOR's output for PATH, exactly; --write regenerates them.
+      The lines between are GENERATOR's output for PATH, exactly (indented as the opening
+      comment is); --write regenerates them.
   <!-- figures: setting -->
       The block's numbers are settings, limits, versions or reasoning, not measurements.
 
@@ -18,7 +19,8 @@ PATH, for tables and for figures derived from a file (the checker recomputes the
 
 Numbers compare after normalising their form: thousands separators, signs (+, -, U+2212),
 units and "x"/"×" suffixes are dropped; a README figure matches a file figure that rounds to
-it at the README's precision (197 matches 197.4, 0.03 matches 0.026). Versions (2.28.3) must
+it at the README's precision (197 matches 197.4, 0.03 matches 0.026), also one given in a unit
+1000 times smaller or larger (0.87 µs matches 867.8 ns). Versions (2.28.3) must
 occur as written. Numbers inside `code spans`, link targets, "§N", "issue N" and after a
 comparison sign (≥ 95 %, < 100 µs: bars and thresholds) are not figures, except in an annotated block the decimal ones (sample output quoted in a span).
 Fenced code blocks are checked only where annotated.
@@ -226,14 +228,17 @@ def text_of(path):
 def matches(fig, values, versions):
     if fig.is_version:
         return fig.text in versions
-    # File figures that round to the README's: within half a unit of its last place.
-    half = decimal.Decimal(5).scaleb(-fig.places - 1)
-    lo, hi = fig.value - half, fig.value + half
-    k = bisect.bisect_left(values, lo)
-    while k < len(values) and values[k] <= hi:
-        v = values[k]
-        if v.quantize(decimal.Decimal(1).scaleb(-fig.places),
-                      rounding=decimal.ROUND_HALF_UP) == fig.value:
+    # The file may give it in the unit 1000 times smaller or larger (ns, µs, ms, s).
+    return any(rounds_to(fig.value.scaleb(k), fig.places - k, values) for k in (0, 3, -3))
+
+
+def rounds_to(value, places, values):
+    """Whether a file figure rounds to `value` at `places` decimals (within half a unit of
+    its last place)."""
+    unit = decimal.Decimal(1).scaleb(-places)
+    k = bisect.bisect_left(values, value - unit / 2)
+    while k < len(values) and values[k] <= value + unit / 2:
+        if values[k].quantize(unit, rounding=decimal.ROUND_HALF_UP) == value:
             return True
         k += 1
     return False
@@ -283,7 +288,9 @@ def check_region(lines, region, sources, write):
         return ["line %d: a <!-- /figures --> region needs one PATH#GENERATOR source, got %r" % (
             start + 1, spec)], None
     try:
-        want = sources.read(spec).rstrip("\n").split("\n")
+        # Generated lines take the opening comment's indentation (a list item's table).
+        indent = lines[start][:len(lines[start]) - len(lines[start].lstrip())]
+        want = [indent + w if w else w for w in sources.read(spec).rstrip("\n").split("\n")]
     except LookupError as e:
         return ["line %d: %s" % (start + 1, e)], None
     have = lines[start + 1:end]

@@ -113,11 +113,11 @@ def adaptive_host_table(path):
 
 
 def adaptive_growth_table(path):
-    """Tuning time against problems, both host runs side by side (indented: a list item's)."""
+    """Tuning time against problems, both host runs side by side."""
     runs = host_runs(path)
-    out = ["  | problems | %s |" % " | ".join(
+    out = ["| problems | %s |" % " | ".join(
         "run %d: exhaustive / adaptive (s) | ratio" % k for k, _ in runs),
-        "  |---|" + "---|---|" * len(runs)]
+        "|---|" + "---|---|" * len(runs)]
     for i, g in enumerate(runs[0][1]["growth"]):
         cells = []
         for _, doc in runs:
@@ -126,7 +126,7 @@ def adaptive_growth_table(path):
             cells.append(", ".join("%.1f / %.1f" % t for t in zip(h["exhaustiveS"],
                                                                   h["adaptiveS"])))
             cells.append(fmt_list(h["ratio"], "%.2f"))
-        out.append("  | %d | %s |" % (g["problems"], " | ".join(cells)))
+        out.append("| %d | %s |" % (g["problems"], " | ".join(cells)))
     return "\n".join(out) + "\n"
 
 
