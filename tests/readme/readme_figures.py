@@ -20,7 +20,8 @@ PATH, for tables and for figures derived from a file (the checker recomputes the
 Numbers compare after normalising their form: thousands separators, signs (+, -, U+2212),
 units and "x"/"×" suffixes are dropped; a README figure matches a file figure that rounds to
 it at the README's precision (197 matches 197.4, 0.03 matches 0.026), also one given in a unit
-1000 times smaller or larger (0.87 µs matches 867.8 ns). Versions (2.28.3) must
+1000 times smaller or larger (0.87 µs matches 867.8 ns), and a size in KiB, MiB or GiB one
+given in bytes (64 MiB matches 67108864). Versions (2.28.3) must
 occur as written. Numbers inside `code spans`, link targets, "§N", "issue N" and after a
 comparison sign (≥ 95 %, < 100 µs: bars and thresholds) are not figures, except in an annotated block the decimal ones (sample output quoted in a span).
 Fenced code blocks are checked only where annotated.
@@ -62,17 +63,28 @@ NUMBER = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
 TOKEN = re.compile(r"(?<![\w.§])(%s|%s)(?:x)?(?![\w]|\.\d)" % (VERSION, NUMBER))
 
 
+BINARY_UNIT = re.compile(r"\s?([KMG])iB\b")
+
+
 class Figure:
-    def __init__(self, text, line):
+    def __init__(self, text, line, unit=None):
         self.text, self.line = text, line
         self.is_version = text.count(".") >= 2 and "," not in text
         if not self.is_version:
             self.value = decimal.Decimal(text.replace(",", ""))
             self.places = len(text.split(".")[1]) if "." in text else 0
+        # A size in KiB/MiB/GiB may be given in bytes in the file.
+        self.bytes = None
+        if unit and not self.is_version and self.places == 0:
+            self.bytes = self.value * (1 << (10 * "KMG".index(unit) + 10))
 
 
 def figures_in(text, line=0):
-    return [Figure(m.group(1), line) for m in TOKEN.finditer(text)]
+    out = []
+    for m in TOKEN.finditer(text):
+        u = BINARY_UNIT.match(text, m.end())
+        out.append(Figure(m.group(1), line, u.group(1) if u else None))
+    return out
 
 
 def prose_text(line, spans=False):
@@ -229,7 +241,9 @@ def matches(fig, values, versions):
     if fig.is_version:
         return fig.text in versions
     # The file may give it in the unit 1000 times smaller or larger (ns, µs, ms, s).
-    return any(rounds_to(fig.value.scaleb(k), fig.places - k, values) for k in (0, 3, -3))
+    if any(rounds_to(fig.value.scaleb(k), fig.places - k, values) for k in (0, 3, -3)):
+        return True
+    return fig.bytes is not None and rounds_to(fig.bytes, 0, values)
 
 
 def rounds_to(value, places, values):

@@ -8,14 +8,19 @@ here and an entry in GENERATORS.
 """
 
 import glob
+import io
+import math
 import json
 import os
 import re
 import sys
+import tarfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "bench"))
+sys.path.insert(0, os.path.join(HERE, "..", "gpu"))
 from adaptive_vs_exhaustive import NOISE_PERCENT, fmt_list  # noqa: E402
+import epilogue_table  # noqa: E402
 
 
 def read(path):
@@ -24,15 +29,18 @@ def read(path):
 
 
 def md_table(text, caption):
-    """The Markdown table after the first line that starts with `caption`, as a list of rows
-    (lists of cell strings), the header row first and the |---| row left out."""
+    """The first Markdown table after the first line that starts with `caption` (before the
+    next heading), as a list of rows (lists of cell strings), the header row first and the
+    |---| row left out."""
     lines = text.split("\n")
     for i, line in enumerate(lines):
         if line.startswith(caption):
             rows = []
             for row in lines[i + 1:]:
-                if not row.strip() and not rows:
-                    continue
+                if not rows and not row.lstrip().startswith("|"):
+                    if row.startswith("#"):
+                        break
+                    continue   # text between the caption and its table
                 if not row.lstrip().startswith("|"):
                     break
                 cells = [c.strip() for c in row.strip().strip("|").split("|")]
@@ -232,6 +240,52 @@ def host_floor(path):
         len(doc["records"]), alone / total, NOISE_PERCENT, near / total)
 
 
+def md_tables_after(text, heading):
+    """Every (heading line, rows) whose heading line starts with `heading`."""
+    out = []
+    for m in re.finditer(r"^%s.*$" % re.escape(heading), text, re.M):
+        out.append((m.group(0), md_table(text[m.start():], m.group(0))))
+    return out
+
+
+def nccl_tests_diffs(path):
+    """The `nccl` choice against nccl-tests (eager busbw diff, %) per GPU count: the range below
+    1 MiB and each op's worst |diff| at >= 1 MiB and at >= 2 MiB."""
+    out = []
+    for title, rows in md_tables_after(read(path), "### `nccl` choice vs nccl-tests,"):
+        size, diff, op = (column(rows, n) for n in ("size", "diff", "op"))
+        cells = [(r[op], int(r[size]), float(r[diff].rstrip("%"))) for r in rows[1:]]
+        small = [d for _, b, d in cells if b < 1 << 20]
+        out.append("%s: below 1 MiB %+.1f to %+.1f %%" % (title, min(small), max(small)))
+        for o in sorted({c[0] for c in cells}):
+            for lo in (1, 2):
+                worst = max(abs(d) for x, b, d in cells if x == o and b >= lo << 20)
+                out.append("  %s at >= %d MiB: worst |diff| %.1f %%" % (o, lo, worst))
+    return "\n".join(out) + "\n"
+
+
+def tune4_speedup_geomean(path):
+    """Geometric mean of the speedup columns of tune-4xH200.md's allReduce winner table."""
+    rows = md_table(read(path), "### allReduce bf16, 4 GPUs: NCCL default vs ccltune winner")
+    out = []
+    for k, name in enumerate(rows[0]):
+        if name == "speedup":
+            v = [float(r[k].rstrip("x")) for r in rows[1:]]
+            out.append("geomean of column %d: %.2f" % (k, math.exp(
+                sum(map(math.log, v)) / len(v))))
+    return "\n".join(out) + "\n"
+
+
+def epilogue_bars_graph(path):
+    """tests/gpu/epilogue_table.py's graph table and bars for the exhaustive epilogue run in
+    a device call's archive (search2-epilogue-exhaustive.json, `--cuda-graph`)."""
+    with tarfile.open(path) as tar:
+        doc = json.load(io.TextIOWrapper(tar.extractfile("search2-epilogue-exhaustive.json")))
+    out = []
+    epilogue_table.table("graph", doc, out)
+    return "\n".join(out) + "\n"
+
+
 GENERATORS = {
     "torch-graph": torch_graph,
     "adaptive-host-table": adaptive_host_table,
@@ -241,6 +295,9 @@ GENERATORS = {
     "search-timing-ratios": search_timing_ratios,
     "same-winner-differences": same_winner_differences,
     "host-floor": host_floor,
+    "nccl-tests-diffs": nccl_tests_diffs,
+    "tune4-speedup-geomean": tune4_speedup_geomean,
+    "epilogue-bars-graph": epilogue_bars_graph,
 }
 
 if __name__ == "__main__":
