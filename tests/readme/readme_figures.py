@@ -20,7 +20,7 @@ PATH, for tables and for figures derived from a file (the checker recomputes the
 Numbers compare after normalising their form: thousands separators, signs (+, -, U+2212),
 units and "x"/"×" suffixes are dropped; a README figure matches a file figure that rounds to
 it at the README's precision (197 matches 197.4, 0.03 matches 0.026), also one given in a unit
-1000 times smaller or larger (0.87 µs matches 867.8 ns), and a size in KiB, MiB or GiB one
+1000 times smaller or larger (0.87 µs matches 867.8 ns; `time`'s 0m16.630s is 16.630), and a size in KiB, MiB or GiB one
 given in bytes (64 MiB matches 67108864). Versions (2.28.3) must
 occur as written. Numbers inside `code spans`, link targets, "§N", "issue N" and after a
 comparison sign (≥ 95 %, < 100 µs: bars and thresholds) are not figures, except in an annotated block the decimal ones (sample output quoted in a span).
@@ -182,10 +182,15 @@ def cur_add(block, n, line):
 
 def find_close(lines, i):
     """Index of the <!-- /figures --> that closes a region opened at line i, or None."""
+    fenced = False
     for j in range(i + 1, len(lines)):
-        if CLOSE.match(lines[j]):
+        if FENCE.match(lines[j]):
+            fenced = not fenced
+        elif fenced:
+            continue
+        elif CLOSE.match(lines[j]):
             return j
-        if ANNOTATION.search(lines[j]) or HEADING.match(lines[j]):
+        elif ANNOTATION.search(lines[j]) or HEADING.match(lines[j]):
             return None
     return None
 
@@ -216,7 +221,11 @@ class Sources:
     def figures(self, spec):
         key = ("figures", spec)
         if key not in self.cache:
-            found = figures_in(self.read(spec).replace("\u2212", "-"))
+            text = self.read(spec).replace("\u2212", "-")
+            # `time`'s "real 0m16.630s" is 16.630 seconds.
+            text += " ".join(" %.3f " % (int(m) * 60 + float(sec)) for m, sec in
+                             re.findall(r"\b(\d+)m(\d+\.\d+)s\b", text))
+            found = figures_in(text)
             values = sorted({f.value for f in found if not f.is_version})
             self.cache[key] = (values, {f.text for f in found if f.is_version})
         return self.cache[key]

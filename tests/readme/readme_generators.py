@@ -288,8 +288,21 @@ def epilogue_bars_graph(path):
     return "\n".join(out) + "\n"
 
 
+def tune_output_abridged(path):
+    """A `ccltune tune` console output cut to its first line, its first op's table, "..." and
+    the job's summary lines, in a ``` block (the README's worked example)."""
+    lines = read(path).split("\n")
+    first_table = next(i for i, l in enumerate(lines) if l.startswith("# ") and " ranks, " in l)
+    end = lines.index("", first_table)
+    summary = next(i for i, l in enumerate(lines) if l.startswith("# local-"))
+    last = next(i for i in range(summary, len(lines)) if not lines[i].startswith("#"))
+    return "\n".join(["```", lines[0], ""] + lines[first_table:end] + ["..."] +
+                     lines[summary:last] + ["```"]) + "\n"
+
+
 GENERATORS = {
     "torch-graph": torch_graph,
+    "tune-output-abridged": tune_output_abridged,
     "adaptive-host-table": adaptive_host_table,
     "adaptive-growth-table": adaptive_growth_table,
     "adaptive-host-differences": adaptive_host_differences,
