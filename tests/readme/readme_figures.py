@@ -177,7 +177,7 @@ def parse(lines):
 
 def cur_add(block, n, line):
     block.lines.append((n, line))
-    block.sources += ANNOTATION.findall(line)
+    block.sources += ANNOTATION.findall(re.sub(r"`[^`]*`", " ", line))  # not quoted ones
 
 
 def find_close(lines, i):

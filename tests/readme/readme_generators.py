@@ -300,6 +300,23 @@ def tune_output_abridged(path):
                      lines[summary:last] + ["```"]) + "\n"
 
 
+def archive_statuses(path):
+    """How many choices ended in each status, per `ccltune tune --json` summary in an archive."""
+    out = []
+    with tarfile.open(path) as tar:
+        for m in sorted(tar.getmembers(), key=lambda m: m.name):
+            if not m.name.endswith(".json"):
+                continue
+            doc = json.load(io.TextIOWrapper(tar.extractfile(m)))
+            counts = {}
+            for r in doc.get("records", []):
+                for c in r["choices"]:
+                    counts[c["status"]] = counts.get(c["status"], 0) + 1
+            out.append("%s: %s" % (m.name, ", ".join("%s %d" % kv for kv in sorted(
+                counts.items()))))
+    return "\n".join(out) + "\n"
+
+
 GENERATORS = {
     "torch-graph": torch_graph,
     "tune-output-abridged": tune_output_abridged,
@@ -313,6 +330,7 @@ GENERATORS = {
     "nccl-tests-diffs": nccl_tests_diffs,
     "tune4-speedup-geomean": tune4_speedup_geomean,
     "epilogue-bars-graph": epilogue_bars_graph,
+    "archive-statuses": archive_statuses,
 }
 
 if __name__ == "__main__":
