@@ -44,7 +44,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from readme_generators import GENERATORS  # noqa: E402
 
 # Headings (prefixes) whose sections hold measured figures; subsections are included.
-CHECKED_SECTIONS = ("Worked example", "Tuning cost: the adaptive search", "Using the winners",
+CHECKED_SECTIONS = ("Quickstart", "Worked example", "Tuning cost: the adaptive search", "Using the winners",
                     "Measured results", "Layout", "Not done yet")
 
 ANNOTATION = re.compile(r"<!--\s*figures:\s*(.*?)\s*-->")
@@ -327,8 +327,8 @@ def check_region(lines, region, sources, write):
         h = have[k] if k < len(have) else "(missing)"
         w = want[k] if k < len(want) else "(none)"
         if h != w:
-            errs.append("  line %d: README  %s\n  %s  file    %s" % (
-                start + 2 + k, h, " " * len(str(start + 2 + k)), w))
+            errs.append("line %d: README    %s" % (start + 2 + k, h.strip()))
+            errs.append("line %d: generated %s" % (start + 2 + k, w.strip()))
     return errs, None
 
 
@@ -353,17 +353,17 @@ def run(readme, root, write=False):
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("readme", nargs="?", default=os.path.join(here, "..", "..", "README.md"))
+    p.add_argument("readme", nargs="?",
+                   default=os.path.normpath(os.path.join(here, "..", "..", "README.md")))
     p.add_argument("--root", help="repository root (default: the README's folder)")
     p.add_argument("--write", action="store_true", help="regenerate the generated regions")
     args = p.parse_args()
     root = args.root or os.path.dirname(os.path.abspath(args.readme))
     errors, nblocks, nregions = run(args.readme, root, args.write)
-    name = os.path.relpath(args.readme)
     for e in errors:
-        print("%s: %s" % (name, e))
+        print("%s: %s" % (args.readme, e))
     if errors:
-        print("FAILED: %d figure problem(s) in %s" % (len(errors), args.readme))
+        print("FAILED: %s: figures not in their files (lines above)" % args.readme)
         return 1
     print("OK: %s: %d blocks, %d generated regions, every figure in its source" % (
         args.readme, nblocks, nregions))
