@@ -13,18 +13,22 @@ Annotation convention (HTML comments, which GitHub does not render):
   <!-- figures: setting -->
       The block's numbers are settings, limits, versions or reasoning, not measurements.
 
-SOURCE is a file or folder relative to the repository root (a folder means every text file
-under it, .tgz archives included), or PATH#GENERATOR: one of GENERATORS below applied to
-PATH, for tables and for figures derived from a file (the checker recomputes them).
+SOURCE is a file or folder relative to the repository root (a folder: every text file under
+it, .tgz archives included), or PATH#GENERATOR: a function of readme_generators.py applied to
+PATH, for tables and for figures derived from a file (the checker recomputes them). A new
+results section: cite its file in each paragraph, table and list item that quotes it.
 
 Numbers compare after normalising their form: thousands separators, signs (+, -, U+2212),
-units and "x"/"×" suffixes are dropped; a README figure matches a file figure that rounds to
-it at the README's precision (197 matches 197.4, 0.03 matches 0.026), also one given in a unit
-1000 times smaller or larger (0.87 µs matches 867.8 ns; `time`'s 0m16.630s is 16.630), and a size in KiB, MiB or GiB one
-given in bytes (64 MiB matches 67108864). Versions (2.28.3) must
-occur as written. Numbers inside `code spans`, link targets, "§N", "issue N" and after a
-comparison sign (≥ 95 %, < 100 µs: bars and thresholds) are not figures, except in an annotated block the decimal ones (sample output quoted in a span).
-Fenced code blocks are checked only where annotated.
+units and "x"/"×" suffixes are dropped. A README figure matches a file figure that rounds to
+it at the README's precision (197 matches 197.4, 0.03 matches 0.026), one 1000 times smaller
+or larger (0.87 µs matches 867.8 ns), a size in KiB/MiB/GiB given in bytes (64 MiB matches
+67108864), and `time`'s 0m16.630s as 16.630. Versions (2.28.3) must occur as written. Not
+figures: numbers in link targets, after "§" or "issue", after a comparison sign (≥ 95 %,
+< 100 µs: bars and thresholds), and in `code spans` (commands, choice names) except their
+decimals in an annotated block (sample output). Fenced code is checked only where annotated.
+
+Each number is looked up alone: a range whose two ends both occur somewhere in the cited
+file passes, so cite the narrowest file, and derive ranges with a generator.
 
 Coverage: every block with a number in the sections named in CHECKED_SECTIONS (and their
 subsections) must carry an annotation, so a new figure without a source fails.
@@ -44,8 +48,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from readme_generators import GENERATORS  # noqa: E402
 
 # Headings (prefixes) whose sections hold measured figures; subsections are included.
-CHECKED_SECTIONS = ("Quickstart", "Worked example", "Tuning cost: the adaptive search", "Using the winners",
-                    "Measured results", "Layout", "Not done yet")
+CHECKED_SECTIONS = ("Quickstart", "Worked example", "Tuning cost: the adaptive search",
+                    "Using the winners", "Measured results", "Layout", "Not done yet")
 
 ANNOTATION = re.compile(r"<!--\s*figures:\s*(.*?)\s*-->")
 CLOSE = re.compile(r"^\s*<!--\s*/figures\s*-->\s*$")
@@ -112,72 +116,83 @@ class Block:
         self.region = None      # (source, first body line index, last) for generated regions
 
 
-def parse(lines):
-    """Splits a README into blocks; returns (blocks, regions, errors)."""
-    blocks, regions, errors = [], [], []
-    section = []
-    pending = []            # annotations on their own line, for the next block
-    cur = None
-    i = 0
+class Splitter:
+    """Splits a README into blocks (with their section and annotations) and generated regions."""
 
-    def close():
-        nonlocal cur
-        if cur is not None:
-            blocks.append(cur)
-        cur = None
+    def __init__(self, lines):
+        self.lines, self.blocks, self.regions = lines, [], []
+        self.section, self.pending, self.cur = [], [], None
 
-    def start(kind, n):
-        nonlocal cur, pending
-        close()
-        cur = Block(kind, n, " > ".join(section))
-        cur.sources, pending = pending, []
+    def close(self):
+        if self.cur is not None:
+            self.blocks.append(self.cur)
+        self.cur = None
 
-    while i < len(lines):
-        n, line = i + 1, lines[i]
-        only = ANNOTATION.fullmatch(line.strip())
-        if only and not FENCE.match(line):
-            end = find_close(lines, i)
-            if end is not None:
-                close()
-                regions.append((only.group(1), i, end))
-                i = end + 1
-                continue
-            close()
-            pending.append(only.group(1))
+    def start(self, kind, n):
+        self.close()
+        self.cur = Block(kind, n, " > ".join(self.section))
+        # Annotations on their own line belong to the block after them.
+        self.cur.sources, self.pending = self.pending, []
+
+    def add(self, n, line):
+        self.cur.lines.append((n, line))
+        self.cur.sources += ANNOTATION.findall(re.sub(r"`[^`]*`", " ", line))  # not quoted
+
+    def annotation_line(self, i, spec):
+        """Returns the index of the next line to read."""
+        self.close()
+        end = find_close(self.lines, i)
+        if end is None:
+            self.pending.append(spec)
+            return i + 1
+        self.regions.append((spec, i, end))
+        return end + 1
+
+    def fenced(self, i):
+        self.start("code", i + 1)
+        self.add(i + 1, self.lines[i])
+        i += 1
+        while i < len(self.lines) and not FENCE.match(self.lines[i]):
+            self.add(i + 1, self.lines[i])
             i += 1
-            continue
-        if FENCE.match(line):
-            start("code", n)
-            cur.lines.append((n, line))
-            i += 1
-            while i < len(lines) and not FENCE.match(lines[i]):
-                cur.lines.append((i + 1, lines[i]))
-                i += 1
-            i += 1
-            close()
-            continue
+        self.close()
+        return i + 1
+
+    def other(self, n, line):
         h = HEADING.match(line)
         if h:
-            section[len(h.group(1)) - 1:] = [COMMENT.sub("", h.group(2)).strip()]
-            start("heading", n)
+            self.section[len(h.group(1)) - 1:] = [COMMENT.sub("", h.group(2)).strip()]
+            self.start("heading", n)
         elif not line.strip():
-            close()
+            self.close()
+            return
         elif line.lstrip().startswith("|"):
-            if cur is None or cur.kind != "table":
-                start("table", n)
-        elif LIST_ITEM.match(line) or cur is None or cur.kind in ("table", "heading"):
-            start("prose", n)
-        cur_add(cur, n, line) if line.strip() else None
-        i += 1
-    close()
-    if pending:
-        errors.append("annotation at the end of the file covers nothing: %s" % pending)
-    return blocks, regions, errors
+            if self.cur is None or self.cur.kind != "table":
+                self.start("table", n)
+        elif LIST_ITEM.match(line) or self.cur is None or self.cur.kind in ("table", "heading"):
+            self.start("prose", n)
+        self.add(n, line)
+
+    def run(self):
+        i = 0
+        while i < len(self.lines):
+            line = self.lines[i]
+            only = ANNOTATION.fullmatch(line.strip())
+            if only:
+                i = self.annotation_line(i, only.group(1))
+            elif FENCE.match(line):
+                i = self.fenced(i)
+            else:
+                self.other(i + 1, line)
+                i += 1
+        self.close()
+        errors = ["an annotation at the end covers nothing: %s" % p for p in self.pending]
+        return self.blocks, self.regions, errors
 
 
-def cur_add(block, n, line):
-    block.lines.append((n, line))
-    block.sources += ANNOTATION.findall(re.sub(r"`[^`]*`", " ", line))  # not quoted ones
+def parse(lines):
+    """Returns (blocks, generated regions, errors) of a README's lines."""
+    return Splitter(lines).run()
 
 
 def find_close(lines, i):
@@ -321,8 +336,8 @@ def check_region(lines, region, sources, write):
         return [], None
     if write:
         return [], want
-    errs = ["line %d: the lines under <!-- figures: %s --> differ from its output "
-            "(python3 tests/readme/readme_figures.py --write regenerates them):" % (start + 1, spec)]
+    errs = ["line %d: the lines under <!-- figures: %s --> differ from its output (python3 "
+            "tests/readme/readme_figures.py --write regenerates them):" % (start + 1, spec)]
     for k in range(max(len(have), len(want))):
         h = have[k] if k < len(have) else "(missing)"
         w = want[k] if k < len(want) else "(none)"
