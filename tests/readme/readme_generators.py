@@ -51,6 +51,11 @@ def md_table(text, caption):
     raise LookupError("no table after a line starting %r" % caption)
 
 
+def md_row(cells):
+    """A Markdown table row; an empty cell is one space, as hand-written tables have it."""
+    return "|" + "|".join(" %s " % c if c else " " for c in cells) + "|"
+
+
 def column(rows, name):
     return rows[0].index(name)
 
@@ -111,12 +116,12 @@ def adaptive_host_table(path):
             row = next(r for r in doc["rows"] if r["set"] == plan)
             assert row["problems"] == problems, (plan, row["problems"])
             first = k == runs[0][0]
-            out.append("| %s | %s | %d | %s %% | %s %% | %d of %d | %s | %s | %s | %s |" % (
-                label if first else "", row["problems"] if first else "", k,
-                fmt_list(row["samePercent"]), fmt_list(row["exhaustiveSelfPercent"]),
-                pruned_count(row), len(row["differ"]), fmt_list(row["exhaustiveS"]),
-                fmt_list(row["adaptiveS"]), fmt_list(row["ratio"], "%.2f"),
-                fmt_list(row["cpuRatio"], "%.2f")))
+            out.append(md_row([
+                label if first else "", str(row["problems"]) if first else "", str(k),
+                fmt_list(row["samePercent"]) + " %", fmt_list(row["exhaustiveSelfPercent"]) + " %",
+                "%d of %d" % (pruned_count(row), len(row["differ"])),
+                fmt_list(row["exhaustiveS"]), fmt_list(row["adaptiveS"]),
+                fmt_list(row["ratio"], "%.2f"), fmt_list(row["cpuRatio"], "%.2f")]))
     return "\n".join(out) + "\n"
 
 
