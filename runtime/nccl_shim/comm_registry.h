@@ -43,6 +43,7 @@ struct CommEntry {
   std::mutex mu;  // guards everything below but `forwarded`
   State state = State::kUntried;
   int rank = -1;  // in the communicator, once asked (notes are rank 0's)
+  int size = -1;  // its rank count, once asked
   std::string plain_why;
   std::string mode;  // "one process" / "N processes", once a context was made
   std::unique_ptr<runtime::RuntimeComm> ctx;

@@ -4,6 +4,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "core/gpu/nccl_api.h"
@@ -31,23 +32,36 @@ bool SameCollective(const runtime::Call& a, const runtime::Call& b) {
   return a.op == b.op && a.nccl_type == b.nccl_type && a.nccl_op == b.nccl_op && a.count == b.count;
 }
 
-int SizeOf(ncclComm_t comm) {
-  int n = -1;
-  return gpu::Nccl().CommCount(comm, &n) == ncclSuccess ? n : -1;
+// The communicator's size and this rank in it, asked of NCCL once.
+std::pair<int, int> SizeAndRank(const Pending& p) {
+  std::lock_guard<std::mutex> lock(p.entry->mu);
+  if (p.entry->size < 0 && gpu::Nccl().CommCount(p.comm, &p.entry->size) != ncclSuccess) {
+    p.entry->size = -1;
+  }
+  if (p.entry->rank < 0 && gpu::Nccl().CommUserRank(p.comm, &p.entry->rank) != ncclSuccess) {
+    p.entry->rank = -1;
+  }
+  return {p.entry->size, p.entry->rank};
 }
 
 // Why the held calls cannot be served as a group (empty: they may, once contexts exist).
+// The group must hold every rank of its communicators: this thread then drives the whole
+// clique, and nothing made here waits for a rank another thread would bring.
 std::string WhyNotGroup(const std::vector<Pending>& calls) {
   if (calls.size() < 2) return "one call";
+  std::set<int> ranks;
   std::set<ncclComm_t> comms;
-  const int size = SizeOf(calls[0].comm);
   for (const Pending& p : calls) {
     if (!p.entry) return "communicator not made through ccltune-nccl";
     if (!p.entry->blocking) return "non-blocking communicator";
     if (!p.call.dtype || !p.call.redop || p.call.count == 0) return "call not tuned";
     if (!SameCollective(p.call, calls[0].call)) return "different collectives";
     if (!comms.insert(p.comm).second) return "several calls on one communicator";
-    if (SizeOf(p.comm) != size) return "communicators of different sizes";
+    const auto [size, rank] = SizeAndRank(p);
+    if (size != static_cast<int>(calls.size()) || rank < 0 || rank >= size ||
+        !ranks.insert(rank).second) {
+      return "not one call for every rank of the communicators";
+    }
   }
   return std::string();
 }

@@ -8,8 +8,9 @@
 // NCCL would wait for each other forever.
 //
 // Served only when: at least two calls, on distinct blocking communicators of ccltune-nccl,
-// all the same collective (op, type, reduction, count), on communicators of one size, each
-// with a context (made here, in parallel, one thread per communicator, when none exists and
+// all the same collective (op, type, reduction, count), one call for every rank of those
+// communicators (this thread drives the whole clique, so nothing waits on another thread),
+// each with a context (made here, in parallel, one thread per communicator, when none exists and
 // no stream is being captured), and each call's tuned choice is one of our kernels (NCCL's
 // own, ctas or rs+ag choices need NCCL's group). A single communicator's group (PyTorch's
 // coalesced collectives) is forwarded as before. Per thread, as NCCL's group depth is.
