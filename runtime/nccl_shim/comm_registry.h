@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -46,6 +47,9 @@ struct CommEntry {
   int size = -1;  // its rank count, once asked
   std::string plain_why;
   std::string mode;  // "one process" / "N processes", once a context was made
+  // Choice and call shapes served in a group so far (group_calls.cc: the first one of each
+  // launches from one thread per rank); bounded by the shapes a program uses.
+  std::set<std::string> group_shapes;
   std::unique_ptr<runtime::RuntimeComm> ctx;
   // Calls served per choice: keyed by views into ctx's table while it lives (no string per
   // call), folded into `ran` before it goes.

@@ -1,12 +1,14 @@
 // Collectives inside ncclGroupStart/End (group_calls.h).
 #include "runtime/nccl_shim/group_calls.h"
 
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
 #include <utility>
 #include <vector>
 
+#include "core/gpu/direct_peer.h"
 #include "core/gpu/nccl_api.h"
 #include "runtime/nccl_shim/comm_registry.h"
 #include "runtime/nccl_shim/shim_log.h"
@@ -90,11 +92,60 @@ std::string MakeContexts(const std::vector<Pending>& calls) {
   return std::string();
 }
 
-std::string WhyNotServed(const std::vector<Pending>& calls) {
+// Every rank's buffers, by rank, when each is ordinary cudaMalloc memory (direct_peer.h):
+// then the calls are handed them and the pull kernels can serve plain buffers too.
+struct GroupBuffers {
+  std::vector<const void*> send;
+  std::vector<void*> recv;
+};
+
+std::optional<GroupBuffers> BuffersByRank(const std::vector<Pending>& calls) {
+  const runtime::Call& c = calls[0].call;
+  const std::size_t n = calls.size();
+  const std::size_t block = c.count * core::DtypeSize(*c.dtype);
+  const std::size_t send_bytes = c.op == core::Op::kReduceScatter ? block * n : block;
+  const std::size_t recv_bytes = c.op == core::Op::kAllGather ? block * n : block;
+  GroupBuffers b{std::vector<const void*>(n), std::vector<void*>(n)};
   for (const Pending& p : calls) {
+    if (!gpu::InLegacyAllocation(p.call.send, send_bytes) ||
+        !gpu::InLegacyAllocation(p.call.recv, recv_bytes)) {
+      return std::nullopt;
+    }
+    b.send[p.entry->rank] = p.call.send;
+    b.recv[p.entry->rank] = p.call.recv;
+  }
+  return b;
+}
+
+// Each call with the group's buffers when it has them.
+std::vector<runtime::Call> WithBuffers(const std::vector<Pending>& calls,
+                                       const std::optional<GroupBuffers>& b) {
+  std::vector<runtime::Call> out;
+  for (const Pending& p : calls) {
+    out.push_back(p.call);
+    if (b) {
+      out.back().peer_send = b->send.data();
+      out.back().peer_recv = b->recv.data();
+    }
+  }
+  return out;
+}
+
+std::string ShapeKey(std::string_view choice, const runtime::Call& c) {
+  return std::string(choice) + " " + Describe(c);
+}
+
+// Empty when every call runs our kernel; `*fresh` says whether some rank runs this choice
+// for this call's shape for the first time.
+std::string WhyNotServed(const std::vector<Pending>& calls, const std::vector<runtime::Call>& cs,
+                         bool* fresh) {
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    const Pending& p = calls[i];
     std::lock_guard<std::mutex> lock(p.entry->mu);
     if (p.entry->state != CommEntry::State::kServing) return ForwardName(Forward::kPlain);
-    if (!p.entry->ctx->RunsOwnKernel(p.call)) return "a call's winner runs in NCCL";
+    const std::string_view choice = p.entry->ctx->OwnKernelFor(cs[i]);
+    if (choice.empty()) return "a call's winner runs in NCCL";
+    *fresh |= p.entry->group_shapes.count(ShapeKey(choice, cs[i])) == 0;
   }
   return std::string();
 }
@@ -110,18 +161,38 @@ ncclResult_t ForwardAll(const std::vector<Pending>& calls, const std::string& wh
   return first;
 }
 
-// Every call runs our kernel: checked just before, with the same table and buffers.
-ncclResult_t ServeAll(const std::vector<Pending>& calls) {
-  for (const Pending& p : calls) {
-    std::lock_guard<std::mutex> lock(p.entry->mu);
-    core::Result<runtime::RuntimeComm::Served> served = p.entry->ctx->Serve(p.call);
-    if (!served.ok()) {
-      Note(Describe(p.call) + " (in a group): " + served.status().message());
-      return ResultOf(served.status());
+// One rank's call, by our kernel (checked just before, with the same table and buffers).
+core::Status ServeOne(const Pending& p, const runtime::Call& c) {
+  std::lock_guard<std::mutex> lock(p.entry->mu);
+  core::Result<runtime::RuntimeComm::Served> served = p.entry->ctx->Serve(c);
+  if (!served.ok()) return served.status();
+  if (!served->ran) return core::Internal("the group's winner changed to NCCL's own");
+  ++p.entry->ran_live[served->what];
+  p.entry->group_shapes.insert(ShapeKey(served->what, c));
+  if (DebugOn()) Debug(Describe(c) + " -> " + std::string(served->what) + " (group)");
+  return core::Status::Ok();
+}
+
+// The first launch of a kernel may load its module, and loading can wait for the device's
+// running kernels, ours among them, which wait for the peers' launches: from one thread that
+// is a deadlock. So a shape's first group is launched from one thread per rank (eager only:
+// a captured launch runs nothing), later ones from this thread.
+ncclResult_t ServeAll(const std::vector<Pending>& calls, const std::vector<runtime::Call>& cs,
+                      bool fresh) {
+  std::vector<core::Status> st(calls.size());
+  if (fresh && !Capturing(cs[0].stream)) {
+    std::vector<std::thread> threads;
+    for (std::size_t i = 0; i < calls.size(); ++i) {
+      threads.emplace_back([&, i] { st[i] = ServeOne(calls[i], cs[i]); });
     }
-    if (!served->ran) return p.forward(p.call, p.comm);  // into NCCL's open group
-    ++p.entry->ran_live[served->what];
-    if (DebugOn()) Debug(Describe(p.call) + " -> " + std::string(served->what) + " (group)");
+    for (std::thread& t : threads) t.join();
+  } else {
+    for (std::size_t i = 0; i < calls.size(); ++i) st[i] = ServeOne(calls[i], cs[i]);
+  }
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    if (st[i].ok()) continue;
+    Note(Describe(cs[i]) + " (in a group): " + st[i].message());
+    return ResultOf(st[i]);
   }
   return ncclSuccess;
 }
@@ -161,8 +232,11 @@ ncclResult_t FlushGroup(bool may_serve) {
   if (calls.empty()) return ncclSuccess;
   std::string why = may_serve ? WhyNotGroup(calls) : "simulated";
   if (why.empty()) why = MakeContexts(calls);
-  if (why.empty()) why = WhyNotServed(calls);
-  if (why.empty()) return ServeAll(calls);
+  if (!why.empty()) return ForwardAll(calls, why);
+  const std::vector<runtime::Call> cs = WithBuffers(calls, BuffersByRank(calls));
+  bool fresh = false;
+  why = WhyNotServed(calls, cs, &fresh);
+  if (why.empty()) return ServeAll(calls, cs, fresh);
   return ForwardAll(calls, why);
 }
 
