@@ -196,15 +196,20 @@ __global__ void __launch_bounds__(kMaxReduceThreads)
   T* out = Out<T>(ops, team.rank);
   for (std::uint64_t i = tid; i < lines; i += stride) {
     uint2 w[kMaxPeers];
+    bool late = false;  // once the bound passed, each later peer costs at most 256 polls
 #pragma unroll
     for (int r = 0; r < kMaxPeers; ++r) {
       if (r >= team.world) break;
       if (r == team.rank) {
         w[r] = __ldcg(mine + i);
       } else if (!LoadLL(slot(team.rank, r) + i, flag, team, since, &w[r])) {
-        MarkTimedOut(team);
-        return;
+        NoteMissing(team, r);
+        late = true;
       }
+    }
+    if (late) {
+      MarkTimedOut(team);
+      return;
     }
     float acc[kE], tmp[kE];
     Unpack8<T>(w[0], acc);
