@@ -79,8 +79,8 @@ struct BlockSync {
 __device__ inline bool BeginBlock(const PeerTeam& team, BlockSync* s) {
   if (threadIdx.x == 0) {
     s->base = team.epochs[blockIdx.x];
-    s->failed = static_cast<int>(*reinterpret_cast<volatile unsigned int*>(
-        &team.epochs[kMaxPeerBlocks]));
+    s->failed =
+        static_cast<int>(*reinterpret_cast<volatile unsigned int*>(&team.epochs[kMaxPeerBlocks]));
     if (s->failed != 0 && team.fail_stop != 0) MarkTimedOut(team);
   }
   __syncthreads();
@@ -146,8 +146,8 @@ __device__ inline bool PeerBarrier(const PeerTeam& team, BlockSync* s, unsigned 
 // LL line: data words x and y, each followed by the flag, in one 16-byte store, so the
 // reader sees data and flag together.
 __device__ inline void StoreLL(uint4* p, uint2 data, unsigned int flag) {
-  asm volatile("st.volatile.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(data.x),
-               "r"(flag), "r"(data.y), "r"(flag)
+  asm volatile("st.volatile.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(data.x), "r"(flag),
+               "r"(data.y), "r"(flag)
                : "memory");
 }
 

@@ -140,12 +140,11 @@ ccltuneResult_t ccltuneGetChoice(ccltuneComm_t comm, ccltuneOp_t op, ncclDataTyp
  * ccltuneInvalidArgument naming the argument, checked before anything is enqueued. */
 ccltuneResult_t ccltuneAllReduceResidualRmsNorm(const void* input, void* residual,
                                                 const void* weight, void* out, size_t tokens,
-                                                size_t hidden, float eps,
-                                                ncclDataType_t datatype, ccltuneComm_t comm,
-                                                cudaStream_t stream);
-ccltuneResult_t ccltuneAllReduceBias(const void* input, const void* bias, void* out,
-                                     size_t tokens, size_t hidden, ncclDataType_t datatype,
-                                     ccltuneComm_t comm, cudaStream_t stream);
+                                                size_t hidden, float eps, ncclDataType_t datatype,
+                                                ccltuneComm_t comm, cudaStream_t stream);
+ccltuneResult_t ccltuneAllReduceBias(const void* input, const void* bias, void* out, size_t tokens,
+                                     size_t hidden, ncclDataType_t datatype, ccltuneComm_t comm,
+                                     cudaStream_t stream);
 
 /* What an all-reduce + `epilogue` call of tokens x hidden elements would run (since 0.2):
  * "nccl" (NCCL's all-reduce, then the separate epilogue kernel), another all-reduce choice

@@ -371,8 +371,8 @@ TEST_P(FusedTimeoutTest, MissingPeerTimesOut) {
 // its CUDA context): exits 0 when the launch's synchronisation failed, a later CUDA call
 // failed too, and the host-mapped words (plain host memory) still name rank 1.
 [[noreturn]] void FailStopChild(bool ll) {
-  const FusedCase c{"", PeerAlgo::kOneShot, ll, 2, Dtype::kBf16, 4096, 3,
-                    EpilogueOp::kResidualRmsNorm};
+  const FusedCase c{"", PeerAlgo::kOneShot,          ll, 2, Dtype::kBf16, 4096,
+                    3,  EpilogueOp::kResidualRmsNorm};
   const PeerShape shape = ShapeFor(c);
   const Layout l{c.world, c.tokens, c.hidden, c.dtype,
                  kernels::FusedStagingBytes(c.algo, shape, c.tokens, c.hidden, c.dtype, c.world)};

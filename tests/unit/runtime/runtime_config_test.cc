@@ -122,8 +122,7 @@ TEST(RuntimeConfig, BadEnvironmentIsNamed) {
     ASSERT_FALSE(r.ok()) << bad;
     EXPECT_NE(r.status().message().find("CCLTUNE_TIMEOUT_MS"), std::string::npos)
         << r.status().message();
-    EXPECT_NE(r.status().message().find("100..600000"), std::string::npos)
-        << r.status().message();
+    EXPECT_NE(r.status().message().find("100..600000"), std::string::npos) << r.status().message();
   }
 }
 
@@ -143,8 +142,7 @@ TEST(RuntimeConfig, TimeoutFromTheEnvironmentAndTheField) {
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->timeout, std::chrono::milliseconds(700));
   c.timeoutMs = 99;
-  EXPECT_NE(ErrorOf(c).find("ccltuneConfig_t.timeoutMs=99: allowed 100..600000"),
-            std::string::npos)
+  EXPECT_NE(ErrorOf(c).find("ccltuneConfig_t.timeoutMs=99: allowed 100..600000"), std::string::npos)
       << ErrorOf(c);
 }
 
