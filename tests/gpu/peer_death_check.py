@@ -189,6 +189,7 @@ def compiled_step(a, torch, dist, world):
 def rank_main(a):
     rank, world = a.rank, a.world
     ev = Events(os.path.join(a.tmp, "events-%d.jsonl" % rank))
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(a.tmp, "inductor-%d" % rank)
     import torch
     import torch.distributed as dist
     torch.cuda.set_device(rank)
@@ -230,8 +231,7 @@ def rank_main(a):
 # ---------------------------------------------------------------- the parent
 
 def child_env(a, mode, winners):
-    env = dict(os.environ, PYTHONUNBUFFERED="1", CCLTUNE_TIMEOUT_MS=str(a.timeout_ms),
-               TORCHINDUCTOR_CACHE_DIR=os.path.join(a.tmp_root, "inductor"))
+    env = dict(os.environ, PYTHONUNBUFFERED="1", CCLTUNE_TIMEOUT_MS=str(a.timeout_ms))
     if mode.startswith("preload"):
         env.update(LD_PRELOAD=a.shim, CCLTUNE_RESULTS_FILE=winners, CCLTUNE_FINGERPRINT=FP)
     return env
@@ -338,7 +338,7 @@ def main():
     p.add_argument("--gpus", type=int, default=0, help="ranks, one GPU each (0: every GPU)")
     p.add_argument("--mode", default="all", help="one of %s, torch-ops, or all" % ", ".join(MODES))
     p.add_argument("--shim", default=os.environ.get("CCLTUNE_SHIM", ""))
-    p.add_argument("--timeout-ms", type=int, default=3000)
+    p.add_argument("--timeout-ms", type=int, default=5000)
     p.add_argument("--die-after", type=int, default=50)
     p.add_argument("--run-s", type=float, default=0, help="survivors' loop bound (0: timeout + 20 s)")
     p.add_argument("--out", default=os.environ.get("OUT", "."))

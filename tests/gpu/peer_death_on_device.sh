@@ -37,7 +37,7 @@ for m in $modes; do
   echo "== $n GPUs, mode $m"
   CUDA_VISIBLE_DEVICES=$(seq -s, 0 $((n - 1))) timeout -k 5 560 \
     python3 tests/gpu/peer_death_check.py --gpus "$n" --mode "$m" --shim "$SHIM" \
-    --timeout-ms 3000 --out "$OUT/peer-death-$m" >"$OUT/peer-death-$m.log" 2>&1 || rc=1
+    --timeout-ms 5000 --out "$OUT/peer-death-$m" >"$OUT/peer-death-$m.log" 2>&1 || rc=1
   sed -n '/^| mode/,$p' "$OUT/peer-death-$m.log" | tee -a "$OUT/peer-death.md"
   grep -E '^[a-z-]+: (PASS|FAIL)' "$OUT/peer-death-$m.log"
 done
