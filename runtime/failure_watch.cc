@@ -36,9 +36,14 @@ FailureWatch::FailureWatch(Probe probe, FailureContext context, std::chrono::mil
       period_(period),
       thread_([this](std::stop_token stop) { Run(stop); }) {}
 
-// The jthread member asks its thread to stop and joins it; the wait below wakes on the
-// request at once.
-FailureWatch::~FailureWatch() = default;
+// The wait in Run wakes on the stop request at once. A last look after the thread is gone:
+// a communicator destroyed or aborted right after its kernels failed (PyTorch's watchdog
+// aborts within its own period) still says why, even if the thread had not looked yet.
+FailureWatch::~FailureWatch() {
+  thread_.request_stop();
+  if (thread_.joinable()) thread_.join();
+  (void)Check();
+}
 
 std::string FailureWatch::Check() {
   if (failure_->failed()) return failure_->message();

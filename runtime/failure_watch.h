@@ -58,7 +58,7 @@ class FailureWatch {
   static constexpr std::chrono::milliseconds kPeriod{50};
 
   // Starts the thread: every `period` it runs Check() until a failure is found or this
-  // object is destroyed (which stops it at once, not after a period).
+  // object is destroyed (which stops it at once, not after a period, then checks once more).
   FailureWatch(Probe probe, FailureContext context, std::chrono::milliseconds period = kPeriod);
   ~FailureWatch();
   FailureWatch(const FailureWatch&) = delete;

@@ -89,6 +89,18 @@ TEST(FailureWatch, DestructionStopsTheThreadAtOnce) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
 }
 
+// A communicator destroyed (or aborted) before the thread's next look still says why.
+TEST(FailureWatch, DestructionLooksOnceMore) {
+  FakeWords words;
+  ::testing::internal::CaptureStderr();
+  {
+    FailureWatch watch(words.Probe(), kContext, std::chrono::hours(1));
+    words.w[1 + 0] = 1;
+    words.w[0] = 1;
+  }
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), FailureMessage(kContext, {0}) + "\n");
+}
+
 TEST(FailureWatch, TheFailureOutlivesTheWatch) {
   FakeWords words;
   std::shared_ptr<const CommFailure> kept;
