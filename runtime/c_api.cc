@@ -261,6 +261,7 @@ ccltuneResult_t ccltuneCommGetAsyncError(ccltuneComm_t comm, ccltuneResult_t* er
       return ccltune::core::InvalidArgument("comm/error: NULL");
     const Status st = comm->impl->AsyncError();
     *error = st.ok() ? ccltuneSuccess : ccltuneTimeout;
+    if (!st.ok()) g_last_error = st.message();  // which peer, which timeout
     return Status::Ok();
   });
 }

@@ -210,7 +210,7 @@ core::Status RuntimeComm::RunPeer(const Call& call, const AppliedRun& run,
   const gpu::PeerEnqueuer* enqueuer = EnqueuerFor(Signature(run, call), run.spec, shape);
   if (enqueuer == nullptr) return core::Internal("peer enqueuer for " + run.name);
   CCLTUNE_RETURN_IF_ERROR(OrderPeerLaunch(call.stream, /*before=*/true));
-  CCLTUNE_RETURN_IF_ERROR(enqueuer->Enqueue(peers_->Team(KernelTimeoutNs()), ops, call.stream));
+  CCLTUNE_RETURN_IF_ERROR(enqueuer->Enqueue(KernelTeam(), ops, call.stream));
   return OrderPeerLaunch(call.stream, /*before=*/false);
 }
 
@@ -235,7 +235,7 @@ core::Result<std::size_t> RuntimeComm::StagingFor(const std::string& signature, 
   staging_[signature] = at;
   CCLTUNE_CUDA_TRY(cudaMemsetAsync(peers_->Data(rank_, at), 0, size, stream));
   CCLTUNE_RETURN_IF_ERROR(OrderPeerLaunch(stream, /*before=*/true));
-  CCLTUNE_CUDA_TRY(kernels::LaunchPeerBarrier(peers_->Team(KernelTimeoutNs()), stream));
+  CCLTUNE_CUDA_TRY(kernels::LaunchPeerBarrier(KernelTeam(), stream));
   CCLTUNE_RETURN_IF_ERROR(OrderPeerLaunch(stream, /*before=*/false));
   return at;
 }
@@ -273,13 +273,16 @@ std::uint64_t RuntimeComm::KernelTimeoutNs() const {
   return static_cast<std::uint64_t>(config_.timeout.count()) * 1000000ull;
 }
 
+kernels::PeerTeam RuntimeComm::KernelTeam() const {
+  kernels::PeerTeam team = peers_->Team(KernelTimeoutNs());
+  team.fail_stop = 1;
+  return team;
+}
+
 core::Status RuntimeComm::AsyncError() const {
-  if (peers_ != nullptr && peers_->usable() && peers_->TimedOut()) {
-    return core::TimeoutError("a ccltune kernel waited " + std::to_string(config_.timeout.count()) +
-                              " ms for a peer that did not arrive; this communicator's peer "
-                              "kernels are poisoned: destroy it (and abort the NCCL one)");
-  }
-  return core::Status::Ok();
+  if (watch_ == nullptr) return core::Status::Ok();
+  const std::string failed = watch_->Check();
+  return failed.empty() ? core::Status::Ok() : core::TimeoutError(failed);
 }
 
 std::string RuntimeComm::ChoiceFor(core::Op op, core::Dtype dtype, core::RedOp redop,

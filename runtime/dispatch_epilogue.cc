@@ -102,9 +102,9 @@ core::Status RuntimeComm::RunFused(const EpilogueCall& c, const AppliedRun& run,
     for (int r = 0; r < world_; ++r) ops.staging[r] = peers_->Data(r, where);
   }
   CCLTUNE_RETURN_IF_ERROR(OrderPeerLaunch(c.stream, /*before=*/true));
-  CCLTUNE_RETURN_IF_ERROR(gpu::EnqueueFused(run.spec, peers_->Team(KernelTimeoutNs()), ops,
-                                            c.tokens, gpu::EpilogueParamsOf(c.epilogue, c.weight),
-                                            c.dtype, c.stream));
+  CCLTUNE_RETURN_IF_ERROR(gpu::EnqueueFused(run.spec, KernelTeam(), ops, c.tokens,
+                                            gpu::EpilogueParamsOf(c.epilogue, c.weight), c.dtype,
+                                            c.stream));
   return OrderPeerLaunch(c.stream, /*before=*/false);
 }
 

@@ -55,7 +55,23 @@ core::Result<std::unique_ptr<RuntimeComm>> RuntimeComm::Init(ncclComm_t nccl,
                  deadline + std::chrono::seconds(1), &abandoned);
   if (abandoned) (void)c.release();  // its thread still uses it: leaked, never freed under it
   CCLTUNE_RETURN_IF_ERROR(st);
+  c->StartFailureWatch();
   return c;
+}
+
+// Only where our kernels can run: nothing else of ours stops the context.
+void RuntimeComm::StartFailureWatch() {
+  if (peers_ == nullptr || !peers_->usable()) return;
+  char comm[32];
+  std::snprintf(comm, sizeof comm, "%p", static_cast<void*>(nccl_));
+  const gpu::PeerMemory* peers = peers_.get();
+  watch_ = std::make_unique<FailureWatch>(
+      [peers](std::vector<int>* missing) {
+        if (!peers->TimedOut()) return false;
+        *missing = peers->MissingRanks();
+        return true;
+      },
+      FailureContext{comm, rank_, world_, config_.timeout});
 }
 
 // The collective steps of Init; on the helper thread of RunBounded.

@@ -20,6 +20,7 @@
 #include "core/status.h"
 #include "core/types.h"
 #include "runtime/dispatch_table.h"
+#include "runtime/failure_watch.h"
 #include "runtime/nccl_directory.h"
 #include "runtime/pool_allocator.h"
 #include "runtime/runtime_config.h"
@@ -114,8 +115,14 @@ class RuntimeComm {
                         bool pooled, const core::Epilogue& epilogue = {}) const;
   core::Result<void*> MemAlloc(std::size_t bytes);
   core::Status MemFree(void* ptr);
-  // Timeout once one of our kernels gave up waiting for a peer.
+  // Timeout once one of our kernels gave up waiting for a peer (it then trapped: the GPU
+  // context has failed), with FailureMessage's text; checked now, not only by the watch.
   core::Status AsyncError() const;
+  // The same failure, readable without this object's lock and after it is gone; null when
+  // our kernels cannot run here (nothing of ours can fail so).
+  std::shared_ptr<const CommFailure> failure() const {
+    return watch_ ? watch_->failure() : nullptr;
+  }
 
  private:
   RuntimeComm(ncclComm_t nccl, RuntimeConfig config) : nccl_(nccl), config_(std::move(config)) {}
@@ -178,6 +185,9 @@ class RuntimeComm {
   const gpu::PeerEnqueuer* EnqueuerFor(const std::string& key, const apply::ChoiceSpec& spec,
                                        const gpu::OpShape& shape);
   std::uint64_t KernelTimeoutNs() const;
+  // Every team the runtime launches: bounded by the timeout, fail-stop (peer_sync.cuh).
+  kernels::PeerTeam KernelTeam() const;
+  void StartFailureWatch();
 
   ncclComm_t nccl_;
   RuntimeConfig config_;
@@ -190,6 +200,8 @@ class RuntimeComm {
   gpu::Stream stream_;  // init's exchanges
   std::unique_ptr<NcclDirectory> dir_;
   std::unique_ptr<gpu::PeerMemory> peers_;
+  // Reads peers_'s timed-out words: declared after peers_, so destroyed (stopped) first.
+  std::unique_ptr<FailureWatch> watch_;
   Capabilities caps_;
   DispatchTable table_;
   std::map<int, ncclComm_t> ctas_comms_;

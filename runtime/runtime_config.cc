@@ -27,6 +27,27 @@ core::Result<std::size_t> ParseBytes(const std::string& name, const std::string&
   return static_cast<std::size_t>(n);
 }
 
+core::Result<std::chrono::milliseconds> TimeoutOf(const std::string& name, long long ms) {
+  if (ms < kMinTimeoutMs || ms > kMaxTimeoutMs) {
+    return core::InvalidArgument(name + "=" + std::to_string(ms) + ": allowed " +
+                                 std::to_string(kMinTimeoutMs) + ".." +
+                                 std::to_string(kMaxTimeoutMs) + " (milliseconds)");
+  }
+  return std::chrono::milliseconds(ms);
+}
+
+core::Result<std::chrono::milliseconds> ParseTimeoutMs(const std::string& name,
+                                                       const std::string& v) {
+  long long n = 0;
+  const auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+  if (ec != std::errc() || p != v.data() + v.size()) {
+    return core::InvalidArgument(name + "='" + v + "' must be milliseconds " +
+                                 std::to_string(kMinTimeoutMs) + ".." +
+                                 std::to_string(kMaxTimeoutMs));
+  }
+  return TimeoutOf(name, n);
+}
+
 core::Status CheckHeader(const ccltuneConfig_t& c) {
   if (c.size != sizeof(ccltuneConfig_t)) {
     return core::InvalidArgument(
@@ -70,11 +91,7 @@ core::Status ApplySource(const ccltuneConfig_t& c, RuntimeConfig& out) {
 
 core::Status ApplyLimits(const ccltuneConfig_t& c, RuntimeConfig& out) {
   if (c.timeoutMs != 0) {
-    if (c.timeoutMs < 100 || c.timeoutMs > 600000) {
-      return core::InvalidArgument("ccltuneConfig_t.timeoutMs=" + std::to_string(c.timeoutMs) +
-                                   ": allowed 100..600000");
-    }
-    out.timeout = std::chrono::milliseconds(c.timeoutMs);
+    CCLTUNE_ASSIGN_OR_RETURN(out.timeout, TimeoutOf("ccltuneConfig_t.timeoutMs", c.timeoutMs));
   }
   if (c.poolBytes > kMaxPoolBytes) {
     return core::InvalidArgument("ccltuneConfig_t.poolBytes=" + std::to_string(c.poolBytes) +
@@ -99,6 +116,9 @@ core::Status ApplyEnv(RuntimeConfig& out) {
   out.fingerprint = Env("CCLTUNE_FINGERPRINT");
   if (const std::string p = Env("CCLTUNE_POOL_BYTES"); !p.empty()) {
     CCLTUNE_ASSIGN_OR_RETURN(out.pool_bytes, ParseBytes("CCLTUNE_POOL_BYTES", p, kMaxPoolBytes));
+  }
+  if (const std::string t = Env("CCLTUNE_TIMEOUT_MS"); !t.empty()) {
+    CCLTUNE_ASSIGN_OR_RETURN(out.timeout, ParseTimeoutMs("CCLTUNE_TIMEOUT_MS", t));
   }
   const char* peer = std::getenv("CCLTUNE_PEER_MEMORY");
   CCLTUNE_ASSIGN_OR_RETURN(out.peer_memory, core::EnvSwitch("CCLTUNE_PEER_MEMORY", peer,

@@ -15,6 +15,9 @@ namespace ccltune::runtime {
 inline constexpr std::size_t kDefaultStagingBytes = std::size_t{64} << 20;
 inline constexpr std::size_t kMaxPoolBytes = std::size_t{64} << 30;
 inline constexpr std::size_t kMaxStagingBytes = std::size_t{16} << 30;
+// ccltuneConfig_t.timeoutMs / CCLTUNE_TIMEOUT_MS.
+inline constexpr int kMinTimeoutMs = 100;
+inline constexpr int kMaxTimeoutMs = 600000;
 
 struct RuntimeConfig {
   // Where winners come from and how long init may spend loading them: the plugin's
@@ -23,6 +26,10 @@ struct RuntimeConfig {
   apply::PluginConfig source;
   std::string fingerprint;  // pinned; empty = computed
   std::string fingerprint_source = "CCLTUNE_FINGERPRINT";
+  // Bounds init's and destroy's collective steps and every wait of our peer kernels for a
+  // peer (ccltuneConfig_t.timeoutMs, CCLTUNE_TIMEOUT_MS). A kernel whose peer does not
+  // arrive within it stops the GPU context (issue 36): it must exceed the longest
+  // legitimate skew between ranks at a collective.
   std::chrono::milliseconds timeout{30000};
   std::size_t pool_bytes = 0;
   std::size_t staging_bytes = kDefaultStagingBytes;

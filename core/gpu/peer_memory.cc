@@ -99,7 +99,8 @@ core::Result<std::unique_ptr<PeerMemory>> PeerMemory::Probe(int rank, int world,
   CCLTUNE_ASSIGN_OR_RETURN(
       m->epochs_,
       DeviceBuffer::Allocate(sizeof(unsigned int) * kernels::kEpochWords, MemoryKind::kCuda));
-  CCLTUNE_ASSIGN_OR_RETURN(m->timed_out_, MappedHost::Allocate(sizeof(int)));
+  CCLTUNE_ASSIGN_OR_RETURN(m->timed_out_,
+                           MappedHost::Allocate(sizeof(int) * kernels::kTimedOutWords));
   CCLTUNE_RETURN_IF_ERROR(
       m->Share(m->signals_, kSignalBytes + kProbeBytes, "peer-signals", deadline, &m->problem_));
   if (!m->usable()) return m;
@@ -311,9 +312,19 @@ kernels::PeerTeam PeerMemory::Team(std::uint64_t timeout_ns) const {
 }
 
 core::Status PeerMemory::Reset(cudaStream_t stream) {
-  *static_cast<volatile int*>(timed_out_.host()) = 0;
+  auto* words = static_cast<volatile int*>(timed_out_.host());
+  for (int i = 0; i < kernels::kTimedOutWords; ++i) words[i] = 0;
   CCLTUNE_CUDA_TRY(kernels::ResetPeerSignals(Team(0), stream));
   return core::Status::Ok();
+}
+
+std::vector<int> PeerMemory::MissingRanks() const {
+  std::vector<int> missing;
+  const volatile int* words = TimedOutWords();
+  for (int r = 0; r < world_ && r < kernels::kMaxPeers; ++r) {
+    if (words[1 + r] != 0) missing.push_back(r);
+  }
+  return missing;
 }
 
 }  // namespace ccltune::gpu

@@ -87,12 +87,20 @@ class PeerMemory {
   // Rank r's data region at `offset`, as mapped here.
   void* Data(int r, std::size_t offset) const;
 
-  // Flags, epochs and the timed-out word for the kernels; `timeout_ns` bounds their waits.
+  // Flags, epochs and the timed-out words for the kernels; `timeout_ns` bounds their waits.
+  // fail_stop is left 0 (the worker's behaviour); the runtime sets it.
   kernels::PeerTeam Team(std::uint64_t timeout_ns) const;
   // Clears our flags and epochs on `stream` (every rank must, and meet, before any next
-  // peer kernel) and the timed-out word.
+  // peer kernel) and the timed-out words.
   core::Status Reset(cudaStream_t stream);
-  bool TimedOut() const { return *static_cast<volatile int*>(timed_out_.host()) != 0; }
+  bool TimedOut() const { return TimedOutWords()[0] != 0; }
+  // The ranks a wait that ran out gave up on (empty when none did, or none was noted).
+  std::vector<int> MissingRanks() const;
+  // The kernels' timed-out words as the host sees them (kernels::kTimedOutWords): plain
+  // host memory, readable after the GPU context failed; valid while this object lives.
+  const volatile int* TimedOutWords() const {
+    return static_cast<const volatile int*>(timed_out_.host());
+  }
 
  private:
   PeerMemory(int rank, int world, core::PeerDirectory& dir)
@@ -109,7 +117,7 @@ class PeerMemory {
   SharedRegion signals_;  // PeerSignals, then the probe slots
   SharedRegion data_;
   DeviceBuffer epochs_;
-  MappedHost timed_out_;
+  MappedHost timed_out_;  // kernels::kTimedOutWords ints
   int generation_ = 0;
   int same_process_peers_ = 0;
 };

@@ -148,8 +148,10 @@ __device__ inline bool PollVectorLL(const PeerTeam& team, const uint4* lines, un
 }
 
 // The row summed in rank order: ours from our input, the peers' polled from our staging.
-// False (for this thread) when a peer's line did not come in time. The peer loop stays
-// rolled: unrolled, its polling loops (peers x vectors x 2) push the kernel into spills.
+// False (for this thread) when a peer's line did not come in time; each such peer is noted
+// (a late peer's remaining vectors are not polled, so the others cost at most a few polls
+// each once the bound passed). The peer loop stays rolled: unrolled, its polling loops
+// (peers x vectors x 2) push the kernel into spills.
 template <class T>
 __device__ inline bool GatherRowLL(const PeerTeam& team, const FusedOperands& ops,
                                    const LLSlots& slots, std::uint64_t at, int nvec,
@@ -161,18 +163,23 @@ __device__ inline bool GatherRowLL(const PeerTeam& team, const FusedOperands& op
 #pragma unroll 1
   for (int p = 0; p < team.world; ++p) {
     const uint4* lines = p == team.rank ? nullptr : slots.At(ops, team.rank, p) + line;
+    bool arrived = true;
     ForRowVectors<T>(nvec, [&](int v, int j) {
       uint4 w = make_uint4(0, 0, 0, 0);
       if (lines == nullptr) {
         w = __ldcg(mine + j);
-      } else if (ok) {
-        ok = PollVectorLL(team, lines + 2 * j, flag, since, &w);
+      } else if (arrived) {
+        arrived = PollVectorLL(team, lines + 2 * j, flag, since, &w);
       }
       float tmp[kN];
       Unpack<T>(w, tmp);
 #pragma unroll
       for (int k = 0; k < kN; ++k) r.x[v][k] = p == 0 ? tmp[k] : r.x[v][k] + tmp[k];
     });
+    if (!arrived) {
+      NoteMissing(team, p);
+      ok = false;
+    }
   }
   return ok;
 }

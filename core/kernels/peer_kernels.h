@@ -5,9 +5,12 @@
 // Ordering between GPUs uses per-block signal flags: block b of rank r raises
 // flags[b][r] in each peer's signal area to the block's next epoch with a system-scope
 // release, and waits (acquire) until every peer raised its flag in ours. Waits are bounded
-// by %globaltimer; when the bound passes, the kernel sets *timed_out and returns instead
-// of hanging, and the epochs are no longer in step until ResetPeerSignals runs on every
-// rank. Nothing here is host-synchronous, so every launch can be captured in a CUDA graph.
+// by %globaltimer; when the bound passes, the kernel records it (timed_out[0], and
+// timed_out[1 + r] for each rank r it waited for in vain) and then either returns instead of
+// hanging, the epochs out of step until ResetPeerSignals runs on every rank (the tuning
+// worker, which records the choice as timed out and goes on), or, with fail_stop (the
+// runtime), traps (peer_sync.cuh says why). Nothing here is host-synchronous, so every
+// launch can be captured in a CUDA graph.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -21,6 +24,9 @@ namespace ccltune::kernels {
 inline constexpr int kMaxPeers = 8;
 inline constexpr int kMaxPeerBlocks = 256;
 inline constexpr int kEpochWords = kMaxPeerBlocks + 1;
+// The host-mapped words a team reports a wait that ran out in: [0] set when one did,
+// [1 + r] set when rank r was the one that did not arrive.
+inline constexpr int kTimedOutWords = 1 + kMaxPeers;
 // The reducing kernels keep a pointer and a 16-byte vector per peer in registers: at most
 // 512 threads per block leaves them 128 registers, so nothing spills.
 inline constexpr int kMaxReduceThreads = 512;
@@ -40,8 +46,11 @@ struct PeerTeam {
   // This rank's per-block launch epochs (local), then one poison word: set when a wait
   // ran out, so the launches queued behind return at once instead of each waiting.
   unsigned int* epochs = nullptr;
-  int* timed_out = nullptr;              // host-mapped; set to 1 when a bounded wait ran out
+  int* timed_out = nullptr;  // host-mapped, kTimedOutWords: see kTimedOutWords
   unsigned long long timeout_ns = 0;
+  // 0: a wait that ran out returns (launches behind it return at once). 1: it traps, so the
+  // GPU context fails and no result of it or of a later launch reaches the program as valid.
+  int fail_stop = 0;
 };
 
 // Where one op's data lives, as mapped here, indexed by rank.

@@ -93,8 +93,8 @@ __device__ inline T* Slot(const PeerOperands& ops, int r, int parity, int src, i
 // Every rank's output at element offset `at`, this rank's own first, then the next ranks:
 // spreads the peers' NVLink writes instead of all ranks hitting rank 0 first.
 template <class T>
-__device__ inline void AllOutputs(const PeerTeam& team, const PeerOperands& ops,
-                                  std::uint64_t at, T** dst) {
+__device__ inline void AllOutputs(const PeerTeam& team, const PeerOperands& ops, std::uint64_t at,
+                                  T** dst) {
 #pragma unroll
   for (int d = 0; d < kMaxPeers; ++d) {
     if (d < team.world) dst[d] = Out<T>(ops, (team.rank + d) % team.world) + at;
@@ -131,9 +131,8 @@ __device__ inline void StagedSources(const PeerTeam& team, const PeerOperands& o
 // count). Pull reads the peers' inputs between two arrival barriers; push writes our
 // segment for peer p into slot `rank` of p's staging, then reduces from our own staging.
 template <class T, core::RedOp OP, bool VEC, int U>
-__device__ inline void ReduceOwnSegment(const PeerTeam& team, const PeerOperands& ops,
-                                        BlockSync* s, std::uint64_t count, std::uint64_t stride,
-                                        bool push) {
+__device__ inline void ReduceOwnSegment(const PeerTeam& team, const PeerOperands& ops, BlockSync* s,
+                                        std::uint64_t count, std::uint64_t stride, bool push) {
   const std::uint64_t mine = static_cast<std::uint64_t>(team.rank) * stride;
   const T* src[kMaxPeers];
   T* dst[1] = {Out<T>(ops, team.rank)};
@@ -190,21 +189,27 @@ __global__ void __launch_bounds__(kMaxReduceThreads)
   };
   for (std::uint64_t i = tid; i < lines; i += stride) {
     const uint2 d = __ldcg(mine + i);  // the input slice is padded: whole lines are readable
-    for (int k = 1; k < team.world; ++k) StoreLL(slot((team.rank + k) % team.world, team.rank) + i, d, flag);
+    for (int k = 1; k < team.world; ++k)
+      StoreLL(slot((team.rank + k) % team.world, team.rank) + i, d, flag);
   }
   const std::uint64_t since = PeerNowNs();
   T* out = Out<T>(ops, team.rank);
   for (std::uint64_t i = tid; i < lines; i += stride) {
     uint2 w[kMaxPeers];
+    bool late = false;  // once the bound passed, each later peer costs at most 256 polls
 #pragma unroll
     for (int r = 0; r < kMaxPeers; ++r) {
       if (r >= team.world) break;
       if (r == team.rank) {
         w[r] = __ldcg(mine + i);
       } else if (!LoadLL(slot(team.rank, r) + i, flag, team, since, &w[r])) {
-        MarkTimedOut(team);
-        return;
+        NoteMissing(team, r);
+        late = true;
       }
+    }
+    if (late) {
+      MarkTimedOut(team);
+      return;
     }
     float acc[kE], tmp[kE];
     Unpack8<T>(w[0], acc);

@@ -37,10 +37,35 @@ __device__ inline unsigned int LoadAcquire(const unsigned int* p) {
   return v;
 }
 
-// A wait that ran out: later launches see the poison and return at once.
+// Rank r is one a wait of this launch gave up on (PeerMemory::MissingRanks reads it).
+__device__ inline void NoteMissing(const PeerTeam& team, int r) {
+  reinterpret_cast<volatile int*>(team.timed_out)[1 + r] = 1;
+}
+
+// A wait ran out (or a launch found that an earlier one had): the poison word, so later
+// launches do not wait again, and the host-mapped word. Without fail_stop (the tuning
+// worker, which records the choice as timed out and resets) the caller then returns.
+// With fail_stop (the runtime) the words are made visible to the host, then the kernel
+// traps. Why a trap and not the alternatives (issue 36):
+//  - returning early completes the launch as successful with outputs holding whatever they
+//    held (often the previous step's sum: plausible, wrong);
+//  - a host-mapped flag alone is seen only when the host calls in, and a CUDA graph replay
+//    makes no host call into ccltune: replays went on "succeeding" on wrong data (~400k
+//    steps in 10 s, measured on 4 H100s);
+//  - the trap fails the kernel with a sticky error: the next synchronisation of the stream
+//    or the context (a sync, an event query, a copy to the host) fails, so neither an eager
+//    call nor a replay completes as successful, and nothing later on this GPU context does.
+// NCCL's own answer to a lost peer is the same granularity: PyTorch's watchdog aborts the
+// process group and the job restarts. The context is lost, which after a peer's death the
+// job's state is anyway; the host-mapped words survive it, so the runtime's watcher
+// (runtime/failure_watch.h) still says which rank did not arrive.
 __device__ inline void MarkTimedOut(const PeerTeam& team) {
   *reinterpret_cast<volatile unsigned int*>(&team.epochs[kMaxPeerBlocks]) = 1;
   *reinterpret_cast<volatile int*>(team.timed_out) = 1;
+  if (team.fail_stop != 0) {
+    __threadfence_system();
+    __trap();
+  }
 }
 
 // Per-launch state of one block: its epoch base and whether a wait ran out.
@@ -50,12 +75,13 @@ struct BlockSync {
 };
 
 // Thread 0 reads the block's epoch; every thread sees it after the __syncthreads. False
-// when an earlier launch timed out: the block then does nothing.
+// when an earlier launch timed out: the block then does nothing (with fail_stop, traps).
 __device__ inline bool BeginBlock(const PeerTeam& team, BlockSync* s) {
   if (threadIdx.x == 0) {
     s->base = team.epochs[blockIdx.x];
-    s->failed = static_cast<int>(*reinterpret_cast<volatile unsigned int*>(
-        &team.epochs[kMaxPeerBlocks]));
+    s->failed =
+        static_cast<int>(*reinterpret_cast<volatile unsigned int*>(&team.epochs[kMaxPeerBlocks]));
+    if (s->failed != 0 && team.fail_stop != 0) MarkTimedOut(team);
   }
   __syncthreads();
   return s->failed == 0;
@@ -86,7 +112,8 @@ enum class Carries {
 // Barrier number `n` (1-based) of this launch, between block blockIdx.x of every rank.
 // With Carries::kWrites, writes this block made before it (local or remote) are visible
 // to the peers' same block after it. Returns false (for every thread of the block) when a
-// peer did not arrive in time; *team.timed_out is then 1.
+// peer did not arrive in time: thread t waits for rank t, so each peer that did not is
+// noted before the launch is marked (MarkTimedOut, which traps with fail_stop).
 template <Carries C>
 __device__ inline bool PeerBarrier(const PeerTeam& team, BlockSync* s, unsigned int n) {
   const unsigned int epoch = s->base + n;
@@ -106,20 +133,21 @@ __device__ inline bool PeerBarrier(const PeerTeam& team, BlockSync* s, unsigned 
     while (static_cast<int>(LoadAcquire(mine) - epoch) < 0) {
       if (PeerNowNs() - start > team.timeout_ns) {
         s->failed = 1;
-        MarkTimedOut(team);
+        NoteMissing(team, t);
         break;
       }
     }
   }
   __syncthreads();
+  if (s->failed != 0 && threadIdx.x == 0) MarkTimedOut(team);
   return s->failed == 0;
 }
 
 // LL line: data words x and y, each followed by the flag, in one 16-byte store, so the
 // reader sees data and flag together.
 __device__ inline void StoreLL(uint4* p, uint2 data, unsigned int flag) {
-  asm volatile("st.volatile.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(data.x),
-               "r"(flag), "r"(data.y), "r"(flag)
+  asm volatile("st.volatile.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(data.x), "r"(flag),
+               "r"(data.y), "r"(flag)
                : "memory");
 }
 

@@ -19,8 +19,12 @@
  * Collective contract (as for NCCL itself): every rank calls the same functions in the same
  * order with the same counts, types and ops. Buffers from ccltuneMemAlloc must be passed
  * on every rank or on none for one call (the choice of kernel depends on it), and with the
- * same 16-byte alignment on every rank. A peer kernel whose peer never arrives returns
- * after the config's timeout and the communicator reports ccltuneTimeout from then on.
+ * same 16-byte alignment on every rank. A peer kernel whose peer does not arrive within
+ * the config's timeout stops the GPU context (a device-side trap, since 0.2: issue 36), so
+ * that no result computed without that peer reaches the program as valid, eagerly or in a
+ * CUDA graph replay: the context's next synchronisation fails, one line on stderr names
+ * the communicator, the rank(s) that did not arrive and the timeout, and every later call
+ * on the communicator returns ccltuneTimeout with that text (ccltuneGetLastError).
  */
 #ifndef CCLTUNE_H_
 #define CCLTUNE_H_
@@ -73,8 +77,11 @@ typedef struct {
   const char* fingerprint; /* CCLTUNE_FINGERPRINT: use this instead of computing it */
   int loadTimeoutMs;       /* CCLTUNE_PLUGIN_TIMEOUT_MS (the tuner plugin's bound too),
                               1..10000, default 100 */
-  int timeoutMs;           /* bound of every collective wait at init and of a peer kernel's
-                              wait for its peers, 100..600000, default 30000 */
+  int timeoutMs;           /* CCLTUNE_TIMEOUT_MS: bound of every collective wait at init and
+                              destroy and of a peer kernel's wait for its peers, 100..600000,
+                              default 30000. A peer later than this stops the GPU context:
+                              set it above the longest legitimate skew between ranks at a
+                              collective (a rank writing a checkpoint while others wait) */
   size_t poolBytes;        /* CCLTUNE_POOL_BYTES: peer memory ccltuneMemAlloc hands out;
                               default 0 (no pool) */
   size_t stagingBytes;     /* peer memory for the kernels' staging, default 64 MiB */
@@ -133,12 +140,11 @@ ccltuneResult_t ccltuneGetChoice(ccltuneComm_t comm, ccltuneOp_t op, ncclDataTyp
  * ccltuneInvalidArgument naming the argument, checked before anything is enqueued. */
 ccltuneResult_t ccltuneAllReduceResidualRmsNorm(const void* input, void* residual,
                                                 const void* weight, void* out, size_t tokens,
-                                                size_t hidden, float eps,
-                                                ncclDataType_t datatype, ccltuneComm_t comm,
-                                                cudaStream_t stream);
-ccltuneResult_t ccltuneAllReduceBias(const void* input, const void* bias, void* out,
-                                     size_t tokens, size_t hidden, ncclDataType_t datatype,
-                                     ccltuneComm_t comm, cudaStream_t stream);
+                                                size_t hidden, float eps, ncclDataType_t datatype,
+                                                ccltuneComm_t comm, cudaStream_t stream);
+ccltuneResult_t ccltuneAllReduceBias(const void* input, const void* bias, void* out, size_t tokens,
+                                     size_t hidden, ncclDataType_t datatype, ccltuneComm_t comm,
+                                     cudaStream_t stream);
 
 /* What an all-reduce + `epilogue` call of tokens x hidden elements would run (since 0.2):
  * "nccl" (NCCL's all-reduce, then the separate epilogue kernel), another all-reduce choice
@@ -157,7 +163,8 @@ ccltuneResult_t ccltuneGetEpilogueChoice(ccltuneComm_t comm, ccltuneEpilogue_t e
 ccltuneResult_t ccltuneMemAlloc(ccltuneComm_t comm, void** ptr, size_t bytes);
 ccltuneResult_t ccltuneMemFree(ccltuneComm_t comm, void* ptr);
 
-/* ccltuneTimeout once a peer kernel's bounded wait ran out (later calls fail too). */
+/* *error = ccltuneTimeout once a peer kernel's bounded wait ran out (it then stopped the GPU
+ * context; later calls fail too), and ccltuneGetLastError names the rank(s) and timeout. */
 ccltuneResult_t ccltuneCommGetAsyncError(ccltuneComm_t comm, ccltuneResult_t* error);
 
 const char* ccltuneGetErrorString(ccltuneResult_t result);

@@ -24,6 +24,16 @@ const char* ForwardName(Forward f) {
   }
 }
 
+void CommEntry::SetFailure(std::shared_ptr<const runtime::CommFailure> f) {
+  std::lock_guard<std::mutex> lock(failure_mu_);
+  failure_ = std::move(f);
+}
+
+std::shared_ptr<const runtime::CommFailure> CommEntry::Failure() const {
+  std::lock_guard<std::mutex> lock(failure_mu_);
+  return failure_;
+}
+
 void CommEntry::FoldRan() {
   for (const auto& [name, n] : ran_live) ran[std::string(name)] += n;
   ran_live.clear();

@@ -60,8 +60,18 @@ struct CommEntry {
   std::array<std::atomic<std::uint64_t>, static_cast<int>(Forward::kCount)> forwarded{};
 
   void Count(Forward f) { forwarded[static_cast<int>(f)].fetch_add(1, std::memory_order_relaxed); }
+
+  // The context's failure (issue 36), kept past the context and read without `mu`: the
+  // application's watchdog asks ncclCommGetAsyncError from its own thread, maybe while
+  // another holds `mu` making the context. Null until a context with our kernels is made.
+  void SetFailure(std::shared_ptr<const runtime::CommFailure> f);
+  std::shared_ptr<const runtime::CommFailure> Failure() const;
   // "12 calls served by winners (oneshot:... 10, rs+ag 2), 3 forwarded (in a group 3)"
   std::string Summary();
+
+ private:
+  mutable std::mutex failure_mu_;
+  std::shared_ptr<const runtime::CommFailure> failure_;
 };
 
 class CommRegistry {

@@ -1,9 +1,11 @@
 // The NCCL functions libccltune-nccl writes by hand (every other one is a generated
 // forwarder): the three collectives ccltune tunes, the group calls whose depth decides
-// whether a call may be served, and the communicator lifecycle, so that each communicator
-// the application makes is known and its context torn down before NCCL frees it.
+// whether a call may be served, the communicator lifecycle, so that each communicator
+// the application makes is known and its context torn down before NCCL frees it, and the
+// error queries, so that a context whose kernels lost a peer is reported (comm_failure.h).
 #include <nccl.h>
 
+#include "runtime/nccl_shim/comm_failure.h"
 #include "runtime/nccl_shim/comm_registry.h"
 #include "runtime/nccl_shim/group_calls.h"
 #include "runtime/nccl_shim/real_calls.h"
@@ -158,4 +160,15 @@ CCLTUNE_SHIM_EXPORT ncclResult_t ncclCommAbort(ncclComm_t comm) {
 CCLTUNE_SHIM_EXPORT ncclResult_t ncclCommRevoke(ncclComm_t comm, int revokeFlags) {
   ccltune::shim::Release(comm, "revoked", /*abort=*/true, /*forget=*/false);
   return real::ncclCommRevoke(comm, revokeFlags);
+}
+
+// PyTorch's watchdog polls this: ncclRemoteError makes it abort the process group.
+CCLTUNE_SHIM_EXPORT ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t* asyncError) {
+  if (ccltune::shim::AsyncErrorOf(comm, asyncError)) return ncclSuccess;
+  return real::ncclCommGetAsyncError(comm, asyncError);
+}
+
+CCLTUNE_SHIM_EXPORT const char* ncclGetLastError(ncclComm_t comm) {
+  if (const char* ours = ccltune::shim::LastFailureText(comm)) return ours;
+  return real::ncclGetLastError(comm);
 }

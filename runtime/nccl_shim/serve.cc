@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "core/gpu/nccl_api.h"
+#include "runtime/nccl_shim/comm_failure.h"
 #include "runtime/nccl_shim/comm_registry.h"
 #include "runtime/nccl_shim/group_calls.h"
 #include "runtime/nccl_shim/real_nccl.h"
@@ -80,6 +81,7 @@ void MakeContext(ncclComm_t comm, CommEntry& e) {
       (void)runtime::RuntimeComm::Close(std::move(ctx).value());
     } else {
       e.ctx = std::move(ctx).value();
+      e.SetFailure(e.ctx->failure());
       e.state = CommEntry::State::kServing;
       if (e.rank == 0) Note("comm " + Hex(comm) + ": served by tuned winners: " + e.ctx->summary());
       return;
@@ -130,6 +132,8 @@ ncclResult_t Collective(const runtime::Call& call, ncclComm_t comm, ForwardFn fo
     if (DebugOn()) Debug(Describe(call) + " -> NCCL (communicator not made through ccltune-nccl)");
     return forward(call, comm);
   }
+  // Our kernels stopped the GPU context: nothing more runs on this communicator.
+  if (const ncclResult_t failed = FailedResult(*e); failed != ncclSuccess) return failed;
   if (const Forward why = Ineligible(call, *e); why != Forward::kCount) {
     return Forwarded(*e, why, {}, call, comm, forward);
   }
@@ -147,6 +151,7 @@ ncclResult_t Collective(const runtime::Call& call, ncclComm_t comm, ForwardFn fo
   }
   core::Result<runtime::RuntimeComm::Served> served = e->ctx->Serve(call);
   if (!served.ok()) {
+    if (const ncclResult_t failed = FailedResult(*e); failed != ncclSuccess) return failed;
     Note("comm " + Hex(comm) + ": " + Describe(call) + ": " + served.status().message());
     return ResultOf(served.status());
   }

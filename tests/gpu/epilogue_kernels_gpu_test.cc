@@ -8,13 +8,16 @@
 //    launches in a row (epochs advance, LL parity alternates), the last one checked, and
 //    every rank's output bit-identical to rank 0's;
 //  - the separate LaunchEpilogue after a reference all-reduce, in place and not;
-//  - a peer that never launches: the kernel returns and reports the timeout;
+//  - a peer that never launches: the kernel returns and reports the timeout and the rank;
+//    with fail_stop (the runtime's teams, issue 36) it stops the GPU context instead;
 //  - argument checks (these run without a GPU).
 // Skips the GPU cases without a GPU.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -120,8 +123,10 @@ class SimWorld {
     t.epochs = static_cast<unsigned int*>(rank(r).epochs.get());
     t.timed_out = static_cast<int*>(rank(r).timed_out.get());
     t.timeout_ns = bound_ns;
+    t.fail_stop = fail_stop_ ? 1 : 0;
     return t;
   }
+  void SetFailStop(bool on) { fail_stop_ = on; }
 
   FusedOperands Operands() {
     FusedOperands ops;
@@ -167,7 +172,7 @@ class SimWorld {
       r.out = Zeroed(l_.Bytes());
       r.residual = Zeroed(l_.Bytes());
       r.staging = Zeroed(l_.staging_bytes);
-      r.timed_out = Mapped(sizeof(int));
+      r.timed_out = Mapped(sizeof(int) * kernels::kTimedOutWords);
       cudaStream_t s = nullptr;
       ok = ok && cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess;
       r.stream.reset(s);
@@ -181,6 +186,7 @@ class SimWorld {
   std::vector<SimRank> ranks_;
   DeviceMem weight_;
   bool ok_ = false;
+  bool fail_stop_ = false;
 };
 
 // Empty when `got` matches `want` within `tol`, else where and how it first differs.
@@ -354,8 +360,42 @@ TEST_P(FusedTimeoutTest, MissingPeerTimesOut) {
   CUDA_ASSERT(w.Fill());
   const EpilogueParams p = ParamsFor(c.op, c.hidden, w.weight());
   CUDA_ASSERT(LaunchAll(w, c, shape, p, /*launched=*/1, 50'000'000ull));
-  EXPECT_EQ(1, *static_cast<int*>(w.rank(0).timed_out.get()));
+  const int* words = static_cast<int*>(w.rank(0).timed_out.get());
+  EXPECT_EQ(1, words[0]);
+  EXPECT_EQ(0, words[1 + 0]);
+  EXPECT_EQ(1, words[1 + 1]) << "rank 1, the one that never launched, is not named";
   CUDA_ASSERT(LaunchAll(w, c, shape, p, /*launched=*/1, 50'000'000ull));
+}
+
+// The body of FailStopTrapsAndNamesTheMissingRank, in a fresh child process (the trap ends
+// its CUDA context): exits 0 when the launch's synchronisation failed, a later CUDA call
+// failed too, and the host-mapped words (plain host memory) still name rank 1.
+[[noreturn]] void FailStopChild(bool ll) {
+  const FusedCase c{"", PeerAlgo::kOneShot,          ll, 2, Dtype::kBf16, 4096,
+                    3,  EpilogueOp::kResidualRmsNorm};
+  const PeerShape shape = ShapeFor(c);
+  const Layout l{c.world, c.tokens, c.hidden, c.dtype,
+                 kernels::FusedStagingBytes(c.algo, shape, c.tokens, c.hidden, c.dtype, c.world)};
+  SimWorld w(l);
+  if (!w.ok() || w.Fill() != cudaSuccess) {
+    std::fprintf(stderr, "setup failed\n");
+    std::_Exit(2);
+  }
+  w.SetFailStop(true);
+  const EpilogueParams p = ParamsFor(c.op, c.hidden, w.weight());
+  const cudaError_t first = LaunchAll(w, c, shape, p, /*launched=*/1, 50'000'000ull);
+  const cudaError_t later = cudaMemset(w.rank(0).out.get(), 0, 16);
+  const int* words = static_cast<int*>(w.rank(0).timed_out.get());
+  std::fprintf(stderr, "launch+sync: %s, later: %s, words %d %d %d\n", cudaGetErrorName(first),
+               cudaGetErrorName(later), words[0], words[1], words[2]);
+  const bool stopped = first != cudaSuccess && later != cudaSuccess;
+  std::_Exit(stopped && words[0] == 1 && words[1] == 0 && words[2] == 1 ? 0 : 1);
+}
+
+TEST_P(FusedTimeoutTest, FailStopTrapsAndNamesTheMissingRank) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");  // a fresh process: no CUDA across fork
+  EXPECT_EXIT(FailStopChild(GetParam()), ::testing::ExitedWithCode(0),
+              "launch\\+sync: cuda.*words 1 0 1");
 }
 
 INSTANTIATE_TEST_SUITE_P(Fused, FusedTimeoutTest, ::testing::Values(false, true),

@@ -4,6 +4,8 @@
 //    inputs, with winners that send it down each of its paths (tests/gpu/runtime_winners.h);
 //  - no winners, another fingerprint's winners, peer memory off: NCCL, the same results;
 //  - a bad config field: one clear error; a peer that never arrives: a bounded error;
+//  - a peer that dies (issue 36): every survivor's next call stops its GPU context within
+//    the timeout + 5 s, no call completes after the death, and the message names the rank;
 //  - all-reduce + residual/RMSNorm and + bias (issue 16), fp32/fp16/bf16, tuned and odd
 //    token counts, in place and out of place, plain and pooled, eager and CUDA-graph, with
 //    winners that send them down each path (fused LL/pull/two-shot, our unfused kernels,
@@ -217,7 +219,7 @@ std::vector<Case> Cases(int world) {
 // This rank's NCCL communicator and the runtime over it, with the test's winners (or none)
 // and a 256 MiB pool; false when either failed.
 bool StartRank(const std::string& dir, int rank, int world, bool winners, int peer_memory,
-               ncclComm_t* nccl, ccltuneComm_t* rt) {
+               ncclComm_t* nccl, ccltuneComm_t* rt, int timeout_ms = 20000) {
   if (cudaSetDevice(rank) != cudaSuccess) return false;
   *nccl = SharedNcclComm(dir, rank, world);
   if (*nccl == nullptr) return false;
@@ -227,7 +229,7 @@ bool StartRank(const std::string& dir, int rank, int world, bool winners, int pe
   cfg.resultsFile = winners ? file.c_str() : "";
   cfg.fingerprint = kRuntimeTestFingerprint;
   cfg.poolBytes = std::size_t{256} << 20;
-  cfg.timeoutMs = 20000;
+  cfg.timeoutMs = timeout_ms;
   cfg.peerMemory = peer_memory;
   if (ccltuneCommInit(*nccl, &cfg, rt) == ccltuneSuccess) return true;
   std::fprintf(stderr, "ccltuneCommInit: %s\n", ccltuneGetLastError());
@@ -610,6 +612,66 @@ TEST(RuntimeGpu, AbsentPeerIsABoundedError) {
   const int world = MultiGpuWorldOrZero();
   if (world == 0) GTEST_SKIP() << "needs 2 GPUs";
   RunWorld("runtime-absent-peer", AbsentPeerRank, 2);
+}
+
+// The last rank exits hard after a few all-reduces of the LL winner's size (2 KiB bf16);
+// each survivor's next one must stop its GPU context (the sync fails) within the timeout
+// + 5 s, no call may complete after the death, and the communicator names the dead rank.
+constexpr int kDeathTimeoutMs = 3000;
+
+int PeerDeathRank(const std::string& dir, int rank, int world) {
+  ncclComm_t nccl = nullptr;
+  ccltuneComm_t rt = nullptr;
+  RT_CHECK(StartRank(dir, rank, world, true, -1, &nccl, &rt, kDeathTimeoutMs));
+  cudaStream_t s = nullptr;
+  RT_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess);
+  constexpr std::size_t kBytes = 2048;
+  void* buf = nullptr;
+  RT_CHECK(cudaMalloc(&buf, kBytes) == cudaSuccess && cudaMemset(buf, 0, kBytes) == cudaSuccess);
+  char choice[128] = {};
+  RT_CHECK(ccltuneGetChoice(rt, ccltuneAllReduceOp, ncclBfloat16, ncclSum, kBytes, 0, choice,
+                            sizeof choice) == ccltuneSuccess);
+  RT_CHECK(std::string(choice).find("mode=ll") != std::string::npos);
+  auto call = [&] { return ccltuneAllReduce(buf, buf, kBytes / 2, ncclBfloat16, ncclSum, rt, s); };
+  for (int i = 0; i < 5; ++i) {
+    RT_CHECK(call() == ccltuneSuccess && cudaStreamSynchronize(s) == cudaSuccess);
+  }
+  if (rank == world - 1) std::_Exit(0);  // the peer dies: no teardown of anything
+  const auto death = std::chrono::steady_clock::now();
+  const auto give_up = death + std::chrono::milliseconds(kDeathTimeoutMs + 20000);
+  ccltuneResult_t r = ccltuneSuccess;
+  cudaError_t e = cudaSuccess;
+  int completed = 0;
+  while (std::chrono::steady_clock::now() < give_up) {
+    r = call();
+    if (r != ccltuneSuccess) break;
+    e = cudaStreamSynchronize(s);
+    if (e != cudaSuccess) break;
+    ++completed;
+  }
+  const double secs =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - death).count();
+  ccltuneResult_t async = ccltuneSuccess;
+  RT_CHECK(ccltuneCommGetAsyncError(rt, &async) == ccltuneSuccess);
+  const std::string text = ccltuneGetLastError();
+  std::printf(
+      "rank %d: %s stopped after %.2f s, %d calls completed after the death: call %s, "
+      "sync %s; async %s: %s\n",
+      rank, choice, secs, completed, ccltuneGetErrorString(r), cudaGetErrorName(e),
+      ccltuneGetErrorString(async), text.c_str());
+  RT_CHECK(r != ccltuneSuccess || e != cudaSuccess);
+  RT_CHECK(completed == 0);
+  RT_CHECK(secs < kDeathTimeoutMs / 1000.0 + 5);
+  RT_CHECK(async == ccltuneTimeout);
+  RT_CHECK(text.find("rank(s) " + std::to_string(world - 1) + " did not arrive within 3000 ms") !=
+           std::string::npos);
+  std::_Exit(0);  // the GPU context has failed: no teardown
+}
+
+TEST(RuntimeGpu, APeerThatDiesStopsEverySurvivor) {
+  const int world = MultiGpuWorldOrZero();
+  if (world == 0) GTEST_SKIP() << "needs 2 GPUs";
+  RunWorld("runtime-peer-death", PeerDeathRank, world);
 }
 
 }  // namespace

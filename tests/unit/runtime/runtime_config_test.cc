@@ -111,6 +111,39 @@ TEST(RuntimeConfig, BadEnvironmentIsNamed) {
     ScopedEnv env({{"CCLTUNE_PLUGIN_TIMEOUT_MS", "0"}, {"CCLTUNE_POOL_BYTES", "0"}});
     EXPECT_FALSE(ResolveConfig(nullptr).ok());
   }
+  for (const char* bad : {"3s", "99", "600001", "-5", ""}) {
+    ScopedEnv env({{"CCLTUNE_TIMEOUT_MS", bad}, {"CCLTUNE_POOL_BYTES", "0"}});
+    auto r = ResolveConfig(nullptr);
+    if (std::string(bad).empty()) {  // unset and empty are alike: the default
+      ASSERT_TRUE(r.ok()) << r.status().ToString();
+      EXPECT_EQ(r->timeout, std::chrono::milliseconds(30000));
+      continue;
+    }
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_NE(r.status().message().find("CCLTUNE_TIMEOUT_MS"), std::string::npos)
+        << r.status().message();
+    EXPECT_NE(r.status().message().find("100..600000"), std::string::npos) << r.status().message();
+  }
+}
+
+// The peer-wait timeout (issue 36): from the environment for programs that cannot pass a
+// config (libccltune-nccl), the field still overriding it.
+TEST(RuntimeConfig, TimeoutFromTheEnvironmentAndTheField) {
+  ScopedEnv env({{"CCLTUNE_TIMEOUT_MS", "3000"}, {"CCLTUNE_POOL_BYTES", "0"}});
+  auto r = ResolveConfig(nullptr);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->timeout, std::chrono::milliseconds(3000));
+  ccltuneConfig_t c = CCLTUNE_CONFIG_INITIALIZER;
+  r = ResolveConfig(&c);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->timeout, std::chrono::milliseconds(3000));
+  c.timeoutMs = 700;
+  r = ResolveConfig(&c);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->timeout, std::chrono::milliseconds(700));
+  c.timeoutMs = 99;
+  EXPECT_NE(ErrorOf(c).find("ccltuneConfig_t.timeoutMs=99: allowed 100..600000"), std::string::npos)
+      << ErrorOf(c);
 }
 
 }  // namespace
