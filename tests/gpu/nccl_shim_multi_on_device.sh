@@ -26,11 +26,13 @@ NT=${NCCL_TESTS_BIN:-}
 nccl_dir=$(python3 -c 'import os, nvidia.nccl as m; print(os.path.join(list(m.__path__)[0], "lib"))')
 with_nccl() { LD_LIBRARY_PATH="$nccl_dir:$LD_LIBRARY_PATH" "$@"; }
 
+# TUNE_MODES (default "graph eager") and TUNE_SIZES (default 1KiB:64MiB:2) narrow the tuning;
+# a mode not tuned uses the graph winners.
 section_tune() {
-  for mode in graph eager; do
+  for mode in ${TUNE_MODES:-graph eager}; do
     local flag=""; [ $mode = graph ] && flag=--cuda-graph
     with_nccl timeout -k 5 400 ccltune tune --ranks "$n" --op allReduce,allGather,reduceScatter \
-      --dtypes bf16 --sizes 1KiB:64MiB:2 $flag --cache-dir "/tmp/shim-tune-$mode" \
+      --dtypes bf16 --sizes "${TUNE_SIZES:-1KiB:64MiB:2}" $flag --cache-dir "/tmp/shim-tune-$mode" \
       --json "$D/tune-$mode.json" >"$D/tune-$mode.log" 2>&1
     ccltune export --format json --cache-dir "/tmp/shim-tune-$mode" -o "$D/winners-$mode.json"
     echo "tune $mode: exit $?, $(grep -c '"winner"' "$D/winners-$mode.json") records"
@@ -84,12 +86,13 @@ section_onepro() {
       for mode in eager graph; do
         local g=""; [ $mode = graph ] && g="-G 20"
         local args=(-b 1K -e 16M -f 4 "${layout[@]}" -d bfloat16 -c 1 -w 5 -n 20 $g)
-        local tag=${op}_${shape}_$mode
-        timed "plain_$tag" with_nccl timeout -k 5 120 "$NT/${op}_perf" "${args[@]}" \
+        local tag=${op}_${shape}_$mode winners=$D/winners-$mode.json
+        [ -f "$winners" ] || winners=$D/winners-graph.json
+        timed "plain_$tag" with_nccl timeout -k 5 60 "$NT/${op}_perf" "${args[@]}" \
           >"$D/onepro_plain_$tag.txt" 2>&1
         timed "shim_$tag" with_nccl env LD_PRELOAD="$SHIM" \
-          CCLTUNE_RESULTS_FILE="$D/winners-$mode.json" \
-          timeout -k 5 120 "$NT/${op}_perf" "${args[@]}" >"$D/onepro_shim_$tag.txt" 2>&1
+          CCLTUNE_RESULTS_FILE="$winners" \
+          timeout -k 5 60 "$NT/${op}_perf" "${args[@]}" >"$D/onepro_shim_$tag.txt" 2>&1
       done
     done
   done
