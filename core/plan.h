@@ -1,4 +1,4 @@
-// The tuning plan: the `collectives`, `benchmark` and `search` part of a CollectiveTuningJob spec
+// The tuning plan: the `collectives`, `benchmark`, `search` and `emulatedNodes` part of a CollectiveTuningJob spec
 // (DESIGN §6), read from YAML or JSON, validated field by field. A plan that parses is
 // valid: every error names its field path and the allowed values.
 #pragma once
@@ -44,6 +44,11 @@ struct Plan {
   BenchmarkSpec benchmark;
   // Top-level `search` (a CollectiveTuningJob's spec.search): adaptive unless asked otherwise.
   Search search = Search::kAdaptive;
+  // Top-level `emulatedNodes` (spec.emulatedNodes, `ccltune tune --emulate-nodes`): split the
+  // ranks into this many named nodes of consecutive ranks (core/node_name.h), so NCCL joins
+  // them with its network transport over this machine's loopback. 0 = off. It must divide
+  // the world size, which the plan does not know: checked where that is known.
+  int emulated_nodes = 0;
 };
 
 // Bounds on user input, so a plan cannot ask for unbounded memory or time.
@@ -56,6 +61,7 @@ struct PlanLimits {
   int max_iters = 100000;
   int max_rounds = 1000;
   double max_timeout_seconds = 24 * 3600;
+  int max_emulated_nodes = 1024;
 };
 
 // Size strings: "4096", "1KiB", "64MiB", "1GiB", "512B" (binary units only; "1KB" is

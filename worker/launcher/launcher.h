@@ -45,6 +45,7 @@ struct RankLaunch {
   std::string pushgateway;
   bool publish = true;
   double metrics_linger_seconds = 0;
+  std::string node_name;  // CCLTUNE_NODE_NAME for the ranks; empty: inherited
 };
 
 // Spawns `ccltune worker` for the given ranks (local_rank = index in `ranks`).
