@@ -220,6 +220,36 @@ TEST_F(TuneJobTest, CachedBufferSetMeasuresButPublishesNothing) {
   EXPECT_EQ(raw->elements.size(), 0u);
 }
 
+// `--emulate-nodes 2` (issue 33) on the host backend: ranks 0-1 and 2-3 become two named
+// nodes of this machine's node (CCLTUNE_NODE_NAME here), the fingerprint says 2 nodes of 2,
+// which differs from the same job on one node, and the summary prints the split.
+TEST_F(TuneJobTest, EmulatedNodesSplitTheRanksAndTheFingerprint) {
+  auto tune = [&](const std::vector<std::string>& more, RunResult& run) {
+    std::vector<std::string> args{"tune",  "--ranks", "4",          "--backend", "host",
+                                  "--redis", redis_->url(), "--op", "allReduce", "--sizes",
+                                  "4KiB",  "--iters", "2",          "--rounds",  "1",
+                                  "--json",  dir_.File("summary.json")};
+    args.insert(args.end(), more.begin(), more.end());
+    run = RunCcltune(args, {{"CCLTUNE_NODE_NAME", "box"}}, 120);
+    return run.code == 0 ? nlohmann::json::parse(ReadFile(dir_.File("summary.json")))
+                         : nlohmann::json::object();
+  };
+  RunResult run;
+  const auto split = tune({"--emulate-nodes", "2"}, run);
+  ASSERT_EQ(run.code, 0) << run.output;
+  EXPECT_NE(run.output.find("# nodes 2, 2 ranks per node"), std::string::npos) << run.output;
+  EXPECT_EQ(split["fingerprintInfo"]["nodes"], 2) << split.dump();
+  EXPECT_EQ(split["fingerprintInfo"]["gpusPerNode"], 2) << split.dump();
+  EXPECT_EQ(split["nodeOfRank"],
+            nlohmann::json({"box-node0", "box-node0", "box-node1", "box-node1"}));
+  EXPECT_FALSE(split.contains("ncclTopology")) << "the host backend runs no NCCL";
+  const auto one = tune({}, run);
+  ASSERT_EQ(run.code, 0) << run.output;
+  EXPECT_NE(run.output.find("# nodes 1, 4 ranks per node"), std::string::npos) << run.output;
+  EXPECT_EQ(one["nodeOfRank"], nlohmann::json({"box", "box", "box", "box"}));
+  EXPECT_NE(one["fingerprint"], split["fingerprint"]);
+}
+
 // /metrics is ancillary: a rank whose port is taken (pods of the Kubernetes simulator share
 // one network namespace) warns and tunes on instead of failing the job.
 TEST_F(TuneJobTest, TakenMetricsPortCostsOnlyThatRanksMetrics) {

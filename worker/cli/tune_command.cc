@@ -51,7 +51,8 @@ int RunTuneCommand(TuneFlags& f) {
   if (backend == "nccl" && o.ranks > VisibleGpuCount())
     return UsageError("--ranks: " + std::to_string(o.ranks) + " ranks but only " +
                       std::to_string(VisibleGpuCount()) + " GPUs are visible");
-  // The ranks check it too; here it is one line naming where the number came from.
+  // The ranks check both too; here each is one line before any rank starts, naming its source.
+  if (auto node = core::LocalNodeName(); !node.ok()) return UsageError(node.status().message());
   if (auto st = core::CheckEmulatedNodes(
           o.plan.emulated_nodes, o.ranks,
           f.plan.emulate_nodes ? "--emulate-nodes" : "emulatedNodes (plan file)");
