@@ -163,12 +163,12 @@ Status ParsePlanPart(const Json& spec, JobSpec& out) {
 Result<JobSpec> ParseJobSpec(const Json& spec, const JobDefaults& defaults) {
   if (!spec.is_object()) return InvalidArgument("spec: required");
   JobSpec out;
-  CCLTUNE_RETURN_IF_ERROR(OnlyKnownFields(
-      spec,
-      {"worldSize", "gpusPerPod", "backend", "template", "collectives", "benchmark", "search",
-       "emulatedNodes", "cache", "backoffLimit", "activeDeadlineSeconds",
-       "ttlSecondsAfterFinished", "suspend"},
-      "spec."));
+  CCLTUNE_RETURN_IF_ERROR(
+      OnlyKnownFields(spec,
+                      {"worldSize", "gpusPerPod", "backend", "template", "collectives", "benchmark",
+                       "search", "emulatedNodes", "cache", "backoffLimit", "activeDeadlineSeconds",
+                       "ttlSecondsAfterFinished", "suspend"},
+                      "spec."));
   CCLTUNE_RETURN_IF_ERROR(ParseShape(spec, out));
   CCLTUNE_RETURN_IF_ERROR(ParseTemplate(spec, defaults, out));
   CCLTUNE_RETURN_IF_ERROR(ParsePlanPart(spec, out));

@@ -21,8 +21,8 @@ void FillNodes(Json& results, const Json& summary) {
   if (fp.contains("gpusPerNode")) results["gpusPerNode"] = fp.value("gpusPerNode", 0);
   if (!summary.contains("ncclTopology")) return;
   const Json& t = summary.at("ncclTopology");
-  results["ncclTopology"] = t.contains("problem") ? "unknown: " + t.value("problem", "")
-                                                  : core::DescribeNcclTopology(t);
+  results["ncclTopology"] =
+      t.contains("problem") ? "unknown: " + t.value("problem", "") : core::DescribeNcclTopology(t);
 }
 
 }  // namespace

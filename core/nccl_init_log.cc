@@ -98,8 +98,9 @@ std::string DescribeNcclTopology(const nlohmann::json& topology) {
     intra.insert(s.get<std::string>());
   for (const auto& s : topology.value("interNode", nlohmann::json::array()))
     inter.insert(s.get<std::string>());
-  std::string out = "NCCL formed " + (nodes.empty() ? std::string("? (no nNodes line)")
-                                                    : Join(nodes, " or ")) + " node(s)";
+  std::string out = "NCCL formed " +
+                    (nodes.empty() ? std::string("? (no nNodes line)") : Join(nodes, " or ")) +
+                    " node(s)";
   if (!intra.empty()) out += "; " + Join(intra, "+") + " inside nodes";
   if (!inter.empty()) out += "; " + Join(inter, "+") + " between them";
   if (intra.empty() && inter.empty()) out += "; no channel connection logged";

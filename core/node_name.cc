@@ -41,11 +41,11 @@ Result<NodeName> LocalNodeName() {
     CCLTUNE_RETURN_IF_ERROR(CheckNodeName(node, kNodeNameEnv));
     // NCCL would group this rank by NCCL_HOSTID and ccltune by the node name: two answers.
     if (!hostid.empty() && hostid != node) {
-      return InvalidArgument(std::string(kNcclHostIdEnv) + "='" + hostid + "' differs from " +
-                             kNodeNameEnv + "='" + node +
-                             "': NCCL and ccltune would see different nodes; unset " +
-                             kNcclHostIdEnv + " (ccltune sets it from the node name) or make "
-                             "them equal");
+      return InvalidArgument(
+          std::string(kNcclHostIdEnv) + "='" + hostid + "' differs from " + kNodeNameEnv + "='" +
+          node + "': NCCL and ccltune would see different nodes; unset " + kNcclHostIdEnv +
+          " (ccltune sets it from the node name) or make "
+          "them equal");
     }
     return NodeName{node, kNodeNameEnv};
   }
@@ -66,8 +66,8 @@ std::string EmulatedNodeName(const std::string& base, int rank, int world, int n
 Status CheckEmulatedNodes(int nodes, int world, const std::string& field) {
   if (nodes == 0) return Status::Ok();
   if (nodes >= 1 && nodes <= world && world % nodes == 0) return Status::Ok();
-  return InvalidArgument(field + ": " + std::to_string(nodes) +
-                         " emulated nodes do not split " + std::to_string(world) +
+  return InvalidArgument(field + ": " + std::to_string(nodes) + " emulated nodes do not split " +
+                         std::to_string(world) +
                          " ranks evenly (allowed: 0 = off, or a divisor of the rank count, " +
                          "1.." + std::to_string(world) + ")");
 }

@@ -42,8 +42,8 @@ Status CheckEmulatedNodes(int nodes, int world, const std::string& field);
 // How ranks spread over nodes, from each rank's node name (index = rank).
 struct NodeShape {
   int nodes = 0;
-  int gpus_per_node = 0;       // GpusPerNode(ranks, nodes): the fingerprint's field
-  bool equal_groups = true;    // every node holds the same number of ranks
+  int gpus_per_node = 0;     // GpusPerNode(ranks, nodes): the fingerprint's field
+  bool equal_groups = true;  // every node holds the same number of ranks
 };
 NodeShape ShapeOfNodes(const std::vector<std::string>& node_of_rank);
 

@@ -1,6 +1,6 @@
-// The tuning plan: the `collectives`, `benchmark`, `search` and `emulatedNodes` part of a CollectiveTuningJob spec
-// (DESIGN §6), read from YAML or JSON, validated field by field. A plan that parses is
-// valid: every error names its field path and the allowed values.
+// The tuning plan: the `collectives`, `benchmark`, `search` and `emulatedNodes` part of a
+// CollectiveTuningJob spec (DESIGN §6), read from YAML or JSON, validated field by field. A plan
+// that parses is valid: every error names its field path and the allowed values.
 #pragma once
 
 #include <cstdint>
@@ -18,9 +18,9 @@ namespace ccltune::core {
 struct CollectiveSpec {
   Op op = Op::kAllReduce;
   std::vector<Dtype> dtypes{Dtype::kFp32};
-  RedOp reduce_op = RedOp::kSum;         // kNone for non-reducing ops
-  std::vector<std::uint64_t> sizes;      // bytes, ascending, deduplicated (ranges expanded)
-  std::vector<std::string> choices;      // empty = every applicable choice
+  RedOp reduce_op = RedOp::kSum;     // kNone for non-reducing ops
+  std::vector<std::uint64_t> sizes;  // bytes, ascending, deduplicated (ranges expanded)
+  std::vector<std::string> choices;  // empty = every applicable choice
   // With an epilogue (allReduce only) the problems are rows of `epilogue.hidden` elements:
   // `tokens` (ascending, deduplicated) replaces `sizes`, and a problem's bytes are
   // tokens x hidden x the dtype's size.
@@ -53,11 +53,11 @@ struct Plan {
 
 // Bounds on user input, so a plan cannot ask for unbounded memory or time.
 struct PlanLimits {
-  std::uint64_t max_bytes = 1ull << 30;   // largest message size
+  std::uint64_t max_bytes = 1ull << 30;  // largest message size
   std::size_t max_sizes_per_collective = 64;
   std::size_t max_problems = 2048;
   std::size_t max_collectives = 32;
-  std::uint64_t max_tokens = 1u << 16;    // rows of an epilogue problem
+  std::uint64_t max_tokens = 1u << 16;  // rows of an epilogue problem
   int max_iters = 100000;
   int max_rounds = 1000;
   double max_timeout_seconds = 24 * 3600;

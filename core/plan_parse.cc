@@ -295,8 +295,8 @@ Result<Plan> ParsePlan(std::string_view text, const PlanLimits& limits,
   if (root.IsMap() && (root["apiVersion"] || root["kind"] || root["spec"])) {
     CCLTUNE_RETURN_IF_ERROR(UnwrapJob(root, field_prefix, body, path, backend));
   } else {
-    CCLTUNE_RETURN_IF_ERROR(
-        yaml::CheckKeys(root, field_prefix, {"collectives", "benchmark", "search", "emulatedNodes"}));
+    CCLTUNE_RETURN_IF_ERROR(yaml::CheckKeys(
+        root, field_prefix, {"collectives", "benchmark", "search", "emulatedNodes"}));
   }
   const YAML::Node list = body["collectives"];
   const std::string lpath = Key(path, "collectives");
@@ -310,8 +310,8 @@ Result<Plan> ParsePlan(std::string_view text, const PlanLimits& limits,
   }
   CCLTUNE_RETURN_IF_ERROR(Benchmark(body["benchmark"], Key(path, "benchmark"), plan.benchmark));
   CCLTUNE_RETURN_IF_ERROR(SearchField(body["search"], Key(path, "search"), plan.search));
-  CCLTUNE_RETURN_IF_ERROR(EmulatedNodesField(body["emulatedNodes"], Key(path, "emulatedNodes"),
-                                             plan.emulated_nodes));
+  CCLTUNE_RETURN_IF_ERROR(
+      EmulatedNodesField(body["emulatedNodes"], Key(path, "emulatedNodes"), plan.emulated_nodes));
   CCLTUNE_RETURN_IF_ERROR(ValidatePlan(plan, limits, backend, path));
   return plan;
 }

@@ -124,8 +124,9 @@ core::Status ApplyNetParams(const core::ChoiceName& choice, NetSettings& net) {
         "nccl-net needs at least one of socketThreads, socksPerThread, buffSize, ibQps");
   }
   if (net.socket_threads * net.socks_per_thread > 64) {
-    return core::InvalidArgument("socketThreads x socksPerThread must be at most 64 (NCCL's "
-                                 "MAX_SOCKETS; NCCL would lower it with a warning)");
+    return core::InvalidArgument(
+        "socketThreads x socksPerThread must be at most 64 (NCCL's "
+        "MAX_SOCKETS; NCCL would lower it with a warning)");
   }
   return core::Status::Ok();
 }

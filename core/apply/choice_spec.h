@@ -59,7 +59,6 @@ struct ChoiceSpec {
   std::string unsupported;   // non-empty: a known name this build cannot run, and why
 };
 
-
 inline constexpr int kCtasValues[] = {2, 4, 8, 16, 32};
 inline constexpr int kMaxPeerBlocksParam = 256;     // kernels::kMaxPeerBlocks
 inline constexpr int kMaxReduceThreadsParam = 512;  // kernels::kMaxReduceThreads

@@ -1,7 +1,6 @@
 // CUDA IPC peer memory, its capability probe and its growth (peer_memory.h).
 #include "core/gpu/peer_memory.h"
 
-
 #include <algorithm>
 #include <chrono>
 #include <cstring>

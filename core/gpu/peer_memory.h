@@ -5,9 +5,9 @@
 // choices carve their buffers from at the same offsets on every rank.
 //
 // Probe() decides whether peer kernels can run here by trying, not by trusting
-// cudaDeviceCanAccessPeer: same node (kernel boot id and node name, core/node_name.h), IPC handles open, and a value every
-// rank writes into every peer comes back. When it cannot, problem() says why, and the
-// peer choices are skipped with that reason.
+// cudaDeviceCanAccessPeer: same node (kernel boot id and node name, core/node_name.h), IPC handles
+// open, and a value every rank writes into every peer comes back. When it cannot, problem() says
+// why, and the peer choices are skipped with that reason.
 #pragma once
 
 #include <cuda_runtime.h>

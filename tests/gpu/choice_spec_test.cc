@@ -254,8 +254,10 @@ TEST(NcclChoiceSpec, NetworkSettingsParseIntoTheirEnvironment) {
             (std::vector<std::pair<std::string, std::string>>{{"NCCL_SOCKET_NTHREADS", "4"},
                                                               {"NCCL_NSOCKS_PERTHREAD", "4"},
                                                               {"NCCL_BUFFSIZE", "8388608"}}));
-  EXPECT_NE(core::ParseChoice("nccl-net:socketThreads=17", "nccl").status().message().find(
-                "socketThreads='17' must be an integer 1..16"),
+  EXPECT_NE(core::ParseChoice("nccl-net:socketThreads=17", "nccl")
+                .status()
+                .message()
+                .find("socketThreads='17' must be an integer 1..16"),
             std::string::npos);
   EXPECT_NE(SpecFromChoice({"nccl-net", {{"socketThreads", "16"}, {"socksPerThread", "8"}}})
                 .status()

@@ -11,9 +11,9 @@ namespace {
 
 struct BadInput {
   std::string name;
-  std::vector<std::string> args;  // "{plan}" is replaced by the plan file's path
-  std::string plan;               // YAML written to the plan file, if any
-  std::string expect;             // substring of the one error line
+  std::vector<std::string> args;                // "{plan}" is replaced by the plan file's path
+  std::string plan;                             // YAML written to the plan file, if any
+  std::string expect;                           // substring of the one error line
   std::map<std::string, std::string> env = {};  // more environment for the process
 };
 

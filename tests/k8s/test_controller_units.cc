@@ -243,8 +243,7 @@ TEST(PodBuilder, PodCarriesTheEnvContractOwnerAndGangLabels) {
   EXPECT_EQ(c["ports"][1]["name"], "metrics-1");
   EXPECT_EQ(c["ports"][1]["containerPort"], 9401);
   // The rank's node from the downward API (DESIGN §6), never a value the controller guesses.
-  EXPECT_EQ(env["CCLTUNE_NODE_NAME"],
-            Json::parse(R"({"name": "CCLTUNE_NODE_NAME",
+  EXPECT_EQ(env["CCLTUNE_NODE_NAME"], Json::parse(R"({"name": "CCLTUNE_NODE_NAME",
                             "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}})"));
 }
 
@@ -320,11 +319,11 @@ TEST(ResultsSummary, WinnersAreCappedAndGeomeanComputed) {
 // The node count the workers grouped their ranks into (the fingerprint's) and NCCL's own
 // account of what it formed reach the status; a summary without them adds nothing.
 TEST(ResultsSummary, NodesAndNcclTopologyComeFromTheSummary) {
-  Json summary = {{"fingerprint", "fp"},
-                  {"records", Json::array()},
-                  {"fingerprintInfo", {{"nodes", 2}, {"gpusPerNode", 4}}},
-                  {"ncclTopology",
-                   {{"nNodes", {2}}, {"intraNode", {"P2P"}}, {"interNode", {"NET/Socket"}}}}};
+  Json summary = {
+      {"fingerprint", "fp"},
+      {"records", Json::array()},
+      {"fingerprintInfo", {{"nodes", 2}, {"gpusPerNode", 4}}},
+      {"ncclTopology", {{"nNodes", {2}}, {"intraNode", {"P2P"}}, {"interNode", {"NET/Socket"}}}}};
   Json status = Json::object();
   ASSERT_TRUE(FillResults(status, summary).ok());
   EXPECT_EQ(status["results"]["nodes"], 2);

@@ -57,8 +57,8 @@ int RunPodRanks(const WorkerFlags& f, const core::RedisEndpoint& ep, const core:
   for (int i = 0; i < f.ranks_per_pod; ++i) ranks.push_back(f.pod_index * f.ranks_per_pod + i);
   core::RedisEndpoint no_password = ep;
   no_password.password.clear();
-  RankLaunch l{f.job_id,        f.attempt,   f.world_size,   f.backend,     no_password.ToString(),
-               ep.password,     f.plan_file, f.metrics_port, f.pushgateway, !f.no_publish,
+  RankLaunch l{f.job_id,         f.attempt,   f.world_size,   f.backend,     no_password.ToString(),
+               ep.password,      f.plan_file, f.metrics_port, f.pushgateway, !f.no_publish,
                f.metrics_linger, f.node_name};
   auto children = SpawnRanks(l, ranks, f.report_file);
   if (!children.ok()) return UsageError(children.status().message());

@@ -24,7 +24,7 @@ struct TuneOptions {
   std::string job_id;  // empty: a random one
   bool verbose = false;
   bool publish = true;
-  int metrics_port_base = -1;  // rank r serves /metrics on base + r
+  int metrics_port_base = -1;         // rank r serves /metrics on base + r
   double metrics_linger_seconds = 0;  // ranks keep /metrics up this long at the end
   std::string pushgateway;
 };

@@ -3,10 +3,11 @@
 // Schema (JSON): {schema:1, jobId, attempt, backend, worldSize, fingerprint, fingerprintInfo,
 //   presync:{waitMs (max over ranks), waitMsMedian, skewMs}, barrier:{medianUs, maxUs},
 //   timing:{commSetupS, presyncS, barriersS, timedRunsS, warmupVerifyS (= prepareS + warmupS
-//   + verifyS), prepareS, warmupS, verifyS, tuningS, wallS, screeningS, fullS}, search ("adaptive" | "exhaustive"), screening:{screened, pruned},
-//   problems, published, records:[ResultRecord JSON], unresolved:[problem keys],
-//   nodeOfRank:[node name by rank], ncclTopology?:{nNodes:[…], intraNode:[…], interNode:[…]}
-//   | {problem} (nccl backend: what NCCL's own log says, NcclTopologyJson)}
+//   + verifyS), prepareS, warmupS, verifyS, tuningS, wallS, screeningS, fullS}, search ("adaptive"
+//   | "exhaustive"), screening:{screened, pruned}, problems, published, records:[ResultRecord
+//   JSON], unresolved:[problem keys], nodeOfRank:[node name by rank], ncclTopology?:{nNodes:[…],
+//   intraNode:[…], interNode:[…]} | {problem} (nccl backend: what NCCL's own log says,
+//   NcclTopologyJson)}
 // screeningS + fullS is the time spent measuring choices (rank 0): screening phases, and full
 // measurements (after screening, or unscreened).
 #pragma once

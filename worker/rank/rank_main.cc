@@ -68,8 +68,8 @@ struct Attempt {
   std::vector<RankRecord> peers;
   std::vector<BenchObserver*> observers;  // metrics, when enabled
   WorkerMetrics* metrics = nullptr;
-  std::string first_failure;  // the attempt's first failure, once this rank raised its own
-  std::string node;           // this rank's node (rank_node.h)
+  std::string first_failure;           // the attempt's first failure, once this rank raised its own
+  std::string node;                    // this rank's node (rank_node.h)
   NcclLogCapture* nccl_log = nullptr;  // nccl backend: NCCL's INFO log of this rank
 };
 
@@ -269,10 +269,9 @@ Status RunWithBackend(Attempt& a, Backend& backend, TimingBreakdown setup) {
 
 Status RunAttempt(Attempt& a) {
   const auto& bench = a.cfg.plan.benchmark;
-  CCLTUNE_ASSIGN_OR_RETURN(
-      a.peers,
-      a.rendezvous.Join(LocalRankRecord(a.cfg.rank, a.node),
-                        DeadlineIn(bench.rendezvous_timeout_seconds)));
+  CCLTUNE_ASSIGN_OR_RETURN(a.peers,
+                           a.rendezvous.Join(LocalRankRecord(a.cfg.rank, a.node),
+                                             DeadlineIn(bench.rendezvous_timeout_seconds)));
   a.control.WatchPeers();
   TimingBreakdown setup;
   auto t0 = Clock::now();

@@ -12,7 +12,8 @@ namespace {
 
 // Rank 1's and rank 2's logs of a 4-rank communicator over two emulated nodes, with the
 // lines around them that the parser must pass over.
-constexpr const char* kRank1 = R"(gpu-box:4122:4122 [1] NCCL INFO NCCL_HOSTID set by environment to gpu-box-node0
+constexpr const char* kRank1 =
+    R"(gpu-box:4122:4122 [1] NCCL INFO NCCL_HOSTID set by environment to gpu-box-node0
 gpu-box:4122:4122 [1] NCCL INFO cudaDriverVersion 13000
 gpu-box:4122:4180 [1] NCCL INFO NET/Socket : Using [0]lo:127.0.0.1<0>
 gpu-box:4122:4180 [1] NCCL INFO comm 0x55d1c2a0 rank 1 nRanks 4 nNodes 2 localRanks 2 localRank 1 MNNVL 0
@@ -23,7 +24,8 @@ gpu-box:4122:4191 [1] NCCL INFO Channel 01/0 : 1[1] -> 2[2] [send] via NET/Socke
 gpu-box:4122:4190 [1] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM/read
 gpu-box:4122:4122 [1] NCCL INFO Connected all rings, use ring PXN 0 GDR 0
 )";
-constexpr const char* kRank2 = R"(gpu-box:4123:4181 [2] NCCL INFO comm 0x5620a1b0 rank 2 nRanks 4 nNodes 2 localRanks 2 localRank 0 MNNVL 0
+constexpr const char* kRank2 =
+    R"(gpu-box:4123:4181 [2] NCCL INFO comm 0x5620a1b0 rank 2 nRanks 4 nNodes 2 localRanks 2 localRank 0 MNNVL 0
 gpu-box:4123:4192 [2] NCCL INFO Channel 00/0 : 1[1] -> 2[2] [receive] via NET/Socket/0
 gpu-box:4123:4192 [2] NCCL INFO Channel 00/0 : 2[2] -> 3[3] via P2P/CUMEM/read
 gpu-box:4123:4192 [2] NCCL INFO Channel 01/0 : 2[2] -> 3[3] via SHM/direct/direct

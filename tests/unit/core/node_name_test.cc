@@ -97,8 +97,7 @@ TEST(EmulatedNodes, ConsecutiveRanksShareANode) {
   std::vector<std::string> names;
   for (int r = 0; r < 8; ++r) names.push_back(EmulatedNodeName("box", r, 8, 4));
   EXPECT_EQ(names, (std::vector<std::string>{"box-node0", "box-node0", "box-node1", "box-node1",
-                                             "box-node2", "box-node2", "box-node3",
-                                             "box-node3"}));
+                                             "box-node2", "box-node2", "box-node3", "box-node3"}));
   const NodeShape shape = ShapeOfNodes(names);
   EXPECT_EQ(shape.nodes, 4);
   EXPECT_EQ(shape.gpus_per_node, 2);
