@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "core/node_name.h"
 #include "core/redis_client.h"
 
 namespace ccltune::controller {
@@ -151,8 +152,10 @@ Status ParsePlanPart(const Json& spec, JobSpec& out) {
   Json plan = {{"collectives", spec["collectives"]}};
   if (spec.contains("benchmark")) plan["benchmark"] = spec["benchmark"];
   if (spec.contains("search")) plan["search"] = spec["search"];  // the pods' plan carries it
+  if (spec.contains("emulatedNodes")) plan["emulatedNodes"] = spec["emulatedNodes"];
   CCLTUNE_ASSIGN_OR_RETURN(out.plan, core::ParsePlan(plan.dump(), {}, "spec."));
-  return core::ValidatePlan(out.plan, {}, out.backend, "spec.");
+  CCLTUNE_RETURN_IF_ERROR(core::ValidatePlan(out.plan, {}, out.backend, "spec."));
+  return core::CheckEmulatedNodes(out.plan.emulated_nodes, out.world_size, "spec.emulatedNodes");
 }
 
 }  // namespace
@@ -160,11 +163,12 @@ Status ParsePlanPart(const Json& spec, JobSpec& out) {
 Result<JobSpec> ParseJobSpec(const Json& spec, const JobDefaults& defaults) {
   if (!spec.is_object()) return InvalidArgument("spec: required");
   JobSpec out;
-  CCLTUNE_RETURN_IF_ERROR(OnlyKnownFields(
-      spec,
-      {"worldSize", "gpusPerPod", "backend", "template", "collectives", "benchmark", "search",
-       "cache", "backoffLimit", "activeDeadlineSeconds", "ttlSecondsAfterFinished", "suspend"},
-      "spec."));
+  CCLTUNE_RETURN_IF_ERROR(
+      OnlyKnownFields(spec,
+                      {"worldSize", "gpusPerPod", "backend", "template", "collectives", "benchmark",
+                       "search", "emulatedNodes", "cache", "backoffLimit", "activeDeadlineSeconds",
+                       "ttlSecondsAfterFinished", "suspend"},
+                      "spec."));
   CCLTUNE_RETURN_IF_ERROR(ParseShape(spec, out));
   CCLTUNE_RETURN_IF_ERROR(ParseTemplate(spec, defaults, out));
   CCLTUNE_RETURN_IF_ERROR(ParsePlanPart(spec, out));

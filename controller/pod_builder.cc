@@ -1,5 +1,7 @@
 #include "controller/pod_builder.h"
 
+#include "core/node_name.h"
+
 namespace ccltune::controller {
 
 using Json = nlohmann::json;
@@ -38,6 +40,11 @@ Json EnvVar(const std::string& name, const std::string& value) {
   return {{"name", name}, {"value", value}};
 }
 
+// An env var the kubelet fills from the pod object (downward API).
+Json FieldRefEnv(const std::string& name, const std::string& field_path) {
+  return {{"name", name}, {"valueFrom", {{"fieldRef", {{"fieldPath", field_path}}}}}};
+}
+
 // DESIGN §6 env contract. The Redis password is referenced from its Secret, so it never
 // appears in the pod spec, the ConfigMap or the controller's memory.
 Json WorkerEnv(const JobContext& ctx, int attempt, int pod_index) {
@@ -57,8 +64,10 @@ Json WorkerEnv(const JobContext& ctx, int attempt, int pod_index) {
           {{"secretKeyRef", {{"name", s.password_ref->name}, {"key", s.password_ref->key}}}}}});
   }
   // The host backend's ranks listen on the pod's own address.
-  env.push_back(
-      {{"name", "CCLTUNE_POD_IP"}, {"valueFrom", {{"fieldRef", {{"fieldPath", "status.podIP"}}}}}});
+  env.push_back(FieldRefEnv("CCLTUNE_POD_IP", "status.podIP"));
+  // A rank's node is its pod's node, never its host name (the pod's name): ranks group by it,
+  // and their NCCL communicators get it as NCCL_HOSTID (DESIGN §6).
+  env.push_back(FieldRefEnv(core::kNodeNameEnv, "spec.nodeName"));
   if (s.backend == "nccl") {
     // NVLink multicast can take shared GPUs out of service here (DESIGN §5).
     env.push_back(EnvVar("NCCL_NVLS_ENABLE", "0"));

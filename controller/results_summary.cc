@@ -3,12 +3,29 @@
 #include <cmath>
 #include <utility>
 
+#include "core/nccl_init_log.h"
 #include "core/result.h"
 #include "core/types.h"
 
 namespace ccltune::controller {
 
 using Json = nlohmann::json;
+
+namespace {
+
+// The ranks' node count as the workers grouped them (distinct spec.nodeName of their pods)
+// and, on the nccl backend, what NCCL's own log says it formed.
+void FillNodes(Json& results, const Json& summary) {
+  const Json& fp = summary.value("fingerprintInfo", Json::object());
+  if (fp.contains("nodes")) results["nodes"] = fp.value("nodes", 0);
+  if (fp.contains("gpusPerNode")) results["gpusPerNode"] = fp.value("gpusPerNode", 0);
+  if (!summary.contains("ncclTopology")) return;
+  const Json& t = summary.at("ncclTopology");
+  results["ncclTopology"] =
+      t.contains("problem") ? "unknown: " + t.value("problem", "") : core::DescribeNcclTopology(t);
+}
+
+}  // namespace
 
 core::Status FillResults(Json& status, const Json& summary) {
   Json winners = Json::array();
@@ -41,6 +58,7 @@ core::Status FillResults(Json& status, const Json& summary) {
                        {"published", summary.value("published", 0)},
                        {"speedupGeomean", n ? std::exp(log_sum / n) : 1.0},
                        {"winners", winners}};
+  FillNodes(status["results"], summary);
   return core::Status::Ok();
 }
 

@@ -1,8 +1,9 @@
 // Turns the attempt summary rank 0 writes to Redis (JobKeys::Summary(): fingerprint,
 // presync {waitMs, skewMs}, problems, published, records [ResultRecord JSON]) into the
 // job's status fields: fingerprint, preSync, results {problems, published, speedupGeomean,
-// winners (at most kMaxWinners; a winner of an epilogue problem carries "epilogue", its
-// Label())}.
+// nodes, gpusPerNode (the fingerprint's: distinct nodes the ranks' pods landed on),
+// ncclTopology (nccl backend: what NCCL's log says it formed), winners (at most kMaxWinners;
+// a winner of an epilogue problem carries "epilogue", its Label())}.
 #pragma once
 
 #include <nlohmann/json.hpp>

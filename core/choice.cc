@@ -91,6 +91,18 @@ const std::vector<BaseSpec>& Catalog() {
         {"threads", IntRange(32, 1024, 32)},
         {"mode", OneOf({"pull"})}}},
       {"p2p", nccl, kernel},
+      // Across nodes (issue 33). NCCL's network transport settings, which NCCL reads once
+      // per process (NCCL_SOCKET_NTHREADS <= 16, NCCL_NSOCKS_PERTHREAD, their product <= 64,
+      // NCCL_BUFFSIZE, NCCL_IB_QPS_PER_CONNECTION; core/apply/choice_spec.h).
+      {"nccl-net",
+       nccl,
+       {{"socketThreads", IntRange(1, 16)},
+        {"socksPerThread", IntRange(1, 64)},
+        {"buffSize", PowerOfTwoBytes},
+        {"ibQps", IntRange(1, 128)}}},
+      // Hierarchical all-reduce: our reduce-scatter inside each node over peer memory, NCCL's
+      // all-reduce of each shard across nodes, our all-gather inside the node.
+      {"hier", nccl, {{"blocks", IntRange(1, 1024)}, {"threads", IntRange(32, 1024, 32)}}},
       {"ce", nccl, {{"mode", OneOf({"pull", "push"})}}},
       // Hang on purpose (deadline tests); only with CCLTUNE_ENABLE_TEST_CHOICES=1.
       // test-absent: one rank never joins a peer kernel.

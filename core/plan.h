@@ -1,6 +1,6 @@
-// The tuning plan: the `collectives`, `benchmark` and `search` part of a CollectiveTuningJob spec
-// (DESIGN §6), read from YAML or JSON, validated field by field. A plan that parses is
-// valid: every error names its field path and the allowed values.
+// The tuning plan: the `collectives`, `benchmark`, `search` and `emulatedNodes` part of a
+// CollectiveTuningJob spec (DESIGN §6), read from YAML or JSON, validated field by field. A plan
+// that parses is valid: every error names its field path and the allowed values.
 #pragma once
 
 #include <cstdint>
@@ -18,9 +18,9 @@ namespace ccltune::core {
 struct CollectiveSpec {
   Op op = Op::kAllReduce;
   std::vector<Dtype> dtypes{Dtype::kFp32};
-  RedOp reduce_op = RedOp::kSum;         // kNone for non-reducing ops
-  std::vector<std::uint64_t> sizes;      // bytes, ascending, deduplicated (ranges expanded)
-  std::vector<std::string> choices;      // empty = every applicable choice
+  RedOp reduce_op = RedOp::kSum;     // kNone for non-reducing ops
+  std::vector<std::uint64_t> sizes;  // bytes, ascending, deduplicated (ranges expanded)
+  std::vector<std::string> choices;  // empty = every applicable choice
   // With an epilogue (allReduce only) the problems are rows of `epilogue.hidden` elements:
   // `tokens` (ascending, deduplicated) replaces `sizes`, and a problem's bytes are
   // tokens x hidden x the dtype's size.
@@ -44,18 +44,24 @@ struct Plan {
   BenchmarkSpec benchmark;
   // Top-level `search` (a CollectiveTuningJob's spec.search): adaptive unless asked otherwise.
   Search search = Search::kAdaptive;
+  // Top-level `emulatedNodes` (spec.emulatedNodes, `ccltune tune --emulate-nodes`): split the
+  // ranks into this many named nodes of consecutive ranks (core/node_name.h), so NCCL joins
+  // them with its network transport over this machine's loopback. 0 = off. It must divide
+  // the world size, which the plan does not know: checked where that is known.
+  int emulated_nodes = 0;
 };
 
 // Bounds on user input, so a plan cannot ask for unbounded memory or time.
 struct PlanLimits {
-  std::uint64_t max_bytes = 1ull << 30;   // largest message size
+  std::uint64_t max_bytes = 1ull << 30;  // largest message size
   std::size_t max_sizes_per_collective = 64;
   std::size_t max_problems = 2048;
   std::size_t max_collectives = 32;
-  std::uint64_t max_tokens = 1u << 16;    // rows of an epilogue problem
+  std::uint64_t max_tokens = 1u << 16;  // rows of an epilogue problem
   int max_iters = 100000;
   int max_rounds = 1000;
   double max_timeout_seconds = 24 * 3600;
+  int max_emulated_nodes = 1024;
 };
 
 // Size strings: "4096", "1KiB", "64MiB", "1GiB", "512B" (binary units only; "1KB" is

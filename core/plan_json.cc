@@ -30,9 +30,11 @@ std::string PlanToJson(const Plan& plan) {
                        {"rendezvousTimeoutSeconds", b.rendezvous_timeout_seconds},
                        {"choiceTimeoutSeconds", b.choice_timeout_seconds},
                        {"noiseThresholdPercent", b.noise_threshold_percent}};
-  return nlohmann::json{
-      {"collectives", collectives}, {"benchmark", bench}, {"search", SearchName(plan.search)}}
-      .dump();
+  nlohmann::json out{
+      {"collectives", collectives}, {"benchmark", bench}, {"search", SearchName(plan.search)}};
+  // Only when on, so plans without it keep their canonical text.
+  if (plan.emulated_nodes > 0) out["emulatedNodes"] = plan.emulated_nodes;
+  return out.dump();
 }
 
 }  // namespace ccltune::core

@@ -252,9 +252,17 @@ Status SearchField(const YAML::Node& node, const std::string& path, Search& out)
   return Status::Ok();
 }
 
-// A whole CollectiveTuningJob: the plan is spec.collectives, spec.benchmark and spec.search;
-// the other spec fields belong to the controller and are not checked here. spec.backend,
-// when present, restricts the choice names.
+Status EmulatedNodesField(const YAML::Node& node, const std::string& path, int& out) {
+  if (!node) return Status::Ok();  // off
+  CCLTUNE_ASSIGN_OR_RETURN(long long v, yaml::Integer(node, path));
+  if (v < 0 || v > INT32_MAX) return FieldError(path, node.Scalar() + " is out of range");
+  out = static_cast<int>(v);
+  return Status::Ok();
+}
+
+// A whole CollectiveTuningJob: the plan is spec.collectives, spec.benchmark, spec.search and
+// spec.emulatedNodes; the other spec fields belong to the controller and are not checked
+// here. spec.backend, when present, restricts the choice names.
 Status UnwrapJob(const YAML::Node& root, const std::string& prefix, YAML::Node& body,
                  std::string& path, std::string& backend) {
   if (root["kind"]) {
@@ -287,8 +295,8 @@ Result<Plan> ParsePlan(std::string_view text, const PlanLimits& limits,
   if (root.IsMap() && (root["apiVersion"] || root["kind"] || root["spec"])) {
     CCLTUNE_RETURN_IF_ERROR(UnwrapJob(root, field_prefix, body, path, backend));
   } else {
-    CCLTUNE_RETURN_IF_ERROR(
-        yaml::CheckKeys(root, field_prefix, {"collectives", "benchmark", "search"}));
+    CCLTUNE_RETURN_IF_ERROR(yaml::CheckKeys(
+        root, field_prefix, {"collectives", "benchmark", "search", "emulatedNodes"}));
   }
   const YAML::Node list = body["collectives"];
   const std::string lpath = Key(path, "collectives");
@@ -302,6 +310,8 @@ Result<Plan> ParsePlan(std::string_view text, const PlanLimits& limits,
   }
   CCLTUNE_RETURN_IF_ERROR(Benchmark(body["benchmark"], Key(path, "benchmark"), plan.benchmark));
   CCLTUNE_RETURN_IF_ERROR(SearchField(body["search"], Key(path, "search"), plan.search));
+  CCLTUNE_RETURN_IF_ERROR(
+      EmulatedNodesField(body["emulatedNodes"], Key(path, "emulatedNodes"), plan.emulated_nodes));
   CCLTUNE_RETURN_IF_ERROR(ValidatePlan(plan, limits, backend, path));
   return plan;
 }

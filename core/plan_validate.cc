@@ -205,6 +205,8 @@ Status ValidatePlan(const Plan& plan, const PlanLimits& limits, const std::strin
                                 " problems (dtypes x sizes), more than the cap of " +
                                 std::to_string(limits.max_problems));
   }
+  CCLTUNE_RETURN_IF_ERROR(
+      IntIn(Key(field_prefix, "emulatedNodes"), plan.emulated_nodes, 0, limits.max_emulated_nodes));
   return ValidateBenchmark(plan.benchmark, Key(field_prefix, "benchmark"), limits);
 }
 

@@ -11,6 +11,7 @@
 #include "core/gpu/fingerprint_probe.h"
 #include "core/gpu/nccl_api.h"
 #include "core/gpu/peer_memory.h"
+#include "core/node_name.h"
 #include "runtime/runtime_comm.h"
 #include "runtime/waits.h"
 
@@ -24,8 +25,6 @@ void Note(const std::string& line) {
   if (quiet != nullptr && std::string(quiet) == "quiet") return;
   std::fprintf(stderr, "ccltune: %s\n", line.c_str());
 }
-
-std::string BootId(const std::string& identity) { return identity.substr(0, identity.find(' ')); }
 
 }  // namespace
 
@@ -110,10 +109,12 @@ core::Status RuntimeComm::Identify() {
 
 core::Result<int> RuntimeComm::CountNodes(core::Deadline deadline) {
   CCLTUNE_ASSIGN_OR_RETURN(std::vector<std::string> ids,
-                           dir_->AllGather("node", gpu::NodeIdentity(), deadline));
-  std::set<std::string> boots;
-  for (const auto& id : ids) boots.insert(BootId(id));
-  return static_cast<int>(boots.size());
+                           dir_->AllGather("node", core::NodeIdentity(), deadline));
+  // Distinct node names, as NCCL counts distinct NCCL_HOSTIDs and the worker distinct
+  // names in its rank records (core/node_name.h), so all three agree on the fingerprint.
+  std::set<std::string> nodes;
+  for (const auto& id : ids) nodes.insert(core::NodeOfIdentity(id));
+  return static_cast<int>(nodes.size());
 }
 
 // One exchange names the processes behind the ranks and, from rank 0's record, the clique

@@ -101,6 +101,48 @@ core::Status ApplyPeerParam(const std::string& key, const std::string& value, Ch
   return core::Status::Ok();
 }
 
+// nccl-net's keys; at least one, and at most NCCL's 64 sockets per connection.
+core::Status ApplyNetParams(const core::ChoiceName& choice, NetSettings& net) {
+  for (const auto& [key, value] : choice.params) {
+    int* field = key == "socketThreads"    ? &net.socket_threads
+                 : key == "socksPerThread" ? &net.socks_per_thread
+                 : key == "ibQps"          ? &net.ib_qps
+                                           : nullptr;
+    if (field != nullptr) {
+      CCLTUNE_ASSIGN_OR_RETURN(*field, ParsePositive(key, value));
+    } else if (key == "buffSize") {
+      CCLTUNE_ASSIGN_OR_RETURN(const int bytes, ParsePositive(key, value));
+      net.buff_size = static_cast<std::uint64_t>(bytes);
+    } else {
+      return core::InvalidArgument("parameter '" + key +
+                                   "' is not one of socketThreads, socksPerThread, buffSize, "
+                                   "ibQps");
+    }
+  }
+  if (!net.any()) {
+    return core::InvalidArgument(
+        "nccl-net needs at least one of socketThreads, socksPerThread, buffSize, ibQps");
+  }
+  if (net.socket_threads * net.socks_per_thread > 64) {
+    return core::InvalidArgument(
+        "socketThreads x socksPerThread must be at most 64 (NCCL's "
+        "MAX_SOCKETS; NCCL would lower it with a warning)");
+  }
+  return core::Status::Ok();
+}
+
+// hier's keys: the shape of the intra-node reduce-scatter and all-gather kernels.
+core::Status ApplyHierParams(const core::ChoiceName& choice, ChoiceSpec& spec) {
+  for (const auto& [key, value] : choice.params) {
+    if (key != "blocks" && key != "threads") {
+      return core::InvalidArgument("parameter '" + key + "' is not one of blocks, threads");
+    }
+    CCLTUNE_ASSIGN_OR_RETURN((key == "blocks" ? spec.blocks : spec.threads),
+                             ParsePositive(key, value));
+  }
+  return core::Status::Ok();
+}
+
 PeerKind PeerKindOf(const std::string& base) {
   if (base == "oneshot" || base == "test-absent" || base == "oneshot-fused") {
     return PeerKind::kOneShot;
@@ -129,6 +171,18 @@ std::string FusedSkipReason(const ChoiceSpec& s, const core::Problem& problem) {
 
 }  // namespace
 
+std::string OwnReductionSkipReason(const core::Problem& problem) {
+  if (problem.dtype != core::Dtype::kFp32 && problem.dtype != core::Dtype::kFp16 &&
+      problem.dtype != core::Dtype::kBf16) {
+    return "own kernels reduce fp32, fp16 and bf16 (fp32 accumulation)";
+  }
+  if (problem.redop != core::RedOp::kSum && problem.redop != core::RedOp::kMax &&
+      problem.redop != core::RedOp::kMin) {
+    return "own kernels implement sum, max and min";
+  }
+  return "";
+}
+
 // Why a peer choice cannot run `problem` (empty: it can).
 std::string PeerSkipReason(const ChoiceSpec& s, const core::Problem& problem, int world) {
   const core::Op op = problem.op;
@@ -143,14 +197,7 @@ std::string PeerSkipReason(const ChoiceSpec& s, const core::Problem& problem, in
   }
   if (!Reduces(s.peer) && op != core::Op::kAllGather) return "peer copies implement allGather";
   if (Reduces(s.peer)) {
-    if (problem.dtype != core::Dtype::kFp32 && problem.dtype != core::Dtype::kFp16 &&
-        problem.dtype != core::Dtype::kBf16) {
-      return "own kernels reduce fp32, fp16 and bf16 (fp32 accumulation)";
-    }
-    if (problem.redop != core::RedOp::kSum && problem.redop != core::RedOp::kMax &&
-        problem.redop != core::RedOp::kMin) {
-      return "own kernels implement sum, max and min";
-    }
+    if (std::string why = OwnReductionSkipReason(problem); !why.empty()) return why;
   }
   if (s.peer == PeerKind::kOneShot && problem.bytes > kOneShotMaxBytes) {
     return "one-shot moves (world-1)x the message into each rank; not tuned above 16 MiB "
@@ -182,11 +229,22 @@ core::Result<ChoiceSpec> SpecFromChoice(const core::ChoiceName& choice) {
     spec.peer = PeerKindOf(b);
     spec.absent_test = b == "test-absent";
     spec.fused = b == "oneshot-fused" || b == "twoshot-fused";
+  } else if (b == "nccl-net") {
+    CCLTUNE_RETURN_IF_ERROR(ApplyNetParams(choice, spec.net).WithContext(choice.ToString()));
+    spec.unsupported =
+        "NCCL reads its network settings once per process: a setting is measured by rank "
+        "processes of its own, which this build does not start yet";
+    return spec;
+  } else if (b == "hier") {
+    spec.compose = Composition::kHierarchical;
+    CCLTUNE_RETURN_IF_ERROR(ApplyHierParams(choice, spec).WithContext(choice.ToString()));
+    spec.unsupported = "the hierarchical all-reduce's GPU path is not built yet";
+    return spec;
   } else if (b != "nccl") {
     return core::InvalidArgument("choice base '" + b +
                                  "' is not one of nccl, nccl-reg, nccl-symm, rs+ag, oneshot, "
-                                 "twoshot, oneshot-fused, twoshot-fused, p2p, ce, test-hang, "
-                                 "test-absent");
+                                 "twoshot, oneshot-fused, twoshot-fused, p2p, ce, nccl-net, "
+                                 "hier, test-hang, test-absent");
   }
   for (const auto& [key, value] : choice.params) {
     const core::Status st = spec.peer != PeerKind::kNone ? ApplyPeerParam(key, value, spec)

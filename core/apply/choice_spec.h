@@ -14,10 +14,31 @@
 namespace ccltune::apply {
 
 enum class BufferMode { kPlain, kRegistered, kSymmetric };
-enum class Composition { kDirect, kReduceScatterAllGather, kBoundedSpin, kPeer };
+// kHierarchical (`hier`, issue 33): reduce-scatter inside each node over peer memory, NCCL
+// all-reduce of each rank's shard across nodes on a communicator of the ranks with the same
+// local rank (ncclCommSplit), all-gather inside the node.
+enum class Composition { kDirect, kReduceScatterAllGather, kBoundedSpin, kPeer, kHierarchical };
 // Our own kernels over peer memory (issue 6): one-shot / two-shot all-reduce (two-shot's
 // first half for reduceScatter), the all-gather copy kernel (`p2p`) and copy engines (`ce`).
 enum class PeerKind { kNone, kOneShot, kTwoShot, kCopyKernel, kCopyEngine };
+
+// `nccl-net:…`: NCCL's network transport settings. NCCL 2.28.9 reads each through
+// NCCL_PARAM (src/include/param.h:19-28: a static cache filled at the first call), so once
+// per process: NCCL_SOCKET_NTHREADS and NCCL_NSOCKS_PERTHREAD (src/transport/net_socket.cc
+// :140-141, used per connection at :291-292), NCCL_BUFFSIZE (src/init.cc:700, per
+// communicator in computeBuffSizes :709), NCCL_IB_QPS_PER_CONNECTION
+// (src/transport/net_ib.cc:1215). ncclConfig_t has none of them, so one process cannot
+// measure two values: each setting needs rank processes of its own, started with
+// NetSettingsEnv. 0 = NCCL's own value.
+struct NetSettings {
+  int socket_threads = 0;
+  int socks_per_thread = 0;
+  std::uint64_t buff_size = 0;
+  int ib_qps = 0;
+  bool any() const {
+    return socket_threads > 0 || socks_per_thread > 0 || buff_size > 0 || ib_qps > 0;
+  }
+};
 
 struct ChoiceSpec {
   BufferMode buffers = BufferMode::kPlain;
@@ -34,6 +55,7 @@ struct ChoiceSpec {
   int unroll = 1;            // vectors in flight per thread (kernels::PeerShape)
   bool absent_test = false;  // test-absent: one rank never joins the kernel
   bool fused = false;        // oneshot-fused / twoshot-fused: the epilogue in the same launch
+  NetSettings net;           // nccl-net: process-level NCCL settings
   std::string unsupported;   // non-empty: a known name this build cannot run, and why
 };
 
@@ -57,5 +79,8 @@ inline constexpr int kFusedElementsPerThread = 32;
 // Why peer kernel `s` cannot run `problem` over `world` ranks (op, dtype, redop, size
 // and shape limits); empty when it can. Whether peer memory exists is the caller's to say.
 std::string PeerSkipReason(const ChoiceSpec& s, const core::Problem& problem, int world);
+
+// Why our reducing kernels cannot reduce `problem`'s dtype and redop (empty: they can).
+std::string OwnReductionSkipReason(const core::Problem& problem);
 
 }  // namespace ccltune::apply

@@ -8,6 +8,8 @@
 #include <sstream>
 #include <string>
 
+#include "core/node_name.h"
+
 namespace ccltune::gpu {
 namespace {
 
@@ -80,10 +82,11 @@ core::FingerprintInput CommunicatorFingerprintInput(std::size_t n_ranks, std::si
   (void)cudaGetLastError();
   const int world = static_cast<int>(n_ranks);
   core::FingerprintInput in = ProbeFingerprint(device, world, nccl_version);
-  // As worker/rank/rank_main.cc FingerprintOf: there the node count comes from the ranks' host
-  // names, here from NCCL or the runtime's exchange; both mean the same thing.
+  // As worker/rank/rank_main.cc FingerprintOf: there the node count comes from the ranks' node
+  // names, here from NCCL (distinct NCCL_HOSTIDs, which ccltune sets from the node name) or
+  // the runtime's exchange of node names; core/node_name.h is the one rule.
   in.nodes = static_cast<int>(n_nodes);
-  in.gpus_per_node = world / std::max(1, in.nodes);
+  in.gpus_per_node = core::GpusPerNode(world, in.nodes);
   return in;
 }
 

@@ -13,6 +13,7 @@
 
 #include "core/gpu/cuda_check.h"
 #include "core/gpu/hex_bytes.h"
+#include "core/node_name.h"
 
 namespace ccltune::gpu {
 namespace {
@@ -40,14 +41,6 @@ std::string CudaText(cudaError_t e) {
 }
 
 }  // namespace
-
-std::string NodeIdentity() {
-  std::string boot;
-  std::ifstream("/proc/sys/kernel/random/boot_id") >> boot;
-  char host[256] = {};
-  (void)gethostname(host, sizeof(host) - 1);
-  return (boot.empty() ? std::string("unknown-boot-id") : boot) + " " + host;
-}
 
 const std::string& ProcessToken() {
   static const std::string token = [] {
@@ -110,11 +103,15 @@ core::Result<std::unique_ptr<PeerMemory>> PeerMemory::Probe(int rank, int world,
 
 core::Result<std::string> PeerMemory::SameNode(core::Deadline deadline) {
   CCLTUNE_ASSIGN_OR_RETURN(std::vector<std::string> nodes,
-                           dir_.AllGather("peer-node", NodeIdentity(), deadline));
+                           dir_.AllGather("peer-node", core::NodeIdentity(), deadline));
+  // Both halves: CUDA IPC needs one kernel (boot id), and ranks of different node names are
+  // on different nodes as NCCL and the fingerprint see them (emulated nodes share a kernel).
   for (int r = 1; r < world_; ++r) {
-    if (nodes[r].substr(0, nodes[r].find(' ')) != nodes[0].substr(0, nodes[0].find(' '))) {
-      return "ranks span nodes (rank 0 on " + nodes[0] + ", rank " + std::to_string(r) + " on " +
-             nodes[r] + "): peer memory needs every rank on one node";
+    if (nodes[r] != nodes[0]) {
+      return "ranks span nodes (rank 0 on node " + core::NodeOfIdentity(nodes[0]) + ", boot " +
+             core::BootOfIdentity(nodes[0]) + "; rank " + std::to_string(r) + " on node " +
+             core::NodeOfIdentity(nodes[r]) + ", boot " + core::BootOfIdentity(nodes[r]) +
+             "): peer memory needs every rank on one node";
     }
   }
   return std::string();

@@ -5,9 +5,9 @@
 // choices carve their buffers from at the same offsets on every rank.
 //
 // Probe() decides whether peer kernels can run here by trying, not by trusting
-// cudaDeviceCanAccessPeer: same node (kernel boot id), IPC handles open, and a value every
-// rank writes into every peer comes back. When it cannot, problem() says why, and the
-// peer choices are skipped with that reason.
+// cudaDeviceCanAccessPeer: same node (kernel boot id and node name, core/node_name.h), IPC handles
+// open, and a value every rank writes into every peer comes back. When it cannot, problem() says
+// why, and the peer choices are skipped with that reason.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -25,10 +25,6 @@
 #include "core/status.h"
 
 namespace ccltune::gpu {
-
-// "<boot id> <host name>": containers of one node share the kernel, and so its boot id,
-// while pods' host names differ. Ranks whose boot ids match are on one node.
-std::string NodeIdentity();
 
 // This process, unique across the node and its containers: "<boot id>/<pid>/<random>".
 // Ranks that report the same token are threads (or one thread's devices) of one process:

@@ -243,5 +243,93 @@ TEST(NcclChoiceSpec, RequestedChoicesAreParsedAndDefaultAdded) {
   EXPECT_FALSE(cands[2].applicable());
 }
 
+// Issue 33: choices across nodes. Names parse strictly; each says where it applies.
+TEST(NcclChoiceSpec, NetworkSettingsParseIntoTheirEnvironment) {
+  auto c = core::ParseChoice("nccl-net:socksPerThread=4,socketThreads=4,buffSize=8MiB", "nccl");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->ToString(), "nccl-net:buffSize=8388608,socketThreads=4,socksPerThread=4");
+  auto s = SpecFromChoice(*c);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(apply::NetSettingsEnv(s->net),
+            (std::vector<std::pair<std::string, std::string>>{{"NCCL_SOCKET_NTHREADS", "4"},
+                                                              {"NCCL_NSOCKS_PERTHREAD", "4"},
+                                                              {"NCCL_BUFFSIZE", "8388608"}}));
+  EXPECT_NE(core::ParseChoice("nccl-net:socketThreads=17", "nccl")
+                .status()
+                .message()
+                .find("socketThreads='17' must be an integer 1..16"),
+            std::string::npos);
+  EXPECT_NE(SpecFromChoice({"nccl-net", {{"socketThreads", "16"}, {"socksPerThread", "8"}}})
+                .status()
+                .message()
+                .find("at most 64"),
+            std::string::npos);
+  EXPECT_NE(SpecFromChoice({"nccl-net", {}}).status().message().find("at least one"),
+            std::string::npos);
+  EXPECT_FALSE(core::ParseChoice("nccl-net:socketThreads=2", "host").ok());
+}
+
+TEST(NcclChoiceSpec, HierarchicalAllReduceParses) {
+  auto c = core::ParseChoice("hier:blocks=32,threads=512", "nccl");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  auto s = SpecFromChoice(*c);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->compose, Composition::kHierarchical);
+  EXPECT_EQ(s->blocks, 32);
+  EXPECT_EQ(s->threads, 512);
+  EXPECT_NE(core::ParseChoice("hier:mode=push", "nccl").status().message().find("blocks, threads"),
+            std::string::npos);
+}
+
+CatalogContext Span(int nodes, int ranks_per_node, bool equal = true) {
+  CatalogContext c = Ctx();
+  c.world = nodes * ranks_per_node;
+  c.peer_problem.clear();  // peer memory works inside the node
+  c.span = {nodes, ranks_per_node, equal};
+  return c;
+}
+
+TEST(NcclChoiceSpec, PeerChoicesOnlyInsideOneNode) {
+  const auto p = Prob(core::Op::kAllReduce);
+  EXPECT_EQ(SkipReason({"twoshot", {}}, p, Span(1, 4)), "");
+  EXPECT_EQ(SkipReason({"twoshot", {}}, p, Span(2, 2)),
+            "peer memory (CUDA IPC) joins the ranks of one node; these span 2 nodes");
+  core::Problem fused = p;
+  fused.epilogue = {core::EpilogueKind::kResidualRmsNorm, 4096, 1e-5};
+  EXPECT_NE(SkipReason({"oneshot-fused", {{"mode", "ll"}}}, fused, Span(2, 2)).find("span 2"),
+            std::string::npos);
+  EXPECT_NE(SkipReason({"p2p", {}}, Prob(core::Op::kAllGather), Span(4, 1)).find("span 4"),
+            std::string::npos);
+  EXPECT_EQ(SkipReason({"nccl", {{"ctas", "8"}}}, p, Span(2, 2)), "");  // NCCL's own: anywhere
+}
+
+TEST(NcclChoiceSpec, NetworkSettingsOnlyAcrossNodes) {
+  const core::ChoiceName net{"nccl-net", {{"socketThreads", "4"}, {"socksPerThread", "4"}}};
+  EXPECT_EQ(SkipReason(net, Prob(core::Op::kAllReduce), Span(1, 4)),
+            "network transport settings matter only across nodes (all ranks on one node)");
+  // Across nodes the remaining reason is honest: one process cannot measure two settings.
+  EXPECT_NE(SkipReason(net, Prob(core::Op::kAllGather), Span(2, 2)).find("once per process"),
+            std::string::npos);
+}
+
+TEST(NcclChoiceSpec, HierarchicalAllReduceSkipReasons) {
+  const core::ChoiceName hier{"hier", {}};
+  const auto ar = Prob(core::Op::kAllReduce);
+  EXPECT_EQ(SkipReason(hier, Prob(core::Op::kAllGather), Span(2, 2)),
+            "the hierarchical path is an allReduce");
+  EXPECT_EQ(SkipReason(hier, ar, Span(1, 4)),
+            "one node: the hierarchical path needs ranks on several nodes");
+  EXPECT_NE(SkipReason(hier, ar, Span(2, 2, false)).find("unequal ranks per node"),
+            std::string::npos);
+  EXPECT_NE(SkipReason(hier, ar, Span(4, 1)).find("one rank per node"), std::string::npos);
+  // 3 bf16 elements over 2 nodes x 2 ranks: the count is not divisible by 2 ranks per node.
+  EXPECT_EQ(SkipReason(hier, Prob(core::Op::kAllReduce, 6), Span(2, 2)),
+            "element count 3 not divisible by 2 ranks per node");
+  core::Problem ints = ar;
+  ints.dtype = core::Dtype::kInt32;
+  EXPECT_NE(SkipReason(hier, ints, Span(2, 2)).find("fp32, fp16 and bf16"), std::string::npos);
+  EXPECT_NE(SkipReason(hier, ar, Span(2, 2)).find("not built yet"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace ccltune::worker::nccl

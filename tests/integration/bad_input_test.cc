@@ -11,9 +11,9 @@ namespace {
 
 struct BadInput {
   std::string name;
-  std::vector<std::string> args;  // "{plan}" is replaced by the plan file's path
-  std::string plan;               // YAML written to the plan file, if any
-  std::string expect;             // substring of the one error line
+  std::vector<std::string> args;                // "{plan}" is replaced by the plan file's path
+  std::string plan;                             // YAML written to the plan file, if any
+  std::string expect;                           // substring of the one error line
   std::map<std::string, std::string> env = {};  // more environment for the process
 };
 
@@ -82,6 +82,13 @@ INSTANTIATE_TEST_SUITE_P(
                  "",
                  "--world-size"},
         BadInput{"BadRedisUrl", Tune({"--redis", "http://localhost:6379"}), "", "--redis"},
+        BadInput{"EmulatedNodesNotDividingRanks", Tune({"--emulate-nodes", "3"}), "",
+                 "--emulate-nodes: 3 emulated nodes do not split 2 ranks evenly"},
+        BadInput{"NodeNameDisagreesWithNcclHostId",
+                 Tune({"--op", "allReduce", "--sizes", "1KiB"}),
+                 "",
+                 "NCCL_HOSTID='node-b' differs from CCLTUNE_NODE_NAME='node-a'",
+                 {{"CCLTUNE_NODE_NAME", "node-a"}, {"NCCL_HOSTID", "node-b"}}},
         // Checked before the GPU count, so it is caught on this GPU-less machine too.
         BadInput{"PeerMemoryTypo",
                  {"tune", "--backend", "nccl", "--ranks", "2"},
@@ -101,6 +108,12 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{"PlanUnknownSearch", Tune({"--plan", "{plan}"}),
                  "collectives: [{op: allReduce, sizes: [4096]}]\nsearch: greedy",
                  "search: 'greedy' is not a known search (allowed: exhaustive, adaptive)"},
+        BadInput{"PlanEmulatedNodesNotDividingRanks", Tune({"--plan", "{plan}"}),
+                 "collectives: [{op: allReduce, sizes: [4096]}]\nemulatedNodes: 4",
+                 "emulatedNodes (plan file): 4 emulated nodes do not split 2 ranks evenly"},
+        BadInput{"PlanNegativeEmulatedNodes", Tune({"--plan", "{plan}"}),
+                 "collectives: [{op: allReduce, sizes: [4096]}]\nemulatedNodes: -1",
+                 "emulatedNodes: -1 is out of range"},
         BadInput{"PlanUnknownOp", Tune({"--plan", "{plan}"}),
                  "collectives: [{op: allReduse, sizes: [4096]}]", "collectives[0].op"},
         BadInput{"PlanReduceOpOnAllGather", Tune({"--plan", "{plan}"}),

@@ -7,9 +7,8 @@
 #include <unistd.h>
 
 #include <cmath>
-#include <set>
-
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "core/choice.h"
 #include "core/result_store.h"
@@ -34,10 +33,11 @@ class TuneJobTest : public ::testing::Test {
   nlohmann::json TuneAllReduceAdaptive(const std::string& sizes, const std::string& iters,
                                        RunResult& run) {
     const std::string json = dir_.File("summary.json");
-    run = RunCcltune({"tune", "--ranks", "4", "--backend", "host", "--redis", redis_->url(),
-                      "--op", "allReduce", "--sizes", sizes, "--iters", iters, "--rounds", "3",
-                      "--warmup", "1", "-v", "--json", json},
-                     {}, 300);
+    run = RunCcltune(
+        {"tune", "--ranks",   "4",       "--backend", "host",    "--redis", redis_->url(),
+         "--op", "allReduce", "--sizes", sizes,       "--iters", iters,     "--rounds",
+         "3",    "--warmup",  "1",       "-v",        "--json",  json},
+        {}, 300);
     return run.code == 0 ? nlohmann::json::parse(ReadFile(json)) : nlohmann::json::object();
   }
 
@@ -70,10 +70,13 @@ void ExpectWinnerRule(const core::ResultRecord& r, double noise_percent) {
 
 TEST_F(TuneJobTest, FourRanksPublishOneRecordPerProblemWithTheRightWinner) {
   const std::string json = dir_.File("summary.json");
-  auto run = RunCcltune({"tune", "--ranks", "4", "--backend", "host", "--redis", redis_->url(),
-                         "--op", "allReduce,allGather,reduceScatter", "--sizes", "1KiB:4MiB:4",
-                         "--iters", "5", "--rounds", "3", "--warmup", "1", "--search",
-                         "exhaustive", "--json", json},
+  auto run = RunCcltune({"tune",        "--ranks",     "4",
+                         "--backend",   "host",        "--redis",
+                         redis_->url(), "--op",        "allReduce,allGather,reduceScatter",
+                         "--sizes",     "1KiB:4MiB:4", "--iters",
+                         "5",           "--rounds",    "3",
+                         "--warmup",    "1",           "--search",
+                         "exhaustive",  "--json",      json},
                         {}, 300);
   ASSERT_EQ(run.code, 0) << run.output;
   EXPECT_NE(run.output.find("busbw(GB/s)"), std::string::npos) << run.output;
@@ -204,10 +207,10 @@ TEST_F(TuneJobTest, AdaptiveSearchScreensWithShortRoundsWhereOpsAreLong) {
 // measures and reports, says so, and its ranks publish nothing to the shared cache.
 TEST_F(TuneJobTest, CachedBufferSetMeasuresButPublishesNothing) {
   const std::string json = dir_.File("summary.json");
-  auto run = RunCcltune({"tune", "--ranks", "2", "--backend", "host", "--redis", redis_->url(),
-                         "--op", "allReduce", "--sizes", "4KiB,64KiB", "--iters", "3",
-                         "--rounds", "2", "--warmup", "1", "--json", json},
-                        {{"CCLTUNE_BUFFER_ROTATION", "0"}}, 120);
+  auto run = RunCcltune(
+      {"tune", "--ranks", "2", "--backend", "host", "--redis", redis_->url(), "--op", "allReduce",
+       "--sizes", "4KiB,64KiB", "--iters", "3", "--rounds", "2", "--warmup", "1", "--json", json},
+      {{"CCLTUNE_BUFFER_ROTATION", "0"}}, 120);
   ASSERT_EQ(run.code, 0) << run.output;
   EXPECT_NE(run.output.find("CCLTUNE_BUFFER_ROTATION=0"), std::string::npos) << run.output;
   EXPECT_NE(run.output.find("busbw(GB/s)"), std::string::npos) << run.output;
@@ -218,6 +221,49 @@ TEST_F(TuneJobTest, CachedBufferSetMeasuresButPublishesNothing) {
   auto raw = client_->Command({"KEYS", "ccltune:v1:result:*"});
   ASSERT_TRUE(raw.ok());
   EXPECT_EQ(raw->elements.size(), 0u);
+}
+
+// `--emulate-nodes 2` (issue 33) on the host backend: ranks 0-1 and 2-3 become two named
+// nodes of this machine's node (CCLTUNE_NODE_NAME here), the fingerprint says 2 nodes of 2,
+// which differs from the same job on one node, and the summary prints the split.
+TEST_F(TuneJobTest, EmulatedNodesSplitTheRanksAndTheFingerprint) {
+  auto tune = [&](const std::vector<std::string>& more, RunResult& run) {
+    std::vector<std::string> args{"tune",
+                                  "--ranks",
+                                  "4",
+                                  "--backend",
+                                  "host",
+                                  "--redis",
+                                  redis_->url(),
+                                  "--op",
+                                  "allReduce",
+                                  "--sizes",
+                                  "4KiB",
+                                  "--iters",
+                                  "2",
+                                  "--rounds",
+                                  "1",
+                                  "--json",
+                                  dir_.File("summary.json")};
+    args.insert(args.end(), more.begin(), more.end());
+    run = RunCcltune(args, {{"CCLTUNE_NODE_NAME", "box"}}, 120);
+    return run.code == 0 ? nlohmann::json::parse(ReadFile(dir_.File("summary.json")))
+                         : nlohmann::json::object();
+  };
+  RunResult run;
+  const auto split = tune({"--emulate-nodes", "2"}, run);
+  ASSERT_EQ(run.code, 0) << run.output;
+  EXPECT_NE(run.output.find("# nodes 2, 2 ranks per node"), std::string::npos) << run.output;
+  EXPECT_EQ(split["fingerprintInfo"]["nodes"], 2) << split.dump();
+  EXPECT_EQ(split["fingerprintInfo"]["gpusPerNode"], 2) << split.dump();
+  EXPECT_EQ(split["nodeOfRank"],
+            nlohmann::json({"box-node0", "box-node0", "box-node1", "box-node1"}));
+  EXPECT_FALSE(split.contains("ncclTopology")) << "the host backend runs no NCCL";
+  const auto one = tune({}, run);
+  ASSERT_EQ(run.code, 0) << run.output;
+  EXPECT_NE(run.output.find("# nodes 1, 4 ranks per node"), std::string::npos) << run.output;
+  EXPECT_EQ(one["nodeOfRank"], nlohmann::json({"box", "box", "box", "box"}));
+  EXPECT_NE(one["fingerprint"], split["fingerprint"]);
 }
 
 // /metrics is ancillary: a rank whose port is taken (pods of the Kubernetes simulator share

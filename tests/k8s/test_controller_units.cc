@@ -118,6 +118,8 @@ TEST(JobSpec, EachErrorNamesItsField) {
       {R"({"activeDeadlineSeconds": 0})", "spec.activeDeadlineSeconds"},
       {R"({"suspend": 1})", "spec.suspend"},
       {R"({"search": "greedy"})", "spec.search"},
+      {R"({"emulatedNodes": 3})", "spec.emulatedNodes: 3 emulated nodes do not split 4 ranks"},
+      {R"({"emulatedNodes": -1})", "spec.emulatedNodes"},
   };
   for (const Case& c : cases) {
     Json spec = ValidSpec();
@@ -240,6 +242,24 @@ TEST(PodBuilder, PodCarriesTheEnvContractOwnerAndGangLabels) {
   EXPECT_EQ(c["ports"][0]["containerPort"], 9400);
   EXPECT_EQ(c["ports"][1]["name"], "metrics-1");
   EXPECT_EQ(c["ports"][1]["containerPort"], 9401);
+  // The rank's node from the downward API (DESIGN §6), never a value the controller guesses.
+  EXPECT_EQ(env["CCLTUNE_NODE_NAME"], Json::parse(R"({"name": "CCLTUNE_NODE_NAME",
+                            "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}})"));
+}
+
+// spec.emulatedNodes reaches the pods' plan (and stays out of it when unset).
+TEST(JobSpec, EmulatedNodesGoIntoThePodsPlan) {
+  JobContext ctx;
+  ctx.job = {{"metadata", {{"name", "j"}, {"namespace", "ns"}, {"uid", "u-1"}}}};
+  Json spec = ValidSpec();
+  spec["emulatedNodes"] = 2;
+  ctx.spec = *ParseJobSpec(spec, Defaults());
+  auto plan = core::ParsePlan(BuildPlanConfigMap(ctx)["data"].begin()->get<std::string>());
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  EXPECT_EQ(plan->emulated_nodes, 2);
+  ctx.spec = *ParseJobSpec(ValidSpec(), Defaults());
+  EXPECT_EQ(BuildPlanConfigMap(ctx)["data"].begin()->get<std::string>().find("emulatedNodes"),
+            std::string::npos);
 }
 
 TEST(Conditions, TransitionTimeMovesOnlyWhenStatusFlips) {
@@ -294,6 +314,30 @@ TEST(ResultsSummary, WinnersAreCappedAndGeomeanComputed) {
   EXPECT_EQ(status["preSync"]["waitMs"], 3.5);
   summary["records"][3].erase("schema");
   EXPECT_EQ(FillResults(status, summary).code(), core::StatusCode::kDataLoss);
+}
+
+// The node count the workers grouped their ranks into (the fingerprint's) and NCCL's own
+// account of what it formed reach the status; a summary without them adds nothing.
+TEST(ResultsSummary, NodesAndNcclTopologyComeFromTheSummary) {
+  Json summary = {
+      {"fingerprint", "fp"},
+      {"records", Json::array()},
+      {"fingerprintInfo", {{"nodes", 2}, {"gpusPerNode", 4}}},
+      {"ncclTopology", {{"nNodes", {2}}, {"intraNode", {"P2P"}}, {"interNode", {"NET/Socket"}}}}};
+  Json status = Json::object();
+  ASSERT_TRUE(FillResults(status, summary).ok());
+  EXPECT_EQ(status["results"]["nodes"], 2);
+  EXPECT_EQ(status["results"]["gpusPerNode"], 4);
+  EXPECT_EQ(status["results"]["ncclTopology"],
+            "NCCL formed 2 node(s); P2P inside nodes; NET/Socket between them");
+  summary["ncclTopology"] = {{"problem", "rank 1: NCCL_DEBUG=WARN was set by the user"}};
+  ASSERT_TRUE(FillResults(status, summary).ok());
+  EXPECT_EQ(status["results"]["ncclTopology"],
+            "unknown: rank 1: NCCL_DEBUG=WARN was set by the user");
+  Json plain = {{"fingerprint", "fp"}, {"records", Json::array()}};
+  ASSERT_TRUE(FillResults(status, plain).ok());
+  EXPECT_FALSE(status["results"].contains("nodes"));
+  EXPECT_FALSE(status["results"].contains("ncclTopology"));
 }
 
 core::ResultRecord Record(std::uint64_t bytes, const std::string& winner,

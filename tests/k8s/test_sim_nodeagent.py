@@ -68,6 +68,19 @@ class NodeAgentTest(unittest.TestCase):
             self.core.delete_namespaced_pod(n, 'default')      # terminal pods go at once
             self.assertRaises(ApiException, self.core.read_namespaced_pod, n, 'default')
 
+    def test_downward_api_node_name_is_the_bound_node(self):
+        # As the kubelet: fieldRef spec.nodeName is the node the scheduler bound the pod to.
+        env = [{'name': 'NODE', 'valueFrom': {'fieldRef': {'fieldPath': 'spec.nodeName'}}}]
+        for name, node in (('where0', 'node-0'), ('where1', 'node-1')):
+            self.core.create_namespaced_pod('default', pod(name, ['sh', '-c', 'echo "on=$NODE"'],
+                                                           container={'env': env},
+                                                           nodeSelector={'kubernetes.io/hostname': node}))
+        for name, node in (('where0', 'node-0'), ('where1', 'node-1')):
+            p = self.wait_phase(name, ('Failed', 'Succeeded'))
+            self.assertEqual((p.status.phase, p.spec.node_name), ('Succeeded', node))
+            self.assertEqual(self.core.read_namespaced_pod_log(name, 'default'), 'on=%s\n' % node)
+            self.core.delete_namespaced_pod(name, 'default')
+
     def test_phase_transitions_seen_by_watch(self):
         rv = self.core.list_namespaced_pod('default').metadata.resource_version
         self.core.create_namespaced_pod('default', pod('trans', ['sh', '-c', 'sleep 0.5'], labels={'t': 'x'}))

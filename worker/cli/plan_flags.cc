@@ -290,6 +290,7 @@ Result<core::Plan> BuildPlan(const PlanFlags& f, const std::string& backend,
   CCLTUNE_RETURN_IF_ERROR(ApplyEpilogueFlag(f, plan));
   CCLTUNE_RETURN_IF_ERROR(ApplyTokensFlag(f, limits, plan));
   ApplyBenchmarkFlags(f, plan.benchmark);
+  if (f.emulate_nodes) plan.emulated_nodes = *f.emulate_nodes;
   if (!f.search.empty()) {
     auto search = core::ParseSearch(f.search);
     if (!search.ok()) return search.status().WithContext("--search");

@@ -27,6 +27,7 @@ struct PlanFlags {
   std::string tokens;    // "1,8,32,128" or "1:2048[:factor]"
   std::string search;    // "exhaustive" | "adaptive"; empty keeps the plan's (adaptive)
   std::optional<int> iters, rounds, warmup;
+  std::optional<int> emulate_nodes;  // the plan's emulatedNodes; 0 turns a plan's off
   std::optional<double> choice_timeout, presync_window, rendezvous_timeout;
   bool cuda_graph = false;
 };

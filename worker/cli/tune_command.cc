@@ -2,6 +2,7 @@
 #include <cstdlib>
 #include <memory>
 
+#include "core/node_name.h"
 #include "core/plan.h"
 #include "worker/cli/commands.h"
 #include "worker/cli/plan_flags.h"
@@ -50,6 +51,13 @@ int RunTuneCommand(TuneFlags& f) {
   if (backend == "nccl" && o.ranks > VisibleGpuCount())
     return UsageError("--ranks: " + std::to_string(o.ranks) + " ranks but only " +
                       std::to_string(VisibleGpuCount()) + " GPUs are visible");
+  // The ranks check both too; here each is one line before any rank starts, naming its source.
+  if (auto node = core::LocalNodeName(); !node.ok()) return UsageError(node.status().message());
+  if (auto st = core::CheckEmulatedNodes(
+          o.plan.emulated_nodes, o.ranks,
+          f.plan.emulate_nodes ? "--emulate-nodes" : "emulatedNodes (plan file)");
+      !st.ok())
+    return UsageError(st.message());
   if (!f.redis.empty()) {
     auto ep = RedisFlagEndpoint(f.redis);
     if (!ep.ok()) return UsageError(ep.status().message());
@@ -88,6 +96,10 @@ Runner AddTuneCommand(CLI::App& app) {
       ->check(CLI::Range(0.01, 3600.0));
   c->add_option("--rendezvous-timeout", f->plan.rendezvous_timeout, "Seconds to wait for ranks")
       ->check(CLI::Range(0.1, 86400.0));
+  c->add_option("--emulate-nodes", f->plan.emulate_nodes,
+                "Split the ranks into N emulated nodes on this machine (NCCL joins them over "
+                "sockets on loopback); N divides --ranks")
+      ->check(CLI::Range(0, 1024));
   c->add_flag("--cuda-graph", f->plan.cuda_graph, "Time CUDA graphs of the iterations (nccl)");
   c->add_option("--max-bytes", f->max_bytes, "Largest message size accepted (default 1GiB)");
   c->add_option("--redis", f->redis, "Shared Redis URL (default: a private redis-server)");

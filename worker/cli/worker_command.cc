@@ -1,5 +1,6 @@
 #include <memory>
 
+#include "core/node_name.h"
 #include "core/plan.h"
 #include "worker/cli/commands.h"
 #include "worker/env_switches.h"
@@ -29,6 +30,7 @@ struct WorkerFlags {
   std::string pushgateway;
   double metrics_linger = 0;
   bool no_publish = false;
+  std::string node_name;  // CCLTUNE_NODE_NAME: the pod's spec.nodeName (downward API)
 };
 
 core::Status CheckFlags(const WorkerFlags& f) {
@@ -44,6 +46,8 @@ core::Status CheckFlags(const WorkerFlags& f) {
   if (f.plan_file.empty()) return core::InvalidArgument("--plan (CCLTUNE_PLAN_FILE) is required");
   if (f.world_size % f.ranks_per_pod != 0)
     return core::InvalidArgument("CCLTUNE_RANKS_PER_POD must divide CCLTUNE_WORLD_SIZE");
+  if (!f.node_name.empty())
+    return core::CheckNodeName(f.node_name, "--node-name (CCLTUNE_NODE_NAME)");
   return core::Status::Ok();
 }
 
@@ -53,9 +57,9 @@ int RunPodRanks(const WorkerFlags& f, const core::RedisEndpoint& ep, const core:
   for (int i = 0; i < f.ranks_per_pod; ++i) ranks.push_back(f.pod_index * f.ranks_per_pod + i);
   core::RedisEndpoint no_password = ep;
   no_password.password.clear();
-  RankLaunch l{f.job_id,        f.attempt,   f.world_size,   f.backend,     no_password.ToString(),
-               ep.password,     f.plan_file, f.metrics_port, f.pushgateway, !f.no_publish,
-               f.metrics_linger};
+  RankLaunch l{f.job_id,         f.attempt,   f.world_size,   f.backend,     no_password.ToString(),
+               ep.password,      f.plan_file, f.metrics_port, f.pushgateway, !f.no_publish,
+               f.metrics_linger, f.node_name};
   auto children = SpawnRanks(l, ranks, f.report_file);
   if (!children.ok()) return UsageError(children.status().message());
   return SuperviseRanks(*children, ranks, plan.benchmark.choice_timeout_seconds + 10, nullptr);
@@ -68,6 +72,10 @@ int RunWorkerCommand(WorkerFlags& f) {
   if (!ep.ok()) return UsageError(ep.status().message());
   auto plan = core::LoadPlanFile(f.plan_file);
   if (!plan.ok()) return UsageError(plan.status().message());  // it names the file
+  if (auto st = core::CheckEmulatedNodes(plan->emulated_nodes, f.world_size,
+                                         f.plan_file + ": emulatedNodes");
+      !st.ok())
+    return UsageError(st.message());
   if (f.rank < 0 && f.ranks_per_pod > 1) return RunPodRanks(f, *ep, *plan);
   RankConfig cfg;
   cfg.job_id = f.job_id;
@@ -86,6 +94,7 @@ int RunWorkerCommand(WorkerFlags& f) {
   cfg.pushgateway = f.pushgateway;
   cfg.metrics_linger_seconds = f.metrics_linger;
   cfg.report_file = f.report_file;
+  cfg.node_name = f.node_name;
   return RunRank(cfg);
 }
 
@@ -124,6 +133,10 @@ Runner AddWorkerCommand(CLI::App& app) {
                 "Keep /metrics up this many seconds after the end (for a last scrape)")
       ->check(CLI::Range(0.0, 600.0));
   c->add_flag("--no-publish", f->no_publish, "Do not publish winners");
+  c->add_option("--node-name", f->node_name,
+                "This rank's node (a pod: spec.nodeName; default: NCCL_HOSTID, else the host "
+                "name)")
+      ->envname("CCLTUNE_NODE_NAME");
   return [f] { return RunWorkerCommand(*f); };
 }
 

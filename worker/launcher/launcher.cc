@@ -9,6 +9,8 @@
 #include <thread>
 
 #include "core/job_keys.h"
+#include "core/nccl_init_log.h"
+#include "core/node_name.h"
 #include "core/result.h"
 #include "worker/launcher/local_redis.h"
 #include "worker/launcher/report_table.h"
@@ -77,6 +79,21 @@ void PrintSearchLine(const nlohmann::json& summary) {
       s.value("screened", 0), s.value("pruned", 0), t.value("fullS", 0.0));
 }
 
+// "# nodes 2, 2 ranks per node; NCCL formed 2 node(s); P2P inside nodes; NET/Socket between
+// them": the fingerprint's grouping, and on the nccl backend what NCCL's own log says.
+void PrintNodesLine(const nlohmann::json& summary) {
+  const nlohmann::json none = nlohmann::json::object();
+  const auto& fp = summary.contains("fingerprintInfo") ? summary.at("fingerprintInfo") : none;
+  std::string line = "# nodes " + std::to_string(fp.value("nodes", 0)) + ", " +
+                     std::to_string(fp.value("gpusPerNode", 0)) + " ranks per node";
+  if (summary.contains("ncclTopology")) {
+    const auto& t = summary.at("ncclTopology");
+    line += "; " + (t.contains("problem") ? "NCCL's view unknown: " + t.value("problem", "")
+                                          : core::DescribeNcclTopology(t) + " (NCCL's log)");
+  }
+  std::printf("%s\n", line.c_str());
+}
+
 int PrintSummary(core::RedisClient& redis, const core::JobKeys& keys, const TuneOptions& o) {
   auto s = redis.Command({"GET", keys.Summary()});
   if (!s.ok() || s->is_nil()) return Fail("the job finished but left no summary in Redis");
@@ -100,6 +117,7 @@ int PrintSummary(core::RedisClient& redis, const core::JobKeys& keys, const Tune
       ps.value("waitMsMedian", 0.0), ps.value("waitMs", 0.0), ps.value("skewMs", 0.0),
       b.value("medianUs", 0.0), b.value("maxUs", 0.0), summary.at("timing").value("tuningS", 0.0));
   PrintSearchLine(summary);
+  PrintNodesLine(summary);
   if (!o.json_file.empty()) std::ofstream(o.json_file) << summary.dump(2) << "\n";
   return 0;
 }
@@ -136,6 +154,7 @@ core::Result<std::vector<ChildProcess>> SpawnRanks(const RankLaunch& l,
       argv.insert(argv.end(), {"--metrics-linger", std::to_string(l.metrics_linger_seconds)});
     std::map<std::string, std::string> env;
     if (!l.redis_password.empty()) env["CCLTUNE_REDIS_PASSWORD"] = l.redis_password;
+    if (!l.node_name.empty()) env[core::kNodeNameEnv] = l.node_name;
     CCLTUNE_ASSIGN_OR_RETURN(auto child, ChildProcess::Spawn(argv, env));
     children.push_back(std::move(child));
   }

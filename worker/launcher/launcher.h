@@ -24,7 +24,7 @@ struct TuneOptions {
   std::string job_id;  // empty: a random one
   bool verbose = false;
   bool publish = true;
-  int metrics_port_base = -1;  // rank r serves /metrics on base + r
+  int metrics_port_base = -1;         // rank r serves /metrics on base + r
   double metrics_linger_seconds = 0;  // ranks keep /metrics up this long at the end
   std::string pushgateway;
 };
@@ -45,6 +45,7 @@ struct RankLaunch {
   std::string pushgateway;
   bool publish = true;
   double metrics_linger_seconds = 0;
+  std::string node_name;  // CCLTUNE_NODE_NAME for the ranks; empty: inherited
 };
 
 // Spawns `ccltune worker` for the given ranks (local_rank = index in `ranks`).

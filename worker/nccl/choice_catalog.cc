@@ -102,6 +102,8 @@ std::string SkipReason(const core::ChoiceName& choice, const core::Problem& prob
   core::Result<ChoiceSpec> spec = SpecFromChoice(choice);
   if (!spec.ok()) return spec.status().message();
   const ChoiceSpec& s = spec.value();
+  // First: across nodes the reason a choice cannot apply is the span, whatever else holds.
+  if (std::string why = apply::NodeSpanSkipReason(s, problem, ctx.span); !why.empty()) return why;
   if (!s.unsupported.empty()) return s.unsupported;
   const std::uint64_t count =
       core::ElementCount(problem.op, problem.dtype, problem.bytes, ctx.world);

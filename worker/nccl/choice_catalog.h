@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/apply/choice_spec.h"
+#include "core/apply/node_span.h"
 #include "core/choice.h"
 #include "core/problem.h"
 #include "worker/rank/backend.h"
@@ -29,6 +30,7 @@ struct CatalogContext {
   std::string tuner_problem;                            // why not, when not
   bool test_choices = false;                            // CCLTUNE_ENABLE_TEST_CHOICES=1
   std::string peer_problem = "peer memory not probed";  // empty: peer kernels can run
+  apply::NodeSpan span;  // how the ranks spread over nodes (their node names)
 };
 
 // Every catalog choice for `op`, the default first; with `epilogue` (an allReduce followed

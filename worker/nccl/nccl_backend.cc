@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "core/log.h"
+#include "core/node_name.h"
 #include "worker/nccl/choice_catalog.h"
 #include "worker/nccl/gpu_names.h"
 #include "worker/nccl/nccl_choice.h"
@@ -20,7 +21,7 @@ using nccl::Runtime;
 class NcclBackend final : public Backend {
  public:
   NcclBackend(int rank, int world, int device, PeerDirectory& dir, const CancelToken& cancel)
-      : rt_(rank, world, device, dir, cancel) {}
+      : rt_(rank, world, device, dir, cancel), dir_(dir) {}
 
   core::Status Start(const core::BenchmarkSpec& bench);
 
@@ -46,8 +47,10 @@ class NcclBackend final : public Backend {
 
  private:
   core::Status EnsureScratch(std::size_t doubles);
+  core::Status LearnNodeSpan(Deadline deadline);
 
   Runtime rt_;
+  PeerDirectory& dir_;
   nccl::CatalogContext catalog_;
   nccl::DeviceBuffer scratch_;     // barrier word and AllReduceMax values
   nccl::MappedHost scratch_host_;  // staging for AllReduceMax
@@ -78,7 +81,19 @@ core::Status NcclBackend::Start(const core::BenchmarkSpec& bench) {
       rt_.Start(std::move(tuner), DeadlineIn(bench.rendezvous_timeout_seconds)));
   catalog_.nccl_version = rt_.nccl_version();
   catalog_.peer_problem = rt_.peers()->problem();
+  CCLTUNE_RETURN_IF_ERROR(LearnNodeSpan(DeadlineIn(bench.rendezvous_timeout_seconds)));
   return EnsureScratch(64);
+}
+
+// Every rank's node name (core/node_name.h, set up before the backend), for the catalog's
+// rules across nodes.
+core::Status NcclBackend::LearnNodeSpan(Deadline deadline) {
+  CCLTUNE_ASSIGN_OR_RETURN(const core::NodeName mine, core::LocalNodeName());
+  CCLTUNE_ASSIGN_OR_RETURN(std::vector<std::string> names,
+                           dir_.AllGather("node-name", mine.name, deadline));
+  const core::NodeShape shape = core::ShapeOfNodes(names);
+  catalog_.span = {shape.nodes, shape.gpus_per_node, shape.equal_groups};
+  return core::Status::Ok();
 }
 
 core::Result<std::unique_ptr<PreparedChoice>> NcclBackend::Prepare(

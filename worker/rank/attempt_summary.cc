@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/nccl_init_log.h"
+
 namespace ccltune::worker {
 namespace {
 double Median(std::vector<double> v) {
@@ -13,8 +15,11 @@ double Median(std::vector<double> v) {
 }  // namespace
 
 nlohmann::json RankStats::ToJson() const {
-  return {
+  nlohmann::json j{
       {"presyncWaitS", presync_wait_s}, {"presyncSkewS", presync_skew_s}, {"barrierS", barrier_s}};
+  if (!nccl_log.is_null()) j["ncclLog"] = nccl_log;
+  if (!nccl_log_problem.empty()) j["ncclLogProblem"] = nccl_log_problem;
+  return j;
 }
 
 RankStats RankStats::FromJson(const nlohmann::json& j) {
@@ -22,7 +27,25 @@ RankStats RankStats::FromJson(const nlohmann::json& j) {
   s.presync_wait_s = j.value("presyncWaitS", 0.0);
   s.presync_skew_s = j.value("presyncSkewS", 0.0);
   s.barrier_s = j.value("barrierS", std::vector<double>{});
+  s.nccl_log = j.value("ncclLog", nlohmann::json());
+  s.nccl_log_problem = j.value("ncclLogProblem", "");
   return s;
+}
+
+nlohmann::json NcclTopologyJson(const std::vector<RankStats>& ranks,
+                                const std::vector<std::string>& node_of_rank) {
+  core::NcclInitLog merged;
+  bool any = false;
+  for (std::size_t r = 0; r < ranks.size(); ++r) {
+    if (!ranks[r].nccl_log_problem.empty()) {
+      return {{"problem", "rank " + std::to_string(r) + ": " + ranks[r].nccl_log_problem}};
+    }
+    if (ranks[r].nccl_log.is_null()) continue;
+    merged.Merge(core::NcclInitLog::FromJson(ranks[r].nccl_log));
+    any = true;
+  }
+  if (!any) return nullptr;
+  return core::ClassifyLinks(merged, node_of_rank).ToJson();
 }
 
 nlohmann::json PresyncAndBarrierJson(const std::vector<RankStats>& ranks) {

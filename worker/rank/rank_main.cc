@@ -4,12 +4,14 @@
 #include <cstdlib>
 #include <ctime>
 #include <fstream>
+#include <optional>
 #include <thread>
 
 #include "core/choice.h"
 #include "core/fingerprint.h"
 #include "core/job_keys.h"
 #include "core/log.h"
+#include "core/node_name.h"
 #include "core/problem.h"
 #include "core/result_store.h"
 #include "worker/env_switches.h"
@@ -19,7 +21,9 @@
 #include "worker/rank/attempt_summary.h"
 #include "worker/rank/backend_factory.h"
 #include "worker/rank/bench_runner.h"
+#include "worker/rank/nccl_log_capture.h"
 #include "worker/rank/progress.h"
+#include "worker/rank/rank_node.h"
 #include "worker/rendezvous/job_control.h"
 #include "worker/rendezvous/poll.h"
 #include "worker/rendezvous/rendezvous.h"
@@ -64,8 +68,26 @@ struct Attempt {
   std::vector<RankRecord> peers;
   std::vector<BenchObserver*> observers;  // metrics, when enabled
   WorkerMetrics* metrics = nullptr;
-  std::string first_failure;  // the attempt's first failure, once this rank raised its own
+  std::string first_failure;           // the attempt's first failure, once this rank raised its own
+  std::string node;                    // this rank's node (rank_node.h)
+  NcclLogCapture* nccl_log = nullptr;  // nccl backend: NCCL's INFO log of this rank
 };
+
+// This rank's NCCL log into its end-of-run stats (Finish gathers them).
+void AddNcclLog(Attempt& a, RankStats& stats) {
+  if (a.nccl_log == nullptr) return;
+  core::Result<core::NcclInitLog> log = a.nccl_log->Read();
+  if (log.ok())
+    stats.nccl_log = log->ToJson();
+  else
+    stats.nccl_log_problem = log.status().message();
+}
+
+std::vector<std::string> NodeOfRank(const std::vector<RankRecord>& peers) {
+  std::vector<std::string> nodes;
+  for (const auto& r : peers) nodes.push_back(r.node);
+  return nodes;
+}
 
 // This rank's entry in the attempt's failure record: "rank N: message".
 std::string FailureLine(int rank, const Status& st) {
@@ -116,12 +138,9 @@ void FinishMetrics(const RankConfig& cfg, RankMetrics& m) {
 
 core::FingerprintInput FingerprintOf(const Backend& backend, const std::vector<RankRecord>& p) {
   core::FingerprintInput in = backend.FingerprintInfo();
-  std::vector<std::string> hosts;
-  for (const auto& r : p) hosts.push_back(r.host);
-  std::sort(hosts.begin(), hosts.end());
-  hosts.erase(std::unique(hosts.begin(), hosts.end()), hosts.end());
-  in.nodes = static_cast<int>(hosts.size());
-  in.gpus_per_node = static_cast<int>(p.size()) / std::max(1, in.nodes);
+  const core::NodeShape shape = core::ShapeOfNodes(NodeOfRank(p));
+  in.nodes = shape.nodes;
+  in.gpus_per_node = shape.gpus_per_node;
   return in;
 }
 
@@ -180,8 +199,10 @@ Status Finish(Attempt& a, Backend& backend, std::vector<core::ResultRecord> reco
               const StatsObserver& stats, const TimingBreakdown& timing) {
   const Deadline deadline = DeadlineIn(a.cfg.plan.benchmark.choice_timeout_seconds + 5);
   CCLTUNE_RETURN_IF_ERROR(backend.Barrier(deadline).WithContext("final barrier"));
+  RankStats mine = stats.stats;
+  AddNcclLog(a, mine);
   CCLTUNE_ASSIGN_OR_RETURN(auto all_stats,
-                           a.rendezvous.AllGather("stats", stats.stats.ToJson().dump(), deadline));
+                           a.rendezvous.AllGather("stats", mine.ToJson().dump(), deadline));
   a.control.StopWatchingPeers();
   if (a.cfg.rank != 0) return Status::Ok();
   std::vector<RankStats> ranks;
@@ -193,6 +214,9 @@ Status Finish(Attempt& a, Backend& backend, std::vector<core::ResultRecord> reco
   summary["backend"] = a.cfg.backend;
   summary["worldSize"] = a.cfg.world_size;
   summary["search"] = core::SearchName(a.cfg.plan.search);
+  summary["nodeOfRank"] = NodeOfRank(a.peers);
+  if (nlohmann::json t = NcclTopologyJson(ranks, NodeOfRank(a.peers)); !t.is_null())
+    summary["ncclTopology"] = std::move(t);
   summary["timing"] = {{"commSetupS", timing.comm_setup},
                        {"presyncS", timing.presync},
                        {"barriersS", timing.barriers},
@@ -245,9 +269,9 @@ Status RunWithBackend(Attempt& a, Backend& backend, TimingBreakdown setup) {
 
 Status RunAttempt(Attempt& a) {
   const auto& bench = a.cfg.plan.benchmark;
-  CCLTUNE_ASSIGN_OR_RETURN(
-      a.peers,
-      a.rendezvous.Join(LocalRankRecord(a.cfg.rank), DeadlineIn(bench.rendezvous_timeout_seconds)));
+  CCLTUNE_ASSIGN_OR_RETURN(a.peers,
+                           a.rendezvous.Join(LocalRankRecord(a.cfg.rank, a.node),
+                                             DeadlineIn(bench.rendezvous_timeout_seconds)));
   a.control.WatchPeers();
   TimingBreakdown setup;
   auto t0 = Clock::now();
@@ -273,6 +297,8 @@ int RunRank(const RankConfig& cfg) {
     std::fprintf(stderr, "ccltune worker: rank %d: error: %s\n", cfg.rank, st.message().c_str());
     return st.code() == core::StatusCode::kInvalidArgument ? 2 : 1;
   };
+  auto node = SetUpRankNode({cfg.node_name, cfg.plan.emulated_nodes, cfg.rank, cfg.world_size});
+  if (!node.ok()) return fail(node.status());
   auto redis = core::RedisClient::Connect(cfg.redis);
   if (!redis.ok()) return fail(redis.status());
   core::JobKeys keys(cfg.job_id, cfg.attempt);
@@ -284,6 +310,12 @@ int RunRank(const RankConfig& cfg) {
       cfg, **redis, **control, keys, Rendezvous(**redis, keys, cfg.rank, cfg.world_size, **control),
       {},  {},      nullptr};
   attempt.metrics = (*metrics)->metrics.get();
+  attempt.node = *node;
+  std::optional<NcclLogCapture> nccl_log;
+  if (cfg.backend == "nccl") {
+    nccl_log.emplace(NcclLogCapture::Start(cfg.job_id, cfg.attempt, cfg.rank));
+    attempt.nccl_log = &*nccl_log;
+  }
   if (attempt.metrics) attempt.observers.push_back(attempt.metrics);
   Status st = RunAttempt(attempt);
   FinishMetrics(cfg, **metrics);

@@ -26,6 +26,7 @@ struct RankConfig {
   std::string pushgateway;            // "" = no push at the end
   double metrics_linger_seconds = 0;  // keep /metrics up this long after the end
   std::string report_file;            // rank 0 also writes the summary JSON here
+  std::string node_name;  // --node-name; empty: CCLTUNE_NODE_NAME, host name (rank_node.h)
 };
 
 // Runs the rank; returns the process exit code (0 ok, 2 bad input, 1 any other failure)

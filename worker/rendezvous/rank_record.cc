@@ -9,6 +9,7 @@ namespace ccltune::worker {
 nlohmann::json RankRecord::ToJson() const {
   return {{"rank", rank},
           {"host", host},
+          {"node", node},
           {"pid", pid},
           {"gpuUUID", gpu_uuid},
           {"pciBus", pci_bus},
@@ -24,6 +25,7 @@ core::Result<RankRecord> RankRecord::FromJson(const std::string& text) {
     RankRecord r;
     r.rank = j.at("rank").get<int>();
     r.host = j.at("host").get<std::string>();
+    r.node = j.value("node", r.host);  // records of older workers: the host was the node
     r.pid = j.at("pid").get<int>();
     r.gpu_uuid = j.value("gpuUUID", "");
     r.pci_bus = j.value("pciBus", "");
@@ -37,9 +39,10 @@ core::Result<RankRecord> RankRecord::FromJson(const std::string& text) {
   }
 }
 
-RankRecord LocalRankRecord(int rank) {
+RankRecord LocalRankRecord(int rank, const std::string& node) {
   RankRecord r;
   r.rank = rank;
+  r.node = node;
   std::array<char, 256> name{};
   if (gethostname(name.data(), name.size() - 1) == 0) r.host = name.data();
   r.pid = static_cast<int>(getpid());

@@ -11,7 +11,8 @@ namespace ccltune::worker {
 
 struct RankRecord {
   int rank = 0;
-  std::string host;
+  std::string host;  // gethostname(): inside a pod, the pod's name
+  std::string node;  // the rank's node (rank_node.h): what ranks group by
   int pid = 0;
   std::string gpu_uuid;  // "" on the host backend
   std::string pci_bus;
@@ -24,7 +25,7 @@ struct RankRecord {
   static core::Result<RankRecord> FromJson(const std::string& text);
 };
 
-// This process's record with host name and pid filled in.
-RankRecord LocalRankRecord(int rank);
+// This process's record with host name, node and pid filled in.
+RankRecord LocalRankRecord(int rank, const std::string& node);
 
 }  // namespace ccltune::worker

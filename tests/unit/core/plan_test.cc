@@ -131,6 +131,27 @@ TEST(ParsePlan, SearchIsAdaptiveUnlessAskedAndSurvivesTheConfigMap) {
   EXPECT_EQ(job->search, Search::kExhaustive);
 }
 
+// spec.emulatedNodes (issue 33): off unless given, kept through the ConfigMap, and plans
+// without it keep their canonical text (no key written for 0).
+TEST(ParsePlan, EmulatedNodesAreOffUnlessAskedAndSurviveTheConfigMap) {
+  auto plan = ParsePlan(kYaml);
+  ASSERT_TRUE(plan.ok());
+  EXPECT_EQ(plan->emulated_nodes, 0);
+  EXPECT_EQ(PlanToJson(*plan).find("emulatedNodes"), std::string::npos);
+  auto job = ParsePlan(
+      "kind: CollectiveTuningJob\nspec:\n  emulatedNodes: 2\n"
+      "  collectives: [{op: allReduce, sizes: [1KiB]}]");
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  EXPECT_EQ(job->emulated_nodes, 2);
+  EXPECT_EQ(ParsePlan(PlanToJson(*job))->emulated_nodes, 2);
+  auto bad = ParsePlan(
+      "kind: CollectiveTuningJob\nspec:\n  emulatedNodes: 5000\n"
+      "  collectives: [{op: allReduce, sizes: [1KiB]}]");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(),
+            "spec.emulatedNodes: 5000 is not allowed (must be an integer 0..1024)");
+}
+
 TEST(DefaultPlan, HostAndNcclAreValidAndAsDocumented) {
   const Plan host = DefaultPlan("host");
   EXPECT_TRUE(ValidatePlan(host, {}, "host").ok());

@@ -1,0 +1,52 @@
+// Choice rules across nodes and nccl-net's environment (node_span.h).
+#include "core/apply/node_span.h"
+
+namespace ccltune::apply {
+namespace {
+
+std::string HierSkipReason(const core::Problem& problem, const NodeSpan& span) {
+  if (problem.op != core::Op::kAllReduce) return "the hierarchical path is an allReduce";
+  if (span.nodes < 2) return "one node: the hierarchical path needs ranks on several nodes";
+  if (!span.equal_groups) {
+    return "unequal ranks per node: the shards of the intra-node reduce-scatter must line up "
+           "across nodes";
+  }
+  if (span.ranks_per_node < 2) {
+    return "one rank per node: no intra-node phase (it would be NCCL's allReduce)";
+  }
+  const int world = span.nodes * span.ranks_per_node;
+  const std::uint64_t count = core::ElementCount(problem.op, problem.dtype, problem.bytes, world);
+  if (count % static_cast<std::uint64_t>(span.ranks_per_node) != 0) {
+    return "element count " + std::to_string(count) + " not divisible by " +
+           std::to_string(span.ranks_per_node) + " ranks per node";
+  }
+  return OwnReductionSkipReason(problem);
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> NetSettingsEnv(const NetSettings& net) {
+  std::vector<std::pair<std::string, std::string>> env;
+  if (net.socket_threads > 0)
+    env.emplace_back("NCCL_SOCKET_NTHREADS", std::to_string(net.socket_threads));
+  if (net.socks_per_thread > 0)
+    env.emplace_back("NCCL_NSOCKS_PERTHREAD", std::to_string(net.socks_per_thread));
+  if (net.buff_size > 0) env.emplace_back("NCCL_BUFFSIZE", std::to_string(net.buff_size));
+  if (net.ib_qps > 0) env.emplace_back("NCCL_IB_QPS_PER_CONNECTION", std::to_string(net.ib_qps));
+  return env;
+}
+
+std::string NodeSpanSkipReason(const ChoiceSpec& s, const core::Problem& problem,
+                               const NodeSpan& span) {
+  if (s.compose == Composition::kPeer && span.nodes > 1) {
+    return "peer memory (CUDA IPC) joins the ranks of one node; these span " +
+           std::to_string(span.nodes) + " nodes";
+  }
+  if (s.net.any() && span.nodes < 2) {
+    return "network transport settings matter only across nodes (all ranks on one node)";
+  }
+  if (s.compose == Composition::kHierarchical) return HierSkipReason(problem, span);
+  return "";
+}
+
+}  // namespace ccltune::apply

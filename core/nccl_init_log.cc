@@ -1,0 +1,110 @@
+// NCCL INFO log parsing (nccl_init_log.h). The patterns follow NCCL 2.28.9's format strings.
+#include "core/nccl_init_log.h"
+
+#include <regex>
+
+namespace ccltune::core {
+namespace {
+
+// src/init.cc: "comm %p rank %d nRanks %d nNodes %d localRanks %d localRank %d MNNVL %d".
+const std::regex& NodesPattern() {
+  static const std::regex re(R"(NCCL INFO comm \S+ rank \d+ nRanks \d+ nNodes (\d+) )");
+  return re;
+}
+
+// src/transport/{p2p,shm,net}.cc: "Channel %02d[/%d] : %d[%d] -> %d[%d] [[send]|[receive]]
+// via %s". Ring lines of src/graph/rings.cc ("Channel 00/24 :    0   1") have no "via".
+const std::regex& LinkPattern() {
+  static const std::regex re(
+      R"(NCCL INFO Channel \d+(?:/\d+)? : (\d+)\[\d+\] -> (\d+)\[\d+\](?: \[(?:send|receive)\])? via (\S+))");
+  return re;
+}
+
+std::string Join(const std::set<std::string>& parts, const std::string& sep) {
+  std::string out;
+  for (const std::string& p : parts) out += (out.empty() ? "" : sep) + p;
+  return out;
+}
+
+}  // namespace
+
+void NcclInitLog::Merge(const NcclInitLog& other) {
+  n_nodes.insert(other.n_nodes.begin(), other.n_nodes.end());
+  links.insert(other.links.begin(), other.links.end());
+}
+
+nlohmann::json NcclInitLog::ToJson() const {
+  nlohmann::json l = nlohmann::json::array();
+  for (const NcclLink& k : links) l.push_back({k.from, k.to, k.via});
+  return {{"nNodes", n_nodes}, {"links", l}};
+}
+
+NcclInitLog NcclInitLog::FromJson(const nlohmann::json& j) {
+  NcclInitLog log;
+  for (const auto& n : j.value("nNodes", nlohmann::json::array())) log.n_nodes.insert(n.get<int>());
+  for (const auto& l : j.value("links", nlohmann::json::array())) {
+    log.links.insert({l.at(0).get<int>(), l.at(1).get<int>(), l.at(2).get<std::string>()});
+  }
+  return log;
+}
+
+void ParseNcclInitLine(const std::string& line, NcclInitLog* out) {
+  if (line.find("NCCL INFO") == std::string::npos) return;  // cheap filter before the regexes
+  std::smatch m;
+  if (std::regex_search(line, m, NodesPattern())) {
+    out->n_nodes.insert(std::stoi(m[1].str()));
+  } else if (std::regex_search(line, m, LinkPattern())) {
+    out->links.insert({std::stoi(m[1].str()), std::stoi(m[2].str()), m[3].str()});
+  }
+}
+
+NcclInitLog ParseNcclInitLog(std::istream& in) {
+  NcclInitLog log;
+  std::string line;
+  while (std::getline(in, line)) ParseNcclInitLine(line, &log);
+  return log;
+}
+
+std::string TransportKind(const std::string& via) {
+  const auto first = via.find('/');
+  const std::string head = via.substr(0, first);
+  if (head != "NET" || first == std::string::npos) return head;
+  const auto second = via.find('/', first + 1);
+  return via.substr(0, second);  // "NET/Socket", "NET/IB"
+}
+
+NcclTopology ClassifyLinks(const NcclInitLog& log, const std::vector<std::string>& node_of_rank) {
+  NcclTopology t;
+  t.n_nodes = log.n_nodes;
+  const int world = static_cast<int>(node_of_rank.size());
+  for (const NcclLink& l : log.links) {
+    if (l.from < 0 || l.to < 0 || l.from >= world || l.to >= world) continue;
+    auto& bucket = node_of_rank[l.from] == node_of_rank[l.to] ? t.intra_node : t.inter_node;
+    bucket.insert(TransportKind(l.via));
+  }
+  return t;
+}
+
+nlohmann::json NcclTopology::ToJson() const {
+  return {{"nNodes", n_nodes}, {"intraNode", intra_node}, {"interNode", inter_node}};
+}
+
+std::string DescribeNcclTopology(const nlohmann::json& topology) {
+  std::set<std::string> nodes;
+  for (const auto& n : topology.value("nNodes", nlohmann::json::array()))
+    nodes.insert(std::to_string(n.get<int>()));
+  std::set<std::string> intra, inter;
+  for (const auto& s : topology.value("intraNode", nlohmann::json::array()))
+    intra.insert(s.get<std::string>());
+  for (const auto& s : topology.value("interNode", nlohmann::json::array()))
+    inter.insert(s.get<std::string>());
+  std::string out = "NCCL formed " +
+                    (nodes.empty() ? std::string("? (no nNodes line)") : Join(nodes, " or ")) +
+                    " node(s)";
+  if (!intra.empty()) out += "; " + Join(intra, "+") + " inside nodes";
+  if (!inter.empty()) out += "; " + Join(inter, "+") + " between them";
+  if (intra.empty() && inter.empty()) out += "; no channel connection logged";
+  return out;
+}
+
+}  // namespace ccltune::core

@@ -1,0 +1,56 @@
+// What NCCL itself says about the communicators it formed, read from its INFO log
+// (NCCL_DEBUG=INFO, NCCL_DEBUG_SUBSYS=INIT,NET, NCCL_DEBUG_FILE): the node count of each
+// communicator ("comm 0x… rank 0 nRanks 4 nNodes 2 localRanks 2 …", src/init.cc) and the
+// transport of every channel connection ("Channel 00/0 : 1[1] -> 2[2] [send] via
+// NET/Socket/0", src/transport/{p2p,shm,net}.cc). NCCL 2.28 has no API for either (nccl.h
+// exports no communicator properties), so the summary's "nodes NCCL formed, joined by …" is
+// this log, never an assumption. Pure text: tested on captured lines without a GPU.
+#pragma once
+
+#include <istream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace ccltune::core {
+
+struct NcclLink {
+  int from = 0;
+  int to = 0;
+  std::string via;  // as NCCL prints it: "P2P/CUMEM/read", "NET/Socket/0", "SHM/direct/direct"
+  auto operator<=>(const NcclLink&) const = default;
+};
+
+struct NcclInitLog {
+  std::set<int> n_nodes;     // every nNodes value a communicator reported
+  std::set<NcclLink> links;  // distinct (from, to, via)
+
+  void Merge(const NcclInitLog& other);
+  nlohmann::json ToJson() const;  // {nNodes:[…], links:[[from, to, via], …]}
+  static NcclInitLog FromJson(const nlohmann::json& j);
+};
+
+// Adds what one log line says (other lines are ignored).
+void ParseNcclInitLine(const std::string& line, NcclInitLog* out);
+NcclInitLog ParseNcclInitLog(std::istream& in);
+
+// The transport family of a `via`: "P2P", "SHM", "NET/Socket", "NET/IB", "CollNet"… (the
+// first path part, and the network plugin's name for NET).
+std::string TransportKind(const std::string& via);
+
+// Which transports join ranks inside a node and between nodes, by `node_of_rank` (index =
+// rank; links naming ranks outside it are left out).
+struct NcclTopology {
+  std::set<int> n_nodes;
+  std::set<std::string> intra_node;
+  std::set<std::string> inter_node;
+  nlohmann::json ToJson() const;  // {nNodes:[…], intraNode:[…], interNode:[…]}
+};
+NcclTopology ClassifyLinks(const NcclInitLog& log, const std::vector<std::string>& node_of_rank);
+
+// "NCCL formed 2 nodes; P2P inside nodes, NET/Socket between them" from ClassifyLinks' JSON.
+std::string DescribeNcclTopology(const nlohmann::json& topology);
+
+}  // namespace ccltune::core

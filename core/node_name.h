@@ -1,0 +1,61 @@
+// A rank's node (DESIGN §6): the name ranks group by, for the fingerprint's `nodes` and
+// `gpusPerNode`, for peer memory (only inside one node) and for NCCL, which groups ranks by
+// NCCL_HOSTID when it is set. Inside a pod the host name is the pod's name, so a pod learns
+// its node from spec.nodeName through the downward API (CCLTUNE_NODE_NAME); outside
+// Kubernetes the host name is the node's. `ccltune tune --emulate-nodes N` splits one
+// machine's ranks into N named nodes (EmulatedNodeName). No CUDA, no NCCL: the worker, the
+// plugin and the runtime share this one rule.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+
+namespace ccltune::core {
+
+inline constexpr const char* kNodeNameEnv = "CCLTUNE_NODE_NAME";
+inline constexpr const char* kNcclHostIdEnv = "NCCL_HOSTID";
+
+struct NodeName {
+  std::string name;
+  std::string source;  // where it came from, for messages: "CCLTUNE_NODE_NAME", "host name", …
+};
+
+// 1-253 printable ASCII characters without spaces (it goes into Redis JSON, NCCL_HOSTID and
+// NodeIdentity's space-separated text); InvalidArgument naming `field` otherwise.
+Status CheckNodeName(const std::string& name, const std::string& field);
+
+// This process's node: CCLTUNE_NODE_NAME, else NCCL_HOSTID (what NCCL groups ranks by), else
+// the host name. InvalidArgument when the variables disagree (NCCL and ccltune would see
+// different nodes) or one is not a node name.
+Result<NodeName> LocalNodeName();
+
+// The emulated node of `rank` when `world` ranks are split into `nodes` groups of consecutive
+// ranks: "<base>-node<k>", k = rank / (world / nodes). `nodes` must divide `world`.
+std::string EmulatedNodeName(const std::string& base, int rank, int world, int nodes);
+
+// `nodes` (0 = off) against the world size: 0, or 1..world dividing world. InvalidArgument
+// naming `field` and the world size otherwise.
+Status CheckEmulatedNodes(int nodes, int world, const std::string& field);
+
+// How ranks spread over nodes, from each rank's node name (index = rank).
+struct NodeShape {
+  int nodes = 0;
+  int gpus_per_node = 0;     // GpusPerNode(ranks, nodes): the fingerprint's field
+  bool equal_groups = true;  // every node holds the same number of ranks
+};
+NodeShape ShapeOfNodes(const std::vector<std::string>& node_of_rank);
+
+// The fingerprint's gpusPerNode for `ranks` over `nodes` (NCCL gives the plugin only these
+// two numbers, so everyone uses this rule): ranks / nodes, at least 1.
+int GpusPerNode(int ranks, int nodes);
+
+// "<boot id> <node name>": the kernel's boot id (containers of one machine share it, and CUDA
+// IPC needs it) and LocalNodeName (falling back to the host name when that is invalid).
+// Ranks are on one node when both match; NCCL's node count matches the distinct names.
+std::string NodeIdentity();
+std::string NodeOfIdentity(const std::string& identity);  // the name part
+std::string BootOfIdentity(const std::string& identity);  // the boot id part
+
+}  // namespace ccltune::core

@@ -1,0 +1,86 @@
+// NCCL's INFO log as the summary reads it (core/nccl_init_log.h), on lines in NCCL 2.28.9's
+// formats (src/debug.cc prefix, src/init.cc, src/transport/{p2p,shm,net}.cc): the
+// 2 x 2 emulated split of issue 33 (P2P inside each half, NET/Socket between them).
+#include "core/nccl_init_log.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+namespace ccltune::core {
+namespace {
+
+// Rank 1's and rank 2's logs of a 4-rank communicator over two emulated nodes, with the
+// lines around them that the parser must pass over.
+constexpr const char* kRank1 =
+    R"(gpu-box:4122:4122 [1] NCCL INFO NCCL_HOSTID set by environment to gpu-box-node0
+gpu-box:4122:4122 [1] NCCL INFO cudaDriverVersion 13000
+gpu-box:4122:4180 [1] NCCL INFO NET/Socket : Using [0]lo:127.0.0.1<0>
+gpu-box:4122:4180 [1] NCCL INFO comm 0x55d1c2a0 rank 1 nRanks 4 nNodes 2 localRanks 2 localRank 1 MNNVL 0
+gpu-box:4122:4180 [1] NCCL INFO Channel 00/02 :    0   1   2   3
+gpu-box:4122:4180 [1] NCCL INFO Trees [0] -1/-1/-1->1->0 [1] 0/-1/-1->1->-1
+gpu-box:4122:4191 [1] NCCL INFO Channel 00/0 : 1[1] -> 2[2] [send] via NET/Socket/0
+gpu-box:4122:4191 [1] NCCL INFO Channel 01/0 : 1[1] -> 2[2] [send] via NET/Socket/0
+gpu-box:4122:4190 [1] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM/read
+gpu-box:4122:4122 [1] NCCL INFO Connected all rings, use ring PXN 0 GDR 0
+)";
+constexpr const char* kRank2 =
+    R"(gpu-box:4123:4181 [2] NCCL INFO comm 0x5620a1b0 rank 2 nRanks 4 nNodes 2 localRanks 2 localRank 0 MNNVL 0
+gpu-box:4123:4192 [2] NCCL INFO Channel 00/0 : 1[1] -> 2[2] [receive] via NET/Socket/0
+gpu-box:4123:4192 [2] NCCL INFO Channel 00/0 : 2[2] -> 3[3] via P2P/CUMEM/read
+gpu-box:4123:4192 [2] NCCL INFO Channel 01/0 : 2[2] -> 3[3] via SHM/direct/direct
+gpu-box:4123:4123 [2] enqueue.cc:1234 NCCL WARN Channel 00/0 : 9[9] -> 9[9] via P2P/nothing
+)";
+
+NcclInitLog Parse(const char* text) {
+  std::istringstream in(text);
+  return ParseNcclInitLog(in);
+}
+
+TEST(NcclInitLog, ReadsNodeCountAndDistinctLinks) {
+  const NcclInitLog log = Parse(kRank1);
+  EXPECT_EQ(log.n_nodes, (std::set<int>{2}));
+  EXPECT_EQ(log.links, (std::set<NcclLink>{{1, 2, "NET/Socket/0"}, {0, 1, "P2P/CUMEM/read"}}));
+}
+
+TEST(NcclInitLog, IgnoresRingListsWarningsAndOtherLines) {
+  const NcclInitLog log = Parse(kRank2);
+  EXPECT_EQ(log.links.size(), 3u);  // the WARN line is not a connection
+  for (const NcclLink& l : log.links) EXPECT_NE(l.from, 9);
+}
+
+TEST(NcclInitLog, TransportKinds) {
+  EXPECT_EQ(TransportKind("NET/Socket/0"), "NET/Socket");
+  EXPECT_EQ(TransportKind("NET/IB/0/GDRDMA"), "NET/IB");
+  EXPECT_EQ(TransportKind("NET/IB/1(3)/GDRDMA(PCI)/Shared"), "NET/IB");
+  EXPECT_EQ(TransportKind("P2P/CUMEM/read"), "P2P");
+  EXPECT_EQ(TransportKind("P2P/direct"), "P2P");
+  EXPECT_EQ(TransportKind("SHM/direct/direct"), "SHM");
+  EXPECT_EQ(TransportKind("NET"), "NET");
+}
+
+TEST(NcclInitLog, ClassifiesLinksByTheRanksNodes) {
+  NcclInitLog all = Parse(kRank1);
+  all.Merge(NcclInitLog::FromJson(Parse(kRank2).ToJson()));  // as ranks send them to rank 0
+  const NcclTopology t =
+      ClassifyLinks(all, {"gpu-box-node0", "gpu-box-node0", "gpu-box-node1", "gpu-box-node1"});
+  EXPECT_EQ(t.n_nodes, (std::set<int>{2}));
+  EXPECT_EQ(t.intra_node, (std::set<std::string>{"P2P", "SHM"}));
+  EXPECT_EQ(t.inter_node, (std::set<std::string>{"NET/Socket"}));
+  EXPECT_EQ(DescribeNcclTopology(t.ToJson()),
+            "NCCL formed 2 node(s); P2P+SHM inside nodes; NET/Socket between them");
+}
+
+TEST(NcclInitLog, OneNodeHasNoInterNodeTransport) {
+  const NcclTopology t = ClassifyLinks(Parse(kRank1), {"n", "n", "n", "n"});
+  EXPECT_TRUE(t.inter_node.empty());
+  EXPECT_EQ(t.intra_node, (std::set<std::string>{"NET/Socket", "P2P"}));
+}
+
+TEST(NcclInitLog, SaysWhenNothingWasLogged) {
+  EXPECT_EQ(DescribeNcclTopology(ClassifyLinks(NcclInitLog{}, {"a"}).ToJson()),
+            "NCCL formed ? (no nNodes line) node(s); no channel connection logged");
+}
+
+}  // namespace
+}  // namespace ccltune::core
