@@ -73,6 +73,17 @@ std::string_view RuntimeComm::OwnKernelFor(const Call& call) const {
   return c.run->name;
 }
 
+bool RuntimeComm::GroupBuffersChangeChoice(const Call& call) const {
+  static const void* const kAny[kernels::kMaxPeers] = {};
+  static void* const kAnyOut[kernels::kMaxPeers] = {};
+  Call grouped = call;
+  grouped.peer_send = kAny;  // only their presence matters to Choose
+  grouped.peer_recv = kAnyOut;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!GroupBuffers(grouped)) return false;
+  return Choose(grouped).run != Choose(call).run;
+}
+
 // The table's choice for this exact call, or none (with the reason). Under mu_.
 RuntimeComm::Chosen RuntimeComm::Choose(const Call& call) const {
   Chosen c;

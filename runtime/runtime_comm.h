@@ -103,6 +103,9 @@ class RuntimeComm {
   // such calls can be served from one thread for several ranks, outside NCCL's group), else
   // empty. A view of the table, valid while this object lives.
   std::string_view OwnKernelFor(const Call& call) const;
+  // Whether handing `call` every rank's buffers (Call::peer_send) would change its choice:
+  // only then is it worth asking the driver whether the peers reach them.
+  bool GroupBuffersChangeChoice(const Call& call) const;
   // True when no tuned size of any slice is left (nothing to run but NCCL).
   bool Empty() const { return table_.size() == 0; }
   // Init's summary (fingerprint, winners or why none, table, peer memory).

@@ -92,8 +92,8 @@ std::string MakeContexts(const std::vector<Pending>& calls) {
   return std::string();
 }
 
-// Every rank's buffers, by rank, when each is ordinary cudaMalloc memory (direct_peer.h):
-// then the calls are handed them and the pull kernels can serve plain buffers too.
+// Every rank's buffers, by rank, when every rank's device reaches each of them
+// (direct_peer.h): then the calls are handed them and the pull kernels serve plain buffers.
 struct GroupBuffers {
   std::vector<const void*> send;
   std::vector<void*> recv;
@@ -105,16 +105,31 @@ std::optional<GroupBuffers> BuffersByRank(const std::vector<Pending>& calls) {
   const std::size_t block = c.count * core::DtypeSize(*c.dtype);
   const std::size_t send_bytes = c.op == core::Op::kReduceScatter ? block * n : block;
   const std::size_t recv_bytes = c.op == core::Op::kAllGather ? block * n : block;
+  std::vector<int> devices;
+  for (const Pending& p : calls) {
+    int d = -1;
+    if (gpu::Nccl().CommCuDevice(p.comm, &d) != ncclSuccess) return std::nullopt;
+    devices.push_back(d);
+  }
   GroupBuffers b{std::vector<const void*>(n), std::vector<void*>(n)};
   for (const Pending& p : calls) {
-    if (!gpu::InLegacyAllocation(p.call.send, send_bytes) ||
-        !gpu::InLegacyAllocation(p.call.recv, recv_bytes)) {
+    if (!gpu::ReachableFrom(p.call.send, send_bytes, devices) ||
+        !gpu::ReachableFrom(p.call.recv, recv_bytes, devices)) {
       return std::nullopt;
     }
     b.send[p.entry->rank] = p.call.send;
     b.recv[p.entry->rank] = p.call.recv;
   }
   return b;
+}
+
+// The driver is asked (BuffersByRank) only where the buffers would change the choice: the
+// pull kernels' sizes, not those where a kernel on plain buffers or NCCL wins anyway.
+bool BuffersWorthAsking(const std::vector<Pending>& calls) {
+  const Pending& p = calls[0];
+  std::lock_guard<std::mutex> lock(p.entry->mu);
+  return p.entry->state == CommEntry::State::kServing &&
+         p.entry->ctx->GroupBuffersChangeChoice(p.call);
 }
 
 // Each call with the group's buffers when it has them.
@@ -233,7 +248,8 @@ ncclResult_t FlushGroup(bool may_serve) {
   std::string why = may_serve ? WhyNotGroup(calls) : "simulated";
   if (why.empty()) why = MakeContexts(calls);
   if (!why.empty()) return ForwardAll(calls, why);
-  const std::vector<runtime::Call> cs = WithBuffers(calls, BuffersByRank(calls));
+  const std::vector<runtime::Call> cs =
+      WithBuffers(calls, BuffersWorthAsking(calls) ? BuffersByRank(calls) : std::nullopt);
   bool fresh = false;
   why = WhyNotServed(calls, cs, &fresh);
   if (why.empty()) return ServeAll(calls, cs, fresh);

@@ -125,6 +125,14 @@ def capture(torch, fn):
     return g.replay
 
 
+def seen_values(torch, step, check):
+    """What a wrong result held (the first distinct values), for the report; never raises."""
+    try:
+        return getattr(check, "values", lambda: [])()
+    except Exception as e:  # noqa: BLE001 (a failed context cannot be read: say so)
+        return ["unreadable: %s" % type(e).__name__]
+
+
 def make_step(mode, a, torch, dist, world):
     """(step, check, comm): step() runs one collective; check() is True when its result is
     right (reading it synchronises)."""
@@ -150,7 +158,11 @@ def make_step(mode, a, torch, dist, world):
         one()
     torch.cuda.synchronize()
     step = capture(torch, one) if mode.endswith("graph") else one
-    return step, lambda: bool(torch.equal(buf, want)), comm
+
+    def check():
+        return bool(torch.equal(buf, want))
+    check.values = lambda: torch.unique(buf.float()).tolist()[:4]
+    return step, check, comm
 
 
 def compiled_step(a, torch, dist, world):
@@ -212,7 +224,7 @@ def rank_main(a):
             step()
             if not check():
                 wrong += 1
-                ev("wrong", step=i)
+                ev("wrong", step=i, seen=seen_values(torch, step, check))
             if rank == world - 1 and i == a.die_after:
                 ev("death", step=i)
                 os._exit(0)
