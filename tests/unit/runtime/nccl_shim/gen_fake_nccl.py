@@ -98,10 +98,14 @@ static uintptr_t g_next_comm = 0x10000;
 
 const char* fakeNcclLastCall(void) { return g_last; }
 
-static void Rec(void) {
-  static int quiet = -1; /* FAKE_NCCL_QUIET=1: no recording (the overhead benchmark) */
+/* FAKE_NCCL_QUIET=1: no recording, not even formatting (the overhead benchmark). */
+static int Quiet(void) {
+  static int quiet = -1;
   if (quiet < 0) quiet = getenv("FAKE_NCCL_QUIET") != NULL;
-  if (quiet) return;
+  return quiet;
+}
+
+static void Rec(void) {
   const char* log = getenv("FAKE_NCCL_LOG");
   if (log != NULL && *log != '\0') {
     FILE* f = fopen(log, "a");
@@ -228,9 +232,11 @@ def format_function(f):
 
 
 def fake_body(f):
-    lines = ["  Out o = {g_last, 0};",
-             "  Fmt_%s(&o%s);" % (f.name, "".join(", " + p.name for p in f.params)),
-             "  Rec();"]
+    lines = ["  if (!Quiet()) {",
+             "    Out o = {g_last, 0};",
+             "    Fmt_%s(&o%s);" % (f.name, "".join(", " + p.name for p in f.params)),
+             "    Rec();",
+             "  }"]
     base = base_name(f)
     names = [p.name for p in f.params]
     if base == "ncclGetVersion":
