@@ -285,7 +285,8 @@ def caller_block(index, f, structs):
         v = index * 8 + i + 2  # small and distinct: counts and ranks stay in the buffers
         ptype = param_type(p)
         if k == "struct_ptr":
-            lines += struct_setup(p.name, t.replace("*", "").strip(), structs[t.replace("*", "").strip()], v)
+            pointee = t.replace("*", "").strip()
+            lines += struct_setup(p.name, pointee, structs[pointee], v)
         elif k in ("pointer", "array"):
             lines.append("    %s %s = (%s)(void*)g_buf[%d];" % (ptype, p.name, ptype, i))
             if k == "array":  # every byte distinct, so a changed element shows
@@ -328,7 +329,8 @@ def main(argv):
     fake = [FAKE_HEAD] + ["\n%s\n" % x for x in formatters]
     for f in funcs:
         fake.append("\n%s {\n%s\n}\n" % (f.signature(), fake_body(f)))
-    caller = [CALLER_HEAD.replace("int main(void) {", "\n".join(formatters) + "\n\nint main(void) {")]
+    main_start = "int main(void) {"
+    caller = [CALLER_HEAD.replace(main_start, "\n".join(formatters) + "\n\n" + main_start)]
     caller += [caller_block(i, f, structs) for i, f in enumerate(funcs)]
     caller.append('  printf("%%d functions called, %%d mismatches\\n", called, g_failures);\n'
                   "  return g_failures == 0 && called == %d ? 0 : 1;\n}\n" % len(funcs))
