@@ -1,5 +1,6 @@
 #include "controller/results_api.h"
 
+#include <exception>
 #include <nlohmann/json.hpp>
 
 #include "controller/redis_connect.h"
@@ -11,12 +12,18 @@ namespace {
 
 using Json = nlohmann::json;
 
+// Strict: data from the cache that is not UTF-8 throws (Handle answers 500), never served
+// garbled.
 HttpResponse JsonResponse(int code, const Json& body) {
   return {code, "application/json", body.dump() + "\n"};
 }
 
+// An error message may quote the client's input (a fingerprint decoded from %FF): bytes that
+// are not UTF-8 become U+FFFD, so the client still gets its 400 naming the parameter.
 HttpResponse Error(int code, const std::string& message) {
-  return JsonResponse(code, {{"error", message}});
+  const Json body = {{"error", message}};
+  return {code, "application/json",
+          body.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n"};
 }
 
 int HttpCodeOf(const core::Status& s) {
@@ -66,8 +73,14 @@ core::Result<core::Epilogue> ParseEpilogueParam(const HttpRequest& req) {
 }  // namespace
 
 HttpResponse ResultsApi::Handle(const HttpRequest& req) const {
-  if (req.path == "/api/v1/fingerprints") return Fingerprints();
-  return Results(req);
+  // Caught here, not only at the server's edge, so the answer is the API's JSON error and the
+  // route counts it (ccltune_results_requests_total{code="500"}).
+  try {
+    if (req.path == "/api/v1/fingerprints") return Fingerprints();
+    return Results(req);
+  } catch (const std::exception& e) {
+    return Error(500, std::string("internal error: ") + e.what());
+  }
 }
 
 HttpResponse ResultsApi::Fingerprints() const {

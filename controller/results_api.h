@@ -5,7 +5,8 @@
 // collective, or with epilogue=KIND,hidden=H (e.g. residualRmsNorm,hidden=4096) of that
 // fused problem; otherwise every record of the fingerprint, optionally filtered by
 // op/dtype/epilogue. JSON (records carry "epilogue" when not none); errors are
-// {"error": "..."} with 400 (bad query), 404 (nothing tuned) or 503 (Redis unreachable).
+// {"error": "..."} with 400 (bad query), 404 (nothing tuned), 503 (Redis unreachable) or 500
+// (anything else, e.g. cache contents that cannot be written as JSON: "internal error: ...").
 #pragma once
 
 #include <string>

@@ -19,6 +19,8 @@ const std::vector<Algorithm>& Algorithms() {
       {Op::kBroadcast, "ring", &BroadcastRing},
       {Op::kBroadcast, "binomial", &BroadcastBinomial},
       {Op::kBroadcast, "direct", &BroadcastDirect},
+      // The adaptive search must drop it wherever a reference exists (integration tests).
+      {Op::kAllReduce, "test-slow", &AllReduceRing, true, kTestSlowAddedOpSeconds},
       {Op::kAllReduce, "test-hang", &TestHang, true},
       {Op::kAllGather, "test-hang", &TestHang, true},
       {Op::kReduceScatter, "test-hang", &TestHang, true},

@@ -16,7 +16,13 @@ struct Algorithm {
   const char* name;  // the choice name (DESIGN §5)
   AlgoFn run;
   bool test_only = false;  // offered only with CCLTUNE_ENABLE_TEST_CHOICES=1
+  // Added to every op's measured time, never slept: only `test-slow` (a test-only choice
+  // that is deterministically slower than any other on any machine and load) sets it.
+  double test_added_op_seconds = 0;
 };
+
+// `test-slow`'s addition: a reference would need a round of over ~9.7 s an op to keep it.
+inline constexpr double kTestSlowAddedOpSeconds = 10;
 
 // Catalog order: per op, the default `ring` first (DESIGN §2.6: always measured).
 const std::vector<Algorithm>& Algorithms();

@@ -18,7 +18,7 @@ namespace ccltune::worker::host {
 
 struct HostBackendOptions {
   std::string listen_host = "127.0.0.1";  // the pod IP in a cluster
-  bool enable_test_choices = false;       // offer `test-hang`
+  bool enable_test_choices = false;       // offer `test-hang` and `test-slow`
   int test_hang_rank = 1;
   // Buffers rotate while the working set fits this (DESIGN §2.1's L2 rule, for CPU caches).
   std::size_t cache_budget_bytes = std::size_t{32} << 20;

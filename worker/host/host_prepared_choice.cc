@@ -71,7 +71,8 @@ core::Result<double> HostPreparedChoice::TimedRound(int iters, Deadline deadline
   for (int i = 0; i < iters; ++i) {
     CCLTUNE_RETURN_IF_ERROR(RunOnce(sets_[next_set_++ % sets_.size()], deadline));
   }
-  return std::chrono::duration<double>(Clock::now() - start).count() / iters;
+  return std::chrono::duration<double>(Clock::now() - start).count() / iters +
+         algo_.test_added_op_seconds;
 }
 
 core::Status HostPreparedChoice::Verify(Deadline deadline) {

@@ -2,24 +2,30 @@
 """libccltune-nccl without a GPU (issue 22): a fake NCCL records every call; programs linked
 against it run with the shim preloaded.
 
-  nccl_shim_test.py SHIM FAKE_DIR CALLER SCENARIOS NCCL_H CCLTUNE
+  nccl_shim_test.py SHIM FAKE_DIR CALLER SCENARIOS NCCL_H CCLTUNE LAYER_FLIP LAYER_TWICE
 
 Checks: every function of nccl.h is exported (the list read from the header here, by another
 reading than the build's generator) and nothing else of NCCL's names; the shim needs neither
-NCCL nor a shared cudart; every call reaches the fake with the caller's arguments; calls in
-groups, on non-blocking communicators, of types and ops not tuned, and every call under
+NCCL nor a shared cudart; every call reaches the fake with every byte of the caller's
+arguments; in every case (CASES) the fake gets exactly the calls it gets without the shim, in
+the same order, each once, plus the shim's own calls the case names with their reason; calls
+in groups, on non-blocking communicators, of types and ops not tuned, and every call under
 CCLTUNE_NCCL=off or against an NCCL of another version are forwarded, each with its reason;
 a missing real NCCL is one clear line; `ccltune check-nccl` reports the NCCL, the fingerprint
-and the winners it would load. Every run has a deadline.
+and the winners it would load. Negative tests: two broken layers (one flips a byte of an
+ncclUniqueId, one forwards ncclAllReduce twice) must fail the call checks. Every run has a
+deadline.
 """
+import collections
 import os
 import re
+import struct
 import subprocess
 import sys
 import tempfile
 import unittest
 
-SHIM, FAKE_DIR, CALLER, SCENARIOS, NCCL_H, CCLTUNE = sys.argv[1:7]
+SHIM, FAKE_DIR, CALLER, SCENARIOS, NCCL_H, CCLTUNE, LAYER_FLIP, LAYER_TWICE = sys.argv[1:9]
 DEADLINE_S = 60
 
 
@@ -55,55 +61,197 @@ def fake_log(path):
         return fh.read().splitlines()
 
 
-def is_subsequence(small, big):
-    it = iter(big)
-    return all(any(line == b for b in it) for line in small)
+# --- What a layer may add to the application's calls, and the check of a whole call log ---
+#
+# The fake records each call with every byte of its arguments (gen_fake_nccl.py). A layer
+# preloaded in front of it must pass the application's calls through exactly: the same calls,
+# in the same order, each once, each with the same bytes. The only other calls allowed are
+# the layer's own, each named by a case with where it comes and why (OwnCall); their
+# pointer arguments point into the layer's stack, so they are matched by a pattern.
+
+ADDR = r"[0-9a-f]{16}"
+FIRST = None  # an own call before the application's first call
 
 
-class Exports(unittest.TestCase):
-    def test_every_header_function_is_exported_and_nothing_else_of_ncclS(self):
-        nm = subprocess.run(["nm", "-D", "--defined-only", SHIM], capture_output=True, text=True,
-                            check=True, timeout=DEADLINE_S).stdout
-        exported = {l.split()[-1] for l in nm.splitlines() if l.split()}
-        want = header_functions()
-        self.assertGreater(len(want), 70, "too few functions read from %s" % NCCL_H)
-        self.assertEqual(sorted(want - exported), [], "not exported")
-        extra = {n for n in exported if re.match(r"p?nccl[A-Z]", n)} - want
-        self.assertEqual(sorted(extra), [], "exported but not in the header")
-        self.assertEqual(sorted(n for n in exported if n.startswith("ccltune")),
-                         ["ccltuneNcclShimInfo"])
+def comm_hex(k):
+    """The fake's k-th communicator (0x10000 + k), as its record writes a handle."""
+    return struct.pack("<Q", 0x10000 + k).hex()
 
-    def test_needs_no_nccl_and_no_shared_cudart(self):
-        dyn = subprocess.run(["readelf", "-d", SHIM], capture_output=True, text=True, check=True,
-                             timeout=DEADLINE_S).stdout
-        needed = re.findall(r"\(NEEDED\).*\[(.*)\]", dyn)
-        self.assertFalse([n for n in needed if "nccl" in n or "cudart" in n], needed)
+
+OwnCall = collections.namedtuple("OwnCall", "before pattern why")
+
+
+def version_check():
+    return OwnCall(FIRST, r"ncclGetVersion version=%s" % ADDR,
+                   "the shim compares the real NCCL's version with its header's at its first call")
+
+
+def user_rank(before, k, why):
+    return OwnCall(before, r"ncclCommUserRank comm=%s rank=%s" % (comm_hex(k), ADDR), why)
+
+
+def expected_calls(plain, own):
+    """The application's calls (exact lines) with the layer's own calls (patterns) put in:
+    each before the first application call after the previous one that matches its `before`."""
+    out = [(line, False) for line in plain]
+    at = 0
+    for call in own:
+        if call.before is FIRST:
+            i = 0
+        else:
+            i = next((k for k in range(at, len(out))
+                      if not out[k][1] and re.match(call.before, out[k][0])), None)
+            if i is None:
+                raise AssertionError("case error: no application call matches %r" % call.before)
+        out.insert(i, (call.pattern, True))
+        at = i + 1
+    return out
+
+
+def first_difference(want, got):
+    """Names the first argument where two records of a call differ, and its first byte that
+    differs (an argument's value is hex, two digits a byte)."""
+    for w, g in zip(want.split(" "), got.split(" ")):
+        if w != g:
+            name, wv, gv = w.split("=")[0], w.partition("=")[2], g.partition("=")[2]
+            i = next((i for i, (x, y) in enumerate(zip(wv, gv)) if x != y), min(len(wv), len(gv)))
+            byte = i // 2
+            return "%s differs at byte %d: expected %s, got %s" % (
+                name, byte, wv[2 * byte:2 * byte + 2] or "end", gv[2 * byte:2 * byte + 2] or "end")
+    return "expected %d arguments, got %d" % (len(want.split(" ")), len(got.split(" ")))
+
+
+def call_differences(plain, layered, own):
+    """[] when `layered` is exactly `plain` plus the `own` calls; else what differs first (after
+    it, the two logs are shifted) and the counts."""
+    want = expected_calls(plain, own)
+    for k in range(max(len(want), len(layered))):
+        w = want[k] if k < len(want) else None
+        g = layered[k] if k < len(layered) else None
+        if w is not None and g is not None and (re.fullmatch(w[0], g) if w[1] else w[0] == g):
+            continue
+        if w is None:
+            return ["call %d: an extra call %s; %d calls expected, %d made" %
+                    (k, g[:120], len(want), len(layered))]
+        if g is None:
+            return ["call %d: %s never came; %d calls expected, %d made" %
+                    (k, w[0][:120], len(want), len(layered))]
+        what = ("an own call %s" % w[0][:120] if w[1] or g.split(" ")[0] != w[0].split(" ")[0]
+                else first_difference(w[0], g))
+        return ["call %d (%s): %s; got %s; %d calls expected, %d made" %
+                (k, g.split(" ")[0], what, g[:120], len(want), len(layered))]
+    return []
+
+
+# Every scenario a layer is run on: shim_scenarios.c's SCENARIO, the environment, and the
+# shim's own calls in it. To add a case: a scenario in shim_scenarios.c and a row here.
+Case = collections.namedtuple("Case", "name program env own")
+CONTEXT_TRIED = "the first eligible call tries a context: the communicator's rank decides who logs"
+NO_CONTEXT_YET = "released before any context was tried: the summary line needs its rank"
+# The runtime's own queries while it makes a context (runtime/init.cc): rank, size, device,
+# the NCCL version it runs against; it fails here (no winner for this world), so no split.
+RUNTIME_INIT = [r"ncclCommUserRank comm=%s rank=%s" % (comm_hex(0), ADDR),
+                r"ncclCommCount comm=%s count=%s" % (comm_hex(0), ADDR),
+                r"ncclCommUserRank comm=%s rank=%s" % (comm_hex(0), ADDR),
+                r"ncclCommCuDevice comm=%s device=%s" % (comm_hex(0), ADDR),
+                r"ncclGetVersion version=%s" % ADDR]
+CASES = {c.name: c for c in [
+    Case("forwarding", ["forwarding"], {"CCLTUNE_NCCL_DEBUG": "1"},
+         [version_check(),
+          user_rank(r"ncclAllReduce ", 0, CONTEXT_TRIED),
+          user_rank(r"ncclCommDestroy comm=%s" % comm_hex(1), 1, NO_CONTEXT_YET)]),
+    Case("failed-context", ["forwarding"], {"CCLTUNE_RESULTS_FILE": "@EMPTY_RESULTS@"},
+         [version_check()] +
+         [OwnCall(r"ncclAllReduce ", p, "libccltune's init on the first eligible call")
+          for p in RUNTIME_INIT] +
+         [user_rank(r"ncclCommDestroy comm=%s" % comm_hex(1), 1, NO_CONTEXT_YET)]),
+    Case("off", ["forwarding"], {"CCLTUNE_NCCL": "off", "CCLTUNE_NCCL_DEBUG": "1"},
+         [version_check()]),
+    Case("bad-switch", ["forwarding"], {"CCLTUNE_NCCL": "yes"}, [version_check()]),
+    Case("other-version", ["forwarding"],
+         {"FAKE_NCCL_VERSION": "22705", "CCLTUNE_NCCL_DEBUG": "1"}, [version_check()]),
+    Case("lifecycle", ["lifecycle"], {"CCLTUNE_NCCL_DEBUG": "1"},
+         [version_check(),
+          user_rank(r"ncclCommFinalize comm=%s" % comm_hex(1), 1, NO_CONTEXT_YET),
+          user_rank(r"ncclCommAbort comm=%s" % comm_hex(2), 2, NO_CONTEXT_YET),
+          user_rank(r"ncclCommDestroy comm=%s" % comm_hex(0), 0, NO_CONTEXT_YET)]),
+    Case("every-function", [], {}, [version_check()]),
+]}
+
+
+def run_case(case, layer=SHIM):
+    """(plain run, its call log, run with `layer` preloaded, its call log)."""
+    program = [CALLER] if case.name == "every-function" else [SCENARIOS] + case.program
+    with tempfile.TemporaryDirectory() as d:
+        env = dict(case.env)
+        if env.get("CCLTUNE_RESULTS_FILE") == "@EMPTY_RESULTS@":
+            env["CCLTUNE_RESULTS_FILE"] = os.path.join(d, "empty.json")
+            with open(env["CCLTUNE_RESULTS_FILE"], "w") as f:
+                f.write("[]")
+        plain = run(program, log=os.path.join(d, "plain"))
+        layered = run(program, dict(env, LD_PRELOAD=layer), log=os.path.join(d, "layered"))
+        return (plain, fake_log(os.path.join(d, "plain")), layered,
+                fake_log(os.path.join(d, "layered")))
 
 
 class EveryCall(unittest.TestCase):
     def test_each_function_reaches_the_fake_with_the_callers_arguments(self):
         n = len(header_functions())
-        plain = run([CALLER])
+        plain, plain_log, shimmed, shim_log = run_case(CASES["every-function"])
         self.assertEqual(plain.returncode, 0, plain.stdout + plain.stderr)
-        shimmed = run([CALLER], {"LD_PRELOAD": SHIM})
         self.assertEqual(shimmed.returncode, 0, shimmed.stdout + shimmed.stderr)
         self.assertIn("%d functions called, 0 mismatches" % n, shimmed.stdout)
+        self.assertEqual(len(plain_log), n)
+        self.assertEqual(call_differences(plain_log, shim_log, CASES["every-function"].own), [])
+
+
+class CallLogs(unittest.TestCase):
+    def test_every_case_makes_exactly_the_applications_calls_and_the_shims_own(self):
+        for case in CASES.values():
+            with self.subTest(case=case.name):
+                plain, plain_log, _, shim_log = run_case(case)
+                self.assertEqual(plain.returncode, 0, plain.stdout + plain.stderr)
+                self.assertGreater(len(plain_log), 0)
+                self.assertEqual(call_differences(plain_log, shim_log, case.own), [])
+
+
+class BrokenLayers(unittest.TestCase):
+    """The checks above must fail on a layer that changes a call: kept as negative tests."""
+
+    def check_fails(self, layer, case, problem):
+        """The call-log check of `case` with `layer` preloaded must report `problem` (a regex)."""
+        _, plain_log, out, layered_log = run_case(CASES[case], layer)
+        problems = call_differences(plain_log, layered_log, [])
+        self.assertEqual(len(problems), 1, "the call-log check missed it")
+        self.assertRegex(problems[0], problem)
+        return out
+
+    def test_a_flipped_byte_of_a_unique_id_is_caught(self):
+        # Both init calls pass an id; the first in each program is the one reported.
+        flipped = r"commId differs at byte 100: expected (..), got (?!\1)..; .* (\d+) calls " \
+                  r"expected, \2 made"
+        self.check_fails(LAYER_FLIP, "forwarding", r"^call 1 \(ncclCommInitRank\): " + flipped)
+        out = self.check_fails(LAYER_FLIP, "every-function",
+                               r"^call \d+ \(ncclCommInitRankConfig\): " + flipped)
+        self.assertEqual(out.returncode, 1, out.stdout)
+        self.assertIn("MISMATCH ncclCommInitRank:", out.stdout)
+        self.assertIn("MISMATCH ncclCommInitRankConfig:", out.stdout)
+
+    def test_a_call_forwarded_twice_is_caught(self):
+        # The second copy arrives where the application's next call should: one call too many.
+        for case in ("forwarding", "every-function"):
+            with self.subTest(case=case):
+                self.check_fails(LAYER_TWICE, case,
+                                 r"^call \d+ \(ncclAllReduce\): an own call .* (\d+) calls "
+                                 r"expected, (?!\1)\d+ made$")
 
 
 class Forwarding(unittest.TestCase):
-    def scenario(self, name, env=None):
-        with tempfile.TemporaryDirectory() as d:
-            plain = run([SCENARIOS, name], log=os.path.join(d, "plain"))
-            self.assertEqual(plain.returncode, 0, plain.stdout + plain.stderr)
-            env = dict(env or {}, LD_PRELOAD=SHIM)
-            shimmed = run([SCENARIOS, name], env, log=os.path.join(d, "shim"))
-            return (plain, fake_log(os.path.join(d, "plain")), shimmed,
-                    fake_log(os.path.join(d, "shim")))
+    """What the shim says about the calls of each case (CallLogs checks the calls)."""
 
     def test_ineligible_calls_are_forwarded_with_their_reason(self):
-        _, plain_log, out, shim_log = self.scenario("forwarding", {"CCLTUNE_NCCL_DEBUG": "1"})
+        _, _, out, _ = run_case(CASES["forwarding"])
         self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
-        self.assertTrue(is_subsequence(plain_log, shim_log), "a call did not reach NCCL unchanged")
         err = out.stderr
         self.assertRegex(err, r"plain NCCL: no winners source \(set CCLTUNE_RESULTS_FILE")
         self.assertEqual(err.count("-> NCCL (in a group)"), 2, err)
@@ -118,44 +266,33 @@ class Forwarding(unittest.TestCase):
         self.assertNotIn("ncclBroadcast", err)  # not ccltune's: forwarded without a word
 
     def test_a_failed_context_is_one_line_and_plain_nccl(self):
-        with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
-            f.write("[]")
-            f.flush()
-            _, plain_log, out, shim_log = self.scenario(
-                "forwarding", {"CCLTUNE_RESULTS_FILE": f.name})
+        _, _, out, _ = run_case(CASES["failed-context"])
         self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
-        self.assertTrue(is_subsequence(plain_log, shim_log))
         self.assertEqual(len(re.findall(r"plain NCCL: libccltune init failed", out.stderr)), 1,
                          out.stderr)
 
     def test_off_forwards_everything_silently(self):
-        _, plain_log, out, shim_log = self.scenario(
-            "forwarding", {"CCLTUNE_NCCL": "off", "CCLTUNE_NCCL_DEBUG": "1"})
+        _, _, out, _ = run_case(CASES["off"])
         self.assertEqual(out.returncode, 0)
-        self.assertEqual(shim_log[1:], plain_log)  # the first: the shim's own version check
         self.assertEqual(out.stderr, "")
 
     def test_a_bad_switch_value_is_one_line_naming_it(self):
-        _, plain_log, out, shim_log = self.scenario("forwarding", {"CCLTUNE_NCCL": "yes"})
+        _, _, out, _ = run_case(CASES["bad-switch"])
         self.assertEqual(out.returncode, 0)
         self.assertEqual(out.stderr.strip().splitlines(),
                          ["ccltune-nccl: CCLTUNE_NCCL: 'yes' is not one of on, off: forwarding "
                           "every call"])
-        self.assertTrue(is_subsequence(plain_log, shim_log))
 
     def test_another_nccl_version_is_forwarded_with_one_line(self):
-        _, plain_log, out, shim_log = self.scenario(
-            "forwarding", {"FAKE_NCCL_VERSION": "22705", "CCLTUNE_NCCL_DEBUG": "1"})
+        _, _, out, _ = run_case(CASES["other-version"])
         self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
         lines = out.stderr.strip().splitlines()
         self.assertEqual(len(lines), 1, out.stderr)
         self.assertRegex(lines[0], r"is NCCL 22705, built against 2\.\d+: forwarding every call")
-        self.assertTrue(is_subsequence(plain_log, shim_log))
 
     def test_split_children_and_teardown(self):
-        _, plain_log, out, shim_log = self.scenario("lifecycle", {"CCLTUNE_NCCL_DEBUG": "1"})
+        _, _, out, _ = run_case(CASES["lifecycle"])
         self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
-        self.assertTrue(is_subsequence(plain_log, shim_log))
         self.assertEqual(out.stderr.count("-> NCCL (non-blocking communicator)"), 1, out.stderr)
         self.assertRegex(out.stderr, r"aborted: 0 calls served by winners, 1 forwarded")
         self.assertEqual(len(re.findall(r"destroyed: 0 calls", out.stderr)), 2, out.stderr)
