@@ -51,7 +51,6 @@ std::pair<int, int> SizeAndRank(const Pending& p) {
 // clique, and nothing made here waits for a rank another thread would bring.
 std::string WhyNotGroup(const std::vector<Pending>& calls) {
   if (calls.size() < 2) return "one call";
-  std::set<int> ranks;
   std::set<ncclComm_t> comms;
   for (const Pending& p : calls) {
     if (!p.entry) return "communicator not made through ccltune-nccl";
@@ -59,6 +58,9 @@ std::string WhyNotGroup(const std::vector<Pending>& calls) {
     if (!p.call.dtype || !p.call.redop || p.call.count == 0) return "call not tuned";
     if (!SameCollective(p.call, calls[0].call)) return "different collectives";
     if (!comms.insert(p.comm).second) return "several calls on one communicator";
+  }
+  std::set<int> ranks;  // NCCL is asked only of groups that passed the checks above
+  for (const Pending& p : calls) {
     const auto [size, rank] = SizeAndRank(p);
     if (size != static_cast<int>(calls.size()) || rank < 0 || rank >= size ||
         !ranks.insert(rank).second) {

@@ -11,7 +11,8 @@
 # Sections: sweep4 graph4 sweep2 faults nccltests (default: all; nccltests = nccltests4 +
 # nccltests2); accuracy2 accuracy4 (near 1 MiB, below); on an 8-GPU machine also sweep8
 # graph8 nccltests8; search2 search4 search8 searchepilogue2 searchepilogue4 (exhaustive and
-# adaptive search side by side, below). NVLink multicast stays off.
+# adaptive search side by side, below); nodes2 nodes4 (two emulated nodes, issue 33).
+# NVLink multicast stays off.
 set -uo pipefail
 # shellcheck source=tests/gpu/device_env.sh
 source "$(dirname "${BASH_SOURCE[0]}")/device_env.sh"
@@ -109,6 +110,26 @@ accuracy() {  # accuracy <n>
   python3 tests/gpu/accuracy_table.py "$OUT" "$g" >>"$report" 2>&1
 }
 
+# Emulated nodes (issue 33): the GPUs split into 2 nodes (their own NCCL_HOSTID each, so
+# NCCL joins them with NET/Socket over loopback); the 3-op sweep, exhaustive then adaptive;
+# what NCCL formed (from its own log), the per-size table and the time of both searches.
+# NODES_SIZES narrows the sweep (default 1KiB:256MiB:2).
+nodes() {  # nodes <n>
+  local g=$1 devs m sweep
+  sweep=(--op allReduce,allGather,reduceScatter --dtypes bf16 --sizes "${NODES_SIZES:-1KiB:256MiB:2}"
+    --emulate-nodes 2)
+  devs=$(seq -s, 0 $((g - 1)))
+  for m in exhaustive adaptive; do
+    tune "nodes${g}-$m" "$devs" "${sweep[@]}" --search "$m" --no-publish -v
+  done
+  grep -h "^# nodes\|NCCL formed\|^# search\|tuning " "$OUT/nodes${g}-exhaustive.txt" \
+    "$OUT/nodes${g}-adaptive.txt" >>"$report"
+  grep -v "^  " "$OUT/nodes${g}-exhaustive.txt" | sed -n '/^# allReduce/,$p' >>"$report"
+  grep -h "hier\|span\|nccl-net" "$OUT/nodes${g}-exhaustive.txt" | sort | uniq -c | head >>"$report"
+  python3 tests/bench/search_compare.py --exhaustive "$OUT/nodes${g}-exhaustive.json" \
+    --adaptive "$OUT/nodes${g}-adaptive.json" >>"$report" 2>&1
+}
+
 # Exhaustive and adaptive search on the 3-op sweep, back to back, twice, alternating
 # (issue 25); then a CUDA-graph pair (short screening rounds recapture the graph). With
 # .gpu/bin/ccltune-base (an earlier build) carried, one exhaustive run of it as well.
@@ -174,6 +195,8 @@ for s in $sections; do
     searchepilogue2) search_epilogue 2 ;;
     searchepilogue4) search_epilogue 4 ;;
     search4) search 4 ;;
+    nodes4) nodes 4 ;;
+    nodes2) nodes 2 ;;
     search8) search 8 ;;
     nccltests8) nccl_tests 8 ;;
     nccltests4) nccl_tests 4 ;;

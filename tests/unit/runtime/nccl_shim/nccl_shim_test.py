@@ -176,6 +176,18 @@ CASES = {c.name: c for c in [
           user_rank(r"ncclCommAbort comm=%s" % comm_hex(2), 2, NO_CONTEXT_YET),
           user_rank(r"ncclCommDestroy comm=%s" % comm_hex(0), 0, NO_CONTEXT_YET)]),
     Case("every-function", [], {}, [version_check()]),
+    # The group of one call per communicator: the shim asks each communicator's size and rank
+    # once (is every rank in the group?), then tries the four contexts in parallel, one
+    # thread each (the order of those four rank queries is the threads'), and forwards.
+    Case("one-process", ["one-process"], {"CCLTUNE_NCCL_DEBUG": "1"},
+         [version_check()] +
+         [OwnCall(r"ncclAllReduce ", p, "is the group one call for every rank?")
+          for k in range(4)
+          for p in (r"ncclCommCount comm=%s count=%s" % (comm_hex(k), ADDR),
+                    r"ncclCommUserRank comm=%s rank=%s" % (comm_hex(k), ADDR))] +
+         [OwnCall(r"ncclAllReduce ", r"ncclCommUserRank comm=(%s) rank=%s"
+                  % ("|".join(comm_hex(k) for k in range(4)), ADDR),
+                  "a context tried per communicator, in parallel") for _ in range(4)]),
 ]}
 
 
@@ -249,12 +261,27 @@ class BrokenLayers(unittest.TestCase):
 class Forwarding(unittest.TestCase):
     """What the shim says about the calls of each case (CallLogs checks the calls)."""
 
+    def test_one_process_groups_are_held_and_forwarded_whole_and_destroy_waits_for_no_peer(self):
+        _, plain_log, out, layered_log = run_case(CASES["one-process"])
+        self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
+        err = out.stderr
+        self.assertEqual(err.count("-> NCCL (in a group: no context)"), 4, err)
+        self.assertEqual(err.count("-> NCCL (in a group: several calls on one communicator)"), 2,
+                         err)
+        # Every forwarded call of a group reaches NCCL between its start and its end.
+        ends = [i for i, l in enumerate(layered_log) if l.startswith("ncclGroupEnd")]
+        ars = [i for i, l in enumerate(layered_log) if l.startswith("ncclAllReduce ")]
+        self.assertEqual(len(ends), 2, layered_log)
+        self.assertTrue(all(i < ends[0] for i in ars[:4]) and ends[0] < ars[4] < ends[1])
+        took = float(re.search(r"one after another in ([0-9.]+) s", out.stdout).group(1))
+        self.assertLess(took, 2.0, "sequential destroy waited (for peers that come later)")
+
     def test_ineligible_calls_are_forwarded_with_their_reason(self):
         _, _, out, _ = run_case(CASES["forwarding"])
         self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
         err = out.stderr
         self.assertRegex(err, r"plain NCCL: no winners source \(set CCLTUNE_RESULTS_FILE")
-        self.assertEqual(err.count("-> NCCL (in a group)"), 2, err)
+        self.assertEqual(err.count("-> NCCL (in a group: different collectives)"), 2, err)
         self.assertEqual(err.count("-> NCCL (type or op not tuned)"), 2, err)
         self.assertEqual(err.count("-> NCCL (non-blocking communicator)"), 1, err)
         self.assertEqual(err.count("-> NCCL (empty)"), 1, err)

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 /* Every argument passed by address is static: with address randomisation off (the test runs
  * this under setarch -R) its address is the same with and without the shim preloaded. */
@@ -68,18 +69,45 @@ static int Lifecycle(void) {
   return bad;
 }
 
+/* One thread driving four ranks (issue 34): ncclCommInitAll, a group of one call per
+ * communicator (held to ncclGroupEnd, then served or forwarded whole: forwarded here, no
+ * context can be had), a group of two calls on one communicator (forwarded whole, in order),
+ * then the four destroyed one after another, timed. */
+static const int g_devs[4] = {0, 1, 2, 3};
+
+static int OneProcess(void) {
+  int bad = Expect(ncclCommInitAll(g_comm, 4, g_devs), "init all");
+  bad += Expect(ncclGroupStart(), "group start");
+  for (int i = 0; i < 4; ++i)
+    bad += Expect(ncclAllReduce(g_send, g_recv, 32, ncclFloat32, ncclSum, g_comm[i], kStream),
+                  "ar per comm");
+  bad += Expect(ncclGroupEnd(), "group end");
+  bad += Expect(ncclGroupStart(), "group start 2");
+  bad += Expect(ncclAllReduce(g_send, g_recv, 8, ncclFloat32, ncclSum, g_comm[0], kStream), "ar");
+  bad += Expect(ncclAllReduce(g_send, g_recv, 8, ncclFloat32, ncclSum, g_comm[0], kStream), "ar");
+  bad += Expect(ncclGroupEnd(), "group end 2");
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (int i = 0; i < 4; ++i) bad += Expect(ncclCommDestroy(g_comm[i]), "destroy in turn");
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  printf("destroyed 4 communicators one after another in %.3f s\n",
+         (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
+  return bad;
+}
+
 int main(int argc, char** argv) {
   if (argc != 2) {
-    fprintf(stderr, "usage: shim_scenarios forwarding|lifecycle\n");
+    fprintf(stderr, "usage: shim_scenarios forwarding|lifecycle|one-process\n");
     return 2;
   }
   if (ncclGetVersion(&g_version) != ncclSuccess) {
     printf("ncclGetVersion failed\n");
     return 1;
   }
-  int bad = strcmp(argv[1], "forwarding") == 0  ? Forwarding()
-            : strcmp(argv[1], "lifecycle") == 0 ? Lifecycle()
-                                                : (fprintf(stderr, "unknown scenario\n"), 2);
+  int bad = strcmp(argv[1], "forwarding") == 0    ? Forwarding()
+            : strcmp(argv[1], "lifecycle") == 0   ? Lifecycle()
+            : strcmp(argv[1], "one-process") == 0 ? OneProcess()
+                                                  : (fprintf(stderr, "unknown scenario\n"), 2);
   printf("%s: %s\n", argv[1], bad == 0 ? "ok" : "failed");
   return bad == 0 ? 0 : 1;
 }
