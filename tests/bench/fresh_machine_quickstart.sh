@@ -83,6 +83,7 @@ cd ccltune && git checkout -q $commit
 stamp make
 make $target
 stamp done
+times  # user and system CPU seconds of this shell, then of everything it ran
 EOF
 set +e
 # env -i: no ccache launcher, no proxy or build variables of this machine leak in.
@@ -117,6 +118,11 @@ for line in open(log, errors="replace"):
         tune = float(t)
 print("target: make %s (commit %s), exit %s" % (target, commit[:12], rc))
 print("cores: %s; load average before: %s" % (open("/proc/cpuinfo").read().count("processor\t"), load))
+cpu = re.findall(r"(\d+)m([\d.]+)s (\d+)m([\d.]+)s", open(log).read())
+if len(cpu) >= 2:  # `times`: the children's line is the second
+    um, us, sm, ss = cpu[1]
+    print("CPU used by everything in the chroot: user %.0f s, system %.0f s" %
+          (int(um) * 60 + float(us), int(sm) * 60 + float(ss)))
 if "make" in marks:
     print("git clone: %.1f s" % (marks["make"] - marks["clone"]))
     if first_cmake:
