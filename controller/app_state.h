@@ -38,6 +38,8 @@ struct App {
   double result_count = 0;
 };
 
-HttpHandler MakeHttpHandler(App& app);
+// The probe port's routes (/healthz, /readyz) and the API port's (/metrics, /api/v1/...).
+HttpHandler MakeProbeHandler(App& app);
+HttpHandler MakeApiHandler(App& app);
 
 }  // namespace ccltune::controller

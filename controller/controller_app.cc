@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "controller/app_state.h"
+#include "controller/bind_address.h"
 #include "controller/http_server.h"
 #include "controller/informer.h"
 #include "controller/job_redis.h"
@@ -47,6 +48,17 @@ core::Result<JobDefaults> MakeDefaults(const ControllerOptions& o) {
                                   o.redis_password_secret.substr(slash + 1)};
   }
   return d;
+}
+
+// The probes' own port: never the API port, whose load must not reach them.
+core::Result<BindAddress> ProbeAddress(const ControllerOptions& o) {
+  const std::string flag = "--health-probe-bind-address";
+  CCLTUNE_ASSIGN_OR_RETURN(BindAddress at, ParseBindAddress(flag, o.health_probe_bind_address));
+  if (at.port != 0 && at.port == o.metrics_port) {
+    return core::InvalidArgument(flag + ": port " + std::to_string(at.port) +
+                                 " is --metrics-port's too; the probes need a port of their own");
+  }
+  return at;
 }
 
 long long NowMs() {
@@ -109,6 +121,7 @@ void WorkerLoop(App& app, const std::atomic<bool>& stop) {
 }  // namespace
 
 core::Status RunController(const ControllerOptions& options, const std::atomic<bool>& stop) {
+  CCLTUNE_ASSIGN_OR_RETURN(BindAddress probe_at, ProbeAddress(options));
   CCLTUNE_ASSIGN_OR_RETURN(KubeConfig config, options.kubeconfig.empty()
                                                   ? InClusterConfig()
                                                   : LoadKubeconfig(options.kubeconfig));
@@ -121,12 +134,15 @@ core::Status RunController(const ControllerOptions& options, const std::atomic<b
   app->results = std::make_unique<ResultsApi>(options.redis_url, pw ? pw : "");
   app->reconciler = std::make_unique<JobReconciler>(
       ReconcilerDeps{*app->kube, *app->redis, app->metrics, defaults, options.ccltune_command});
-  CCLTUNE_ASSIGN_OR_RETURN(auto http,
-                           HttpServer::Start(options.metrics_port, MakeHttpHandler(*app)));
-  core::LogInfo("serving /healthz /readyz /metrics /api/v1 on port " +
-                std::to_string(http->port()));
+  MakeInformers(*app);  // before the servers: their handlers read app->jobs and app->pods
+  CCLTUNE_ASSIGN_OR_RETURN(
+      auto probes, HttpServer::Start(probe_at, HttpServer::kProbeThreads, MakeProbeHandler(*app)));
+  CCLTUNE_ASSIGN_OR_RETURN(
+      auto http,
+      HttpServer::Start({"", options.metrics_port}, HttpServer::kThreads, MakeApiHandler(*app)));
+  core::LogInfo("serving /metrics /api/v1 on port " + std::to_string(http->port()) +
+                ", /healthz /readyz on port " + std::to_string(probes->port()));
   std::vector<std::thread> threads;
-  MakeInformers(*app);
   // Informer threads block inside watch reads; they end with the process, not joined.
   App* raw = app.get();
   std::thread([raw, &stop] { raw->jobs->Run(stop); }).detach();

@@ -1,6 +1,7 @@
 // The controller process: informers (jobs, owned pods) feed a work queue; worker threads
-// run JobReconciler while this replica leads; an HTTP server answers /healthz, /readyz,
-// /metrics and the results API. Owns every thread it starts.
+// run JobReconciler while this replica leads; one HTTP server answers /metrics and the
+// results API, another, on its own port and threads, /healthz and /readyz. Owns every thread
+// it starts.
 #pragma once
 
 #include <atomic>
@@ -15,8 +16,9 @@ struct ControllerOptions {
   std::string watch_namespace;  // empty: all namespaces
   bool leader_elect = false;
   std::string lease_name = "ccltune-controller";
-  std::string lease_namespace;  // empty: the config's namespace
-  int metrics_port = 8080;
+  std::string lease_namespace;                      // empty: the config's namespace
+  int metrics_port = 8080;                          // /metrics and the results API
+  std::string health_probe_bind_address = ":8081";  // /healthz, /readyz: [HOST]:PORT
   std::string worker_image;
   std::string ccltune_command = "ccltune";
   std::string redis_url = "redis://ccltune-redis:6379/0";
@@ -26,7 +28,8 @@ struct ControllerOptions {
   std::string identity;  // empty: hostname + random suffix
 };
 
-// Runs until `stop` becomes true (SIGTERM). Errors: bad configuration, port in use.
+// Runs until `stop` becomes true (SIGTERM). Errors: bad configuration (InvalidArgument),
+// port in use.
 core::Status RunController(const ControllerOptions& options, const std::atomic<bool>& stop);
 
 }  // namespace ccltune::controller

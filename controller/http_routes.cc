@@ -1,4 +1,5 @@
-// Routes of the controller's HTTP port: probes, Prometheus metrics, results API.
+// Routes of the controller's two HTTP ports: the probe port (/healthz, /readyz) and the API
+// port (Prometheus metrics, results API).
 #include <chrono>
 #include <map>
 #include <mutex>
@@ -64,11 +65,18 @@ HttpResponse Metrics(App& app) {
 
 }  // namespace
 
-HttpHandler MakeHttpHandler(App& app) {
+HttpHandler MakeProbeHandler(App& app) {
   App* a = &app;
   return [a](const HttpRequest& req) -> HttpResponse {
     if (req.path == "/healthz") return Healthz(*a);
     if (req.path == "/readyz") return Readyz(*a);
+    return {404, "text/plain", "not found (this port serves /healthz and /readyz)\n"};
+  };
+}
+
+HttpHandler MakeApiHandler(App& app) {
+  App* a = &app;
+  return [a](const HttpRequest& req) -> HttpResponse {
     if (req.path == "/metrics") return Metrics(*a);
     if (req.path == "/api/v1/results" || req.path == "/api/v1/fingerprints") {
       HttpResponse r = a->results->Handle(req);

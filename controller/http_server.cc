@@ -30,14 +30,15 @@ HttpResponse Handle(const HttpHandler& handler, const HttpRequest& req) {
 
 }  // namespace
 
-core::Result<std::unique_ptr<HttpServer>> HttpServer::Start(int port, HttpHandler handler) {
-  const std::string ports = std::to_string(port), threads = std::to_string(kThreads),
+core::Result<std::unique_ptr<HttpServer>> HttpServer::Start(const BindAddress& at, int threads,
+                                                            HttpHandler handler) {
+  const std::string ports = at.ListeningPorts(), thread_count = std::to_string(threads),
                     timeout = std::to_string(kRequestTimeoutMs),
                     head = std::to_string(kMaxRequestBytes);
   // clang-format off
   const char* options[] = {
       "listening_ports", ports.c_str(),
-      "num_threads", threads.c_str(),
+      "num_threads", thread_count.c_str(),
       "request_timeout_ms", timeout.c_str(),
       "max_request_size", head.c_str(),
       "listen_backlog", "512",
@@ -49,7 +50,7 @@ core::Result<std::unique_ptr<HttpServer>> HttpServer::Start(int port, HttpHandle
   mg_callbacks callbacks{};
   server->context_ = mg_start(&callbacks, nullptr, options);
   if (server->context_ == nullptr)
-    return core::Unavailable("HTTP server: cannot listen on port " + ports);
+    return core::Unavailable("HTTP server: cannot listen on " + ports);
   mg_set_request_handler(server->context_, "/", &HttpServer::OnRequest, server.get());
   mg_server_port bound{};
   if (mg_get_server_ports(server->context_, 1, &bound) != 1)

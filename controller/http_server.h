@@ -1,10 +1,13 @@
-// HttpServer: the controller's HTTP port (/healthz, /readyz, /metrics, the results API) on
-// civetweb, the server prometheus-cpp's Exposer embeds. Not cpprestsdk's http_listener: on
-// Linux (asio) it ignores http_listener_config::timeout() and bounds neither the request head
-// nor slow or idle clients (measured: a silent or one-byte-a-second client held for as long
-// as it likes, a 32 MiB header read whole; README "HTTP limits").
+// HttpServer: one HTTP listener of the controller on civetweb, the server prometheus-cpp's
+// Exposer embeds. The controller runs two, each with its own civetweb context (threads, queue,
+// socket): the API port (/metrics, the results API) and the probe port (/healthz, /readyz,
+// --health-probe-bind-address as controller-runtime has it), so that no load on the API port
+// can hold a probe up. Not cpprestsdk's http_listener: on Linux (asio) it ignores
+// http_listener_config::timeout() and bounds neither the request head nor slow or idle
+// clients (measured: a silent or one-byte-a-second client held for as long as it likes, a
+// 32 MiB header read whole; README "HTTP limits").
 //
-// The limits are civetweb options, set in http_server.cc: at most kThreads requests are
+// The limits are civetweb options, set in http_server.cc: at most `threads` requests are
 // served at once (later connections wait in civetweb's queue and the listen backlog); a
 // request's head must arrive within kRequestTimeoutMs of the connection, and each send of the
 // answer is bounded alike; a head (URL and headers) over kMaxRequestBytes is answered 400 and
@@ -20,6 +23,7 @@
 #include <memory>
 #include <string>
 
+#include "controller/bind_address.h"
 #include "core/status.h"
 
 struct mg_context;
@@ -43,12 +47,15 @@ using HttpHandler = std::function<HttpResponse(const HttpRequest&)>;
 
 class HttpServer {
  public:
-  static constexpr int kThreads = 32;
+  static constexpr int kThreads = 32;      // the API port's
+  static constexpr int kProbeThreads = 4;  // the probe port's: a kubelet sends one at a time
   static constexpr int kRequestTimeoutMs = 2000;
   static constexpr int kMaxRequestBytes = 16384;
 
-  // Listens on 0.0.0.0:port (0 = any free port) before returning; Unavailable when it cannot.
-  static core::Result<std::unique_ptr<HttpServer>> Start(int port, HttpHandler handler);
+  // Listens on `at` (port 0: any free port, see port()) before returning; Unavailable when it
+  // cannot.
+  static core::Result<std::unique_ptr<HttpServer>> Start(const BindAddress& at, int threads,
+                                                         HttpHandler handler);
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;

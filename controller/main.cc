@@ -21,8 +21,10 @@ int main(int argc, char** argv) {
   cli.add_option("--lease-name", o.lease_name, "Lease name for leader election");
   cli.add_option("--lease-namespace", o.lease_namespace,
                  "Lease namespace (default: the config's namespace)");
-  cli.add_option("--metrics-port", o.metrics_port, "port of /metrics /healthz /readyz /api/v1")
+  cli.add_option("--metrics-port", o.metrics_port, "port of /metrics and /api/v1")
       ->check(CLI::Range(0, 65535));
+  cli.add_option("--health-probe-bind-address", o.health_probe_bind_address,
+                 "[HOST]:PORT of /healthz and /readyz, their own listener (default :8081)");
   cli.add_option("--worker-image", o.worker_image, "image for jobs without spec.template.image");
   cli.add_option("--ccltune-command", o.ccltune_command, "container command of worker pods");
   cli.add_option("--redis-url", o.redis_url, "Redis for jobs without spec.cache.redisURL");

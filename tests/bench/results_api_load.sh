@@ -33,12 +33,12 @@ url=redis://127.0.0.1:$rport/0
   --kubeconfig-out "$tmp/kubeconfig" >"$tmp/sim.log" 2>&1 &
 pids+=($!)
 wait_for 20 test -s "$tmp/kubeconfig"
-mport=$(free_port)
+mport=$(free_port) pport=$(free_port)
 "$build/controller/ccltune-controller" --kubeconfig "$tmp/kubeconfig" --metrics-port "$mport" \
-  --redis-url "$url" >"$tmp/controller.log" 2>&1 &
+  --health-probe-bind-address "127.0.0.1:$pport" --redis-url "$url" >"$tmp/controller.log" 2>&1 &
 pids+=($!)
 base=http://127.0.0.1:$mport
-wait_for 20 curl -sf "$base/healthz"
+wait_for 20 curl -sf "http://127.0.0.1:$pport/healthz"
 fp=$(curl -sf "$base/api/v1/fingerprints" | python3 -c 'import json,sys; d=json.load(sys.stdin); print((d.get("fingerprints") or d)[0] if not isinstance(d, list) else d[0])')
 echo "fingerprint $fp"
 

@@ -88,22 +88,29 @@ class Controller:
     def __init__(self, env, name, extra_args=(), wait_ready=True):
         self.env = env
         self.name = name
-        self.port = free_port()
+        self.port = free_port()        # /metrics and the results API
+        self.probe_port = free_port()  # /healthz and /readyz
         self.log_path = os.path.join(env.dir, 'controller-%s.log' % name)
         args = [CONTROLLER_BIN, '--kubeconfig', env.sim.kubeconfig, '--redis-url', env.redis.url,
-                '--metrics-port', str(self.port), '--worker-image', 'ccltune:test',
-                '--identity', name] + list(extra_args)
+                '--metrics-port', str(self.port),
+                '--health-probe-bind-address', '127.0.0.1:%d' % self.probe_port,
+                '--worker-image', 'ccltune:test', '--identity', name] + list(extra_args)
         self.log = open(self.log_path, 'w')
         self.proc = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT)
         if wait_ready:
             self.wait_ready()
 
     def wait_ready(self):
-        wait_until(lambda: self.get('/readyz')[0] == 200, 30, 'controller %s /readyz' % self.name)
+        wait_until(lambda: self.probe('/readyz')[0] == 200, 30, 'controller %s /readyz' % self.name)
 
-    def get(self, path):
+    def probe(self, path):
+        """(code, body) of /healthz or /readyz on the probe port."""
+        return self.get(path, self.probe_port)
+
+    def get(self, path, port=None):
+        """(code, body) of a GET on the API port (or `port`); code 0 when none came."""
         try:
-            with urllib.request.urlopen('http://127.0.0.1:%d%s' % (self.port, path), timeout=10) as r:
+            with urllib.request.urlopen('http://127.0.0.1:%d%s' % (port or self.port, path), timeout=10) as r:
                 return r.status, r.read().decode()
         except urllib.error.HTTPError as e:
             return e.code, e.read().decode()

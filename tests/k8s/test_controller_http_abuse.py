@@ -49,7 +49,7 @@ class ControllerHttpAbuseTest(unittest.TestCase):
         st = self.env.wait_phase('during-abuse', FINAL, timeout=120)
         self.assertEqual(st['phase'], 'Succeeded', st)
         self.assertIsNone(self.ctl.proc.poll(), 'controller exited')
-        self.assertEqual(self.ctl.get('/healthz')[0], 200)
+        self.assertEqual(self.ctl.probe('/healthz')[0], 200)
         self.assertEqual(self.ctl.get('/api/v1/fingerprints')[0], 200)
 
 

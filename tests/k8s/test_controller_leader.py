@@ -30,8 +30,8 @@ class LeaderElectionTest(unittest.TestCase):
         b = env.start_controller('replica-b', ['--leader-elect'])
         leader_name = wait_until(self.holder, 20, 'a lease holder')
         leader, standby = (a, b) if leader_name == 'replica-a' else (b, a)
-        wait_until(lambda: leader.get('/readyz')[1].strip() == 'ready: leader', 20, 'leader readyz')
-        self.assertEqual(standby.get('/readyz'), (200, 'ready: standby\n'))
+        wait_until(lambda: leader.probe('/readyz')[1].strip() == 'ready: leader', 20, 'leader readyz')
+        self.assertEqual(standby.probe('/readyz'), (200, 'ready: standby\n'))
         for i in range(3):
             env.create_job('le-%d' % i, tiny_spec())
         for i in range(3):
@@ -42,7 +42,7 @@ class LeaderElectionTest(unittest.TestCase):
         # The leader dies without releasing: the standby waits out the lease (15 s), then leads.
         leader.kill(signal.SIGKILL)
         wait_until(lambda: self.holder() == standby.name, 40, 'standby to acquire the lease')
-        wait_until(lambda: standby.get('/readyz')[1].strip() == 'ready: leader', 10, 'standby readyz leader')
+        wait_until(lambda: standby.probe('/readyz')[1].strip() == 'ready: leader', 10, 'standby readyz leader')
         env.create_job('after-failover', tiny_spec())
         st = env.wait_phase('after-failover', ('Succeeded', 'Failed'), 60)
         self.assertEqual(st['phase'], 'Succeeded')
@@ -51,17 +51,17 @@ class LeaderElectionTest(unittest.TestCase):
     def test_a_leader_that_cannot_renew_steps_down_and_stops_reconciling(self):
         env = self.env
         c = env.start_controller('solo', ['--leader-elect'])
-        wait_until(lambda: c.get('/readyz')[1].strip() == 'ready: leader', 20, 'leader')
+        wait_until(lambda: c.probe('/readyz')[1].strip() == 'ready: leader', 20, 'leader')
         # Every lease request fails for a while: past the 10 s renew deadline it must step down.
         env.api('POST', '/_sim/faults', {'verb': '*', 'resource': 'leases', 'code': 503, 'count': 1000})
-        wait_until(lambda: c.get('/readyz')[1].strip() == 'ready: standby', 20, 'step down')
+        wait_until(lambda: c.probe('/readyz')[1].strip() == 'ready: standby', 20, 'step down')
         before = c.metric('ccltune_reconcile_total')
         env.create_job('while-standby', tiny_spec())
         time.sleep(3)
         self.assertEqual(c.metric('ccltune_reconcile_total'), before, 'a standby must not reconcile')
         self.assertEqual(env.status('while-standby'), {})
         env.api('DELETE', '/_sim/faults')
-        wait_until(lambda: c.get('/readyz')[1].strip() == 'ready: leader', 30, 'leadership regained')
+        wait_until(lambda: c.probe('/readyz')[1].strip() == 'ready: leader', 30, 'leadership regained')
         self.assertEqual(env.wait_phase('while-standby', ('Succeeded', 'Failed'), 60)['phase'], 'Succeeded')
 
 

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <thread>
 
+#include "controller/bind_address.h"
 #include "controller/conditions.h"
 #include "controller/http_server.h"
 #include "controller/job_spec.h"
@@ -499,6 +500,30 @@ TEST(TokenSource, RereadsTheTokenFileWhenItChanges) {
   unlink(path.c_str());
   EXPECT_EQ(tokens.Token(), "second");  // a missing file keeps the last good token
   rmdir(dir);
+}
+
+TEST(BindAddress, HostPortFormsAsControllerRuntimeSpellsThem) {
+  auto all = ParseBindAddress("--flag", ":8081");
+  ASSERT_TRUE(all.ok()) << all.status().ToString();
+  EXPECT_EQ(all->host, "");
+  EXPECT_EQ(all->port, 8081);
+  EXPECT_EQ(all->ListeningPorts(), "8081");
+  auto loopback = ParseBindAddress("--flag", "127.0.0.1:0");
+  ASSERT_TRUE(loopback.ok()) << loopback.status().ToString();
+  EXPECT_EQ(loopback->ListeningPorts(), "127.0.0.1:0");
+  EXPECT_TRUE(ParseBindAddress("--flag", "0.0.0.0:65535").ok());
+}
+
+TEST(BindAddress, EachBadFormIsOneErrorNamingTheFlagAndTheForm) {
+  for (const char* bad : {"8081", ":", ":http", ":65536", ":123456", ":-1", "localhost:8081",
+                          "[::1]:8081", "1.2.3:80", "127.0.0.1:80x", ""}) {
+    auto r = ParseBindAddress("--health-probe-bind-address", bad);
+    ASSERT_EQ(r.status().code(), core::StatusCode::kInvalidArgument) << bad;
+    EXPECT_NE(r.status().message().find("--health-probe-bind-address: '" + std::string(bad) + "'"),
+              std::string::npos)
+        << r.status().message();
+    EXPECT_NE(r.status().message().find("[HOST]:PORT"), std::string::npos) << bad;
+  }
 }
 
 TEST(HttpServer, MalformedPercentEscapesAreRejectedNotThrown) {

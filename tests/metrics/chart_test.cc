@@ -1,7 +1,8 @@
 // The Helm chart: `helm lint` / `helm template` when helm is on PATH (else skipped, said so),
 // CRDs byte-identical to manifests/crds/, dashboards identical to dashboards/, RBAC rules equal
-// to manifests/rbac/, optional parts gated on their value, and every values.yaml key both
-// referenced by a template and documented by a comment.
+// to manifests/rbac/, optional parts gated on their value, the probes on their own port (chart
+// and manifests), and every values.yaml key both referenced by a template and documented by a
+// comment.
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
@@ -162,6 +163,37 @@ TEST(Chart, OptionalPartsAreGatedOnTheirValues) {
   std::string cm = ReadFile(Chart() / "templates/dashboards-configmap.yaml");
   EXPECT_NE(cm.find("grafana_dashboard: \"1\""), std::string::npos);
   EXPECT_NE(cm.find(".Files.Get"), std::string::npos);
+}
+
+// The probe port (issue 35): /healthz and /readyz on their own listener, which the kubelet's
+// probes must use, never the API port whose load would delay them.
+TEST(Chart, ProbesUseTheirOwnPortInManifestsAndChart) {
+  YAML::Node c = YAML::LoadFile((Root() / "manifests/controller/deployment.yaml")
+                                    .string())["spec"]["template"]["spec"]["containers"][0];
+  std::map<std::string, int> ports;
+  for (const auto& p : c["ports"])
+    ports[p["name"].as<std::string>()] = p["containerPort"].as<int>();
+  std::set<std::string> args;
+  for (const auto& a : c["args"]) args.insert(a.as<std::string>());
+  ASSERT_EQ(ports.count("http"), 1u);
+  ASSERT_EQ(ports.count("probes"), 1u);
+  EXPECT_NE(ports["http"], ports["probes"]);
+  EXPECT_EQ(args.count("--metrics-port=" + std::to_string(ports["http"])), 1u);
+  EXPECT_EQ(args.count("--health-probe-bind-address=:" + std::to_string(ports["probes"])), 1u);
+  EXPECT_EQ(c["livenessProbe"]["httpGet"]["port"].as<std::string>(), "probes");
+  EXPECT_EQ(c["livenessProbe"]["httpGet"]["path"].as<std::string>(), "/healthz");
+  EXPECT_EQ(c["readinessProbe"]["httpGet"]["port"].as<std::string>(), "probes");
+  EXPECT_EQ(c["readinessProbe"]["httpGet"]["path"].as<std::string>(), "/readyz");
+
+  const std::string tpl = ReadFile(Chart() / "templates/deployment.yaml");
+  for (const std::string want :
+       {"- --health-probe-bind-address=:{{ .Values.controller.probePort }}\n",
+        "- name: probes\n          containerPort: {{ .Values.controller.probePort }}\n",
+        "httpGet: {path: /healthz, port: probes}", "httpGet: {path: /readyz, port: probes}"}) {
+    EXPECT_NE(tpl.find(want), std::string::npos) << "chart deployment lacks: " << want;
+  }
+  YAML::Node values = YAML::LoadFile((Chart() / "values.yaml").string())["controller"];
+  EXPECT_NE(values["port"].as<int>(), values["probePort"].as<int>());
 }
 
 TEST(Chart, EveryValueIsReferencedAndDocumented) {

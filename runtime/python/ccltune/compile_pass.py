@@ -40,10 +40,10 @@ from torch._inductor import custom_graph_pass as _cgp
 from ccltune import _lib
 from ccltune import compile_pool as cpool
 from ccltune import compile_rules as rules
-from ccltune import torch as ct
+from ccltune import communicator as cm
 
 log = logging.getLogger("ccltune.compile")
-_served = {}   # c10d group name -> ct.Communicator
+_served = {}   # c10d group name -> cm.Communicator
 _reports = []  # GraphReport, oldest first
 _state = {"pass": None, "saved": None}
 calls = collections.Counter()  # op name -> eager invocations (capture counts, replays do not)
@@ -67,7 +67,7 @@ def group_all_reduce(input: torch.Tensor, reduce_op: str, group_name: str) -> to
     calls["group_all_reduce"] += 1
     x = input.contiguous()
     out = torch.empty_like(x)
-    ct.run_all_reduce(x, out, _comm(group_name), _nccl_op(reduce_op))
+    cm.run_all_reduce(x, out, _comm(group_name), _nccl_op(reduce_op))
     return out
 
 
@@ -79,24 +79,24 @@ def _(input, reduce_op, group_name):
 @torch.library.custom_op("ccltune::group_all_gather", mutates_args=())
 def group_all_gather(input: torch.Tensor, group_size: int, group_name: str) -> torch.Tensor:
     calls["group_all_gather"] += 1
-    return ct.run_all_gather(input.contiguous(), _comm(group_name))
+    return cm.run_all_gather(input.contiguous(), _comm(group_name))
 
 
 @group_all_gather.register_fake
 def _(input, group_size, group_name):
-    return input.new_empty(ct.gathered_shape(input, group_size))
+    return input.new_empty(cm.gathered_shape(input, group_size))
 
 
 @torch.library.custom_op("ccltune::group_reduce_scatter", mutates_args=())
 def group_reduce_scatter(input: torch.Tensor, reduce_op: str, group_size: int,
                          group_name: str) -> torch.Tensor:
     calls["group_reduce_scatter"] += 1
-    return ct.run_reduce_scatter(input.contiguous(), _comm(group_name), _nccl_op(reduce_op))
+    return cm.run_reduce_scatter(input.contiguous(), _comm(group_name), _nccl_op(reduce_op))
 
 
 @group_reduce_scatter.register_fake
 def _(input, reduce_op, group_size, group_name):
-    return input.new_empty(ct.scattered_shape(input, group_size))
+    return input.new_empty(cm.scattered_shape(input, group_size))
 
 
 @torch.library.custom_op("ccltune::group_all_reduce_residual_rmsnorm", mutates_args=("residual",))
@@ -106,8 +106,7 @@ def group_all_reduce_residual_rmsnorm(input: torch.Tensor, residual: torch.Tenso
     """residual += all-reduce(input); returns RMSNorm(residual) * weight."""
     calls["group_all_reduce_residual_rmsnorm"] += 1
     out = torch.empty_like(residual)
-    ct._rmsnorm_direct(input.contiguous(), residual, weight.contiguous(), eps,
-                       _comm(group_name), out)
+    cm.run_rmsnorm(input.contiguous(), residual, weight.contiguous(), eps, _comm(group_name), out)
     return out
 
 
@@ -124,7 +123,7 @@ def group_all_reduce_residual_rmsnorm_copy(input: torch.Tensor, residual: torch.
     calls["group_all_reduce_residual_rmsnorm"] += 1
     res = residual.clone(memory_format=torch.contiguous_format)
     out = torch.empty_like(res)
-    ct._rmsnorm_direct(input.contiguous(), res, weight.contiguous(), eps, _comm(group_name), out)
+    cm.run_rmsnorm(input.contiguous(), res, weight.contiguous(), eps, _comm(group_name), out)
     return out, res
 
 
@@ -143,8 +142,8 @@ def group_all_reduce_residual_rmsnorm_into(input: torch.Tensor, residual: torch.
     calls["group_all_reduce_residual_rmsnorm"] += 1
     arranged = cpool.is_slot(input) and cpool.is_slot(residual) and cpool.is_slot(out)
     calls["pooled_arranged" if arranged else "pooled_not_arranged"] += 1
-    ct._rmsnorm_direct(input.contiguous(), residual, weight.contiguous(), eps, _comm(group_name),
-                       out)
+    cm.run_rmsnorm(input.contiguous(), residual, weight.contiguous(), eps, _comm(group_name),
+                   out)
 
 
 @group_all_reduce_residual_rmsnorm_into.register_fake
@@ -503,7 +502,7 @@ def enable(group=None, *, fuse=True, collectives=True, residual="inplace", pool=
     for g in _groups(group):
         name = g.group_name
         if name not in _served:
-            _served[name] = ct.Communicator(g, **config)
+            _served[name] = cm.Communicator(g, **config)
             cpool.anchor(name, _served[name])
         comms.append(_served[name])
     settings = dict(fuse=fuse, collectives=collectives, residual=residual, pool=pool,
