@@ -39,12 +39,6 @@ struct Call {
   void* recv = nullptr;
   std::uint64_t count = 0;  // NCCL's: allGather sendcount, reduceScatter recvcount
   cudaStream_t stream = nullptr;
-  // A group of one process's ranks (libccltune-nccl, group_calls.h): every rank's buffers
-  // of this same collective, by rank, each in memory this rank's device reaches directly.
-  // When set on a one-process communicator the call counts as pooled: the pull kernels read
-  // and write the peers' own buffers.
-  const void* const* peer_send = nullptr;
-  void* const* peer_recv = nullptr;
 };
 
 // One all-reduce + epilogue call (ccltuneAllReduceResidualRmsNorm / Bias), arguments
@@ -103,9 +97,6 @@ class RuntimeComm {
   // such calls can be served from one thread for several ranks, outside NCCL's group), else
   // empty. A view of the table, valid while this object lives.
   std::string_view OwnKernelFor(const Call& call) const;
-  // Whether handing `call` every rank's buffers (Call::peer_send) would change its choice:
-  // only then is it worth asking the driver whether the peers reach them.
-  bool GroupBuffersChangeChoice(const Call& call) const;
   // True when no tuned size of any slice is left (nothing to run but NCCL).
   bool Empty() const { return table_.size() == 0; }
   // Init's summary (fingerprint, winners or why none, table, peer memory).
@@ -160,8 +151,6 @@ class RuntimeComm {
     }
   };
   Chosen Choose(const Call& call) const;
-  // The call carries every rank's buffers and they can be used as they are.
-  bool GroupBuffers(const Call& call) const;
   BufferClass ClassOf(const Call& call, std::uint64_t send_bytes, std::uint64_t recv_bytes,
                       std::size_t* send_off, std::size_t* recv_off) const;
   // The offset of [p, p + bytes) in the shared pool when a live ccltuneMemAlloc block holds

@@ -122,7 +122,13 @@ def capture(torch, fn):
     g = torch.cuda.CUDAGraph()
     with torch.cuda.graph(g):
         fn()
-    return g.replay
+
+    def replay():
+        g.replay()
+    # The graph reads fn's tensors by address: they must live as long as it does (freed, the
+    # allocator hands their memory on and every replay copies whatever is there).
+    replay.inputs = fn
+    return replay
 
 
 def seen_values(torch, step, check):
