@@ -124,7 +124,8 @@ nodes() {  # nodes <n>
   done
   grep -h "^# nodes\|NCCL formed\|^# search\|tuning " "$OUT/nodes${g}-exhaustive.txt" \
     "$OUT/nodes${g}-adaptive.txt" >>"$report"
-  grep -v "^  " "$OUT/nodes${g}-exhaustive.txt" | sed -n '/^# allReduce/,$p' >>"$report"
+  grep -E "^# (allReduce|allGather|reduceScatter) |^ +[0-9]+ +[0-9]+ +bf16 " \
+    "$OUT/nodes${g}-exhaustive.txt" >>"$report"
   grep -h "hier\|span\|nccl-net" "$OUT/nodes${g}-exhaustive.txt" | sort | uniq -c | head >>"$report"
   python3 tests/bench/search_compare.py --exhaustive "$OUT/nodes${g}-exhaustive.json" \
     --adaptive "$OUT/nodes${g}-adaptive.json" >>"$report" 2>&1
