@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/gpu/nccl_api.h"
+#include "runtime/nccl_shim/comm_failure.h"
 #include "runtime/nccl_shim/comm_registry.h"
 #include "runtime/nccl_shim/shim_log.h"
 
@@ -189,6 +190,11 @@ ncclResult_t FlushGroup(bool may_serve) {
   calls.swap(g_pending);
   g_overflowed = false;
   if (calls.empty()) return ncclSuccess;
+  // Our kernels stopped a GPU context of the group: nothing of it runs, as outside groups.
+  for (const Pending& p : calls) {
+    if (!p.entry) continue;
+    if (const ncclResult_t failed = FailedResult(*p.entry); failed != ncclSuccess) return failed;
+  }
   std::string why = may_serve ? WhyNotGroup(calls) : "simulated";
   if (why.empty()) why = MakeContexts(calls);
   bool fresh = false;
