@@ -84,12 +84,15 @@ NodeShape ShapeOfNodes(const std::vector<std::string>& node_of_rank) {
   return shape;
 }
 
-std::string NodeIdentity() {
+std::string BootId() {
   std::string boot;
   std::ifstream("/proc/sys/kernel/random/boot_id") >> boot;
+  return boot.empty() ? std::string("unknown-boot-id") : boot;
+}
+
+std::string NodeIdentity() {
   Result<NodeName> node = LocalNodeName();
-  return (boot.empty() ? std::string("unknown-boot-id") : boot) + " " +
-         (node.ok() ? node->name : HostName());
+  return BootId() + " " + (node.ok() ? node->name : HostName());
 }
 
 std::string BootOfIdentity(const std::string& identity) {

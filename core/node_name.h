@@ -54,6 +54,9 @@ int GpusPerNode(int ranks, int nodes);
 // "<boot id> <node name>": the kernel's boot id (containers of one machine share it, and CUDA
 // IPC needs it) and LocalNodeName (falling back to the host name when that is invalid).
 // Ranks are on one node when both match; NCCL's node count matches the distinct names.
+// This machine's kernel boot id ("unknown-boot-id" when unreadable): containers of one node
+// share it, so it tells ranks of one kernel apart from ranks elsewhere.
+std::string BootId();
 std::string NodeIdentity();
 std::string NodeOfIdentity(const std::string& identity);  // the name part
 std::string BootOfIdentity(const std::string& identity);  // the boot id part

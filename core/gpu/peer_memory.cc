@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
-#include <fstream>
 #include <random>
 #include <sstream>
 #include <thread>
@@ -44,12 +43,10 @@ std::string CudaText(cudaError_t e) {
 
 const std::string& ProcessToken() {
   static const std::string token = [] {
-    std::string boot;
-    std::ifstream("/proc/sys/kernel/random/boot_id") >> boot;
     std::random_device rd;
     const std::uint64_t nonce = (std::uint64_t{rd()} << 32) ^ rd();
     std::ostringstream os;
-    os << (boot.empty() ? "unknown-boot-id" : boot) << '/' << getpid() << '/' << std::hex << nonce;
+    os << core::BootId() << '/' << getpid() << '/' << std::hex << nonce;
     return os.str();
   }();
   return token;

@@ -24,16 +24,6 @@ std::string Hex(const void* p) {
   return buf;
 }
 
-}  // namespace
-
-std::string Describe(const runtime::Call& c) {
-  return std::string(core::OpName(c.op)) + " count " + std::to_string(c.count) + " type " +
-         std::to_string(static_cast<int>(c.nccl_type)) + " op " +
-         std::to_string(static_cast<int>(c.nccl_op)) + " stream " + Hex(c.stream);
-}
-
-namespace {
-
 // Why this call cannot be served whatever the context, or kCount when it can be.
 Forward Ineligible(const runtime::Call& c, const CommEntry& e) {
   if (!e.blocking) return Forward::kNonBlocking;
@@ -42,7 +32,28 @@ Forward Ineligible(const runtime::Call& c, const CommEntry& e) {
   return Forward::kCount;
 }
 
+int RankOf(ncclComm_t comm) {
+  int rank = -1;
+  return gpu::Nccl().CommUserRank(comm, &rank) == ncclSuccess ? rank : -1;
+}
+
+ncclResult_t Forwarded(CommEntry& e, Forward why, std::string_view detail, const runtime::Call& c,
+                       ncclComm_t comm, ForwardFn forward) {
+  e.Count(why);
+  if (DebugOn()) {
+    Debug(Describe(c) + " -> NCCL (" + ForwardName(why) +
+          (detail.empty() ? "" : ": " + std::string(detail)) + ")");
+  }
+  return forward(c, comm);
+}
+
 }  // namespace
+
+std::string Describe(const runtime::Call& c) {
+  return std::string(core::OpName(c.op)) + " count " + std::to_string(c.count) + " type " +
+         std::to_string(static_cast<int>(c.nccl_type)) + " op " +
+         std::to_string(static_cast<int>(c.nccl_op)) + " stream " + Hex(c.stream);
+}
 
 bool Capturing(cudaStream_t stream) {
   cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
@@ -51,15 +62,6 @@ bool Capturing(cudaStream_t stream) {
   (void)cudaGetLastError();
   return capturing;
 }
-
-namespace {
-
-int RankOf(ncclComm_t comm) {
-  int rank = -1;
-  return gpu::Nccl().CommUserRank(comm, &rank) == ncclSuccess ? rank : -1;
-}
-
-}  // namespace
 
 // One line, on rank 0: served (with init's summary) or plain NCCL and why.
 void MakeContext(ncclComm_t comm, CommEntry& e) {
@@ -95,20 +97,6 @@ void MakeContext(ncclComm_t comm, CommEntry& e) {
 ncclResult_t ResultOf(const core::Status& st) {
   return st.code() == core::StatusCode::kInvalidArgument ? ncclInvalidArgument : ncclInternalError;
 }
-
-namespace {
-
-ncclResult_t Forwarded(CommEntry& e, Forward why, std::string_view detail, const runtime::Call& c,
-                       ncclComm_t comm, ForwardFn forward) {
-  e.Count(why);
-  if (DebugOn()) {
-    Debug(Describe(c) + " -> NCCL (" + ForwardName(why) +
-          (detail.empty() ? "" : ": " + std::string(detail)) + ")");
-  }
-  return forward(c, comm);
-}
-
-}  // namespace
 
 bool ShimOn() {
   static const bool on = [] {
