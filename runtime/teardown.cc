@@ -19,26 +19,13 @@ CliqueParking<RuntimeComm>& Parking() {
   return *parking;
 }
 
-}  // namespace
-
-core::Status RuntimeComm::Finish(bool* abandoned) {
-  DeviceGuard guard(device_);
-  const core::Deadline deadline = core::Clock::now() + config_.timeout;
-  return RunBounded(
-      [this, deadline]() -> core::Status {
-        CCLTUNE_RETURN_IF_ERROR(dir_->AllGather("destroy", "", deadline).status());
-        return WaitStream(stream_.get(), nccl_, deadline, "teardown");
-      },
-      deadline + std::chrono::seconds(1), abandoned);
-}
-
 // The last rank of a one-process clique frees every rank's context once each of their GPUs
 // is idle: the application finished its work on them before destroying (NCCL asks the
 // same), our kernels end within their own bound, and so no peer still reads memory freed
 // here. The NCCL communicators of earlier ranks may be gone already: nothing here uses
 // them. A sync that does not end in time leaks the clique instead.
-static core::Status FreeClique(std::vector<std::unique_ptr<RuntimeComm>> clique,
-                               std::chrono::milliseconds timeout, std::vector<int> devices) {
+core::Status FreeClique(std::vector<std::unique_ptr<RuntimeComm>> clique,
+                        std::chrono::milliseconds timeout, std::vector<int> devices) {
   bool abandoned = false;
   const core::Status idle = RunBounded(
       [devices]() -> core::Status {
@@ -55,6 +42,19 @@ static core::Status FreeClique(std::vector<std::unique_ptr<RuntimeComm>> clique,
   }
   clique.clear();
   return core::Status::Ok();
+}
+
+}  // namespace
+
+core::Status RuntimeComm::Finish(bool* abandoned) {
+  DeviceGuard guard(device_);
+  const core::Deadline deadline = core::Clock::now() + config_.timeout;
+  return RunBounded(
+      [this, deadline]() -> core::Status {
+        CCLTUNE_RETURN_IF_ERROR(dir_->AllGather("destroy", "", deadline).status());
+        return WaitStream(stream_.get(), nccl_, deadline, "teardown");
+      },
+      deadline + std::chrono::seconds(1), abandoned);
 }
 
 core::Status RuntimeComm::Close(std::unique_ptr<RuntimeComm> comm) {
