@@ -73,6 +73,17 @@ std::string_view RuntimeComm::OwnKernelFor(const Call& call) const {
   return c.run->name;
 }
 
+bool RuntimeComm::GroupBuffersChangeChoice(const Call& call) const {
+  static const void* const kAny[kernels::kMaxPeers] = {};
+  static void* const kAnyOut[kernels::kMaxPeers] = {};
+  Call grouped = call;
+  grouped.peer_send = kAny;  // only their presence matters to Choose
+  grouped.peer_recv = kAnyOut;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!GroupBuffers(grouped)) return false;
+  return Choose(grouped).run != Choose(call).run;
+}
+
 // The table's choice for this exact call, or none (with the reason). Under mu_.
 RuntimeComm::Chosen RuntimeComm::Choose(const Call& call) const {
   Chosen c;
@@ -82,8 +93,10 @@ RuntimeComm::Chosen RuntimeComm::Choose(const Call& call) const {
   // The whole message, as records count it (allGather's and reduceScatter's total).
   const std::uint64_t bytes =
       (call.op == core::Op::kAllReduce ? call.count : call.count * world_) * esize;
-  c.cls = ClassOf(call, SendElems(call.op, call.count, world_) * esize,
-                  RecvElems(call.op, call.count, world_) * esize, &c.send_off, &c.recv_off);
+  c.cls = GroupBuffers(call)
+              ? BufferClass::kPooled
+              : ClassOf(call, SendElems(call.op, call.count, world_) * esize,
+                        RecvElems(call.op, call.count, world_) * esize, &c.send_off, &c.recv_off);
   const CallShape shape_of_call{call.op, *call.dtype, call.count, world_,
                                 InPlace(call, esize, rank_)};
   c.run = &table_.Choose(call.op, *call.dtype, *call.redop, bytes, c.cls);
@@ -124,6 +137,10 @@ std::optional<std::size_t> RuntimeComm::PoolOffset(const void* p, std::uint64_t 
   const auto offset = static_cast<std::size_t>(at - base);
   if (!pool_->Containing(offset, bytes)) return std::nullopt;
   return offset;
+}
+
+bool RuntimeComm::GroupBuffers(const Call& call) const {
+  return call.peer_send != nullptr && call.peer_recv != nullptr && OneProcess() && pool_shared_;
 }
 
 BufferClass RuntimeComm::ClassOf(const Call& call, std::uint64_t send_bytes,
@@ -169,7 +186,12 @@ core::Status RuntimeComm::RunPeer(const Call& call, const AppliedRun& run,
                                   const gpu::OpShape& shape, BufferClass cls, std::size_t send_off,
                                   std::size_t recv_off) {
   kernels::PeerOperands ops;
-  if (cls == BufferClass::kPooled) {
+  if (cls == BufferClass::kPooled && GroupBuffers(call)) {
+    for (int r = 0; r < world_; ++r) {
+      ops.in[r] = call.peer_send[r];
+      ops.out[r] = call.peer_recv[r];
+    }
+  } else if (cls == BufferClass::kPooled) {
     // In place, allGather's input and reduceScatter's output are each rank's own block of
     // the other buffer: at another offset on every rank.
     const std::size_t block = call.count * core::DtypeSize(*call.dtype);

@@ -117,15 +117,20 @@ core::Result<int> RuntimeComm::CountNodes(core::Deadline deadline) {
   return static_cast<int>(nodes.size());
 }
 
-// One exchange names the processes behind the ranks and, from rank 0's record, the clique
-// (its process token and this object's address are unique while the clique lives).
+// One exchange names the processes behind the ranks, each rank's device and, from rank 0's
+// record, the clique (its process token and this object's address are unique while the
+// clique lives).
 core::Status RuntimeComm::CountProcesses(core::Deadline deadline) {
-  char self[32];
-  std::snprintf(self, sizeof self, "%p", static_cast<void*>(this));
+  char self[64];
+  std::snprintf(self, sizeof self, " %p %d", static_cast<void*>(this), device_);
   CCLTUNE_ASSIGN_OR_RETURN(std::vector<std::string> ids,
-                           dir_->AllGather("process", gpu::ProcessToken() + " " + self, deadline));
+                           dir_->AllGather("process", gpu::ProcessToken() + self, deadline));
   std::set<std::string> tokens;
-  for (const auto& id : ids) tokens.insert(id.substr(0, id.find(' ')));
+  devices_.clear();
+  for (const auto& id : ids) {
+    tokens.insert(id.substr(0, id.find(' ')));
+    devices_.push_back(std::atoi(id.substr(id.rfind(' ') + 1).c_str()));
+  }
   processes_ = static_cast<int>(tokens.size());
   clique_ = ids[0];
   return core::Status::Ok();

@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/gpu/cuda_resources.h"
 #include "core/gpu/peer_enqueue.h"
@@ -39,6 +40,12 @@ struct Call {
   void* recv = nullptr;
   std::uint64_t count = 0;  // NCCL's: allGather sendcount, reduceScatter recvcount
   cudaStream_t stream = nullptr;
+  // A group of one process's ranks (libccltune-nccl, group_calls.h): every rank's buffers
+  // of this same collective, by rank, each in memory this rank's device reaches directly.
+  // When set on a one-process communicator the call counts as pooled: the pull kernels read
+  // and write the peers' own buffers.
+  const void* const* peer_send = nullptr;
+  void* const* peer_recv = nullptr;
 };
 
 // One all-reduce + epilogue call (ccltuneAllReduceResidualRmsNorm / Bias), arguments
@@ -77,6 +84,13 @@ class RuntimeComm {
   bool OneProcess() const { return processes_ == 1 && world_ > 1; }
   // "one process" or "N processes": the mode the summaries and check-nccl name.
   std::string Mode() const;
+  // The key every rank of this communicator agreed on at init, unique in the node while the
+  // communicator lives; and each rank's CUDA device (meaningful in one process), by rank.
+  const std::string& clique() const { return clique_; }
+  const std::vector<int>& devices() const { return devices_; }
+  int rank() const { return rank_; }
+  std::chrono::milliseconds timeout() const { return config_.timeout; }
+  int world() const { return world_; }
   ~RuntimeComm();
   RuntimeComm(const RuntimeComm&) = delete;
   RuntimeComm& operator=(const RuntimeComm&) = delete;
@@ -97,6 +111,9 @@ class RuntimeComm {
   // such calls can be served from one thread for several ranks, outside NCCL's group), else
   // empty. A view of the table, valid while this object lives.
   std::string_view OwnKernelFor(const Call& call) const;
+  // Whether handing `call` every rank's buffers (Call::peer_send) would change its choice:
+  // only then is it worth asking the driver whether the peers reach them.
+  bool GroupBuffersChangeChoice(const Call& call) const;
   // True when no tuned size of any slice is left (nothing to run but NCCL).
   bool Empty() const { return table_.size() == 0; }
   // Init's summary (fingerprint, winners or why none, table, peer memory).
@@ -151,6 +168,8 @@ class RuntimeComm {
     }
   };
   Chosen Choose(const Call& call) const;
+  // The call carries every rank's buffers and they can be used as they are.
+  bool GroupBuffers(const Call& call) const;
   BufferClass ClassOf(const Call& call, std::uint64_t send_bytes, std::uint64_t recv_bytes,
                       std::size_t* send_off, std::size_t* recv_off) const;
   // The offset of [p, p + bytes) in the shared pool when a live ccltuneMemAlloc block holds
@@ -189,6 +208,7 @@ class RuntimeComm {
   int nccl_version_ = 0;
   int processes_ = 1;   // distinct processes among the ranks
   std::string clique_;  // the key every rank agreed on (rank 0's process token and address)
+  std::vector<int> devices_;  // each rank's CUDA device, by rank
   gpu::Stream stream_;  // init's exchanges
   std::unique_ptr<NcclDirectory> dir_;
   std::unique_ptr<gpu::PeerMemory> peers_;

@@ -18,6 +18,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "runtime/nccl_shim/buffer_board.h"
 #include "runtime/runtime_comm.h"
 
 namespace ccltune::shim {
@@ -51,6 +52,10 @@ struct CommEntry {
   // launches from one thread per rank); bounded by the shapes a program uses.
   std::set<std::string> group_shapes;
   std::unique_ptr<runtime::RuntimeComm> ctx;
+  // Ranks that are threads of this process swap their buffers here (buffer_board.h); null
+  // for a communicator over several processes. `board_round` counts this rank's rounds.
+  std::shared_ptr<BufferBoard> board;
+  std::uint64_t board_round = 0;
   // Calls served per choice: keyed by views into ctx's table while it lives (no string per
   // call), folded into `ran` before it goes.
   std::unordered_map<std::string_view, std::uint64_t> ran_live;

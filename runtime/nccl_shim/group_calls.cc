@@ -1,6 +1,7 @@
 // Collectives inside ncclGroupStart/End (group_calls.h).
 #include "runtime/nccl_shim/group_calls.h"
 
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -10,6 +11,7 @@
 #include "core/gpu/nccl_api.h"
 #include "runtime/nccl_shim/comm_failure.h"
 #include "runtime/nccl_shim/comm_registry.h"
+#include "runtime/nccl_shim/rank_buffers.h"
 #include "runtime/nccl_shim/shim_log.h"
 
 namespace ccltune::shim {
@@ -93,19 +95,57 @@ std::string MakeContexts(const std::vector<Pending>& calls) {
   return std::string();
 }
 
+// Every rank's buffers, by rank, when every rank's device reaches each of them
+// (rank_buffers.h): then the calls are handed them and the pull kernels serve plain buffers.
+std::optional<RankBuffers> BuffersByRank(const std::vector<Pending>& calls) {
+  const std::size_t n = calls.size();
+  std::vector<int> devices;
+  for (const Pending& p : calls) {
+    int d = -1;
+    if (gpu::Nccl().CommCuDevice(p.comm, &d) != ncclSuccess) return std::nullopt;
+    devices.push_back(d);
+  }
+  RankBuffers b{std::vector<const void*>(n), std::vector<void*>(n)};
+  for (const Pending& p : calls) {
+    if (!CallReachable(p.call, devices)) return std::nullopt;
+    b.send[p.entry->rank] = p.call.send;
+    b.recv[p.entry->rank] = p.call.recv;
+  }
+  return b;
+}
+
+// The driver is asked (BuffersByRank) only where the buffers would change the choice: the
+// pull kernels' sizes, not those where a kernel on plain buffers or NCCL wins anyway.
+bool BuffersWorthAsking(const std::vector<Pending>& calls) {
+  const Pending& p = calls[0];
+  std::lock_guard<std::mutex> lock(p.entry->mu);
+  return p.entry->state == CommEntry::State::kServing &&
+         p.entry->ctx->GroupBuffersChangeChoice(p.call);
+}
+
+// Each call, carrying `b` when set: the calls point into `b`, which must outlive them.
+std::vector<runtime::Call> WithBuffers(const std::vector<Pending>& calls,
+                                       const std::optional<RankBuffers>& b) {
+  std::vector<runtime::Call> out;
+  for (const Pending& p : calls) out.push_back(b ? b->With(p.call) : p.call);
+  return out;
+}
+
 std::string ShapeKey(std::string_view choice, const runtime::Call& c) {
   return std::string(choice) + " " + Describe(c);
 }
 
 // Empty when every call runs our kernel; `*fresh` says whether some rank runs this choice
 // for this call's shape for the first time.
-std::string WhyNotServed(const std::vector<Pending>& calls, bool* fresh) {
-  for (const Pending& p : calls) {
+std::string WhyNotServed(const std::vector<Pending>& calls, const std::vector<runtime::Call>& cs,
+                         bool* fresh) {
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    const Pending& p = calls[i];
     std::lock_guard<std::mutex> lock(p.entry->mu);
     if (p.entry->state != CommEntry::State::kServing) return ForwardName(Forward::kPlain);
-    const std::string_view choice = p.entry->ctx->OwnKernelFor(p.call);
+    const std::string_view choice = p.entry->ctx->OwnKernelFor(cs[i]);
     if (choice.empty()) return "a call's winner runs in NCCL";
-    *fresh |= p.entry->group_shapes.count(ShapeKey(choice, p.call)) == 0;
+    *fresh |= p.entry->group_shapes.count(ShapeKey(choice, cs[i])) == 0;
   }
   return std::string();
 }
@@ -122,8 +162,7 @@ ncclResult_t ForwardAll(const std::vector<Pending>& calls, const std::string& wh
 }
 
 // One rank's call, by our kernel (checked just before, with the same table and buffers).
-core::Status ServeOne(const Pending& p) {
-  const runtime::Call& c = p.call;
+core::Status ServeOne(const Pending& p, const runtime::Call& c) {
   std::lock_guard<std::mutex> lock(p.entry->mu);
   core::Result<runtime::RuntimeComm::Served> served = p.entry->ctx->Serve(c);
   if (!served.ok()) return served.status();
@@ -138,20 +177,21 @@ core::Status ServeOne(const Pending& p) {
 // running kernels, ours among them, which wait for the peers' launches: from one thread that
 // is a deadlock. So a shape's first group is launched from one thread per rank (eager only:
 // a captured launch runs nothing), later ones from this thread.
-ncclResult_t ServeAll(const std::vector<Pending>& calls, bool fresh) {
+ncclResult_t ServeAll(const std::vector<Pending>& calls, const std::vector<runtime::Call>& cs,
+                      bool fresh) {
   std::vector<core::Status> st(calls.size());
-  if (fresh && !Capturing(calls[0].call.stream)) {
+  if (fresh && !Capturing(cs[0].stream)) {
     std::vector<std::thread> threads;
     for (std::size_t i = 0; i < calls.size(); ++i) {
-      threads.emplace_back([&, i] { st[i] = ServeOne(calls[i]); });
+      threads.emplace_back([&, i] { st[i] = ServeOne(calls[i], cs[i]); });
     }
     for (std::thread& t : threads) t.join();
   } else {
-    for (std::size_t i = 0; i < calls.size(); ++i) st[i] = ServeOne(calls[i]);
+    for (std::size_t i = 0; i < calls.size(); ++i) st[i] = ServeOne(calls[i], cs[i]);
   }
   for (std::size_t i = 0; i < calls.size(); ++i) {
     if (st[i].ok()) continue;
-    Note(Describe(calls[i].call) + " (in a group): " + st[i].message());
+    Note(Describe(cs[i]) + " (in a group): " + st[i].message());
     return ResultOf(st[i]);
   }
   return ncclSuccess;
@@ -197,9 +237,15 @@ ncclResult_t FlushGroup(bool may_serve) {
   }
   std::string why = may_serve ? WhyNotGroup(calls) : "simulated";
   if (why.empty()) why = MakeContexts(calls);
+  if (!why.empty()) return ForwardAll(calls, why);
+  // Named, not a temporary: the calls point into it until the last kernel is enqueued (a
+  // temporary here once handed the kernels freed pointers: cudaErrorMisalignedAddress).
+  const std::optional<RankBuffers> buffers =
+      BuffersWorthAsking(calls) ? BuffersByRank(calls) : std::nullopt;
+  const std::vector<runtime::Call> cs = WithBuffers(calls, buffers);
   bool fresh = false;
-  if (why.empty()) why = WhyNotServed(calls, &fresh);
-  if (why.empty()) return ServeAll(calls, fresh);
+  why = WhyNotServed(calls, cs, &fresh);
+  if (why.empty()) return ServeAll(calls, cs, fresh);
   return ForwardAll(calls, why);
 }
 

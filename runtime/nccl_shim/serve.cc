@@ -11,6 +11,7 @@
 #include "runtime/nccl_shim/comm_failure.h"
 #include "runtime/nccl_shim/comm_registry.h"
 #include "runtime/nccl_shim/group_calls.h"
+#include "runtime/nccl_shim/rank_buffers.h"
 #include "runtime/nccl_shim/real_nccl.h"
 #include "runtime/nccl_shim/shim_log.h"
 #include "runtime/runtime_config.h"
@@ -45,6 +46,14 @@ ncclResult_t Forwarded(CommEntry& e, Forward why, std::string_view detail, const
           (detail.empty() ? "" : ": " + std::string(detail)) + ")");
   }
   return forward(c, comm);
+}
+
+// One round of the clique's board for this rank's call (buffer_board.h), bounded by the
+// runtime's timeout, as a wait for a peer in our kernels is. Under e.mu.
+std::optional<RankBuffers> SwapBuffers(CommEntry& e, const runtime::Call& call) {
+  const BufferBoard::Post mine{call.send, call.recv, CallReachable(call, e.ctx->devices())};
+  return e.board->Exchange(e.ctx->rank(), e.board_round++, mine,
+                           core::Clock::now() + e.ctx->timeout());
 }
 
 }  // namespace
@@ -83,6 +92,7 @@ void MakeContext(ncclComm_t comm, CommEntry& e) {
       (void)runtime::RuntimeComm::Close(std::move(ctx).value());
     } else {
       e.ctx = std::move(ctx).value();
+      if (e.ctx->OneProcess()) e.board = BufferBoard::For(e.ctx->clique(), e.ctx->world());
       e.SetFailure(e.ctx->failure());
       e.state = CommEntry::State::kServing;
       if (e.rank == 0) Note("comm " + Hex(comm) + ": served by tuned winners: " + e.ctx->summary());
@@ -137,7 +147,11 @@ ncclResult_t Collective(const runtime::Call& call, ncclComm_t comm, ForwardFn fo
     lock.unlock();  // plain_why no longer changes once plain
     return Forwarded(*e, Forward::kPlain, e->plain_why, call, comm, forward);
   }
-  core::Result<runtime::RuntimeComm::Served> served = e->ctx->Serve(call);
+  // Threads of one process: the peers' buffers, where they change the choice.
+  std::optional<RankBuffers> peers;
+  if (e->board && e->ctx->GroupBuffersChangeChoice(call)) peers = SwapBuffers(*e, call);
+  core::Result<runtime::RuntimeComm::Served> served =
+      e->ctx->Serve(peers ? peers->With(call) : call);
   if (!served.ok()) {
     if (const ncclResult_t failed = FailedResult(*e); failed != ncclSuccess) return failed;
     Note("comm " + Hex(comm) + ": " + Describe(call) + ": " + served.status().message());
