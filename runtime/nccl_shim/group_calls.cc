@@ -114,10 +114,12 @@ std::optional<RankBuffers> BuffersByRank(const std::vector<Pending>& calls) {
   return b;
 }
 
-// The driver is asked (BuffersByRank) only where the buffers would change the choice: the
-// pull kernels' sizes, not those where a kernel on plain buffers or NCCL wins anyway.
+// The driver is asked (BuffersByRank) only for a group being captured (rank_buffers.h says
+// why) and only where the buffers would change the choice: the pull kernels' sizes, not
+// those where a kernel on plain buffers or NCCL wins anyway.
 bool BuffersWorthAsking(const std::vector<Pending>& calls) {
   const Pending& p = calls[0];
+  if (!Capturing(p.call.stream)) return false;
   std::lock_guard<std::mutex> lock(p.entry->mu);
   return p.entry->state == CommEntry::State::kServing &&
          p.entry->ctx->GroupBuffersChangeChoice(p.call);

@@ -147,9 +147,12 @@ ncclResult_t Collective(const runtime::Call& call, ncclComm_t comm, ForwardFn fo
     lock.unlock();  // plain_why no longer changes once plain
     return Forwarded(*e, Forward::kPlain, e->plain_why, call, comm, forward);
   }
-  // Threads of one process: the peers' buffers, where they change the choice.
+  // Threads of one process: the peers' buffers, where they change the choice of a call
+  // being captured (rank_buffers.h says why only then).
   std::optional<RankBuffers> peers;
-  if (e->board && e->ctx->GroupBuffersChangeChoice(call)) peers = SwapBuffers(*e, call);
+  if (e->board && Capturing(call.stream) && e->ctx->GroupBuffersChangeChoice(call)) {
+    peers = SwapBuffers(*e, call);
+  }
   core::Result<runtime::RuntimeComm::Served> served =
       e->ctx->Serve(peers ? peers->With(call) : call);
   if (!served.ok()) {
