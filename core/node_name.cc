@@ -115,14 +115,14 @@ NodeExport ExportNodeNameToNccl() {
   const std::string hostid = Env(kNcclHostIdEnv);
   using What = NodeExport::What;
   if (node.empty()) {
-    return {What::kNoNodeName, hostid.empty() ? "NCCL groups ranks by host name + boot id (no " +
-                                                    std::string(kNodeNameEnv) + ")"
-                                              : "NCCL groups ranks by NCCL_HOSTID='" + hostid +
-                                                    "' (no " + kNodeNameEnv + ")"};
+    return {What::kNoNodeName,
+            hostid.empty()
+                ? "NCCL groups ranks by host name + boot id (no " + std::string(kNodeNameEnv) + ")"
+                : "NCCL groups ranks by NCCL_HOSTID='" + hostid + "' (no " + kNodeNameEnv + ")"};
   }
   if (Status st = CheckNodeName(node, kNodeNameEnv); !st.ok()) {
-    return {What::kInvalid, st.message() + ": NCCL_HOSTID left " +
-                                (hostid.empty() ? "unset" : "'" + hostid + "'")};
+    return {What::kInvalid,
+            st.message() + ": NCCL_HOSTID left " + (hostid.empty() ? "unset" : "'" + hostid + "'")};
   }
   if (hostid == node) return {What::kAlreadySet, "NCCL groups ranks by NCCL_HOSTID='" + node + "'"};
   if (!hostid.empty()) {

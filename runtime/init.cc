@@ -251,8 +251,7 @@ void RuntimeComm::LogSummary(const std::string& fingerprint, const std::string& 
   for (const auto& [n, comm] : ctas_comms_) ctas += (ctas.empty() ? "" : ",") + std::to_string(n);
   summary_ = "fingerprint " + fingerprint + " (" + std::to_string(nodes_) +
              (nodes_ == 1 ? " node" : " nodes") + "): " + records_note + "; ranks in " + Mode() +
-             "; " +
-             table_.Describe() + "; peer memory " +
+             "; " + table_.Describe() + "; peer memory " +
              (caps_.peer_problem.empty() ? "on" : "off (" + caps_.peer_problem + ")") +
              (ctas.empty() ? "" : "; ctas communicators " + ctas);
   if (rank_ == 0 && config_.log_summary) {

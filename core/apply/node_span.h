@@ -1,7 +1,7 @@
 // The choice rules that depend on how the ranks spread over nodes (issue 33, DESIGN §5:
 // "peer-memory choices only inside one node"), and the environment of a `nccl-net` setting's
-// rank processes and the one setting a process of the application takes. Pure C++: the worker's catalog, the runtime and their tests without a GPU
-// read them the same way.
+// rank processes and the one setting a process of the application takes. Pure C++: the worker's
+// catalog, the runtime and their tests without a GPU read them the same way.
 #pragma once
 
 #include <string>
@@ -25,10 +25,10 @@ inline constexpr const char* kNetSettingsVars[] = {"NCCL_SOCKET_NTHREADS", "NCCL
 // record of `world` ranks has an nccl-net winner.
 struct ProcessNetPick {
   std::vector<std::pair<std::string, std::string>> env;
-  std::string winner;   // the choice name as published (the first record's spelling)
-  int wins = 0;         // problems it won
-  int other_wins = 0;   // problems other nccl-net settings won (not applied)
-  int records = 0;      // records of `world` ranks looked at
+  std::string winner;  // the choice name as published (the first record's spelling)
+  int wins = 0;        // problems it won
+  int other_wins = 0;  // problems other nccl-net settings won (not applied)
+  int records = 0;     // records of `world` ranks looked at
 };
 ProcessNetPick PickProcessNetSettings(const std::vector<WinnerRecord>& records, int world);
 

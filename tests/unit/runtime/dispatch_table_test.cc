@@ -193,9 +193,9 @@ TEST(ProcessNetSettings, AWinnerRunsAsNcclOnlyWhereTheProcessHasItsSettings) {
   Capabilities with = PeersOn(4);
   with.process_env = {{"NCCL_SOCKET_NTHREADS", "4"}, {"NCCL_NSOCKS_PERTHREAD", "4"}};
   const DispatchTable applied = DispatchTable::Build(NetSweep(), with);
-  EXPECT_EQ(applied.Choose(Op::kAllReduce, Dtype::kBf16, RedOp::kSum, 64 << 20,
-                           BufferClass::kPlain).name,
-            kSockets);
+  EXPECT_EQ(
+      applied.Choose(Op::kAllReduce, Dtype::kBf16, RedOp::kSum, 64 << 20, BufferClass::kPlain).name,
+      kSockets);
   // The process runs with other settings: that winner's time was not measured under them.
   // NCCL_SOCKET_NTHREADS=2 is kThreads' setting, so the reduce-scatter winner runs there.
   Capabilities other = PeersOn(4);
@@ -206,9 +206,9 @@ TEST(ProcessNetSettings, AWinnerRunsAsNcclOnlyWhereTheProcessHasItsSettings) {
   EXPECT_EQ(e->plain.name, "nccl");
   EXPECT_NE(e->plain.reason.find("NCCL_SOCKET_NTHREADS is '2'"), std::string::npos)
       << e->plain.reason;
-  EXPECT_EQ(t.Choose(Op::kReduceScatter, Dtype::kBf16, RedOp::kSum, 64 << 20,
-                     BufferClass::kPlain).name,
-            kThreads);
+  EXPECT_EQ(
+      t.Choose(Op::kReduceScatter, Dtype::kBf16, RedOp::kSum, 64 << 20, BufferClass::kPlain).name,
+      kThreads);
   const DispatchTable unset = DispatchTable::Build(NetSweep(), PeersOn(4));
   const TableEntry* ag = unset.Lookup(Op::kAllGather, Dtype::kBf16, RedOp::kNone, 64 << 20);
   ASSERT_NE(ag, nullptr);

@@ -44,8 +44,7 @@ Counts CountFor(const std::vector<Env>& ranks) {
   std::set<std::string> worker_keys, delivery_keys;
   for (std::size_t r = 0; r < ranks.size(); ++r) {
     Apply(ranks[r]);
-    auto node = worker::SetUpRankNode(
-        {"", 0, static_cast<int>(r), static_cast<int>(ranks.size())});
+    auto node = worker::SetUpRankNode({"", 0, static_cast<int>(r), static_cast<int>(ranks.size())});
     EXPECT_TRUE(node.ok()) << node.status().ToString();
     names.push_back(node.ok() ? *node : "?");
     worker_keys.insert(core::NcclHostKey());
