@@ -1,6 +1,7 @@
 """An unmodified PyTorch program on emulated nodes, plain and with ccltune's delivery (issue 33).
 
-  nodes_torch_check.py --out DIR --sizes MIN:MAX:FACTOR|BYTES,... --winners FILE --shim SO --plugin SO
+  nodes_torch_check.py --out DIR --sizes MIN:MAX:FACTOR|BYTES,... --winners FILE
+                       --shim SO --plugin SO
                        [--gpus 4] [--nodes 2] [--modes plain,preload,plugin,both]
 
 Starts nodes_torch_program.py as torchrun would (one process per GPU, MASTER_ADDR/PORT,
