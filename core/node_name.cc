@@ -104,4 +104,34 @@ std::string NodeOfIdentity(const std::string& identity) {
   return space == std::string::npos ? std::string() : identity.substr(space + 1);
 }
 
+std::string NcclHostKey() {
+  const std::string hostid = Env(kNcclHostIdEnv);
+  if (!hostid.empty()) return hostid;
+  return HostName() + BootId();  // NCCL appends the boot id to the host name, no separator
+}
+
+NodeExport ExportNodeNameToNccl() {
+  const std::string node = Env(kNodeNameEnv);
+  const std::string hostid = Env(kNcclHostIdEnv);
+  using What = NodeExport::What;
+  if (node.empty()) {
+    return {What::kNoNodeName,
+            hostid.empty()
+                ? "NCCL groups ranks by host name + boot id (no " + std::string(kNodeNameEnv) + ")"
+                : "NCCL groups ranks by NCCL_HOSTID='" + hostid + "' (no " + kNodeNameEnv + ")"};
+  }
+  if (Status st = CheckNodeName(node, kNodeNameEnv); !st.ok()) {
+    return {What::kInvalid,
+            st.message() + ": NCCL_HOSTID left " + (hostid.empty() ? "unset" : "'" + hostid + "'")};
+  }
+  if (hostid == node) return {What::kAlreadySet, "NCCL groups ranks by NCCL_HOSTID='" + node + "'"};
+  if (!hostid.empty()) {
+    return {What::kConflict, std::string(kNcclHostIdEnv) + "='" + hostid + "' differs from " +
+                                 kNodeNameEnv + "='" + node + "': NCCL groups ranks by " +
+                                 kNcclHostIdEnv + " (left as it is)"};
+  }
+  setenv(kNcclHostIdEnv, node.c_str(), /*overwrite=*/0);
+  return {What::kSet, "NCCL_HOSTID='" + node + "' set from " + kNodeNameEnv};
+}
+
 }  // namespace ccltune::core

@@ -61,4 +61,26 @@ std::string NodeIdentity();
 std::string NodeOfIdentity(const std::string& identity);  // the name part
 std::string BootOfIdentity(const std::string& identity);  // the boot id part
 
+// What NCCL 2.28 groups this rank's node by (src/misc/utils.cc getHostHashOnce, hashed once
+// per process at its first communicator's init): NCCL_HOSTID when set, else the host name
+// followed by the kernel boot id. NCCL's nNodes is the number of distinct keys, so the
+// runtime counts nodes by this key (it cannot ask NCCL); the worker sets NCCL_HOSTID to its
+// node name, so its count of names is the same number.
+std::string NcclHostKey();
+
+// What ExportNodeNameToNccl did, for the libraries' messages.
+struct NodeExport {
+  enum class What { kSet, kAlreadySet, kNoNodeName, kConflict, kInvalid };
+  What what = What::kNoNodeName;
+  std::string text;  // one line: what NCCL will group this rank by, and why
+};
+
+// Before NCCL's first communicator in this process: CCLTUNE_NODE_NAME (a pod's
+// spec.nodeName) becomes NCCL_HOSTID when NCCL_HOSTID is unset, so pods of one node (with
+// hostIPC) share NCCL's host hash and talk P2P/NVLink, as the worker's ranks do. Never
+// overwrites NCCL_HOSTID (a conflicting one is reported: NCCL keeps grouping by it). Calls
+// setenv: only while no other thread reads the environment (a library constructor, or
+// before NCCL's first init).
+NodeExport ExportNodeNameToNccl();
+
 }  // namespace ccltune::core

@@ -6,6 +6,7 @@
 #include <functional>
 #include <set>
 
+#include "core/apply/node_span.h"
 #include "core/apply/winner_loader.h"
 #include "core/gpu/cuda_check.h"
 #include "core/gpu/fingerprint_probe.h"
@@ -75,7 +76,8 @@ void RuntimeComm::StartFailureWatch() {
 
 // The collective steps of Init; on the helper thread of RunBounded.
 core::Status RuntimeComm::Collective(core::Deadline deadline) {
-  CCLTUNE_ASSIGN_OR_RETURN(const int nodes, CountNodes(deadline));
+  CCLTUNE_ASSIGN_OR_RETURN(nodes_, CountNodes(deadline));
+  const int nodes = nodes_;
   CCLTUNE_RETURN_IF_ERROR(CountProcesses(deadline));
   CCLTUNE_ASSIGN_OR_RETURN(
       const std::string fp,
@@ -85,6 +87,9 @@ core::Status RuntimeComm::Collective(core::Deadline deadline) {
   std::vector<apply::WinnerRecord> records = LoadRecordsOrNote(fp, nodes, &note);
   CCLTUNE_RETURN_IF_ERROR(SetUpPeers(deadline));
   caps_.world = world_;
+  for (const char* name : apply::kNetSettingsVars) {
+    if (const char* v = std::getenv(name); v != nullptr && *v != '\0') caps_.process_env[name] = v;
+  }
   table_ = DispatchTable::Build(records, caps_);
   if (processes_ > 1 && processes_ < world_) {
     // Several ranks in some process, others elsewhere: the ranks of one process would
@@ -108,13 +113,12 @@ core::Status RuntimeComm::Identify() {
 }
 
 core::Result<int> RuntimeComm::CountNodes(core::Deadline deadline) {
-  CCLTUNE_ASSIGN_OR_RETURN(std::vector<std::string> ids,
-                           dir_->AllGather("node", core::NodeIdentity(), deadline));
-  // Distinct node names, as NCCL counts distinct NCCL_HOSTIDs and the worker distinct
-  // names in its rank records (core/node_name.h), so all three agree on the fingerprint.
-  std::set<std::string> nodes;
-  for (const auto& id : ids) nodes.insert(core::NodeOfIdentity(id));
-  return static_cast<int>(nodes.size());
+  // NCCL has no API for its nNodes: count what it counts, the distinct keys it hashes
+  // (core::NcclHostKey). The worker's NCCL_HOSTID is its node name, so the count equals the
+  // worker's `nodes` for the same split, and the tuner plugin's (NCCL hands it nNodes).
+  CCLTUNE_ASSIGN_OR_RETURN(std::vector<std::string> keys,
+                           dir_->AllGather("nccl-host", core::NcclHostKey(), deadline));
+  return static_cast<int>(std::set<std::string>(keys.begin(), keys.end()).size());
 }
 
 // One exchange names the processes behind the ranks, each rank's device and, from rank 0's
@@ -250,8 +254,9 @@ core::Status RuntimeComm::SplitCtasComms() {
 void RuntimeComm::LogSummary(const std::string& fingerprint, const std::string& records_note) {
   std::string ctas;
   for (const auto& [n, comm] : ctas_comms_) ctas += (ctas.empty() ? "" : ",") + std::to_string(n);
-  summary_ = "fingerprint " + fingerprint + ": " + records_note + "; ranks in " + Mode() + "; " +
-             table_.Describe() + "; peer memory " +
+  summary_ = "fingerprint " + fingerprint + " (" + std::to_string(nodes_) +
+             (nodes_ == 1 ? " node" : " nodes") + "): " + records_note + "; ranks in " + Mode() +
+             "; " + table_.Describe() + "; peer memory " +
              (caps_.peer_problem.empty() ? "on" : "off (" + caps_.peer_problem + ")") +
              (ctas.empty() ? "" : "; ctas communicators " + ctas);
   if (rank_ == 0 && config_.log_summary) {

@@ -1,6 +1,7 @@
 // The runtime's runnable-choice rules (runnable.h).
 #include "runtime/runnable.h"
 
+#include "core/apply/node_span.h"
 #include "core/choice.h"
 
 namespace ccltune::runtime {
@@ -39,6 +40,20 @@ std::string WhyNotNccl(const ChoiceSpec& s, const core::Problem& problem, int wo
   return "";
 }
 
+// NCCL read its network settings once, at its first init in this process: the winner's
+// settings are what it measured only when they are this process's now.
+std::string WhyNotProcessSettings(const ChoiceSpec& s, const Capabilities& caps) {
+  for (const auto& [name, value] : apply::NetSettingsEnv(s.net)) {
+    const auto it = caps.process_env.find(name);
+    if (it == caps.process_env.end() || it->second != value) {
+      return "nccl-net's settings are not this process's (" + name + " is " +
+             (it == caps.process_env.end() ? "unset" : "'" + it->second + "'") +
+             "; NCCL reads them once, at its first init: libccltune-nccl sets them there)";
+    }
+  }
+  return "";
+}
+
 }  // namespace
 
 core::Result<apply::ChoiceSpec> ParseRuntimeChoice(const std::string& name) {
@@ -48,6 +63,7 @@ core::Result<apply::ChoiceSpec> ParseRuntimeChoice(const std::string& name) {
 
 std::string WhyNotRunnable(const ChoiceSpec& s, const core::Problem& problem,
                            const Capabilities& caps, BufferClass cls) {
+  if (s.net.any()) return WhyNotProcessSettings(s, caps);
   if (!s.unsupported.empty()) return s.unsupported;
   if (s.compose == Composition::kBoundedSpin || s.absent_test) return "a test choice";
   if (s.compose != Composition::kPeer) return WhyNotNccl(s, problem, caps.world);

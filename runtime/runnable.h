@@ -17,12 +17,15 @@
 //                         every rank's out and residual; pull reads the peers' inputs)
 // For an all-reduce with an epilogue every other name means that all-reduce followed by
 // the separate epilogue kernel, and runs where the plain all-reduce would.
+//   nccl-net:…            NCCL's own call, when the process runs with those settings
+//                         (libccltune-nccl sets them before NCCL's first init)
 // Not run here: forced NCCL algorithms/protocols (the tuner plugin applies those, and the
 // runtime's NCCL calls get them when it is loaded), nccl-reg and nccl-symm (they need the
 // application's buffers registered with NCCL), test choices.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 
 #include "core/apply/choice_spec.h"
@@ -36,6 +39,10 @@ namespace ccltune::runtime {
 struct Capabilities {
   int world = 1;
   std::string peer_problem = "peer memory not set up";  // empty: our kernels can run
+  // NCCL's process-level network settings (apply::kNetSettingsVars) as this process's
+  // environment holds them at init (unset ones absent): NCCL read them at its first init,
+  // so an `nccl-net` winner runs (as NCCL's own call) only where they are its settings.
+  std::map<std::string, std::string> process_env;
 };
 
 // Plain: any device buffer of the application. Pooled: every buffer of the call (send and

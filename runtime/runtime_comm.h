@@ -118,6 +118,8 @@ class RuntimeComm {
   bool Empty() const { return table_.size() == 0; }
   // Init's summary (fingerprint, winners or why none, table, peer memory).
   const std::string& summary() const { return summary_; }
+  // The communicator's nodes as NCCL counts them (the fingerprint's `nodes`).
+  int nodes() const { return nodes_; }
   // Enqueues an all-reduce + epilogue on its stream (dispatch_epilogue.cc).
   core::Status RunEpilogue(const EpilogueCall& call);
   // The choice a call of `bytes` would run (ccltuneGetChoice; with an epilogue,
@@ -207,6 +209,7 @@ class RuntimeComm {
   int device_ = 0;
   int nccl_version_ = 0;
   int processes_ = 1;   // distinct processes among the ranks
+  int nodes_ = 1;       // NCCL's node count, by its own rule (CountNodes)
   std::string clique_;  // the key every rank agreed on (rank 0's process token and address)
   std::vector<int> devices_;  // each rank's CUDA device, by rank
   gpu::Stream stream_;  // init's exchanges

@@ -1,6 +1,8 @@
 // Choice rules across nodes and nccl-net's environment (node_span.h).
 #include "core/apply/node_span.h"
 
+#include <map>
+
 namespace ccltune::apply {
 namespace {
 
@@ -34,6 +36,43 @@ std::vector<std::pair<std::string, std::string>> NetSettingsEnv(const NetSetting
   if (net.buff_size > 0) env.emplace_back("NCCL_BUFFSIZE", std::to_string(net.buff_size));
   if (net.ib_qps > 0) env.emplace_back("NCCL_IB_QPS_PER_CONNECTION", std::to_string(net.ib_qps));
   return env;
+}
+
+ProcessNetPick PickProcessNetSettings(const std::vector<WinnerRecord>& records, int world) {
+  struct Tally {
+    std::string winner;
+    int wins = 0;
+    std::uint64_t largest = 0;
+  };
+  std::map<std::vector<std::pair<std::string, std::string>>, Tally> by_env;
+  ProcessNetPick pick;
+  for (const WinnerRecord& r : records) {
+    if (r.world_size != world) continue;
+    ++pick.records;
+    core::Result<core::ChoiceName> name = core::ParseChoice(r.winner, "nccl");
+    if (!name.ok() || name->base != "nccl-net") continue;
+    core::Result<ChoiceSpec> spec = SpecFromChoice(*name);
+    if (!spec.ok()) continue;  // the loader's rules keep it out of the table too
+    Tally& t = by_env[NetSettingsEnv(spec->net)];
+    if (t.winner.empty()) t.winner = r.winner;
+    ++t.wins;
+    t.largest = std::max(t.largest, r.bytes);
+  }
+  const Tally* best = nullptr;
+  int total = 0;
+  for (const auto& [env, t] : by_env) {
+    total += t.wins;
+    if (best == nullptr || t.wins > best->wins ||
+        (t.wins == best->wins && t.largest > best->largest)) {
+      best = &t;
+      pick.env = env;
+    }
+  }
+  if (best == nullptr) return pick;
+  pick.winner = best->winner;
+  pick.wins = best->wins;
+  pick.other_wins = total - best->wins;
+  return pick;
 }
 
 std::string NodeSpanSkipReason(const ChoiceSpec& s, const core::Problem& problem,

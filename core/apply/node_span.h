@@ -1,7 +1,7 @@
 // The choice rules that depend on how the ranks spread over nodes (issue 33, DESIGN §5:
 // "peer-memory choices only inside one node"), and the environment of a `nccl-net` setting's
-// rank processes. Pure C++: the worker's catalog, the runtime and their tests without a GPU
-// read them the same way.
+// rank processes and the one setting a process of the application takes. Pure C++: the worker's
+// catalog, the runtime and their tests without a GPU read them the same way.
 #pragma once
 
 #include <string>
@@ -9,11 +9,28 @@
 #include <vector>
 
 #include "core/apply/choice_spec.h"
+#include "core/apply/record_parser.h"
 
 namespace ccltune::apply {
 
 // The environment a rank process of `net` is started with, in a fixed order.
 std::vector<std::pair<std::string, std::string>> NetSettingsEnv(const NetSettings& net);
+// Every variable NetSettingsEnv may name.
+inline constexpr const char* kNetSettingsVars[] = {"NCCL_SOCKET_NTHREADS", "NCCL_NSOCKS_PERTHREAD",
+                                                   "NCCL_BUFFSIZE", "NCCL_IB_QPS_PER_CONNECTION"};
+
+// The one `nccl-net` setting a process of `world` ranks takes from a fingerprint's records
+// (NCCL reads them once per process, so one setting serves every size): the setting that
+// won the most problems, ties to the one that won the largest message. Empty env when no
+// record of `world` ranks has an nccl-net winner.
+struct ProcessNetPick {
+  std::vector<std::pair<std::string, std::string>> env;
+  std::string winner;  // the choice name as published (the first record's spelling)
+  int wins = 0;        // problems it won
+  int other_wins = 0;  // problems other nccl-net settings won (not applied)
+  int records = 0;     // records of `world` ranks looked at
+};
+ProcessNetPick PickProcessNetSettings(const std::vector<WinnerRecord>& records, int world);
 
 // How the ranks spread over nodes (core::ShapeOfNodes), as the choice rules need it.
 struct NodeSpan {

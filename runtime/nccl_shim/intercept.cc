@@ -1,12 +1,14 @@
 // The NCCL functions libccltune-nccl writes by hand (every other one is a generated
 // forwarder): the three collectives ccltune tunes, the group calls whose depth decides
 // whether a call may be served, the communicator lifecycle, so that each communicator
-// the application makes is known and its context torn down before NCCL frees it, and the
+// the application makes is known and its context torn down before NCCL frees it (and the
+// first one's init is preceded by the settings NCCL reads once per process, first_init.h), and the
 // error queries, so that a context whose kernels lost a peer is reported (comm_failure.h).
 #include <nccl.h>
 
 #include "runtime/nccl_shim/comm_failure.h"
 #include "runtime/nccl_shim/comm_registry.h"
+#include "runtime/nccl_shim/first_init.h"
 #include "runtime/nccl_shim/group_calls.h"
 #include "runtime/nccl_shim/real_calls.h"
 #include "runtime/nccl_shim/serve.h"
@@ -94,6 +96,7 @@ CCLTUNE_SHIM_EXPORT ncclResult_t ncclGroupSimulateEnd(ncclSimInfo_t* simInfo) {
 
 CCLTUNE_SHIM_EXPORT ncclResult_t ncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniqueId commId,
                                                   int rank) {
+  ccltune::shim::BeforeFirstInit(nranks, rank);
   const ncclResult_t r = real::ncclCommInitRank(comm, nranks, commId, rank);
   if (comm != nullptr) Track(r, *comm, BlockingOf(nullptr, nullptr));
   return r;
@@ -102,6 +105,7 @@ CCLTUNE_SHIM_EXPORT ncclResult_t ncclCommInitRank(ncclComm_t* comm, int nranks, 
 CCLTUNE_SHIM_EXPORT ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nranks,
                                                         ncclUniqueId commId, int rank,
                                                         ncclConfig_t* config) {
+  ccltune::shim::BeforeFirstInit(nranks, rank);
   const ncclResult_t r = real::ncclCommInitRankConfig(comm, nranks, commId, rank, config);
   if (comm != nullptr) Track(r, *comm, BlockingOf(config, nullptr));
   return r;
@@ -111,6 +115,7 @@ CCLTUNE_SHIM_EXPORT ncclResult_t ncclCommInitRankScalable(ncclComm_t* newcomm, i
                                                           int myrank, int nId,
                                                           ncclUniqueId* commIds,
                                                           ncclConfig_t* config) {
+  ccltune::shim::BeforeFirstInit(nranks, myrank);
   const ncclResult_t r =
       real::ncclCommInitRankScalable(newcomm, nranks, myrank, nId, commIds, config);
   if (newcomm != nullptr) Track(r, *newcomm, BlockingOf(config, nullptr));
@@ -120,6 +125,7 @@ CCLTUNE_SHIM_EXPORT ncclResult_t ncclCommInitRankScalable(ncclComm_t* newcomm, i
 // One thread drives every rank: their calls come in groups, served whole or forwarded
 // whole (group_calls.h), and their contexts are made together at the first such group.
 CCLTUNE_SHIM_EXPORT ncclResult_t ncclCommInitAll(ncclComm_t* comm, int ndev, const int* devlist) {
+  ccltune::shim::BeforeFirstInit(ndev, 0);
   const ncclResult_t r = real::ncclCommInitAll(comm, ndev, devlist);
   for (int i = 0; comm != nullptr && i < ndev; ++i) Track(r, comm[i], BlockingOf(nullptr, nullptr));
   return r;

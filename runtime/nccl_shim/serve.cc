@@ -10,6 +10,7 @@
 #include "core/gpu/nccl_api.h"
 #include "runtime/nccl_shim/comm_failure.h"
 #include "runtime/nccl_shim/comm_registry.h"
+#include "runtime/nccl_shim/first_init.h"
 #include "runtime/nccl_shim/group_calls.h"
 #include "runtime/nccl_shim/rank_buffers.h"
 #include "runtime/nccl_shim/real_nccl.h"
@@ -88,14 +89,17 @@ void MakeContext(ncclComm_t comm, CommEntry& e) {
     if (!ctx.ok()) {
       why = "libccltune init failed: " + ctx.status().message();
     } else if ((*ctx)->Empty()) {
-      why = (*ctx)->summary();
+      why = (*ctx)->summary() + FirstInitMismatch((*ctx)->nodes());
       (void)runtime::RuntimeComm::Close(std::move(ctx).value());
     } else {
       e.ctx = std::move(ctx).value();
       if (e.ctx->OneProcess()) e.board = BufferBoard::For(e.ctx->clique(), e.ctx->world());
       e.SetFailure(e.ctx->failure());
       e.state = CommEntry::State::kServing;
-      if (e.rank == 0) Note("comm " + Hex(comm) + ": served by tuned winners: " + e.ctx->summary());
+      if (e.rank == 0) {
+        Note("comm " + Hex(comm) + ": served by tuned winners: " + e.ctx->summary() +
+             FirstInitMismatch(e.ctx->nodes()));
+      }
       return;
     }
   }

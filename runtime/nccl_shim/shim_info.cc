@@ -1,8 +1,11 @@
-// ccltuneNcclShimInfo: what `ccltune check-nccl` prints. The shim, loaded as a program
+// ccltuneNcclShimReport: what `ccltune check-nccl` prints. The shim, loaded as a program
 // would load it, says which real NCCL it found and how, the versions, whether it would
-// serve calls, and, for a communicator of `world` ranks on this node, the fingerprint it
-// would compute and how many winners it would load. Never blocks beyond the winners' load
-// bound; a missing GPU or cache is reported in the JSON, not raised.
+// serve calls, this process's node and what NCCL will group it by (after the shim's first-
+// init step, which this runs: first_init.h), and, for a communicator of `world` ranks over
+// `nodes` nodes, the fingerprint it would compute, how many winners it would load, the
+// network settings it would set before NCCL's first init, and what each tuned size would
+// run. Never blocks beyond the winners' load bound; a missing GPU or cache is reported in
+// the JSON, not raised.
 #include <cuda_runtime.h>
 #include <dlfcn.h>
 #include <nccl.h>
@@ -11,8 +14,12 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "core/apply/node_span.h"
 #include "core/apply/winner_loader.h"
 #include "core/gpu/fingerprint_probe.h"
+#include "core/node_name.h"
+#include "runtime/dispatch_table.h"
+#include "runtime/nccl_shim/first_init.h"
 #include "runtime/nccl_shim/real_nccl.h"
 #include "runtime/nccl_shim/serve.h"
 #include "runtime/nccl_shim/shim_export.h"
@@ -35,8 +42,51 @@ int VisibleGpus() {
   return ok ? n : 0;
 }
 
-// The fingerprint and winner count a `world`-rank communicator on this node would get.
-void AddWinners(int world, nlohmann::json* out) {
+// This process's node and what NCCL will group it by once the first-init step ran.
+nlohmann::json NodeReport() {
+  const core::NodeExport& exported = ExportNodeOnce();  // as BeforeFirstInit does
+  core::Result<core::NodeName> node = core::LocalNodeName();
+  nlohmann::json out = {{"ncclGroupsBy", exported.text}};
+  if (node.ok()) {
+    out["name"] = node->name;
+    out["source"] = node->source;
+  } else {
+    out["problem"] = node.status().message();
+  }
+  return out;
+}
+
+// What each tuned size of `world` ranks would run in this process (plain buffers, the
+// application's own), with the network settings `net` holds in the environment by then.
+nlohmann::json ApplyReport(const std::vector<apply::WinnerRecord>& records, int world, int nodes,
+                           const NetPlan& net) {
+  runtime::Capabilities caps;
+  caps.world = world;
+  caps.peer_problem = nodes > 1 ? "ranks on " + std::to_string(nodes) + " nodes"
+                                : std::string();  // one node: as the probe will find it
+  for (const char* name : apply::kNetSettingsVars) {
+    if (const char* v = std::getenv(name); v != nullptr && *v != '\0') caps.process_env[name] = v;
+  }
+  for (const auto& [k, v] : net.env) caps.process_env.emplace(k, v);  // set unless already
+  const runtime::DispatchTable table = runtime::DispatchTable::Build(records, caps);
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& r : records) {
+    const runtime::TableEntry* e = table.Lookup(r.op, r.dtype, r.redop, r.bytes, r.epilogue);
+    if (e == nullptr || e->bytes != r.bytes) continue;  // not offered, or another world
+    out.push_back({{"op", core::OpName(r.op)},
+                   {"dtype", core::DtypeName(r.dtype)},
+                   {"redop", core::RedOpName(r.redop)},
+                   {"bytes", r.bytes},
+                   {"winner", r.winner},
+                   {"runs", e->plain.name},
+                   {"why", e->plain.reason}});
+  }
+  return out;
+}
+
+// The fingerprint, winners, network settings and applied choices of a `world`-rank
+// communicator over `nodes` nodes.
+void AddWinners(int world, int nodes, nlohmann::json* out) {
   core::Result<runtime::RuntimeConfig> cfg = runtime::ResolveConfig(nullptr);
   if (!cfg.ok()) {
     (*out)["winnersProblem"] = cfg.status().message();
@@ -47,7 +97,7 @@ void AddWinners(int world, nlohmann::json* out) {
                      : !src.redis_url.empty()  ? std::string("redis (CCLTUNE_REDIS_URL)")
                                                : std::string("none");
   core::Result<std::string> fp = gpu::CommunicatorFingerprint(
-      world, 1, Real().version, cfg->fingerprint, cfg->fingerprint_source);
+      world, nodes, Real().version, cfg->fingerprint, cfg->fingerprint_source);
   if (!fp.ok()) {
     (*out)["fingerprintProblem"] = fp.status().message();
     return;
@@ -64,13 +114,17 @@ void AddWinners(int world, nlohmann::json* out) {
   (*out)["winners"] = usable;
   (*out)["rejected"] = loaded->rejected;
   if (loaded->rejected > 0) (*out)["firstRejection"] = loaded->first_error;
+  const NetPlan net = PlanNetSettings(*cfg, world, nodes, Real().version);
+  (*out)["networkSettings"] = {{"text", net.text}, {"env", net.env}};
+  (*out)["apply"] = ApplyReport(loaded->records, world, nodes, net);
 }
 
 }  // namespace
 }  // namespace ccltune::shim
 
 // JSON into buf (NUL-terminated); 0 on success, the size needed when `len` is too small.
-CCLTUNE_SHIM_EXPORT size_t ccltuneNcclShimInfo(int world, char* buf, size_t len) {
+// `world` <= 0: the visible GPUs; `nodes` <= 0: 1.
+CCLTUNE_SHIM_EXPORT size_t ccltuneNcclShimReport(int world, int nodes, char* buf, size_t len) {
   using ccltune::shim::Real;
   nlohmann::json out;
   try {
@@ -91,9 +145,17 @@ CCLTUNE_SHIM_EXPORT size_t ccltuneNcclShimInfo(int world, char* buf, size_t len)
          "peers' memory by direct peer access; destroy waits for no peer"},
         {"mixed", "not served (some processes hold several ranks, other ranks elsewhere)"}};
     if (!real.problem.empty()) out["problem"] = real.problem;
+    out["node"] = ccltune::shim::NodeReport();
     if (world <= 0) world = ccltune::shim::VisibleGpus();
+    if (nodes <= 0) nodes = 1;
     out["world"] = world;
-    if (world > 0) ccltune::shim::AddWinners(world, &out);
+    out["nodes"] = nodes;
+    if (world > 0 && nodes > world) {
+      out["fingerprintProblem"] = std::to_string(nodes) + " nodes for " + std::to_string(world) +
+                                  " ranks: a node holds at least one rank";
+    } else if (world > 0) {
+      ccltune::shim::AddWinners(world, nodes, &out);
+    }
   } catch (const std::exception& e) {
     out["problem"] = std::string("internal error: ") + e.what();
   }

@@ -1,9 +1,12 @@
-// `ccltune check-nccl [LIBRARY] [--world N]`: loads libccltune-nccl as a program would and
-// prints what it found: the real NCCL behind it and how, the versions, whether it would serve
-// calls, and for a communicator of N ranks on this node (default: the GPUs visible) the
-// fingerprint it would compute and how many winners it would load. A preloaded library that
-// quietly forwards everything looks like one that works; this says which, in the image that
-// will run it. LIBRARY defaults to <prefix>/lib/libccltune-nccl.so next to <prefix>/bin/ccltune.
+// `ccltune check-nccl [LIBRARY] [--world N] [--nodes M]`: loads libccltune-nccl as a program
+// would and prints what it found: the real NCCL behind it and how, the versions, whether it
+// would serve calls, this process's node and what NCCL will group it by, and for a
+// communicator of N ranks (default: the GPUs visible) over M nodes (default 1; NCCL counts
+// distinct NCCL_HOSTIDs) the fingerprint it would compute, how many winners it would load,
+// the network settings it would set before NCCL's first init, and what each tuned size runs. A
+// preloaded library that quietly forwards everything looks like one that works; this says which, in
+// the image that will run it. LIBRARY defaults to <prefix>/lib/libccltune-nccl.so next to
+// <prefix>/bin/ccltune.
 #include <dlfcn.h>
 
 #include <cstdio>
@@ -19,7 +22,9 @@ namespace ccltune::worker::cli {
 namespace {
 
 constexpr const char* kShimFile = "libccltune-nccl.so";
-using InfoFn = size_t (*)(int, char*, size_t);
+using ReportFn = size_t (*)(int, int, char*, size_t);
+constexpr const char* kReportSymbol = "ccltuneNcclShimReport";
+constexpr int kMaxApplyLines = 64;
 
 std::string DefaultShimPath() {
   std::error_code ec;
@@ -30,6 +35,28 @@ std::string DefaultShimPath() {
 
 std::string Field(const nlohmann::json& j, const char* key, const std::string& otherwise = "") {
   return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : otherwise;
+}
+
+// The network settings set before NCCL's first init, then per tuned size what runs.
+void PrintApplied(const nlohmann::json& j) {
+  if (j.contains("networkSettings") && j["networkSettings"].is_object()) {
+    std::printf("network settings before NCCL's first init: %s\n",
+                Field(j["networkSettings"], "text").c_str());
+  }
+  if (!j.contains("apply") || !j["apply"].is_array()) return;
+  const auto& rows = j["apply"];
+  std::printf("will apply (application buffers): %zu tuned sizes\n", rows.size());
+  int shown = 0;
+  for (const auto& r : rows) {
+    if (++shown > kMaxApplyLines) {
+      std::printf("  ... %zu more\n", rows.size() - kMaxApplyLines);
+      break;
+    }
+    const std::string winner = Field(r, "winner"), runs = Field(r, "runs");
+    std::printf("  %s %s/%s %llu: %s%s\n", Field(r, "op").c_str(), Field(r, "dtype").c_str(),
+                Field(r, "redop").c_str(), r.value("bytes", 0ULL), runs.c_str(),
+                runs == winner ? "" : (" (" + Field(r, "why") + ")").c_str());
+  }
 }
 
 void Print(const std::string& path, const nlohmann::json& j) {
@@ -50,17 +77,27 @@ void Print(const std::string& path, const nlohmann::json& j) {
                   how.is_string() ? how.get<std::string>().c_str() : "?");
     }
   }
+  if (j.contains("node") && j["node"].is_object()) {
+    const auto& node = j["node"];
+    std::printf("node: %s; %s\n",
+                node.contains("name")
+                    ? (Field(node, "name") + " (from " + Field(node, "source") + ")").c_str()
+                    : ("not usable: " + Field(node, "problem")).c_str(),
+                Field(node, "ncclGroupsBy").c_str());
+  }
   std::printf("winners source: %s\n", Field(j, "source", "none").c_str());
   const int world = j.value("world", 0);
   if (world <= 0) {
     std::printf("fingerprint: not computed (no GPU visible; pass --world N)\n");
     return;
   }
+  const int nodes = j.value("nodes", 1);
+  const std::string shape = std::to_string(world) + (world == 1 ? " rank, " : " ranks, ") +
+                            std::to_string(nodes) + (nodes == 1 ? " node" : " nodes");
   if (j.contains("fingerprint")) {
-    std::printf("fingerprint (%d rank%s, 1 node): %s\n", world, world == 1 ? "" : "s",
-                Field(j, "fingerprint").c_str());
+    std::printf("fingerprint (%s): %s\n", shape.c_str(), Field(j, "fingerprint").c_str());
   } else {
-    std::printf("fingerprint (%d rank%s, 1 node): not computed: %s\n", world, world == 1 ? "" : "s",
+    std::printf("fingerprint (%s): not computed: %s\n", shape.c_str(),
                 Field(j, "fingerprintProblem").c_str());
   }
   if (j.contains("winners")) {
@@ -70,22 +107,30 @@ void Print(const std::string& path, const nlohmann::json& j) {
   } else if (j.contains("winnersProblem")) {
     std::printf("winners: none loaded: %s\n", Field(j, "winnersProblem").c_str());
   }
+  PrintApplied(j);
 }
 
-int RunCheckNccl(const std::string& path, int world) {
+int RunCheckNccl(const std::string& path, int world, int nodes) {
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     std::fprintf(stderr, "ccltune check-nccl: cannot load %s: %s\n", path.c_str(), dlerror());
     return 1;
   }
-  auto info = reinterpret_cast<InfoFn>(dlsym(handle, "ccltuneNcclShimInfo"));
-  if (info == nullptr || dlsym(handle, "ncclAllReduce") == nullptr) {
-    std::fprintf(stderr, "ccltune check-nccl: %s is not libccltune-nccl (no %s)\n", path.c_str(),
-                 info == nullptr ? "ccltuneNcclShimInfo" : "ncclAllReduce");
+  auto info = reinterpret_cast<ReportFn>(dlsym(handle, kReportSymbol));
+  if (info == nullptr && dlsym(handle, "ccltuneNcclShimInfo") != nullptr) {
+    std::fprintf(stderr,
+                 "ccltune check-nccl: %s is an older libccltune-nccl (ccltuneNcclShimInfo, no "
+                 "node count): use the one built with this ccltune\n",
+                 path.c_str());
     return 1;
   }
-  std::vector<char> buf(info(world, nullptr, 0));
-  if (buf.empty() || info(world, buf.data(), buf.size()) != 0) {
+  if (info == nullptr || dlsym(handle, "ncclAllReduce") == nullptr) {
+    std::fprintf(stderr, "ccltune check-nccl: %s is not libccltune-nccl (no %s)\n", path.c_str(),
+                 info == nullptr ? kReportSymbol : "ncclAllReduce");
+    return 1;
+  }
+  std::vector<char> buf(info(world, nodes, nullptr, 0));
+  if (buf.empty() || info(world, nodes, buf.data(), buf.size()) != 0) {
     std::fprintf(stderr, "ccltune check-nccl: %s gave no report\n", path.c_str());
     return 1;
   }
@@ -103,13 +148,19 @@ int RunCheckNccl(const std::string& path, int world) {
 Runner AddCheckNcclCommand(CLI::App& app) {
   auto path = std::make_shared<std::string>(DefaultShimPath());
   auto world = std::make_shared<int>(0);
+  auto nodes = std::make_shared<int>(1);
   auto* c = app.add_subcommand(
       "check-nccl",
       "Load libccltune-nccl as a program would and report the NCCL and winners it finds");
   c->add_option("library", *path, "libccltune-nccl shared object")->capture_default_str();
   c->add_option("--world", *world, "Ranks of the communicator to fingerprint (default: GPUs)")
       ->check(CLI::Range(1, 4096));
-  return [path, world] { return RunCheckNccl(*path, *world); };
+  c->add_option("--nodes", *nodes,
+                "Nodes the communicator spans, as NCCL counts them (distinct NCCL_HOSTID, set "
+                "from CCLTUNE_NODE_NAME; else host names)")
+      ->check(CLI::Range(1, 4096))
+      ->capture_default_str();
+  return [path, world, nodes] { return RunCheckNccl(*path, *world, *nodes); };
 }
 
 }  // namespace ccltune::worker::cli

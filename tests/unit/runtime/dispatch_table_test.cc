@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/apply/node_span.h"
 #include "tests/unit/runtime/record_builder.h"
 
 namespace ccltune::runtime {
@@ -155,6 +156,65 @@ TEST(WhyNotRunnable, ReduceScatterPushNeedsNoSharedBuffers) {
   auto hang = ParseRuntimeChoice("test-hang");
   EXPECT_TRUE(!hang.ok() || !WhyNotRunnable(*hang, p, PeersOn(4), BufferClass::kPooled).empty());
   EXPECT_FALSE(ParseRuntimeChoice("oneshot:blocks=9999").ok());
+}
+
+// Two emulated nodes (issue 33): more sockets per connection win large all-reduces and
+// all-gathers, another setting one reduce-scatter, NCCL's own the small sizes.
+constexpr const char* kSockets = "nccl-net:socketThreads=4,socksPerThread=4";
+constexpr const char* kThreads = "nccl-net:socketThreads=2";
+std::vector<apply::WinnerRecord> NetSweep() {
+  return {
+      MakeRecord(Op::kAllReduce, 8192, 4, {{"nccl", 75.6}, {kSockets, 134.0}}),
+      MakeRecord(Op::kAllReduce, 1 << 20, 4, {{"nccl", 457.0}, {kSockets, 371.0}}),
+      MakeRecord(Op::kAllReduce, 64 << 20, 4, {{"nccl", 22186.0}, {kSockets, 4736.0}}),
+      MakeRecord(Op::kAllGather, 64 << 20, 4, {{"nccl", 9000.0}, {kSockets, 3000.0}}),
+      MakeRecord(Op::kReduceScatter, 64 << 20, 4, {{"nccl", 9000.0}, {kThreads, 5000.0}}),
+      MakeRecord(Op::kAllReduce, 64 << 20, 8, {{"nccl", 1.0}, {kThreads, 0.5}}),  // 8 ranks
+  };
+}
+
+TEST(ProcessNetSettings, TheSettingThatWonMostProblemsOfTheWorldIsPicked) {
+  const apply::ProcessNetPick pick = apply::PickProcessNetSettings(NetSweep(), 4);
+  EXPECT_EQ(pick.winner, kSockets);
+  EXPECT_EQ(pick.env, (std::vector<std::pair<std::string, std::string>>{
+                          {"NCCL_SOCKET_NTHREADS", "4"}, {"NCCL_NSOCKS_PERTHREAD", "4"}}));
+  EXPECT_EQ(pick.wins, 3);
+  EXPECT_EQ(pick.other_wins, 1);
+  EXPECT_EQ(pick.records, 5);
+  // Of 8 ranks only the one record: its setting, alone.
+  EXPECT_EQ(apply::PickProcessNetSettings(NetSweep(), 8).winner, kThreads);
+  // No nccl-net winner: nothing to set.
+  const apply::ProcessNetPick none = apply::PickProcessNetSettings(Sweep(), 4);
+  EXPECT_TRUE(none.env.empty());
+  EXPECT_EQ(none.records, 4);
+}
+
+TEST(ProcessNetSettings, AWinnerRunsAsNcclOnlyWhereTheProcessHasItsSettings) {
+  Capabilities with = PeersOn(4);
+  with.process_env = {{"NCCL_SOCKET_NTHREADS", "4"}, {"NCCL_NSOCKS_PERTHREAD", "4"}};
+  const DispatchTable applied = DispatchTable::Build(NetSweep(), with);
+  EXPECT_EQ(
+      applied.Choose(Op::kAllReduce, Dtype::kBf16, RedOp::kSum, 64 << 20, BufferClass::kPlain).name,
+      kSockets);
+  // The process runs with other settings: that winner's time was not measured under them.
+  // NCCL_SOCKET_NTHREADS=2 is kThreads' setting, so the reduce-scatter winner runs there.
+  Capabilities other = PeersOn(4);
+  other.process_env = {{"NCCL_SOCKET_NTHREADS", "2"}};
+  const DispatchTable t = DispatchTable::Build(NetSweep(), other);
+  const TableEntry* e = t.Lookup(Op::kAllReduce, Dtype::kBf16, RedOp::kSum, 64 << 20);
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->plain.name, "nccl");
+  EXPECT_NE(e->plain.reason.find("NCCL_SOCKET_NTHREADS is '2'"), std::string::npos)
+      << e->plain.reason;
+  EXPECT_EQ(
+      t.Choose(Op::kReduceScatter, Dtype::kBf16, RedOp::kSum, 64 << 20, BufferClass::kPlain).name,
+      kThreads);
+  const DispatchTable unset = DispatchTable::Build(NetSweep(), PeersOn(4));
+  const TableEntry* ag = unset.Lookup(Op::kAllGather, Dtype::kBf16, RedOp::kNone, 64 << 20);
+  ASSERT_NE(ag, nullptr);
+  EXPECT_EQ(ag->plain.name, "nccl");
+  EXPECT_NE(ag->plain.reason.find("NCCL_SOCKET_NTHREADS is unset"), std::string::npos)
+      << ag->plain.reason;
 }
 
 }  // namespace

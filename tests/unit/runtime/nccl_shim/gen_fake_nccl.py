@@ -6,6 +6,7 @@
 OUT_DIR/fake_nccl.c: every function of the header; each records the call (fakeNcclLastCall(),
 and one line per call appended to $FAKE_NCCL_LOG) and plays NCCL's part where the shim
 depends on it: init and split write a new communicator, a communicator is rank 0 of 1,
+the first init writes the settings NCCL reads once per process to $FAKE_NCCL_ENV_LOG,
 ncclGetUniqueId writes a known id, ncclGetVersion says $FAKE_NCCL_VERSION (default: the
 header's).
 OUT_DIR/call_every_function.c: calls each function with distinct arguments and checks that
@@ -133,6 +134,27 @@ static void Rec(void) {
     pthread_mutex_unlock(&g_log_mu);
   }
 }
+
+/* NCCL 2.28 reads some settings once per process, at its first communicator's init:
+ * NCCL_HOSTID (src/misc/utils.cc getHostHash, what nNodes counts) and the network transport's
+ * (NCCL_PARAM caches). The fake writes what it would read there to $FAKE_NCCL_ENV_LOG, one
+ * NAME=VALUE or "NAME unset" line each, so a test sees what a layer in front of it set. */
+static pthread_once_t g_first_init = PTHREAD_ONCE_INIT;
+static void ReadOncePerProcess(void) {
+  static const char* kNames[] = {"NCCL_HOSTID", "NCCL_SOCKET_NTHREADS", "NCCL_NSOCKS_PERTHREAD",
+                                 "NCCL_BUFFSIZE", "NCCL_IB_QPS_PER_CONNECTION"};
+  const char* path = getenv("FAKE_NCCL_ENV_LOG");
+  if (path == NULL || *path == '\0') return;
+  FILE* f = fopen(path, "w");
+  if (f == NULL) return;
+  for (size_t i = 0; i < sizeof kNames / sizeof kNames[0]; ++i) {
+    const char* v = getenv(kNames[i]);
+    if (v != NULL) fprintf(f, "%s=%s\n", kNames[i], v);
+    else fprintf(f, "%s unset\n", kNames[i]);
+  }
+  fclose(f);
+}
+static void FirstInit(void) { pthread_once(&g_first_init, ReadOncePerProcess); }
 
 static ncclComm_t NewComm(void) { return (ncclComm_t)(g_next_comm++); }
 static ncclComm_t NewCommOf(int size, int rank) {
@@ -272,10 +294,13 @@ def fake_body(f):
         lines.append("  for (int i = 0; i < NCCL_UNIQUE_ID_BYTES; ++i) %s->internal[i] = "
                      "(char)(0xC0 ^ i);" % names[0])
     elif base in ("ncclCommInitRank", "ncclCommInitRankConfig"):
+        lines.append("  FirstInit();")
         lines.append("  *%s = NewCommOf(%s, %s);" % (names[0], names[1], names[3]))
     elif base == "ncclCommInitRankScalable":
+        lines.append("  FirstInit();")
         lines.append("  *%s = NewCommOf(%s, %s);" % (names[0], names[1], names[2]))
     elif base == "ncclCommInitAll":
+        lines.append("  FirstInit();")
         lines.append("  for (int i = 0; i < %s; ++i) %s[i] = NewCommOf(%s, i);"
                      % (names[1], names[0], names[1]))
     elif base in ("ncclCommSplit", "ncclCommShrink"):

@@ -4,6 +4,11 @@ against it run with the shim preloaded.
 
   nccl_shim_test.py SHIM FAKE_DIR CALLER SCENARIOS NCCL_H CCLTUNE LAYER_FLIP LAYER_TWICE
 
+Across nodes (issue 33): before the first init reaches NCCL, CCLTUNE_NODE_NAME becomes
+NCCL_HOSTID when that is unset (never overwritten, never with CCLTUNE_NCCL=off), and an
+nccl-net winner's settings are set unless the environment holds them; check-nccl shows the
+node, the node count and what each tuned size runs.
+
 Checks: every function of nccl.h is exported (the list read from the header here, by another
 reading than the build's generator) and nothing else of NCCL's names; the shim needs neither
 NCCL nor a shared cudart; every call reaches the fake with every byte of the caller's
@@ -27,6 +32,9 @@ import unittest
 
 SHIM, FAKE_DIR, CALLER, SCENARIOS, NCCL_H, CCLTUNE, LAYER_FLIP, LAYER_TWICE = sys.argv[1:9]
 DEADLINE_S = 60
+# What NCCL reads once per process, at its first init (the fake writes them then).
+NCCL_ONCE = ("NCCL_HOSTID", "NCCL_SOCKET_NTHREADS", "NCCL_NSOCKS_PERTHREAD", "NCCL_BUFFSIZE",
+             "NCCL_IB_QPS_PER_CONNECTION")
 
 
 def header_functions():
@@ -43,7 +51,8 @@ def header_functions():
 def run(args, env_extra=None, log=None):
     env = dict(os.environ)
     for k in ("CCLTUNE_NCCL", "CCLTUNE_NCCL_DEBUG", "CCLTUNE_RESULTS_FILE", "CCLTUNE_REDIS_URL",
-              "CCLTUNE_NCCL_LIBRARY", "FAKE_NCCL_VERSION", "CCLTUNE_LOG", "LD_PRELOAD"):
+              "CCLTUNE_NCCL_LIBRARY", "FAKE_NCCL_VERSION", "CCLTUNE_LOG", "LD_PRELOAD",
+              "CCLTUNE_FINGERPRINT", "CCLTUNE_NODE_NAME") + NCCL_ONCE:
         env.pop(k, None)
     env["LD_LIBRARY_PATH"] = FAKE_DIR
     if log is not None:
@@ -325,6 +334,96 @@ class Forwarding(unittest.TestCase):
         self.assertEqual(len(re.findall(r"destroyed: 0 calls", out.stderr)), 2, out.stderr)
 
 
+def record(bytes_, winner, times, world=4):
+    """A published record (schema 1) of `world` ranks: bf16 sum allReduce of `bytes_`, the
+    `times` {choice: us} measured, `winner` won."""
+    choices = [{"name": n, "params": {}, "timeUs": t, "minUs": t, "maxUs": t, "status": "ok",
+                "busbwGBs": 1.0} for n, t in times.items()]
+    return {"schema": 1, "fingerprint": "shim-test", "op": "allReduce", "dtype": "bf16",
+            "redop": "sum", "bytes": bytes_, "winner": winner, "winnerParams": {},
+            "timeUs": times[winner], "defaultTimeUs": times["nccl"],
+            "speedupVsDefault": times["nccl"] / times[winner], "busbwGBs": 1.0,
+            "choices": choices, "worldSize": world, "tunedAt": "2026-11-25T08:00:00Z",
+            "jobId": "j", "attempt": 0, "toolVersion": "0.1.0"}
+
+
+SOCKETS = "nccl-net:socketThreads=4,socksPerThread=4"
+# Two emulated nodes of 2 GPUs (DESIGN §6's figures, µs): NCCL's own at 8 KiB, more sockets
+# at 64 MiB, rs+ag at 1 MiB, a forced protocol (the tuner plugin's) at 4 KiB.
+NODES_SWEEP = [
+    record(8192, "nccl", {"nccl": 75.6, SOCKETS: 134.0}),
+    record(1 << 20, "rs+ag", {"nccl": 457.0, "rs+ag": 400.0}),
+    record(64 << 20, SOCKETS, {"nccl": 22186.0, SOCKETS: 4736.0}),
+    record(4096, "nccl:algo=tree,proto=ll", {"nccl": 70.0, "nccl:algo=tree,proto=ll": 61.7}),
+]
+
+
+def with_winners(records, fn):
+    import json
+    with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
+        json.dump(records, f)
+        f.flush()
+        return fn({"CCLTUNE_RESULTS_FILE": f.name, "CCLTUNE_FINGERPRINT": "shim-test"})
+
+
+class FirstInit(unittest.TestCase):
+    """What the real NCCL reads at its first init, with and without the shim in front."""
+
+    def first_init_env(self, env, preload=True):
+        """(NAME -> value or None) the fake read at the first init of `forwarding`, stderr."""
+        with tempfile.TemporaryDirectory() as d:
+            log = os.path.join(d, "env")
+            extra = dict(env, FAKE_NCCL_ENV_LOG=log)
+            if preload:
+                extra["LD_PRELOAD"] = SHIM
+            out = run([SCENARIOS, "forwarding"], extra)
+            self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
+            seen = {}
+            for line in fake_log(log):
+                name, eq, value = line.partition("=")
+                seen[line.split(" ")[0] if not eq else name] = value if eq else None
+            self.assertEqual(sorted(seen), sorted(NCCL_ONCE), fake_log(log))
+            return seen, out.stderr
+
+    def test_the_node_name_becomes_nccl_hostid_before_nccl_reads_it(self):
+        seen, err = self.first_init_env({"CCLTUNE_NODE_NAME": "node-a"})
+        self.assertEqual(seen["NCCL_HOSTID"], "node-a")
+        self.assertIn("before NCCL's first init: NCCL_HOSTID='node-a' set from CCLTUNE_NODE_NAME",
+                      err)
+        # Without the shim, or with it off, NCCL sees no host id: the pod's host name counts.
+        seen, _ = self.first_init_env({"CCLTUNE_NODE_NAME": "node-a"}, preload=False)
+        self.assertIsNone(seen["NCCL_HOSTID"])
+        seen, err = self.first_init_env({"CCLTUNE_NODE_NAME": "node-a", "CCLTUNE_NCCL": "off"})
+        self.assertIsNone(seen["NCCL_HOSTID"])
+        self.assertEqual(err, "")
+
+    def test_a_conflicting_nccl_hostid_is_kept_and_named_once(self):
+        seen, err = self.first_init_env({"CCLTUNE_NODE_NAME": "node-a", "NCCL_HOSTID": "node-b"})
+        self.assertEqual(seen["NCCL_HOSTID"], "node-b")
+        self.assertEqual(len(re.findall(r"NCCL_HOSTID='node-b' differs from "
+                                        r"CCLTUNE_NODE_NAME='node-a'", err)), 1, err)
+
+    def test_an_nccl_net_winner_sets_its_settings_before_nccl_reads_them(self):
+        # `forwarding` makes a 1-rank communicator first: the winners of 1 rank apply.
+        one_rank = [dict(r, worldSize=1) for r in NODES_SWEEP]
+        seen, err = with_winners(one_rank, self.first_init_env)
+        self.assertEqual((seen["NCCL_SOCKET_NTHREADS"], seen["NCCL_NSOCKS_PERTHREAD"]), ("4", "4"))
+        self.assertIsNone(seen["NCCL_BUFFSIZE"])
+        self.assertIn("network settings: %s (won 1 of 4 problems of 1 ranks, fingerprint "
+                      "shim-test); set NCCL_SOCKET_NTHREADS=4 NCCL_NSOCKS_PERTHREAD=4" % SOCKETS,
+                      err)
+        # A value the environment holds is the user's: kept, and said.
+        seen, err = with_winners(one_rank, lambda e: self.first_init_env(
+            dict(e, NCCL_SOCKET_NTHREADS="8")))
+        self.assertEqual((seen["NCCL_SOCKET_NTHREADS"], seen["NCCL_NSOCKS_PERTHREAD"]), ("8", "4"))
+        self.assertIn("set NCCL_NSOCKS_PERTHREAD=4; kept the environment's NCCL_SOCKET_NTHREADS=8",
+                      err)
+        # Winners of another world size say nothing of this communicator: nothing set.
+        seen, err = with_winners(NODES_SWEEP, self.first_init_env)
+        self.assertIsNone(seen["NCCL_SOCKET_NTHREADS"])
+        self.assertNotIn("network settings", err)
+
+
 class MissingNccl(unittest.TestCase):
     def test_a_missing_real_nccl_is_one_clear_line(self):
         out = run([SCENARIOS, "forwarding"],
@@ -349,8 +448,9 @@ class CheckNccl(unittest.TestCase):
               "toolVersion": "0.1.0"}
 
     def check(self, env, *args):
-        env = dict(os.environ, **env)
-        env.pop("LD_PRELOAD", None)
+        base = {k: v for k, v in os.environ.items()
+                if k not in ("LD_PRELOAD", "CCLTUNE_NODE_NAME") + NCCL_ONCE}
+        env = dict(base, **env)
         return subprocess.run([CCLTUNE, "check-nccl", SHIM] + list(args), env=env,
                               capture_output=True, text=True, timeout=DEADLINE_S)
 
@@ -369,6 +469,42 @@ class CheckNccl(unittest.TestCase):
         self.assertIn("fingerprint (2 ranks, 1 node): shim-test", out.stdout)
         self.assertIn("winners: 2 records for 2 ranks (0 rejected)", out.stdout)
 
+    def test_shows_the_node_the_node_count_and_what_each_size_runs(self):
+        out = with_winners(NODES_SWEEP, lambda e: self.check(
+            dict(e, CCLTUNE_NODE_NAME="node-a"), "--world", "4", "--nodes", "2"))
+        self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
+        lines = out.stdout.splitlines()
+        self.assertIn("node: node-a (from CCLTUNE_NODE_NAME); NCCL_HOSTID='node-a' set from "
+                      "CCLTUNE_NODE_NAME", lines)
+        self.assertIn("fingerprint (4 ranks, 2 nodes): shim-test", lines)
+        self.assertIn("winners: 4 records for 4 ranks (0 rejected)", lines)
+        self.assertIn("network settings before NCCL's first init: %s (won 1 of 4 problems of 4 "
+                      "ranks, fingerprint shim-test)" % SOCKETS, lines)
+        self.assertIn("will apply (application buffers): 4 tuned sizes", lines)
+        self.assertIn("  allReduce bf16/sum 8192: nccl", lines)
+        self.assertIn("  allReduce bf16/sum 1048576: rs+ag", lines)
+        self.assertIn("  allReduce bf16/sum 67108864: %s" % SOCKETS, lines)
+        self.assertTrue(any(l.startswith("  allReduce bf16/sum 4096: nccl (winner "
+                                         "nccl:algo=tree,proto=ll: a forced NCCL algorithm/"
+                                         "protocol is the tuner plugin's") for l in lines),
+                        out.stdout)
+
+    def test_a_setting_the_process_already_holds_otherwise_is_not_applied(self):
+        out = with_winners(NODES_SWEEP, lambda e: self.check(
+            dict(e, NCCL_SOCKET_NTHREADS="2"), "--world", "4", "--nodes", "2"))
+        self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
+        self.assertRegex(out.stdout, r"  allReduce bf16/sum 67108864: nccl \(winner %s: "
+                                     r"nccl-net's settings are not this process's "
+                                     r"\(NCCL_SOCKET_NTHREADS is '2'" % re.escape(SOCKETS))
+        self.assertIn("node: ", out.stdout)
+        self.assertRegex(out.stdout, r"(?m)^node: .*NCCL groups ranks by host name \+ boot id")
+
+    def test_more_nodes_than_ranks_is_refused_naming_both(self):
+        out = self.check({}, "--world", "2", "--nodes", "3")
+        self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
+        self.assertIn("fingerprint (2 ranks, 3 nodes): not computed: 3 nodes for 2 ranks: a node "
+                      "holds at least one rank", out.stdout)
+
     def test_a_missing_library_and_a_wrong_one_fail_clearly(self):
         out = self.check({}, "--world", "2")
         self.assertEqual(out.returncode, 0, out.stderr)
@@ -380,7 +516,7 @@ class CheckNccl(unittest.TestCase):
         wrong = subprocess.run([CCLTUNE, "check-nccl", os.path.join(FAKE_DIR, "libnccl.so.2")],
                                capture_output=True, text=True, timeout=DEADLINE_S)
         self.assertEqual(wrong.returncode, 1)
-        self.assertIn("is not libccltune-nccl (no ccltuneNcclShimInfo)", wrong.stderr)
+        self.assertIn("is not libccltune-nccl (no ccltuneNcclShimReport)", wrong.stderr)
 
     @staticmethod
     def header_version():
