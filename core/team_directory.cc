@@ -6,17 +6,7 @@ namespace ccltune::core {
 Result<std::vector<std::string>> TeamDirectory::AllGather(const std::string& name,
                                                           const std::string& mine,
                                                           Deadline deadline) {
-  CCLTUNE_ASSIGN_OR_RETURN(std::vector<std::string> all,
-                           parent_.AllGather(ns_ + name, mine, deadline));
-  std::vector<std::string> team;
-  for (int r : members_) {
-    if (r < 0 || r >= static_cast<int>(all.size())) {
-      return InvalidArgument("team directory " + ns_ + ": member rank " + std::to_string(r) +
-                             " outside the job's " + std::to_string(all.size()) + " ranks");
-    }
-    team.push_back(all[r]);
-  }
-  return team;
+  return parent_.AllGatherAmong(ns_ + name, mine, members_, deadline);
 }
 
 // Over AllGather: the parent's Broadcast has one root for the whole job, a team's root is
@@ -26,8 +16,7 @@ Result<std::string> TeamDirectory::Broadcast(const std::string& name, int root,
                                              Deadline deadline) {
   if (root < 0 || root >= static_cast<int>(members_.size())) {
     return InvalidArgument("team directory " + ns_ + ": root " + std::to_string(root) +
-                           " is not a team rank (0.." + std::to_string(members_.size() - 1) +
-                           ")");
+                           " is not a team rank (0.." + std::to_string(members_.size() - 1) + ")");
   }
   CCLTUNE_ASSIGN_OR_RETURN(std::vector<std::string> team,
                            AllGather(name, value.value_or(std::string()), deadline));

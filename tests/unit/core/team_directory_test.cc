@@ -76,6 +76,62 @@ TEST(TeamDirectory, EachNodeSeesOnlyItsOwnRanks) {
   EXPECT_EQ(broadcast[3], "from 3");
 }
 
+// Over a directory that gathers among members (Redis, here the threads' exchange), a node's
+// ranks exchange without the other node taking part at all.
+TEST(TeamDirectory, ANodeExchangesWithoutTheOtherNode) {
+  ThreadPeerExchange exchange(4);
+  std::vector<std::vector<std::string>> gathered(4);
+  std::vector<std::thread> ranks;
+  for (int r : {1, 3}) {
+    ranks.emplace_back([&, r] {
+      ThreadPeerDirectory job(exchange, r);
+      TeamDirectory team(job, {1, 3}, "node-team/");
+      auto all = team.AllGather("x", "rank" + std::to_string(r), DeadlineIn(10));
+      ASSERT_TRUE(all.ok()) << all.status().ToString();
+      gathered[r] = *all;
+    });
+  }
+  for (auto& t : ranks) t.join();
+  EXPECT_EQ(gathered[1], (std::vector<std::string>{"rank1", "rank3"}));
+  EXPECT_EQ(gathered[3], gathered[1]);
+}
+
+// A directory that only gathers job-wide (PeerDirectory's default AllGatherAmong).
+class JobWideOnly final : public PeerDirectory {
+ public:
+  JobWideOnly(ThreadPeerExchange& ex, int rank) : ex_(ex), rank_(rank) {}
+  Result<std::vector<std::string>> AllGather(const std::string& name, const std::string& mine,
+                                             Deadline deadline) override {
+    return ex_.AllGather(name, rank_, mine, deadline);
+  }
+  Result<std::string> Broadcast(const std::string&, int, const std::optional<std::string>&,
+                                Deadline) override {
+    return Internal("not used");
+  }
+
+ private:
+  ThreadPeerExchange& ex_;
+  int rank_;
+};
+
+TEST(TeamDirectory, OverAJobWideDirectoryEveryRankTakesPartAndKeepsItsTeam) {
+  ThreadPeerExchange exchange(4);
+  std::vector<std::vector<std::string>> gathered(4);
+  std::vector<std::thread> ranks;
+  for (int r = 0; r < 4; ++r) {
+    ranks.emplace_back([&, r] {
+      JobWideOnly job(exchange, r);
+      TeamDirectory team(job, r < 2 ? std::vector<int>{0, 1} : std::vector<int>{2, 3}, "t/");
+      auto all = team.AllGather("x", std::to_string(r), DeadlineIn(10));
+      ASSERT_TRUE(all.ok()) << all.status().ToString();
+      gathered[r] = *all;
+    });
+  }
+  for (auto& t : ranks) t.join();
+  EXPECT_EQ(gathered[0], (std::vector<std::string>{"0", "1"}));
+  EXPECT_EQ(gathered[3], (std::vector<std::string>{"2", "3"}));
+}
+
 TEST(TeamDirectory, RootOutsideTheTeamIsRefused) {
   ThreadPeerExchange exchange(1);
   ThreadPeerDirectory job(exchange, 0);
