@@ -98,7 +98,7 @@ core::Result<std::shared_ptr<Communicator>> Runtime::CommFor(const ChoiceSpec& s
 
 core::Status Runtime::StartNodeTeam(const core::RankPlace& place, Deadline deadline) {
   place_ = place;
-  node_dir_ = std::make_unique<core::TeamDirectory>(dir_, place.node_ranks, "node-team/");
+  node_dir_ = std::make_unique<core::TeamDirectory>(dir_, place.node_ranks, "node-team:");
   const int local = static_cast<int>(place.node_ranks.size());
   CCLTUNE_ASSIGN_OR_RETURN(const bool peers_wanted, PeerMemoryWanted(std::getenv(kPeerMemoryEnv)));
   if (!peers_wanted) {

@@ -53,7 +53,7 @@ TEST(TeamDirectory, EachNodeSeesOnlyItsOwnRanks) {
     ranks.emplace_back([&, r] {
       ThreadPeerDirectory job(exchange, r);
       const RankPlace place = PlaceOfRank(names, r);
-      TeamDirectory team(job, place.node_ranks, "node-team/");
+      TeamDirectory team(job, place.node_ranks, "node-team:");
       auto all = team.AllGather("x", "rank" + std::to_string(r), DeadlineIn(10));
       ASSERT_TRUE(all.ok()) << all.status().ToString();
       gathered[r] = *all;
@@ -85,7 +85,7 @@ TEST(TeamDirectory, ANodeExchangesWithoutTheOtherNode) {
   for (int r : {1, 3}) {
     ranks.emplace_back([&, r] {
       ThreadPeerDirectory job(exchange, r);
-      TeamDirectory team(job, {1, 3}, "node-team/");
+      TeamDirectory team(job, {1, 3}, "node-team:");
       auto all = team.AllGather("x", "rank" + std::to_string(r), DeadlineIn(10));
       ASSERT_TRUE(all.ok()) << all.status().ToString();
       gathered[r] = *all;

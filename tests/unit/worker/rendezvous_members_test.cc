@@ -38,7 +38,7 @@ TEST_F(RendezvousMembersTest, MembersExchangeWithoutTheRestOfTheJob) {
       auto redis = Client();
       ASSERT_NE(redis, nullptr);
       Rendezvous rv(*redis, core::JobKeys("members", 1), r, 4, cancel_);
-      auto all = rv.AllGatherAmong("node-team/x", "v" + std::to_string(r), {1, 3}, DeadlineIn(10));
+      auto all = rv.AllGatherAmong("node-team:x", "v" + std::to_string(r), {1, 3}, DeadlineIn(10));
       ASSERT_TRUE(all.ok()) << all.status().ToString();
       got[r] = *all;
     });
