@@ -94,18 +94,16 @@ core::Status ApplyPeerParam(const std::string& key, const std::string& value, Ch
   if (spec.peer == PeerKind::kCopyEngine) {
     return core::InvalidArgument("parameter '" + key + "' is not one of mode");
   }
-  if (key == "blocks" || key == "threads") {
-    return ApplyGridParam(key, value, spec);
-  } else if (key == "unroll" && !spec.fused) {
-    CCLTUNE_ASSIGN_OR_RETURN(spec.unroll, ParsePositive(key, value));
-    if (spec.unroll > kMaxUnrollParam) {
-      return core::InvalidArgument("unroll '" + value + "' is not one of 1, 2");
-    }
-    if (spec.ll) return core::InvalidArgument("unroll does not apply to mode=ll");
-  } else {
+  if (key == "blocks" || key == "threads") return ApplyGridParam(key, value, spec);
+  if (key != "unroll" || spec.fused) {
     return core::InvalidArgument("parameter '" + key +
                                  "' is not one of blocks, threads, mode, unroll");
   }
+  CCLTUNE_ASSIGN_OR_RETURN(spec.unroll, ParsePositive(key, value));
+  if (spec.unroll > kMaxUnrollParam) {
+    return core::InvalidArgument("unroll '" + value + "' is not one of 1, 2");
+  }
+  if (spec.ll) return core::InvalidArgument("unroll does not apply to mode=ll");
   return core::Status::Ok();
 }
 

@@ -95,9 +95,7 @@ core::Status NcclBackend::LearnNodeSpan(Deadline deadline) {
   catalog_.span = {shape.nodes, shape.gpus_per_node, shape.equal_groups};
   // The hierarchical all-reduce's node teams, where its span rules can hold.
   if (shape.nodes < 2 || !shape.equal_groups || shape.gpus_per_node < 2) {
-    catalog_.node_peer_problem =
-        "no node teams (ranks on one node, one rank per node, or "
-        "unequal nodes)";
+    catalog_.node_peer_problem = "no node teams (one node, one rank per node or unequal nodes)";
     return core::Status::Ok();
   }
   CCLTUNE_RETURN_IF_ERROR(rt_.StartNodeTeam(core::PlaceOfRank(names, rt_.rank()), deadline));
