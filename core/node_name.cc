@@ -84,6 +84,21 @@ NodeShape ShapeOfNodes(const std::vector<std::string>& node_of_rank) {
   return shape;
 }
 
+RankPlace PlaceOfRank(const std::vector<std::string>& node_of_rank, int rank) {
+  RankPlace place;
+  std::vector<std::string> seen;  // node names by first appearance
+  for (int r = 0; r < static_cast<int>(node_of_rank.size()); ++r) {
+    const std::string& name = node_of_rank[r];
+    if (std::find(seen.begin(), seen.end(), name) == seen.end()) seen.push_back(name);
+    if (r == rank) {
+      place.node = static_cast<int>(seen.size()) - 1;
+      place.local_rank = static_cast<int>(place.node_ranks.size());
+    }
+    if (name == node_of_rank[rank]) place.node_ranks.push_back(r);
+  }
+  return place;
+}
+
 std::string BootId() {
   std::string boot;
   std::ifstream("/proc/sys/kernel/random/boot_id") >> boot;

@@ -47,6 +47,16 @@ struct NodeShape {
 };
 NodeShape ShapeOfNodes(const std::vector<std::string>& node_of_rank);
 
+// Where one rank sits among the nodes (the hierarchical all-reduce's teams): its node's index
+// (nodes numbered by their lowest rank), its index among its node's ranks (the local rank),
+// and its node's ranks in rank order.
+struct RankPlace {
+  int node = 0;
+  int local_rank = 0;
+  std::vector<int> node_ranks;
+};
+RankPlace PlaceOfRank(const std::vector<std::string>& node_of_rank, int rank);
+
 // The fingerprint's gpusPerNode for `ranks` over `nodes` (NCCL gives the plugin only these
 // two numbers, so everyone uses this rule): ranks / nodes, at least 1.
 int GpusPerNode(int ranks, int nodes);

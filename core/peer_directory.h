@@ -23,6 +23,19 @@ class PeerDirectory {
   virtual core::Result<std::string> Broadcast(const std::string& name, int root,
                                               const std::optional<std::string>& value,
                                               Deadline deadline) = 0;
+  // AllGather among `members` (ranks of the job, this one among them): their values in the
+  // order of `members`. Every member passes the same name and members. Directories that can
+  // wait for some ranks only (Redis) override it, so ranks outside need not take part; this
+  // default gathers over the whole job (every rank must then call it, with the same name).
+  virtual core::Result<std::vector<std::string>> AllGatherAmong(const std::string& name,
+                                                                const std::string& mine,
+                                                                const std::vector<int>& members,
+                                                                Deadline deadline);
 };
+
+// `all` (indexed by rank) reduced to `members`' values; InvalidArgument for a rank outside.
+core::Result<std::vector<std::string>> ValuesOfMembers(const std::vector<std::string>& all,
+                                                       const std::vector<int>& members,
+                                                       const std::string& name);
 
 }  // namespace ccltune::core

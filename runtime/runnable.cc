@@ -66,6 +66,11 @@ std::string WhyNotRunnable(const ChoiceSpec& s, const core::Problem& problem,
   if (s.net.any()) return WhyNotProcessSettings(s, caps);
   if (!s.unsupported.empty()) return s.unsupported;
   if (s.compose == Composition::kBoundedSpin || s.absent_test) return "a test choice";
+  if (s.compose == Composition::kHierarchical) {
+    // Its node teams (peer memory per node, a communicator per local rank) are set up by
+    // `ccltune tune`'s backend only; the application's call then goes to NCCL.
+    return "the runtime does not run the hierarchical all-reduce yet (ccltune tune measures it)";
+  }
   if (s.compose != Composition::kPeer) return WhyNotNccl(s, problem, caps.world);
   if (!caps.peer_problem.empty()) return "peer memory unavailable: " + caps.peer_problem;
   if (std::string why = apply::PeerSkipReason(s, problem, caps.world); !why.empty()) return why;

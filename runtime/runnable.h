@@ -21,7 +21,8 @@
 //                         (libccltune-nccl sets them before NCCL's first init)
 // Not run here: forced NCCL algorithms/protocols (the tuner plugin applies those, and the
 // runtime's NCCL calls get them when it is loaded), nccl-reg and nccl-symm (they need the
-// application's buffers registered with NCCL), test choices.
+// application's buffers registered with NCCL), test choices, the hierarchical all-reduce
+// (`hier`, issue 33: measured by `ccltune tune`; its node teams are not built here yet).
 #pragma once
 
 #include <cstdint>

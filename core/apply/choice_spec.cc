@@ -52,6 +52,23 @@ core::Status ApplyParam(const std::string& key, const std::string& value, Choice
   return core::Status::Ok();
 }
 
+// `blocks` or `threads` of our kernels' grid (peer choices and hier's node phases).
+core::Status ApplyGridParam(const std::string& key, const std::string& value, ChoiceSpec& spec) {
+  if (key == "blocks") {
+    CCLTUNE_ASSIGN_OR_RETURN(spec.blocks, ParsePositive(key, value));
+    if (spec.blocks > kMaxPeerBlocksParam) {
+      return core::InvalidArgument("blocks '" + value + "' is more than " +
+                                   std::to_string(kMaxPeerBlocksParam));
+    }
+    return core::Status::Ok();
+  }
+  CCLTUNE_ASSIGN_OR_RETURN(spec.threads, ParsePositive(key, value));
+  if (spec.threads % 32 != 0 || spec.threads > 1024) {
+    return core::InvalidArgument("threads '" + value + "' is not a multiple of 32 up to 1024");
+  }
+  return core::Status::Ok();
+}
+
 core::Status ApplyPeerParam(const std::string& key, const std::string& value, ChoiceSpec& spec) {
   if (key == "mode" && spec.fused) {
     const bool ll_ok = spec.peer == PeerKind::kOneShot;
@@ -77,27 +94,16 @@ core::Status ApplyPeerParam(const std::string& key, const std::string& value, Ch
   if (spec.peer == PeerKind::kCopyEngine) {
     return core::InvalidArgument("parameter '" + key + "' is not one of mode");
   }
-  if (key == "blocks") {
-    CCLTUNE_ASSIGN_OR_RETURN(spec.blocks, ParsePositive(key, value));
-    if (spec.blocks > kMaxPeerBlocksParam) {
-      return core::InvalidArgument("blocks '" + value + "' is more than " +
-                                   std::to_string(kMaxPeerBlocksParam));
-    }
-  } else if (key == "threads") {
-    CCLTUNE_ASSIGN_OR_RETURN(spec.threads, ParsePositive(key, value));
-    if (spec.threads % 32 != 0 || spec.threads > 1024) {
-      return core::InvalidArgument("threads '" + value + "' is not a multiple of 32 up to 1024");
-    }
-  } else if (key == "unroll" && !spec.fused) {
-    CCLTUNE_ASSIGN_OR_RETURN(spec.unroll, ParsePositive(key, value));
-    if (spec.unroll > kMaxUnrollParam) {
-      return core::InvalidArgument("unroll '" + value + "' is not one of 1, 2");
-    }
-    if (spec.ll) return core::InvalidArgument("unroll does not apply to mode=ll");
-  } else {
+  if (key == "blocks" || key == "threads") return ApplyGridParam(key, value, spec);
+  if (key != "unroll" || spec.fused) {
     return core::InvalidArgument("parameter '" + key +
                                  "' is not one of blocks, threads, mode, unroll");
   }
+  CCLTUNE_ASSIGN_OR_RETURN(spec.unroll, ParsePositive(key, value));
+  if (spec.unroll > kMaxUnrollParam) {
+    return core::InvalidArgument("unroll '" + value + "' is not one of 1, 2");
+  }
+  if (spec.ll) return core::InvalidArgument("unroll does not apply to mode=ll");
   return core::Status::Ok();
 }
 
@@ -137,8 +143,7 @@ core::Status ApplyHierParams(const core::ChoiceName& choice, ChoiceSpec& spec) {
     if (key != "blocks" && key != "threads") {
       return core::InvalidArgument("parameter '" + key + "' is not one of blocks, threads");
     }
-    CCLTUNE_ASSIGN_OR_RETURN((key == "blocks" ? spec.blocks : spec.threads),
-                             ParsePositive(key, value));
+    CCLTUNE_RETURN_IF_ERROR(ApplyGridParam(key, value, spec));
   }
   return core::Status::Ok();
 }
@@ -238,7 +243,6 @@ core::Result<ChoiceSpec> SpecFromChoice(const core::ChoiceName& choice) {
   } else if (b == "hier") {
     spec.compose = Composition::kHierarchical;
     CCLTUNE_RETURN_IF_ERROR(ApplyHierParams(choice, spec).WithContext(choice.ToString()));
-    spec.unsupported = "the hierarchical all-reduce's GPU path is not built yet";
     return spec;
   } else if (b != "nccl") {
     return core::InvalidArgument("choice base '" + b +

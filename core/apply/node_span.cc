@@ -6,7 +6,8 @@
 namespace ccltune::apply {
 namespace {
 
-std::string HierSkipReason(const core::Problem& problem, const NodeSpan& span) {
+std::string HierSkipReason(const ChoiceSpec& s, const core::Problem& problem,
+                           const NodeSpan& span) {
   if (problem.op != core::Op::kAllReduce) return "the hierarchical path is an allReduce";
   if (span.nodes < 2) return "one node: the hierarchical path needs ranks on several nodes";
   if (!span.equal_groups) {
@@ -22,7 +23,13 @@ std::string HierSkipReason(const core::Problem& problem, const NodeSpan& span) {
     return "element count " + std::to_string(count) + " not divisible by " +
            std::to_string(span.ranks_per_node) + " ranks per node";
   }
-  return OwnReductionSkipReason(problem);
+  if (std::string why = OwnReductionSkipReason(problem); !why.empty()) return why;
+  // The node phases are our reduce-scatter and all-gather kernels over the node's ranks.
+  if (s.threads < span.ranks_per_node) return "threads must be at least the ranks per node";
+  if (s.threads > kMaxReduceThreadsParam) {
+    return "reducing kernels run at most 512 threads per block (registers)";
+  }
+  return "";
 }
 
 }  // namespace
@@ -84,7 +91,7 @@ std::string NodeSpanSkipReason(const ChoiceSpec& s, const core::Problem& problem
   if (s.net.any() && span.nodes < 2) {
     return "network transport settings matter only across nodes (all ranks on one node)";
   }
-  if (s.compose == Composition::kHierarchical) return HierSkipReason(problem, span);
+  if (s.compose == Composition::kHierarchical) return HierSkipReason(s, problem, span);
   return "";
 }
 

@@ -279,6 +279,12 @@ TEST(NcclChoiceSpec, HierarchicalAllReduceParses) {
   EXPECT_EQ(s->threads, 512);
   EXPECT_NE(core::ParseChoice("hier:mode=push", "nccl").status().message().find("blocks, threads"),
             std::string::npos);
+  // The grid's bounds are the peer kernels' (SpecFromChoice, below core::ParseChoice's).
+  EXPECT_NE(SpecFromChoice({"hier", {{"blocks", "300"}}}).status().message().find("more than 256"),
+            std::string::npos);
+  EXPECT_NE(
+      SpecFromChoice({"hier", {{"threads", "100"}}}).status().message().find("multiple of 32"),
+      std::string::npos);
 }
 
 CatalogContext Span(int nodes, int ranks_per_node, bool equal = true) {
@@ -328,7 +334,34 @@ TEST(NcclChoiceSpec, HierarchicalAllReduceSkipReasons) {
   core::Problem ints = ar;
   ints.dtype = core::Dtype::kInt32;
   EXPECT_NE(SkipReason(hier, ints, Span(2, 2)).find("fp32, fp16 and bf16"), std::string::npos);
-  EXPECT_NE(SkipReason(hier, ar, Span(2, 2)).find("not built yet"), std::string::npos);
+  EXPECT_EQ(SkipReason({"hier", {{"threads", "1024"}}}, ar, Span(2, 2)),
+            "reducing kernels run at most 512 threads per block (registers)");
+  EXPECT_EQ(SkipReason({"hier", {{"threads", "32"}}}, ar, Span(2, 64)),
+            "threads must be at least the ranks per node");
+  // Built: it runs where the span allows and the node's ranks share peer memory.
+  CatalogContext ok = Span(2, 2);
+  ok.node_peer_problem.clear();
+  EXPECT_EQ(SkipReason(hier, ar, ok), "");
+  EXPECT_EQ(SkipReason(hier, ar, Span(2, 2)),
+            "peer memory unavailable inside the node: node teams not set up");
+  ok.node_peer_problem = "rank 2's node: cudaIpcOpenMemHandle failed";
+  EXPECT_EQ(SkipReason(hier, ar, ok),
+            "peer memory unavailable inside the node: rank 2's node: cudaIpcOpenMemHandle failed");
+}
+
+TEST(NcclChoiceSpec, CatalogOffersHierOnlyForAllReduceAcrossNodes) {
+  auto hiers = [](core::Op op, const CatalogContext& ctx) {
+    std::vector<std::string> out;
+    for (const auto& c : CatalogChoices(op, ctx)) {
+      if (c.base == "hier") out.push_back(c.ToString());
+    }
+    return out;
+  };
+  EXPECT_EQ(hiers(core::Op::kAllReduce, Span(2, 2)),
+            (std::vector<std::string>{"hier:blocks=16,threads=256", "hier:blocks=64,threads=256",
+                                      "hier:blocks=128,threads=512"}));
+  EXPECT_TRUE(hiers(core::Op::kAllReduce, Span(1, 4)).empty());  // one node: not offered
+  EXPECT_TRUE(hiers(core::Op::kAllGather, Span(2, 2)).empty());
 }
 
 }  // namespace

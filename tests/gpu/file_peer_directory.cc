@@ -40,9 +40,17 @@ core::Result<std::string> FilePeerDirectory::Await(const std::string& key,
 core::Result<std::vector<std::string>> FilePeerDirectory::AllGather(const std::string& name,
                                                                     const std::string& mine,
                                                                     worker::Deadline deadline) {
+  std::vector<int> everyone(world_);
+  for (int r = 0; r < world_; ++r) everyone[r] = r;
+  return AllGatherAmong(name, mine, everyone, deadline);
+}
+
+core::Result<std::vector<std::string>> FilePeerDirectory::AllGatherAmong(
+    const std::string& name, const std::string& mine, const std::vector<int>& members,
+    worker::Deadline deadline) {
   CCLTUNE_RETURN_IF_ERROR(Put(name + ".r" + std::to_string(rank_), mine));
   std::vector<std::string> out;
-  for (int r = 0; r < world_; ++r) {
+  for (int r : members) {
     CCLTUNE_ASSIGN_OR_RETURN(std::string v, Await(name + ".r" + std::to_string(r), deadline));
     out.push_back(std::move(v));
   }

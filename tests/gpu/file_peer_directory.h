@@ -21,6 +21,10 @@ class FilePeerDirectory final : public worker::PeerDirectory {
   core::Result<std::string> Broadcast(const std::string& name, int root,
                                       const std::optional<std::string>& value,
                                       worker::Deadline deadline) override;
+  core::Result<std::vector<std::string>> AllGatherAmong(const std::string& name,
+                                                        const std::string& mine,
+                                                        const std::vector<int>& members,
+                                                        worker::Deadline deadline) override;
 
  private:
   core::Status Put(const std::string& key, const std::string& value);

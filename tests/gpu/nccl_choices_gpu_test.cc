@@ -5,6 +5,7 @@
 // reason; any other failure fails the test. Skips without a GPU.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -14,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "core/node_name.h"
 #include "core/types.h"
 #include "tests/gpu/file_peer_directory.h"
 #include "tests/gpu/gpu_test_env.h"
@@ -33,13 +35,18 @@ struct SweepConfig {
   bool cuda_graph = false;
   std::vector<core::RedOp> redops = {core::RedOp::kSum};
   std::vector<std::string> choices;  // empty: the whole catalog
+  // > 0: the ranks split into this many emulated nodes (their own node name and NCCL_HOSTID,
+  // as `ccltune tune --emulate-nodes` sets them), so NCCL joins the nodes by its network.
+  int emulated_nodes = 0;
+  int world = 0;  // > 0: exactly this many ranks (the test skips with fewer GPUs)
 };
 
 std::string ProblemLabel(const core::Problem& p) {
   return std::string(core::OpName(p.op)) + " " + core::DtypeName(p.dtype) + " " +
-         std::to_string(p.bytes) + (p.redop == core::RedOp::kMax   ? " max"
-                                    : p.redop == core::RedOp::kMin ? " min"
-                                                                   : "");
+         std::to_string(p.bytes) +
+         (p.redop == core::RedOp::kMax   ? " max"
+          : p.redop == core::RedOp::kMin ? " min"
+                                         : "");
 }
 
 // One line per (problem, choice): "label|choice|ok|time_us|" or "label|choice|skipped||reason".
@@ -80,6 +87,11 @@ int RunOneChoice(worker::Backend& be, const core::Problem& p, const worker::Choi
 }
 
 int SweepRank(int rank, int world, const std::string& dir, const SweepConfig& cfg) {
+  if (cfg.emulated_nodes > 0) {
+    const std::string node = core::EmulatedNodeName("gpu-test", rank, world, cfg.emulated_nodes);
+    setenv(core::kNodeNameEnv, node.c_str(), 1);
+    setenv(core::kNcclHostIdEnv, node.c_str(), 1);
+  }
   FilePeerDirectory pd(dir, rank, world);
   worker::NeverCancel cancel;
   core::BenchmarkSpec bench;
@@ -95,8 +107,8 @@ int SweepRank(int rank, int world, const std::string& dir, const SweepConfig& cf
   }
   std::ofstream out(dir + "/results.rank" + std::to_string(rank));
   for (Op op : cfg.ops) {
-    for (core::RedOp redop : core::IsReducing(op) ? cfg.redops
-                                                  : std::vector<core::RedOp>{core::RedOp::kNone}) {
+    for (core::RedOp redop :
+         core::IsReducing(op) ? cfg.redops : std::vector<core::RedOp>{core::RedOp::kNone}) {
       for (Dtype dtype : cfg.dtypes) {
         for (std::uint64_t bytes : cfg.sizes) {
           const core::Problem p{op, dtype, redop, bytes, cfg.choices};
@@ -118,6 +130,8 @@ struct SweepSummary {
   std::string table;          // markdown rows of rank 0
   std::string failures;       // every FAILED (and unexplained WRONG) line of every rank
   std::string known_defects;  // WRONG lines explained by KnownNcclDefect
+  int hier_ok = 0;            // rank 0's `hier` lines that ran and verified
+  std::string hier_skips;     // rank 0's `hier` lines skipped, with their reasons
 };
 
 // NCCL 2.28.3's symmetric-window kernels return shifted data when a rank's block is not a
@@ -158,6 +172,9 @@ SweepSummary Summarize(const std::string& dir, int world) {
         }
       }
       if (r != 0) continue;
+      const bool hier = cols[1].rfind("hier", 0) == 0;
+      if (hier && cols[2] == "ok") ++s.hier_ok;
+      if (hier && cols[2] == "skipped") s.hier_skips += line + "\n";
       if (cols[2] == "ok") ++s.ok;
       if (cols[2] == "skipped") ++s.skipped;
       if (cols[2] == "FAILED" || cols[2] == "WRONG") ++s.failed;
@@ -168,14 +185,21 @@ SweepSummary Summarize(const std::string& dir, int world) {
   return s;
 }
 
-void RunSweep(const std::string& name, const SweepConfig& cfg, double timeout_s) {
+// `min_gpus`: fewer visible (or allowed by TestWorld) skips the test, as do fewer than
+// cfg.world. `summary`, when given,
+// receives rank 0's tally.
+void RunSweep(const std::string& name, const SweepConfig& cfg, double timeout_s, int min_gpus = 2,
+              SweepSummary* summary = nullptr) {
   std::string why;
   const int gpus = ProbeGpuCount(&why);
-  if (gpus < 2) {
-    std::printf("SKIP %s: needs >= 2 GPUs, found %d (%s)\n", name.c_str(), gpus, why.c_str());
-    GTEST_SKIP() << "needs >= 2 GPUs, found " << gpus << " (" << why << ")";
+  const int world = gpus < std::max(min_gpus, cfg.world) ? 0
+                    : cfg.world > 0                      ? cfg.world
+                                                         : TestWorld(gpus);
+  if (world < min_gpus) {
+    std::printf("SKIP %s: needs >= %d GPUs, found %d (%s)\n", name.c_str(), min_gpus, gpus,
+                why.c_str());
+    GTEST_SKIP() << "needs >= " << min_gpus << " GPUs, found " << gpus << " (" << why << ")";
   }
-  const int world = TestWorld(gpus);
   GpuTestDir dir(name);
   const auto outcomes = RunRanks(world, dir.path(), timeout_s,
                                  [&](int r) { return SweepRank(r, world, dir.path(), cfg); });
@@ -194,6 +218,7 @@ void RunSweep(const std::string& name, const SweepConfig& cfg, double timeout_s)
   for (const auto& o : outcomes) EXPECT_EQ(o.exit_code, 0) << Describe(outcomes);
   EXPECT_TRUE(s.failures.empty()) << s.failures;
   EXPECT_GT(s.ok, 0);
+  if (summary != nullptr) *summary = s;
 }
 
 std::vector<std::uint64_t> Sizes() {
@@ -266,6 +291,46 @@ TEST(NcclChoicesGpu, PeerKernelsEveryRedOpDtypeOddSize) {
   cfg.cuda_graph = true;
   cfg.redops = {core::RedOp::kSum};
   RunSweep("peer-graph", cfg, 600);
+}
+
+// The hierarchical all-reduce (issue 33) on the GPUs split into 2 emulated nodes (4 GPUs: 2 x
+// 2): our reduce-scatter and all-gather inside each node, NCCL's all-reduce across them over
+// its network transport. Every dtype and reduction, shard sizes off 16 bytes (the element
+// paths), an odd grid, eager and as graphs, each against the reference; the one size whose
+// count the node's ranks do not divide is skipped with that reason, and nothing else is.
+TEST(NcclChoicesGpu, HierarchicalAllReduceOnTwoEmulatedNodes) {
+  SweepConfig cfg{{Op::kAllReduce},
+                  {Dtype::kBf16, Dtype::kFp16, Dtype::kFp32},
+                  // 3078 B: an odd count (skipped); 3080 B and 5 MiB + 8 B: shards of 770 and
+                  // 1540 elements and 1.25 MiB + 2 B, none a multiple of 16 bytes.
+                  {1024, 3078, 3080, 1 << 20, (5 << 20) + 8},
+                  false,
+                  {core::RedOp::kSum, core::RedOp::kMax, core::RedOp::kMin},
+                  {"nccl", "hier:blocks=3,threads=64", "hier:blocks=16,threads=256",
+                   "hier:blocks=128,threads=512"},
+                  /*emulated_nodes=*/2,
+                  /*world=*/4};
+  const auto check = [](const SweepSummary& s, int per_problem, int problems) {
+    // Every hier line ran and verified, but 3078 B's (odd count, one per dtype and redop).
+    EXPECT_EQ(s.hier_ok, per_problem * (problems - 1)) << s.table;
+    std::stringstream skips(s.hier_skips);
+    int skipped = 0;
+    for (std::string line; std::getline(skips, line); ++skipped) {
+      EXPECT_NE(line.find(" 3078"), std::string::npos) << line;
+      EXPECT_NE(line.find("not divisible by 2 ranks per node"), std::string::npos) << line;
+    }
+    EXPECT_EQ(skipped, per_problem);
+  };
+  SweepSummary eager;
+  RunSweep("hier-eager", cfg, 900, /*min_gpus=*/4, &eager);
+  if (::testing::Test::IsSkipped()) return;
+  check(eager, 3 * 3 * 3, 5);  // 3 hier grids x 3 dtypes x 3 redops per size
+  cfg.cuda_graph = true;
+  cfg.dtypes = {Dtype::kBf16};
+  cfg.redops = {core::RedOp::kSum};
+  SweepSummary graph;
+  RunSweep("hier-graph", cfg, 600, 4, &graph);
+  check(graph, 3, 5);
 }
 
 TEST(NcclChoicesGpu, AllReduceChoicesCorrectAsCudaGraphs) {

@@ -112,7 +112,9 @@ accuracy() {  # accuracy <n>
 
 # Emulated nodes (issue 33): the GPUs split into 2 nodes (their own NCCL_HOSTID each, so
 # NCCL joins them with NET/Socket over loopback); the 3-op sweep, exhaustive then adaptive;
-# what NCCL formed (from its own log), the per-size table and the time of both searches.
+# what NCCL formed (from its own log), the per-size table, the hierarchical all-reduce's own
+# time per size next to NCCL's default and the winner (nodes_table.py, from the JSON; `hier`
+# runs where every node has 2+ ranks: nodes4), and the time of both searches.
 # NODES_SIZES narrows the sweep (default 1KiB:256MiB:2).
 nodes() {  # nodes <n>
   local g=$1 devs m sweep
@@ -127,6 +129,8 @@ nodes() {  # nodes <n>
   grep -E "^# (allReduce|allGather|reduceScatter) |^ +[0-9]+ +[0-9]+ +bf16 " \
     "$OUT/nodes${g}-exhaustive.txt" >>"$report"
   grep -h "hier\|span\|nccl-net" "$OUT/nodes${g}-exhaustive.txt" | sort | uniq -c | head >>"$report"
+  python3 tests/gpu/nodes_table.py "$OUT/nodes${g}-exhaustive.json" \
+    "$OUT/nodes${g}-adaptive.json" >>"$report" 2>&1
   python3 tests/bench/search_compare.py --exhaustive "$OUT/nodes${g}-exhaustive.json" \
     --adaptive "$OUT/nodes${g}-adaptive.json" >>"$report" 2>&1
 }

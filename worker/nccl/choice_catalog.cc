@@ -73,6 +73,13 @@ void AppendFusedCatalog(std::vector<core::ChoiceName>& out) {
   }
 }
 
+// The hierarchical all-reduce's grids for its node phases (our reduce-scatter and all-gather
+// kernels, pull): the two-shot sweep's small, middle and large winners (AppendPeerCatalog).
+void AppendHierCatalog(std::vector<core::ChoiceName>& out) {
+  static const char* const kGrids[][2] = {{"16", "256"}, {"64", "256"}, {"128", "512"}};
+  for (const auto& g : kGrids) out.push_back(Named("hier", {{"blocks", g[0]}, {"threads", g[1]}}));
+}
+
 }  // namespace
 
 std::vector<core::ChoiceName> CatalogChoices(core::Op op, const CatalogContext& ctx,
@@ -92,6 +99,7 @@ std::vector<core::ChoiceName> CatalogChoices(core::Op op, const CatalogContext& 
   out.push_back(Named("rs+ag"));
   AppendPeerCatalog(op, out);
   if (epilogue && op == core::Op::kAllReduce) AppendFusedCatalog(out);
+  if (ctx.span.nodes > 1 && op == core::Op::kAllReduce) AppendHierCatalog(out);
   if (ctx.test_choices) out.push_back(Named("test-hang"));
   if (ctx.test_choices && op == core::Op::kAllReduce) out.push_back(Named("test-absent"));
   return out;
@@ -114,6 +122,9 @@ std::string SkipReason(const core::ChoiceName& choice, const core::Problem& prob
   if (s.compose == Composition::kPeer) {
     if (!ctx.peer_problem.empty()) return "peer memory unavailable: " + ctx.peer_problem;
     return apply::PeerSkipReason(s, problem, ctx.world);
+  }
+  if (s.compose == Composition::kHierarchical && !ctx.node_peer_problem.empty()) {
+    return "peer memory unavailable inside the node: " + ctx.node_peer_problem;
   }
   if (s.p2p_chunk > 0) {
     return "NCCL 2.28's ncclConfig_t has no per-communicator P2P chunk size "

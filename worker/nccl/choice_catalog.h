@@ -31,11 +31,13 @@ struct CatalogContext {
   bool test_choices = false;                            // CCLTUNE_ENABLE_TEST_CHOICES=1
   std::string peer_problem = "peer memory not probed";  // empty: peer kernels can run
   apply::NodeSpan span;  // how the ranks spread over nodes (their node names)
+  // Empty: every node's ranks share peer memory, so `hier` can run (issue 33).
+  std::string node_peer_problem = "node teams not set up";
 };
 
 // Every catalog choice for `op`, the default first; with `epilogue` (an allReduce followed
 // by one) also the fused kernels, and every other choice then means "this collective, then
-// the separate epilogue kernel".
+// the separate epilogue kernel"; over several nodes also the hierarchical all-reduce.
 std::vector<core::ChoiceName> CatalogChoices(core::Op op, const CatalogContext& ctx,
                                              bool epilogue = false);
 // Empty when `choice` can run for `problem` here; else the reason it is skipped.

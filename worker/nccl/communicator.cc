@@ -60,7 +60,7 @@ core::Result<std::shared_ptr<Communicator>> Communicator::Init(int world, int ra
   return c;
 }
 
-core::Result<std::shared_ptr<Communicator>> Communicator::Split(int rank,
+core::Result<std::shared_ptr<Communicator>> Communicator::Split(int color, int key,
                                                                 const CommOptions& options,
                                                                 Deadline deadline,
                                                                 const CancelToken& cancel) {
@@ -69,7 +69,7 @@ core::Result<std::shared_ptr<Communicator>> Communicator::Split(int rank,
   // On a non-blocking parent NCCL's split job writes the child handle from its own thread
   // when it completes: the slot lives on the heap and is leaked if we stop waiting first.
   auto slot = std::make_unique<ncclComm_t>(nullptr);
-  const ncclResult_t res = ncclCommSplit(comm_, /*color=*/0, /*key=*/rank, slot.get(), &config);
+  const ncclResult_t res = ncclCommSplit(comm_, color, key, slot.get(), &config);
   if (res != ncclSuccess && res != ncclInProgress) {
     return NcclError(res, comm_, "ncclCommSplit", __FILE__, __LINE__);
   }

@@ -32,8 +32,9 @@ class Communicator {
                                                           const CommOptions& options,
                                                           Deadline deadline,
                                                           const CancelToken& cancel);
-  // A child with other options over the same ranks (ncclCommSplit; collective).
-  core::Result<std::shared_ptr<Communicator>> Split(int rank, const CommOptions& options,
+  // A child of the ranks that pass the same `color` (all of them when all pass 0), ordered
+  // by `key`, with `options` (ncclCommSplit; collective over every rank of this one).
+  core::Result<std::shared_ptr<Communicator>> Split(int color, int key, const CommOptions& options,
                                                     Deadline deadline, const CancelToken& cancel);
   ~Communicator() { Abort(); }
   Communicator(const Communicator&) = delete;

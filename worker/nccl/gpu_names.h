@@ -6,6 +6,7 @@
 #include "core/gpu/cuda_resources.h"
 #include "core/gpu/fingerprint_probe.h"
 #include "core/gpu/hex_bytes.h"
+#include "core/gpu/hier_enqueue.h"
 #include "core/gpu/launch.h"
 #include "core/gpu/peer_enqueue.h"
 #include "core/gpu/peer_memory.h"
@@ -19,6 +20,7 @@ using gpu::EnqueueRsAgPart;
 using gpu::Event;
 using gpu::GraphExec;
 using gpu::HexBytes;
+using gpu::HierAllReduce;
 using gpu::IpcMapping;
 using gpu::MappedHost;
 using gpu::MemoryKind;

@@ -86,13 +86,20 @@ core::Status NcclBackend::Start(const core::BenchmarkSpec& bench) {
 }
 
 // Every rank's node name (core/node_name.h, set up before the backend), for the catalog's
-// rules across nodes.
+// rules across nodes; across nodes also the hierarchical all-reduce's node teams.
 core::Status NcclBackend::LearnNodeSpan(Deadline deadline) {
   CCLTUNE_ASSIGN_OR_RETURN(const core::NodeName mine, core::LocalNodeName());
   CCLTUNE_ASSIGN_OR_RETURN(std::vector<std::string> names,
                            dir_.AllGather("node-name", mine.name, deadline));
   const core::NodeShape shape = core::ShapeOfNodes(names);
   catalog_.span = {shape.nodes, shape.gpus_per_node, shape.equal_groups};
+  // The hierarchical all-reduce's node teams, where its span rules can hold.
+  if (shape.nodes < 2 || !shape.equal_groups || shape.gpus_per_node < 2) {
+    catalog_.node_peer_problem = "no node teams (one node, one rank per node or unequal nodes)";
+    return core::Status::Ok();
+  }
+  CCLTUNE_RETURN_IF_ERROR(rt_.StartNodeTeam(core::PlaceOfRank(names, rt_.rank()), deadline));
+  catalog_.node_peer_problem = rt_.node_peers()->problem();
   return core::Status::Ok();
 }
 

@@ -60,6 +60,8 @@ core::Result<std::unique_ptr<PreparedChoice>> NcclChoice::Create(Runtime& rt,
   CCLTUNE_ASSIGN_OR_RETURN(c->comm_, rt.CommFor(spec, deadline));
   if (spec.compose == Composition::kPeer) {
     CCLTUNE_RETURN_IF_ERROR(c->PreparePeers(problem, layout, deadline));
+  } else if (spec.compose == Composition::kHierarchical) {
+    CCLTUNE_RETURN_IF_ERROR(c->PrepareHier(layout, deadline));
   } else {
     CCLTUNE_ASSIGN_OR_RETURN(
         c->buffers_, BufferSet::Create(layout, spec.buffers, c->comm_, deadline, rt.cancel()));
@@ -88,17 +90,48 @@ core::Status NcclChoice::PreparePeers(const core::Problem& problem, const Buffer
   }
   CCLTUNE_ASSIGN_OR_RETURN(PeerEnqueuer e, PeerEnqueuer::Create(spec_, shape_));
   peer_.emplace(std::move(e));
+  return ResetTeam(peers, deadline);
+}
+
+core::Status NcclChoice::PrepareHier(const BufferLayout& layout, Deadline deadline) {
+  PeerMemory* node = rt_.node_peers();
+  if (node == nullptr || !node->usable()) {
+    return core::FailedPrecondition("skip: peer memory unavailable inside the node: " +
+                                    (node == nullptr ? "no node team" : node->problem()));
+  }
+  CCLTUNE_ASSIGN_OR_RETURN(across_, rt_.AcrossNodes(deadline));
+  CCLTUNE_ASSIGN_OR_RETURN(HierAllReduce h,
+                           HierAllReduce::Create(spec_, shape_.count, shape_.dtype, shape_.redop,
+                                                 node->rank(), node->world()));
+  hier_.emplace(h);
+  // Pull mode throughout: no staging; each rank's output holds its shard between the phases.
+  CCLTUNE_ASSIGN_OR_RETURN(buffers_, BufferSet::CreateOnPeers(layout, 0, *node, deadline));
+  return ResetTeam(*node, deadline);
+}
+
+core::Status NcclChoice::ResetTeam(PeerMemory& team, Deadline deadline) {
+  team_ = &team;
   // The kernels give up well before the host's deadline, so their timeout is what shows.
   peer_timeout_ns_ = static_cast<std::uint64_t>(bench_.choice_timeout_seconds * 0.5e9);
   // A timed-out kernel anywhere leaves the epochs out of step: every choice starts from
   // cleared signals, and no rank's first kernel runs before every rank cleared its own.
-  CCLTUNE_RETURN_IF_ERROR(peers.Reset(rt_.stream()));
+  CCLTUNE_RETURN_IF_ERROR(team.Reset(rt_.stream()));
   CCLTUNE_RETURN_IF_ERROR(rt_.EnqueueDeviceBarrier(deadline));
   return rt_.WaitGpu(nullptr, deadline, "peer signal reset");
 }
 
+core::Status NcclChoice::EnqueueHier(int slice, Deadline deadline) {
+  const kernels::PeerTeam node = team_->Team(peer_timeout_ns_);
+  const kernels::PeerOperands ops = buffers_->Operands(slice);
+  for (int phase = 0; phase < HierAllReduce::kPhases; ++phase) {
+    CCLTUNE_RETURN_IF_ERROR(hier_->Enqueue(phase, node, ops, across_->get(), rt_.stream()));
+    if (phase == 1) CCLTUNE_RETURN_IF_ERROR(rt_.WaitEnqueued(*across_, deadline, "hier enqueue"));
+  }
+  return core::Status::Ok();
+}
+
 core::Status NcclChoice::EnqueuePeer(int slice) {
-  const kernels::PeerTeam team = rt_.peers()->Team(peer_timeout_ns_);
+  const kernels::PeerTeam team = team_->Team(peer_timeout_ns_);
   if (spec_.fused) return epilogue_->Fused(*buffers_, slice, team, rt_.stream());
   return peer_->Enqueue(team, buffers_->Operands(slice), rt_.stream());
 }
@@ -109,7 +142,7 @@ core::Status NcclChoice::BoundedWaitsTimedOut() const {
                                   ? "test-absent: this rank stayed away from the peer kernel"
                                   : "test-hang: bounded spin ran out its time bound");
   }
-  if (!peer_ || !rt_.peers()->TimedOut()) return core::Status::Ok();
+  if (team_ == nullptr || !team_->TimedOut()) return core::Status::Ok();
   return core::TimeoutError("peer kernel: a peer rank did not arrive within " +
                             std::to_string(peer_timeout_ns_ / 1000000) +
                             " ms (bounded wait in the kernel)");
@@ -167,6 +200,7 @@ core::Status NcclChoice::EnqueueOne(int slice, Deadline deadline) {
 
 core::Status NcclChoice::EnqueueCollective(int slice, Deadline deadline) {
   if (peer_) return EnqueuePeer(slice);
+  if (hier_) return EnqueueHier(slice, deadline);
   const int coll = TunerColl(shape_.op);
   ForcedScope forced(spec_.algo >= 0 && coll >= 0 ? rt_.tuner() : nullptr, coll, spec_.algo,
                      spec_.proto, /*channels=*/0);

@@ -46,7 +46,13 @@ class NcclChoice final : public PreparedChoice {
   // Peer choices: buffers in peer memory, the ranks' signals cleared and the ranks met.
   core::Status PreparePeers(const core::Problem& problem, const BufferLayout& layout,
                             Deadline deadline);
+  // hier: buffers in the node's peer memory, the communicator across the nodes.
+  core::Status PrepareHier(const BufferLayout& layout, Deadline deadline);
+  // Clears the team's signals on every rank and meets them before the first kernel.
+  core::Status ResetTeam(PeerMemory& team, Deadline deadline);
   core::Status EnqueuePeer(int slice);
+  // hier's three phases; waits for the NCCL phase to leave ncclInProgress.
+  core::Status EnqueueHier(int slice, Deadline deadline);
   // A bounded spin (test-hang, test-absent) or a peer kernel's bounded wait ran out.
   core::Status BoundedWaitsTimedOut() const;
   core::Status ProbeForcedAlgo(Deadline deadline);
@@ -84,6 +90,9 @@ class NcclChoice final : public PreparedChoice {
   bool hang_here_ = false;
   bool absent_spun_ = false;
   std::optional<PeerEnqueuer> peer_;
+  std::optional<HierAllReduce> hier_;
+  std::shared_ptr<Communicator> across_;     // hier's NCCL phase
+  PeerMemory* team_ = nullptr;               // the peer memory our kernels run on, if any
   std::unique_ptr<EpilogueStage> epilogue_;  // problems with an epilogue only
   std::uint64_t peer_timeout_ns_ = 0;
 };

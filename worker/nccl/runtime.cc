@@ -5,9 +5,9 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "core/kernels/kernels.h"
 #include "core/log.h"
 #include "worker/env_switches.h"
-#include "core/kernels/kernels.h"
 #include "worker/nccl/gpu_names.h"
 
 namespace ccltune::worker::nccl {
@@ -72,6 +72,7 @@ core::Status Runtime::Recover(int epoch, Deadline deadline) {
       deadline, NeverCancel(), "recover: stream drain"));
   default_comm_.reset();
   ctas_comms_.clear();
+  across_nodes_.reset();  // split again by the next hier choice (AcrossNodes)
   for (int i = 0; i < kFlagCount; ++i) flags()[i] = 0;
   if (tuner_) tuner_->Clear();
   return InitDefaultComm(epoch, deadline).WithContext("recover epoch " + std::to_string(epoch));
@@ -88,10 +89,53 @@ core::Result<std::shared_ptr<Communicator>> Runtime::CommFor(const ChoiceSpec& s
   CommOptions options;
   options.ctas = spec.ctas;
   core::Result<std::shared_ptr<Communicator>> child =
-      default_comm_->Split(rank_, options, deadline, cancel_);
+      default_comm_->Split(/*color=*/0, rank_, options, deadline, cancel_);
   if (!child.ok())
     return Fail(child.status().WithContext("split ctas=" + std::to_string(spec.ctas)));
   ctas_comms_[spec.ctas] = child.value();
+  return child;
+}
+
+core::Status Runtime::StartNodeTeam(const core::RankPlace& place, Deadline deadline) {
+  place_ = place;
+  node_dir_ = std::make_unique<core::TeamDirectory>(dir_, place.node_ranks, "node-team:");
+  const int local = static_cast<int>(place.node_ranks.size());
+  CCLTUNE_ASSIGN_OR_RETURN(const bool peers_wanted, PeerMemoryWanted(std::getenv(kPeerMemoryEnv)));
+  if (!peers_wanted) {
+    node_peers_ = PeerMemory::Unavailable(place.local_rank, local, *node_dir_,
+                                          "turned off by CCLTUNE_PEER_MEMORY=0");
+  } else {
+    CCLTUNE_ASSIGN_OR_RETURN(
+        node_peers_, PeerMemory::Probe(place.local_rank, local, *node_dir_, stream(), deadline));
+  }
+  // hier runs on every rank or on none (its NCCL phase spans the nodes): one node's problem
+  // is every rank's.
+  CCLTUNE_ASSIGN_OR_RETURN(std::vector<std::string> verdicts,
+                           dir_.AllGather("node-team-ok", node_peers_->problem(), deadline));
+  for (int r = 0; r < world_; ++r) {
+    if (!verdicts[r].empty()) {
+      node_peers_ =
+          PeerMemory::Unavailable(place.local_rank, local, *node_dir_,
+                                  "rank " + std::to_string(r) + "'s node: " + verdicts[r]);
+      core::LogInfo("hierarchical all-reduce skipped: " + node_peers_->problem());
+      return core::Status::Ok();
+    }
+  }
+  return AcrossNodes(deadline).status();
+}
+
+core::Result<std::shared_ptr<Communicator>> Runtime::AcrossNodes(Deadline deadline) {
+  if (default_comm_ == nullptr || default_comm_->aborted()) {
+    return core::FailedPrecondition("communicator aborted; Recover first");
+  }
+  if (across_nodes_ != nullptr) return across_nodes_;
+  core::Result<std::shared_ptr<Communicator>> child =
+      default_comm_->Split(place_.local_rank, place_.node, {}, deadline, cancel_);
+  if (!child.ok()) {
+    return Fail(child.status().WithContext("split by local rank " +
+                                           std::to_string(place_.local_rank) + " (hier)"));
+  }
+  across_nodes_ = child.value();
   return child;
 }
 
@@ -112,6 +156,7 @@ core::Status Runtime::WaitGpu(cudaEvent_t event, Deadline deadline, const std::s
       if (c != nullptr) CCLTUNE_RETURN_IF_ERROR(c->Ready().status());
     }
     for (auto& [n, c] : ctas_comms_) CCLTUNE_RETURN_IF_ERROR(c->Ready().status());
+    if (across_nodes_ != nullptr) CCLTUNE_RETURN_IF_ERROR(across_nodes_->Ready().status());
     return false;
   };
   core::Status st = PollUntil(done, deadline, cancel_, what);
@@ -125,6 +170,7 @@ void Runtime::AbortAll() {
   }
   if (default_comm_) default_comm_->Abort();
   for (auto& [n, c] : ctas_comms_) c->Abort();
+  if (across_nodes_) across_nodes_->Abort();
 }
 
 core::Status Runtime::EnqueueDeviceBarrier(Deadline deadline) {

@@ -12,7 +12,9 @@
 #include <optional>
 #include <string>
 
+#include "core/node_name.h"
 #include "core/status.h"
+#include "core/team_directory.h"
 #include "worker/deadline.h"
 #include "worker/nccl/choice_catalog.h"
 #include "worker/nccl/communicator.h"
@@ -37,6 +39,19 @@ class Runtime {
 
   // The communicator a choice runs on; `ctas` ones are split off lazily and cached.
   core::Result<std::shared_ptr<Communicator>> CommFor(const ChoiceSpec& spec, Deadline deadline);
+
+  // The hierarchical all-reduce's parts (issue 33), for ranks that span nodes of equal rank
+  // counts (`place` from core::PlaceOfRank, the same node layout on every rank): the node's
+  // peer memory, over a directory namespace of its own (node_peers()->problem() says when it
+  // cannot serve), and the communicator of the ranks with this local rank (AcrossNodes).
+  // Collective over every rank, once, after Start.
+  core::Status StartNodeTeam(const core::RankPlace& place, Deadline deadline);
+  // Null until StartNodeTeam.
+  PeerMemory* node_peers() const { return node_peers_.get(); }
+  int local_rank() const { return place_.local_rank; }
+  // The split of the default communicator by local rank, keyed by node. Made by
+  // StartNodeTeam and again after a Recover (collective: every rank prepares the same choice).
+  core::Result<std::shared_ptr<Communicator>> AcrossNodes(Deadline deadline);
 
   // Waits until the last enqueue on `comm` left ncclInProgress.
   core::Status WaitEnqueued(Communicator& comm, Deadline deadline, const std::string& what);
@@ -90,6 +105,10 @@ class Runtime {
   std::optional<TunerControl> tuner_;
   std::shared_ptr<Communicator> default_comm_;
   std::map<int, std::shared_ptr<Communicator>> ctas_comms_;
+  core::RankPlace place_;
+  std::unique_ptr<core::TeamDirectory> node_dir_;  // before node_peers_, which uses it
+  std::unique_ptr<PeerMemory> node_peers_;
+  std::shared_ptr<Communicator> across_nodes_;
   std::size_t l2_bytes_ = 50u << 20;
   bool rotate_buffers_ = true;
   int nccl_version_ = 0;

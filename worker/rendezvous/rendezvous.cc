@@ -144,6 +144,19 @@ Result<PreSyncReport> Rendezvous::PreSync(double window_seconds, Deadline deadli
 
 Result<std::vector<std::string>> Rendezvous::AllGather(const std::string& name,
                                                        const std::string& mine, Deadline deadline) {
+  std::vector<int> everyone(world_);
+  for (int r = 0; r < world_; ++r) everyone[r] = r;
+  return AllGatherAmong(name, mine, everyone, deadline);
+}
+
+// The ranks' values are fields of one hash: a member waits for the other members' fields only.
+Result<std::vector<std::string>> Rendezvous::AllGatherAmong(const std::string& name,
+                                                            const std::string& mine,
+                                                            const std::vector<int>& members,
+                                                            Deadline deadline) {
+  // A member outside the job would never arrive: refused before any wait.
+  CCLTUNE_RETURN_IF_ERROR(
+      core::ValuesOfMembers(std::vector<std::string>(world_), members, name).status());
   const std::string key = keys_.Exchange(name);
   auto w = redis_.Command({"HSET", key, std::to_string(rank_), mine});
   if (!w.ok()) return w.status().WithContext("exchange " + name);
@@ -154,7 +167,10 @@ Result<std::vector<std::string>> Rendezvous::AllGather(const std::string& name,
       [&]() -> Result<bool> {
         auto m = MissingRanks({"HKEYS", key});
         if (!m.ok()) return m.status();
-        missing = *m;
+        missing.clear();
+        for (int r : members) {
+          if (std::find(m->begin(), m->end(), r) != m->end()) missing.push_back(r);
+        }
         return missing.empty();
       },
       [&] { return "exchange " + name + ": no value from ranks " + JoinRanks(missing); }));
@@ -165,7 +181,7 @@ Result<std::vector<std::string>> Rendezvous::AllGather(const std::string& name,
     const int r = std::atoi(field.c_str());
     if (r >= 0 && r < world_) values[r] = value;
   }
-  return values;
+  return core::ValuesOfMembers(values, members, name);
 }
 
 Result<std::string> Rendezvous::Broadcast(const std::string& name, int root,

@@ -37,6 +37,10 @@ class Rendezvous final : public PeerDirectory {
   core::Result<std::string> Broadcast(const std::string& name, int root,
                                       const std::optional<std::string>& value,
                                       Deadline deadline) override;
+  core::Result<std::vector<std::string>> AllGatherAmong(const std::string& name,
+                                                        const std::string& mine,
+                                                        const std::vector<int>& members,
+                                                        Deadline deadline) override;
 
   // Free-form notes between ranks (e.g. why a choice was wrong on this rank).
   core::Status PutNote(const std::string& name, const std::string& value);

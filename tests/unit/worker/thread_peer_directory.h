@@ -24,19 +24,29 @@ class ThreadPeerExchange {
 
   core::Result<std::vector<std::string>> AllGather(const std::string& name, int rank,
                                                    const std::string& mine, Deadline deadline) {
+    std::vector<int> everyone(world_);
+    for (int r = 0; r < world_; ++r) everyone[r] = r;
+    return AllGatherAmong(name, rank, mine, everyone, deadline);
+  }
+
+  // Waits for `members`' values only (members within the world).
+  core::Result<std::vector<std::string>> AllGatherAmong(const std::string& name, int rank,
+                                                        const std::string& mine,
+                                                        const std::vector<int>& members,
+                                                        Deadline deadline) {
     std::unique_lock<std::mutex> lock(mu_);
     auto& slots = values_[name];
     slots.resize(world_);
     slots[rank] = mine;
     cv_.notify_all();
     const bool all = cv_.wait_until(lock, deadline, [&] {
-      for (const auto& s : slots)
-        if (!s) return false;
+      for (int r : members)
+        if (!slots[r]) return false;
       return true;
     });
     if (!all) return core::TimeoutError("thread directory: not every rank published " + name);
     std::vector<std::string> out;
-    for (const auto& s : slots) out.push_back(*s);
+    for (int r : members) out.push_back(*slots[r]);
     return out;
   }
 
@@ -58,6 +68,12 @@ class ThreadPeerDirectory final : public PeerDirectory {
     auto all = ex_.AllGather(name, rank_, mine, deadline);
     if (all.ok() && after_gather) after_gather(name, *all);
     return all;
+  }
+  core::Result<std::vector<std::string>> AllGatherAmong(const std::string& name,
+                                                        const std::string& mine,
+                                                        const std::vector<int>& members,
+                                                        Deadline deadline) override {
+    return ex_.AllGatherAmong(name, rank_, mine, members, deadline);
   }
   core::Result<std::string> Broadcast(const std::string& name, int root,
                                       const std::optional<std::string>& value,
