@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -18,6 +19,10 @@ namespace ccltune::worker {
 namespace {
 
 using core::Status;
+
+// The rank that started a setting process: the process checks it is still its parent once
+// PR_SET_PDEATHSIG is armed (a pod's only rank may well be PID 1).
+constexpr const char* kParentEnv = "CCLTUNE_SETTING_PARENT_PID";
 
 double Since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
@@ -84,6 +89,7 @@ core::Result<ChildProcess> SpawnSetting(const SettingsLaunch& l, const Child& ch
                                       name.ToString()};
   std::map<std::string, std::string> env(setting.env.begin(), setting.env.end());
   if (!c.redis.password.empty()) env["CCLTUNE_REDIS_PASSWORD"] = c.redis.password;
+  env[kParentEnv] = std::to_string(::getpid());
   // A pod's metrics port and Pushgateway belong to its ranks, not to these processes.
   std::vector<std::string> unset = l.unset_env;
   unset.insert(unset.end(), {"CCLTUNE_METRICS_PORT", "CCLTUNE_PUSHGATEWAY"});
@@ -146,6 +152,54 @@ Status ReadFigures(core::RedisClient& redis, const std::string& job_id, int atte
   return Status::Ok();
 }
 
+// What every setting of one job's run shares.
+struct SettingsRun {
+  const SettingsLaunch& launch;
+  std::string backend;
+  Rendezvous& rendezvous;
+  JobControl& control;
+  core::RedisClient& redis;
+  std::size_t problems;
+  std::size_t settings;
+};
+
+// The launcher's progress line while setting `i` runs (rank 0; best effort).
+void ShowProgress(const SettingsRun& run, std::size_t i, const core::ChoiceName& name) {
+  if (run.launch.cfg.rank != 0) return;
+  (void)run.redis.Command({"SET", run.rendezvous.keys().Progress(),
+                           "0 " + std::to_string(run.problems) + " process setting " +
+                               std::to_string(i + 1) + "/" + std::to_string(run.settings) + ": " +
+                               name.ToString(),
+                           "EX", "3600"});
+}
+
+// Setting `i`: this rank's process of it, the ranks' agreement on how the set ended, and its
+// figures (or its failure, the same on every rank).
+core::Result<SettingResults::Setting> MeasureOne(const SettingsRun& run, std::size_t i,
+                                                 const core::ChoiceName& name) {
+  const SettingsLaunch& l = run.launch;
+  const auto t0 = Clock::now();
+  const double bound = SettingBoundSeconds(l.cfg.plan.benchmark, run.problems);
+  const apply::ProcessSetting setting = *apply::ProcessSettingOf(name, run.backend);
+  const std::string job = l.cfg.job_id + ":setting" + std::to_string(i);
+  const Child child{job, LogPath(job, l.cfg.rank)};
+  core::LogInfo(name.ToString() + ": its own rank processes, job " + job);
+  ShowProgress(run, i, name);
+  CCLTUNE_ASSIGN_OR_RETURN(std::string mine,
+                           RunOwnProcess(l, child, name, setting, run.control, bound));
+  SettingResults::Setting s{name.ToString()};
+  CCLTUNE_ASSIGN_OR_RETURN(s.failure, AgreeOutcome(run.rendezvous, "setting" + std::to_string(i),
+                                                   mine, DeadlineIn(bound + 60)));
+  if (s.failure.empty()) {
+    if (Status st = ReadFigures(run.redis, job, l.cfg.attempt, setting.measured_as, s); !st.ok())
+      s.failure = st.message();
+  }
+  if (mine.empty()) std::filesystem::remove(child.log);  // kept where it says why
+  if (!s.failure.empty()) core::LogWarn(s.name + ": " + s.failure);
+  s.seconds = Since(t0);
+  return s;
+}
+
 }  // namespace
 
 std::optional<core::ChoiceResult> SettingResults::Find(const core::Problem& problem,
@@ -191,27 +245,11 @@ core::Result<SettingResults> MeasureProcessSettings(const SettingsLaunch& l, Bac
                                                     core::RedisClient& redis,
                                                     const std::vector<core::Problem>& problems) {
   SettingResults results(backend.name());
-  const double bound = SettingBoundSeconds(l.cfg.plan.benchmark, problems.size());
   const std::vector<core::ChoiceName> names = SettingsToRun(backend, problems);
+  const SettingsRun run{l,     backend.name(),  rendezvous,  control,
+                        redis, problems.size(), names.size()};
   for (std::size_t i = 0; i < names.size(); ++i) {
-    const auto t0 = Clock::now();
-    const apply::ProcessSetting setting = *apply::ProcessSettingOf(names[i], backend.name());
-    const Child child{l.cfg.job_id + ":setting" + std::to_string(i),
-                      LogPath(l.cfg.job_id + ":setting" + std::to_string(i), l.cfg.rank)};
-    core::LogInfo(names[i].ToString() + ": its own rank processes, job " + child.job_id);
-    CCLTUNE_ASSIGN_OR_RETURN(std::string mine,
-                             RunOwnProcess(l, child, names[i], setting, control, bound));
-    SettingResults::Setting s{names[i].ToString()};
-    CCLTUNE_ASSIGN_OR_RETURN(s.failure, AgreeOutcome(rendezvous, "setting" + std::to_string(i),
-                                                     mine, DeadlineIn(bound + 60)));
-    if (s.failure.empty()) {
-      if (Status st = ReadFigures(redis, child.job_id, l.cfg.attempt, setting.measured_as, s);
-          !st.ok())
-        s.failure = st.message();
-    }
-    if (mine.empty()) std::filesystem::remove(child.log);  // kept where it says why
-    if (!s.failure.empty()) core::LogWarn(s.name + ": " + s.failure);
-    s.seconds = Since(t0);
+    CCLTUNE_ASSIGN_OR_RETURN(SettingResults::Setting s, MeasureOne(run, i, names[i]));
     results.Add(std::move(s));
   }
   return results;
@@ -220,7 +258,9 @@ core::Result<SettingResults> MeasureProcessSettings(const SettingsLaunch& l, Bac
 Status EnterSettingProcess(RankConfig& cfg) {
   // Ends with the rank that started it, even when that rank is killed.
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (::getppid() == 1) return core::Aborted("the rank that started this process is gone");
+  if (const char* parent = std::getenv(kParentEnv);
+      parent != nullptr && ::getppid() != std::atoi(parent))
+    return core::Aborted("the rank that started this process is gone");
   CCLTUNE_ASSIGN_OR_RETURN(core::ChoiceName name, core::ParseChoice(cfg.measure_setting));
   std::optional<apply::ProcessSetting> setting = apply::ProcessSettingOf(name, cfg.backend);
   if (!setting) {
