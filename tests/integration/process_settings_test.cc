@@ -128,7 +128,7 @@ TEST_F(ProcessSettingsTest, ExhaustiveJoinsEachSettingsOwnFiguresAndSurvivesAFai
   for (const auto& f : std::filesystem::directory_iterator(dir_.File("tmp"))) {
     const std::string name = f.path().filename().string();
     if (name.find("_setting") == std::string::npos) continue;
-    EXPECT_NE(name.find("_setting1-r"), std::string::npos) << name;
+    EXPECT_NE(name.find("_setting1-a0-r"), std::string::npos) << name;
     EXPECT_NE(ReadFile(f.path().string()).find("CCLTUNE_PEER_MEMORY"), std::string::npos);
     ++kept;
   }

@@ -182,7 +182,7 @@ core::Result<SettingResults::Setting> MeasureOne(const SettingsRun& run, std::si
   const double bound = SettingBoundSeconds(l.cfg.plan.benchmark, run.problems);
   const apply::ProcessSetting setting = *apply::ProcessSettingOf(name, run.backend);
   const std::string job = l.cfg.job_id + ":setting" + std::to_string(i);
-  const Child child{job, LogPath(job, l.cfg.rank)};
+  const Child child{job, LogPath(job + "-a" + std::to_string(l.cfg.attempt), l.cfg.rank)};
   core::LogInfo(name.ToString() + ": its own rank processes, job " + job);
   ShowProgress(run, i, name);
   CCLTUNE_ASSIGN_OR_RETURN(std::string mine,
