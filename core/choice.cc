@@ -106,9 +106,12 @@ const std::vector<BaseSpec>& Catalog() {
       {"ce", nccl, {{"mode", OneOf({"pull", "push"})}}},
       // Hang on purpose (deadline tests); only with CCLTUNE_ENABLE_TEST_CHOICES=1.
       // test-absent: one rank never joins a peer kernel. test-slow (host all-reduce): the ring,
-      // reported 10 s an op slower than it ran, so a screening drop is certain.
+      // reported 10 s an op slower than it ran, so a screening drop is certain. test-env,
+      // test-env-bad (host): measured by rank processes of their own (apply/process_setting.h).
       {"test-hang", both, {}},
       {"test-slow", host, {}},
+      {"test-env", host, {}},
+      {"test-env-bad", host, {}},
       {"test-absent", nccl, {}},
   };
   return catalog;

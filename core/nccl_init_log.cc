@@ -20,6 +20,13 @@ const std::regex& LinkPattern() {
   return re;
 }
 
+// src/transport/net_socket.cc:337: "NET/Socket: Using %d threads and %d sockets per thread".
+const std::regex& SocketThreadsPattern() {
+  static const std::regex re(
+      R"(NCCL INFO NET/Socket: Using (\d+) threads and (\d+) sockets per thread)");
+  return re;
+}
+
 std::string Join(const std::set<std::string>& parts, const std::string& sep) {
   std::string out;
   for (const std::string& p : parts) out += (out.empty() ? "" : sep) + p;
@@ -31,12 +38,15 @@ std::string Join(const std::set<std::string>& parts, const std::string& sep) {
 void NcclInitLog::Merge(const NcclInitLog& other) {
   n_nodes.insert(other.n_nodes.begin(), other.n_nodes.end());
   links.insert(other.links.begin(), other.links.end());
+  net_socket.insert(other.net_socket.begin(), other.net_socket.end());
 }
 
 nlohmann::json NcclInitLog::ToJson() const {
   nlohmann::json l = nlohmann::json::array();
   for (const NcclLink& k : links) l.push_back({k.from, k.to, k.via});
-  return {{"nNodes", n_nodes}, {"links", l}};
+  nlohmann::json j = {{"nNodes", n_nodes}, {"links", l}};
+  if (!net_socket.empty()) j["netSocket"] = net_socket;
+  return j;
 }
 
 NcclInitLog NcclInitLog::FromJson(const nlohmann::json& j) {
@@ -45,6 +55,8 @@ NcclInitLog NcclInitLog::FromJson(const nlohmann::json& j) {
   for (const auto& l : j.value("links", nlohmann::json::array())) {
     log.links.insert({l.at(0).get<int>(), l.at(1).get<int>(), l.at(2).get<std::string>()});
   }
+  for (const auto& s : j.value("netSocket", nlohmann::json::array()))
+    log.net_socket.insert(s.get<std::string>());
   return log;
 }
 
@@ -55,6 +67,8 @@ void ParseNcclInitLine(const std::string& line, NcclInitLog* out) {
     out->n_nodes.insert(std::stoi(m[1].str()));
   } else if (std::regex_search(line, m, LinkPattern())) {
     out->links.insert({std::stoi(m[1].str()), std::stoi(m[2].str()), m[3].str()});
+  } else if (std::regex_search(line, m, SocketThreadsPattern())) {
+    out->net_socket.insert(m[1].str() + " threads x " + m[2].str() + " sockets");
   }
 }
 
@@ -76,6 +90,7 @@ std::string TransportKind(const std::string& via) {
 NcclTopology ClassifyLinks(const NcclInitLog& log, const std::vector<std::string>& node_of_rank) {
   NcclTopology t;
   t.n_nodes = log.n_nodes;
+  t.net_socket = log.net_socket;
   const int world = static_cast<int>(node_of_rank.size());
   for (const NcclLink& l : log.links) {
     if (l.from < 0 || l.to < 0 || l.from >= world || l.to >= world) continue;
@@ -86,7 +101,9 @@ NcclTopology ClassifyLinks(const NcclInitLog& log, const std::vector<std::string
 }
 
 nlohmann::json NcclTopology::ToJson() const {
-  return {{"nNodes", n_nodes}, {"intraNode", intra_node}, {"interNode", inter_node}};
+  nlohmann::json j = {{"nNodes", n_nodes}, {"intraNode", intra_node}, {"interNode", inter_node}};
+  if (!net_socket.empty()) j["netSocket"] = net_socket;
+  return j;
 }
 
 std::string DescribeNcclTopology(const nlohmann::json& topology) {
@@ -104,6 +121,10 @@ std::string DescribeNcclTopology(const nlohmann::json& topology) {
   if (!intra.empty()) out += "; " + Join(intra, "+") + " inside nodes";
   if (!inter.empty()) out += "; " + Join(inter, "+") + " between them";
   if (intra.empty() && inter.empty()) out += "; no channel connection logged";
+  std::set<std::string> sockets;
+  for (const auto& s : topology.value("netSocket", nlohmann::json::array()))
+    sockets.insert(s.get<std::string>());
+  if (!sockets.empty()) out += "; NET/Socket " + Join(sockets, " or ");
   return out;
 }
 

@@ -2,7 +2,9 @@
 // (NCCL_DEBUG=INFO, NCCL_DEBUG_SUBSYS=INIT,NET, NCCL_DEBUG_FILE): the node count of each
 // communicator ("comm 0x… rank 0 nRanks 4 nNodes 2 localRanks 2 …", src/init.cc) and the
 // transport of every channel connection ("Channel 00/0 : 1[1] -> 2[2] [send] via
-// NET/Socket/0", src/transport/{p2p,shm,net}.cc). NCCL 2.28 has no API for either (nccl.h
+// NET/Socket/0", src/transport/{p2p,shm,net}.cc), and the socket transport's threads
+// ("NET/Socket: Using 4 threads and 4 sockets per thread", src/transport/net_socket.cc:337,
+// logged only when it uses helper threads). NCCL 2.28 has no API for these (nccl.h
 // exports no communicator properties), so the summary's "nodes NCCL formed, joined by …" is
 // this log, never an assumption. Pure text: tested on captured lines without a GPU.
 #pragma once
@@ -24,11 +26,12 @@ struct NcclLink {
 };
 
 struct NcclInitLog {
-  std::set<int> n_nodes;     // every nNodes value a communicator reported
-  std::set<NcclLink> links;  // distinct (from, to, via)
+  std::set<int> n_nodes;             // every nNodes value a communicator reported
+  std::set<NcclLink> links;          // distinct (from, to, via)
+  std::set<std::string> net_socket;  // "4 threads x 4 sockets" per distinct socket setting
 
   void Merge(const NcclInitLog& other);
-  nlohmann::json ToJson() const;  // {nNodes:[…], links:[[from, to, via], …]}
+  nlohmann::json ToJson() const;  // {nNodes:[…], links:[[from, to, via], …], netSocket?:[…]}
   static NcclInitLog FromJson(const nlohmann::json& j);
 };
 
@@ -46,11 +49,13 @@ struct NcclTopology {
   std::set<int> n_nodes;
   std::set<std::string> intra_node;
   std::set<std::string> inter_node;
-  nlohmann::json ToJson() const;  // {nNodes:[…], intraNode:[…], interNode:[…]}
+  std::set<std::string> net_socket;  // NcclInitLog::net_socket
+  nlohmann::json ToJson() const;  // {nNodes:[…], intraNode:[…], interNode:[…], netSocket?:[…]}
 };
 NcclTopology ClassifyLinks(const NcclInitLog& log, const std::vector<std::string>& node_of_rank);
 
-// "NCCL formed 2 nodes; P2P inside nodes, NET/Socket between them" from ClassifyLinks' JSON.
+// "NCCL formed 2 nodes; P2P inside nodes, NET/Socket between them" from ClassifyLinks' JSON
+// (and "; NET/Socket 4 threads x 4 sockets" where NCCL logged its socket threads).
 std::string DescribeNcclTopology(const nlohmann::json& topology);
 
 }  // namespace ccltune::core

@@ -24,6 +24,10 @@ std::string WhyNotNccl(const ChoiceSpec& s, const core::Problem& problem, int wo
            "(NCCL_TUNER_PLUGIN=libnccl-tuner-ccltune.so)";
   }
   if (s.p2p_chunk > 0) return "no per-communicator P2P chunk size in NCCL 2.28";
+  if (s.net.any()) {
+    return "NCCL reads its network settings once per process: they apply through the "
+           "environment before NCCL's first communicator, not per call";
+  }
   if (s.buffers == apply::BufferMode::kRegistered) {
     return "nccl-reg needs the application's buffers registered with NCCL";
   }

@@ -22,14 +22,23 @@ enum class Composition { kDirect, kReduceScatterAllGather, kBoundedSpin, kPeer, 
 // first half for reduceScatter), the all-gather copy kernel (`p2p`) and copy engines (`ce`).
 enum class PeerKind { kNone, kOneShot, kTwoShot, kCopyKernel, kCopyEngine };
 
-// `nccl-net:…`: NCCL's network transport settings. NCCL 2.28.9 reads each through
-// NCCL_PARAM (src/include/param.h:19-28: a static cache filled at the first call), so once
-// per process: NCCL_SOCKET_NTHREADS and NCCL_NSOCKS_PERTHREAD (src/transport/net_socket.cc
-// :140-141, used per connection at :291-292), NCCL_BUFFSIZE (src/init.cc:700, per
-// communicator in computeBuffSizes :709), NCCL_IB_QPS_PER_CONNECTION
-// (src/transport/net_ib.cc:1215). ncclConfig_t has none of them, so one process cannot
-// measure two values: each setting needs rank processes of its own, started with
-// NetSettingsEnv. 0 = NCCL's own value.
+// `nccl-net:…`: NCCL's network transport settings. NCCL 2.28.9 (tag v2.28.9-1) reads each
+// through NCCL_PARAM (src/include/param.h:19-28: a function-local static filled at the first
+// call, src/misc/param.cc:76-94), so once per process:
+// - NCCL_SOCKET_NTHREADS, NCCL_NSOCKS_PERTHREAD (src/transport/net_socket.cc:140-141, read in
+//   ncclNetSocketGetNsockNthread :289-339 at every listen/connect). Unset on a host that is
+//   not AWS or GCP (the vendor file of the NIC), NCCL uses 0 helper threads (:301): the
+//   proxy thread moves the data itself. At most 16 threads, 64 sockets (:134-135).
+// - NCCL_BUFFSIZE (and NCCL_LL_/LL128_BUFFSIZE; src/init.cc:700-702), copied into each
+//   communicator by computeBuffSizes (:708-732); Simple's chunk size follows from it.
+// - NCCL_IB_QPS_PER_CONNECTION (src/transport/net_ib.cc:1215), used at every IB connect
+//   (:1421, :1718); only with an IB/RoCE device.
+// ncclConfig_t (src/nccl.h.in, ncclConfig_v22800) has none of them; what it does carry for
+// the network is per communicator: netName (which network plugin), trafficClass, and
+// nChannelsPerNetPeer, which NCCL reads only for send/recv to a remote peer
+// (src/graph/paths.cc:837, ncclTopoGetNchannels for P2P channels), not for collectives'
+// rings and trees. So each setting here needs rank processes of its own, started with
+// NetSettingsEnv (process_setting.h). 0 = NCCL's own value.
 struct NetSettings {
   int socket_threads = 0;
   int socks_per_thread = 0;

@@ -5,6 +5,7 @@
 
 #include <set>
 
+#include "core/apply/process_setting.h"
 #include "worker/nccl/choice_catalog.h"
 #include "worker/nccl/inproc_tuner_api.h"
 
@@ -313,9 +314,48 @@ TEST(NcclChoiceSpec, NetworkSettingsOnlyAcrossNodes) {
   const core::ChoiceName net{"nccl-net", {{"socketThreads", "4"}, {"socksPerThread", "4"}}};
   EXPECT_EQ(SkipReason(net, Prob(core::Op::kAllReduce), Span(1, 4)),
             "network transport settings matter only across nodes (all ranks on one node)");
-  // Across nodes the remaining reason is honest: one process cannot measure two settings.
-  EXPECT_NE(SkipReason(net, Prob(core::Op::kAllGather), Span(2, 2)).find("once per process"),
-            std::string::npos);
+  // Across nodes they apply to every collective: measured by rank processes of their own.
+  EXPECT_EQ(SkipReason(net, Prob(core::Op::kAllGather), Span(2, 2)), "");
+  EXPECT_EQ(SkipReason(net, Prob(core::Op::kAllToAll), Span(4, 1)), "");
+  // IB queue pairs only where NCCL has an IB/RoCE device.
+  const core::ChoiceName qps{"nccl-net", {{"ibQps", "4"}}};
+  CatalogContext no_ib = Span(2, 2);
+  no_ib.ib_problem = "no IB/RoCE device";
+  EXPECT_EQ(SkipReason(qps, Prob(core::Op::kAllReduce), no_ib), "ibQps: no IB/RoCE device");
+  EXPECT_EQ(SkipReason(net, Prob(core::Op::kAllReduce), no_ib), "");
+  CatalogContext ib = Span(2, 2);
+  ib.ib_problem.clear();
+  EXPECT_EQ(SkipReason(qps, Prob(core::Op::kAllReduce), ib), "");
+}
+
+// The catalog's handful of network settings, each with the environment its processes get
+// and the choice they measure (core/apply/process_setting.h).
+TEST(NcclChoiceSpec, CatalogOffersAHandfulOfNetworkSettings) {
+  std::vector<std::string> net;
+  for (const auto& c : CatalogChoices(core::Op::kAllReduce, Span(2, 2)))
+    if (c.base == "nccl-net") net.push_back(c.ToString());
+  EXPECT_EQ(net, (std::vector<std::string>{
+                     "nccl-net:socketThreads=2,socksPerThread=2",
+                     "nccl-net:socketThreads=4,socksPerThread=4",
+                     "nccl-net:socketThreads=8,socksPerThread=2",
+                     "nccl-net:buffSize=16777216,socketThreads=4,socksPerThread=4",
+                     "nccl-net:ibQps=4",
+                 }));
+  for (const std::string& name : net) EXPECT_TRUE(core::ParseChoice(name, "nccl").ok()) << name;
+  const auto setting = apply::ProcessSettingOf(
+      {"nccl-net", {{"socketThreads", "4"}, {"socksPerThread", "4"}, {"buffSize", "16777216"}}},
+      "nccl");
+  ASSERT_TRUE(setting.has_value());
+  EXPECT_EQ(setting->measured_as, "nccl");
+  EXPECT_EQ(setting->env,
+            (std::vector<std::pair<std::string, std::string>>{{"NCCL_SOCKET_NTHREADS", "4"},
+                                                              {"NCCL_NSOCKS_PERTHREAD", "4"},
+                                                              {"NCCL_BUFFSIZE", "16777216"}}));
+  // Everything else runs in the job's own rank processes.
+  EXPECT_FALSE(apply::ProcessSettingOf({"nccl", {{"ctas", "8"}}}, "nccl").has_value());
+  EXPECT_FALSE(apply::ProcessSettingOf({"test-env", {}}, "nccl").has_value());
+  EXPECT_EQ(apply::ProcessSettingOf({"test-env", {}}, "host")->measured_as, "ring");
+  EXPECT_FALSE(apply::ProcessSettingOf({"ring", {}}, "host").has_value());
 }
 
 TEST(NcclChoiceSpec, HierarchicalAllReduceSkipReasons) {

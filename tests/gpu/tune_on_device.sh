@@ -11,7 +11,8 @@
 # Sections: sweep4 graph4 sweep2 faults nccltests (default: all; nccltests = nccltests4 +
 # nccltests2); accuracy2 accuracy4 (near 1 MiB, below); on an 8-GPU machine also sweep8
 # graph8 nccltests8; search2 search4 search8 searchepilogue2 searchepilogue4 (exhaustive and
-# adaptive search side by side, below); nodes2 nodes4 (two emulated nodes, issue 33).
+# adaptive search side by side, below); nodes2 nodes4 (two emulated nodes, issue 33);
+# netsettings2 netsettings4 (NCCL's network settings on two emulated nodes, below).
 # NVLink multicast stays off.
 set -uo pipefail
 # shellcheck source=tests/gpu/device_env.sh
@@ -29,7 +30,7 @@ tune() {  # tune <name> <gpus csv> <args...>: timed `ccltune tune`, JSON kept
   shift 2
   n=$(echo "$gpus" | tr ',' '\n' | wc -l)
   t0=$(date +%s.%N)
-  CUDA_VISIBLE_DEVICES=$gpus timeout -k 5 280 "${CCLTUNE:-ccltune}" tune --backend nccl --ranks "$n" \
+  CUDA_VISIBLE_DEVICES=$gpus timeout -k 5 "${TUNE_TIMEOUT:-280}" "${CCLTUNE:-ccltune}" tune --backend nccl --ranks "$n" \
     --json "$OUT/$name.json" "$@" >"$OUT/$name.txt" 2>&1
   rc=$?
   t1=$(date +%s.%N)
@@ -135,6 +136,23 @@ nodes() {  # nodes <n>
     --adaptive "$OUT/nodes${g}-adaptive.json" >>"$report" 2>&1
 }
 
+# NCCL's network settings (issue 33) on 2 emulated nodes: NCCL's default against each catalog
+# `nccl-net:` setting, each measured by rank processes of its own started with its environment
+# (NCCL reads them once per process); the 3-op sweep, exhaustive. NETSET_SIZES narrows it
+# (default 1KiB:256MiB:4); TUNE_TIMEOUT bounds the run (default here 560 s).
+netsettings() {  # netsettings <n>
+  local g=$1 devs
+  devs=$(seq -s, 0 $((g - 1)))
+  local net="nccl,nccl-net:socketThreads=2,socksPerThread=2,nccl-net:socketThreads=4,socksPerThread=4"
+  net+=",nccl-net:socketThreads=8,socksPerThread=2"
+  net+=",nccl-net:socketThreads=4,socksPerThread=4,buffSize=16MiB,nccl-net:ibQps=4"
+  TUNE_TIMEOUT=${TUNE_TIMEOUT:-560} tune "net${g}" "$devs" --op allReduce,allGather,reduceScatter \
+    --dtypes bf16 --sizes "${NETSET_SIZES:-1KiB:256MiB:4}" --emulate-nodes 2 --search exhaustive \
+    --no-publish -v --choices "$net"
+  grep -h "^# nodes\|own rank processes\|tuning " "$OUT/net${g}.txt" >>"$report"
+  python3 tests/gpu/net_settings_table.py "$OUT/net${g}.json" >>"$report" 2>&1
+}
+
 # Exhaustive and adaptive search on the 3-op sweep, back to back, twice, alternating
 # (issue 25); then a CUDA-graph pair (short screening rounds recapture the graph). With
 # .gpu/bin/ccltune-base (an earlier build) carried, one exhaustive run of it as well.
@@ -202,6 +220,8 @@ for s in $sections; do
     search4) search 4 ;;
     nodes4) nodes 4 ;;
     nodes2) nodes 2 ;;
+    netsettings4) netsettings 4 ;;
+    netsettings2) netsettings 2 ;;
     search8) search 8 ;;
     nccltests8) nccl_tests 8 ;;
     nccltests4) nccl_tests 4 ;;

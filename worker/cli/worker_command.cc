@@ -30,7 +30,8 @@ struct WorkerFlags {
   std::string pushgateway;
   double metrics_linger = 0;
   bool no_publish = false;
-  std::string node_name;  // CCLTUNE_NODE_NAME: the pod's spec.nodeName (downward API)
+  std::string node_name;        // CCLTUNE_NODE_NAME: the pod's spec.nodeName (downward API)
+  std::string measure_setting;  // a process setting's own rank process (rank/process_settings.h)
 };
 
 core::Status CheckFlags(const WorkerFlags& f) {
@@ -46,6 +47,8 @@ core::Status CheckFlags(const WorkerFlags& f) {
   if (f.plan_file.empty()) return core::InvalidArgument("--plan (CCLTUNE_PLAN_FILE) is required");
   if (f.world_size % f.ranks_per_pod != 0)
     return core::InvalidArgument("CCLTUNE_RANKS_PER_POD must divide CCLTUNE_WORLD_SIZE");
+  if (!f.measure_setting.empty() && f.rank < 0)
+    return core::InvalidArgument("--measure-setting needs --rank");
   if (!f.node_name.empty())
     return core::CheckNodeName(f.node_name, "--node-name (CCLTUNE_NODE_NAME)");
   return core::Status::Ok();
@@ -95,6 +98,8 @@ int RunWorkerCommand(WorkerFlags& f) {
   cfg.metrics_linger_seconds = f.metrics_linger;
   cfg.report_file = f.report_file;
   cfg.node_name = f.node_name;
+  cfg.plan_file = f.plan_file;
+  cfg.measure_setting = f.measure_setting;
   return RunRank(cfg);
 }
 
@@ -137,6 +142,9 @@ Runner AddWorkerCommand(CLI::App& app) {
                 "This rank's node (a pod: spec.nodeName; default: NCCL_HOSTID, else the host "
                 "name)")
       ->envname("CCLTUNE_NODE_NAME");
+  c->add_option("--measure-setting", f->measure_setting,
+                "Internal: be one of this process setting's own rank processes (a rank of the "
+                "job starts them; e.g. nccl-net:socketThreads=4,socksPerThread=4)");
   return [f] { return RunWorkerCommand(*f); };
 }
 

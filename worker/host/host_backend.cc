@@ -6,6 +6,7 @@
 #include <cstring>
 #include <map>
 
+#include "core/apply/process_setting.h"
 #include "worker/env_switches.h"
 #include "worker/host/host_prepared_choice.h"
 #include "worker/host/mesh_setup.h"
@@ -40,6 +41,8 @@ HostBackendOptions HostBackendOptions::FromEnv(std::string listen_host) {
   const char* enable = std::getenv("CCLTUNE_ENABLE_TEST_CHOICES");
   o.enable_test_choices = enable != nullptr && std::string(enable) == "1";
   if (const char* hang = std::getenv("CCLTUNE_TEST_HANG_RANK")) o.test_hang_rank = std::atoi(hang);
+  const char* added = std::getenv(apply::kTestAddedOpSecondsEnv);
+  if (o.enable_test_choices && added != nullptr) o.test_added_op_seconds = std::atof(added);
   if (!BufferRotationOn()) o.cache_budget_bytes = 0;  // one buffer set
   return o;
 }
@@ -87,10 +90,15 @@ std::vector<ChoiceCandidate> HostBackend::Candidates(const core::Problem& proble
     if (!Requested(problem, a.name)) continue;
     out.push_back(ChoiceCandidate{core::ChoiceName{a.name, {}}, skip});
   }
-  // A requested name this op does not have is reported, never silently dropped.
+  // A requested name this op does not have is reported, never silently dropped. Test
+  // process settings are offered only by name: their processes measure the ring.
   for (const std::string& name : problem.choices) {
     const Algorithm* a = FindAlgorithm(problem.op, name);
     if (a != nullptr && (!a->test_only || options_.enable_test_choices)) continue;
+    if (options_.enable_test_choices && apply::ProcessSettingOf({name, {}}, "host")) {
+      out.push_back(ChoiceCandidate{core::ChoiceName{name, {}}, skip});
+      continue;
+    }
     out.push_back(ChoiceCandidate{
         core::ChoiceName{name, {}},
         "not a host choice for " + std::string(core::OpName(problem.op)) +
@@ -118,7 +126,8 @@ core::Result<std::unique_ptr<PreparedChoice>> HostBackend::Prepare(
   }
   const std::size_t count = core::ElementCount(problem.op, problem.dtype, problem.bytes, world_);
   return std::unique_ptr<PreparedChoice>(std::make_unique<HostPreparedChoice>(
-      comm_, *algo, problem, count, reduce, options_.cache_budget_bytes));
+      comm_, *algo, problem, count, reduce, options_.cache_budget_bytes,
+      options_.test_added_op_seconds));
 }
 
 core::Status HostBackend::Barrier(Deadline deadline) {

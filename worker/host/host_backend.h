@@ -18,12 +18,16 @@ namespace ccltune::worker::host {
 
 struct HostBackendOptions {
   std::string listen_host = "127.0.0.1";  // the pod IP in a cluster
-  bool enable_test_choices = false;       // offer `test-hang` and `test-slow`
+  bool enable_test_choices = false;       // offer `test-hang`, `test-slow` and `test-env…`
   int test_hang_rank = 1;
+  // With test choices: CCLTUNE_TEST_ADDED_OP_SECONDS, which `test-env`'s processes get
+  // (core/apply/process_setting.h): every op of this process reports that much more.
+  double test_added_op_seconds = 0;
   // Buffers rotate while the working set fits this (DESIGN §2.1's L2 rule, for CPU caches).
   std::size_t cache_budget_bytes = std::size_t{32} << 20;
 
-  // Reads CCLTUNE_ENABLE_TEST_CHOICES=1 and CCLTUNE_TEST_HANG_RANK (default 1).
+  // Reads CCLTUNE_ENABLE_TEST_CHOICES=1, CCLTUNE_TEST_HANG_RANK (default 1) and
+  // CCLTUNE_TEST_ADDED_OP_SECONDS.
   static HostBackendOptions FromEnv(std::string listen_host = "127.0.0.1");
 };
 

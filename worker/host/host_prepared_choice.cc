@@ -21,8 +21,14 @@ std::size_t SendCount(core::Op op, std::size_t count, int world) {
 
 HostPreparedChoice::HostPreparedChoice(HostComm& comm, const Algorithm& algo,
                                        const core::Problem& problem, std::size_t count,
-                                       ReduceFn reduce, std::size_t cache_budget_bytes)
-    : comm_(comm), algo_(algo), problem_(problem), count_(count), reduce_(reduce) {
+                                       ReduceFn reduce, std::size_t cache_budget_bytes,
+                                       double added_op_seconds)
+    : comm_(comm),
+      algo_(algo),
+      added_op_seconds_(algo.test_added_op_seconds + added_op_seconds),
+      problem_(problem),
+      count_(count),
+      reduce_(reduce) {
   const std::size_t elem = core::DtypeSize(problem.dtype);
   const std::size_t send = SendCount(problem.op, count, comm.world()) * elem;
   const std::size_t recv = OutputCount(problem.op, count, comm.world()) * elem;
@@ -71,8 +77,7 @@ core::Result<double> HostPreparedChoice::TimedRound(int iters, Deadline deadline
   for (int i = 0; i < iters; ++i) {
     CCLTUNE_RETURN_IF_ERROR(RunOnce(sets_[next_set_++ % sets_.size()], deadline));
   }
-  return std::chrono::duration<double>(Clock::now() - start).count() / iters +
-         algo_.test_added_op_seconds;
+  return std::chrono::duration<double>(Clock::now() - start).count() / iters + added_op_seconds_;
 }
 
 core::Status HostPreparedChoice::Verify(Deadline deadline) {

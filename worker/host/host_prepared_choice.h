@@ -17,7 +17,8 @@ namespace ccltune::worker::host {
 class HostPreparedChoice final : public PreparedChoice {
  public:
   HostPreparedChoice(HostComm& comm, const Algorithm& algo, const core::Problem& problem,
-                     std::size_t count, ReduceFn reduce, std::size_t cache_budget_bytes);
+                     std::size_t count, ReduceFn reduce, std::size_t cache_budget_bytes,
+                     double added_op_seconds = 0);
 
   core::Status Warmup(int iters, Deadline deadline) override;
   core::Result<double> TimedRound(int iters, Deadline deadline) override;
@@ -34,6 +35,8 @@ class HostPreparedChoice final : public PreparedChoice {
 
   HostComm& comm_;
   const Algorithm& algo_;
+  // Added to every op's measured time, never slept (tests only: test-slow, test-env).
+  double added_op_seconds_;
   core::Problem problem_;
   std::size_t count_;
   ReduceFn reduce_;

@@ -15,13 +15,15 @@ extern char** environ;
 namespace ccltune::worker {
 namespace {
 
-std::vector<std::string> MergedEnv(const std::map<std::string, std::string>& extra) {
+std::vector<std::string> MergedEnv(const std::map<std::string, std::string>& extra,
+                                   const std::vector<std::string>& unset) {
   std::map<std::string, std::string> all;
   for (char** e = environ; e && *e; ++e) {
     std::string kv(*e);
     const auto eq = kv.find('=');
     if (eq != std::string::npos) all[kv.substr(0, eq)] = kv.substr(eq + 1);
   }
+  for (const auto& k : unset) all.erase(k);
   for (const auto& [k, v] : extra) all[k] = v;
   std::vector<std::string> out;
   for (const auto& [k, v] : all) out.push_back(k + "=" + v);
@@ -45,9 +47,10 @@ int DecodeStatus(int status) {
 
 core::Result<ChildProcess> ChildProcess::Spawn(const std::vector<std::string>& argv,
                                                const std::map<std::string, std::string>& env,
-                                               const std::string& output_file) {
+                                               const std::string& output_file,
+                                               const std::vector<std::string>& unset) {
   if (argv.empty()) return core::InvalidArgument("spawn: empty command");
-  std::vector<std::string> args = argv, envs = MergedEnv(env);
+  std::vector<std::string> args = argv, envs = MergedEnv(env, unset);
   auto cargs = CStrings(args);
   auto cenv = CStrings(envs);
   posix_spawn_file_actions_t actions;

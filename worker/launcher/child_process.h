@@ -17,10 +17,12 @@ namespace ccltune::worker {
 class ChildProcess {
  public:
   // argv[0] is the program (path, or a name looked up in PATH). `env` adds to / overrides
-  // this process's environment. stdout/stderr are inherited unless `output_file` is set.
+  // this process's environment and `unset` leaves variables out. stdout/stderr are inherited
+  // unless `output_file` is set.
   static core::Result<ChildProcess> Spawn(const std::vector<std::string>& argv,
                                           const std::map<std::string, std::string>& env = {},
-                                          const std::string& output_file = "");
+                                          const std::string& output_file = "",
+                                          const std::vector<std::string>& unset = {});
   ChildProcess(ChildProcess&& other) noexcept;
   ChildProcess& operator=(ChildProcess&& other) noexcept;
   ChildProcess(const ChildProcess&) = delete;

@@ -79,6 +79,12 @@ void PrintSearchLine(const nlohmann::json& summary) {
       s.value("screened", 0), s.value("pruned", 0), t.value("fullS", 0.0));
 }
 
+// What NCCL's log says about the communicators (attempt_summary's ncclTopology).
+std::string NcclView(const nlohmann::json& topology) {
+  if (topology.contains("problem")) return "NCCL's view unknown: " + topology.value("problem", "");
+  return core::DescribeNcclTopology(topology) + " (NCCL's log)";
+}
+
 // "# nodes 2, 2 ranks per node; NCCL formed 2 node(s); P2P inside nodes; NET/Socket between
 // them": the fingerprint's grouping, and on the nccl backend what NCCL's own log says.
 void PrintNodesLine(const nlohmann::json& summary) {
@@ -86,12 +92,26 @@ void PrintNodesLine(const nlohmann::json& summary) {
   const auto& fp = summary.contains("fingerprintInfo") ? summary.at("fingerprintInfo") : none;
   std::string line = "# nodes " + std::to_string(fp.value("nodes", 0)) + ", " +
                      std::to_string(fp.value("gpusPerNode", 0)) + " ranks per node";
-  if (summary.contains("ncclTopology")) {
-    const auto& t = summary.at("ncclTopology");
-    line += "; " + (t.contains("problem") ? "NCCL's view unknown: " + t.value("problem", "")
-                                          : core::DescribeNcclTopology(t) + " (NCCL's log)");
-  }
+  if (summary.contains("ncclTopology")) line += "; " + NcclView(summary.at("ncclTopology"));
   std::printf("%s\n", line.c_str());
+}
+
+// "# nccl-net:socketThreads=4,socksPerThread=4: own rank processes, 41.2 s; NCCL formed 2
+// node(s); …; NET/Socket 4 threads x 4 sockets": one line per process setting, with what NCCL
+// said in its processes (or why they failed).
+void PrintSettingLines(const nlohmann::json& summary) {
+  if (!summary.contains("processSettings")) return;
+  for (const auto& s : summary.at("processSettings")) {
+    char head[64];
+    std::snprintf(head, sizeof head, "%.1f s", s.value("seconds", 0.0));
+    std::string line = "# " + s.value("name", "") + ": own rank processes, " + head;
+    if (s.value("status", "") != "ok") {
+      line += ", failed: " + s.value("reason", "");
+    } else if (s.contains("ncclTopology")) {
+      line += "; " + NcclView(s.at("ncclTopology"));
+    }
+    std::printf("%s\n", line.c_str());
+  }
 }
 
 int PrintSummary(core::RedisClient& redis, const core::JobKeys& keys, const TuneOptions& o) {
@@ -118,6 +138,7 @@ int PrintSummary(core::RedisClient& redis, const core::JobKeys& keys, const Tune
       b.value("medianUs", 0.0), b.value("maxUs", 0.0), summary.at("timing").value("tuningS", 0.0));
   PrintSearchLine(summary);
   PrintNodesLine(summary);
+  PrintSettingLines(summary);
   if (!o.json_file.empty()) std::ofstream(o.json_file) << summary.dump(2) << "\n";
   return 0;
 }

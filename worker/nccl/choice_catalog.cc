@@ -1,6 +1,9 @@
 // The NCCL backend's catalog of choices and their skip reasons (choice_catalog.h).
 #include "worker/nccl/choice_catalog.h"
 
+#include <cstdlib>
+#include <filesystem>
+
 #include "worker/nccl/inproc_tuner_api.h"
 
 namespace ccltune::worker::nccl {
@@ -80,7 +83,36 @@ void AppendHierCatalog(std::vector<core::ChoiceName>& out) {
   for (const auto& g : kGrids) out.push_back(Named("hier", {{"blocks", g[0]}, {"threads", g[1]}}));
 }
 
+// NCCL's network settings across nodes, each measured by rank processes of its own
+// (core/apply/process_setting.h), so kept to a handful. Unset, NCCL's sockets use no helper
+// threads on hosts other than AWS and GCP; 4 threads x 4 sockets ran all-reduce 4.7x faster
+// at 64 MiB on two emulated nodes (torch.distributed, DESIGN §6) and slower at 8 KiB, so the
+// sweep brackets it; a larger NCCL_BUFFSIZE (4 MiB by default) gives Simple larger chunks;
+// IB queue pairs apply only where IB is.
+void AppendNetCatalog(std::vector<core::ChoiceName>& out) {
+  static const std::map<std::string, std::string> kSettings[] = {
+      {{"socketThreads", "2"}, {"socksPerThread", "2"}},
+      {{"socketThreads", "4"}, {"socksPerThread", "4"}},
+      {{"socketThreads", "8"}, {"socksPerThread", "2"}},
+      {{"socketThreads", "4"}, {"socksPerThread", "4"}, {"buffSize", "16777216"}},
+      {{"ibQps", "4"}},
+  };
+  for (const auto& params : kSettings) out.push_back(Named("nccl-net", params));
+}
+
 }  // namespace
+
+std::string NetIbProblem() {
+  if (const char* off = std::getenv("NCCL_IB_DISABLE"); off != nullptr && std::atoi(off) == 1)
+    return "NCCL_IB_DISABLE=1";
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/sys/class/infiniband", ec)) {
+    (void)entry;
+    return "";
+  }
+  return "no IB/RoCE device (/sys/class/infiniband is empty or absent): NCCL's network is "
+         "sockets";
+}
 
 std::vector<core::ChoiceName> CatalogChoices(core::Op op, const CatalogContext& ctx,
                                              bool epilogue) {
@@ -98,6 +130,7 @@ std::vector<core::ChoiceName> CatalogChoices(core::Op op, const CatalogContext& 
   out.push_back(Named("nccl-symm"));
   out.push_back(Named("rs+ag"));
   AppendPeerCatalog(op, out);
+  AppendNetCatalog(out);
   if (epilogue && op == core::Op::kAllReduce) AppendFusedCatalog(out);
   if (ctx.span.nodes > 1 && op == core::Op::kAllReduce) AppendHierCatalog(out);
   if (ctx.test_choices) out.push_back(Named("test-hang"));
@@ -113,6 +146,7 @@ std::string SkipReason(const core::ChoiceName& choice, const core::Problem& prob
   // First: across nodes the reason a choice cannot apply is the span, whatever else holds.
   if (std::string why = apply::NodeSpanSkipReason(s, problem, ctx.span); !why.empty()) return why;
   if (!s.unsupported.empty()) return s.unsupported;
+  if (s.net.ib_qps > 0 && !ctx.ib_problem.empty()) return "ibQps: " + ctx.ib_problem;
   const std::uint64_t count =
       core::ElementCount(problem.op, problem.dtype, problem.bytes, ctx.world);
   if (count == 0) return "message smaller than one element per rank";

@@ -30,10 +30,15 @@ struct CatalogContext {
   std::string tuner_problem;                            // why not, when not
   bool test_choices = false;                            // CCLTUNE_ENABLE_TEST_CHOICES=1
   std::string peer_problem = "peer memory not probed";  // empty: peer kernels can run
-  apply::NodeSpan span;  // how the ranks spread over nodes (their node names)
+  apply::NodeSpan span;                   // how the ranks spread over nodes (their node names)
   // Empty: every node's ranks share peer memory, so `hier` can run (issue 33).
   std::string node_peer_problem = "node teams not set up";
+  std::string ib_problem = "not probed";  // empty: an IB/RoCE device NCCL can use is here
 };
+
+// Empty when this machine has a device NCCL's IB transport can use (what its ibverbs lists:
+// /sys/class/infiniband) and NCCL_IB_DISABLE is not 1; else why not.
+std::string NetIbProblem();
 
 // Every catalog choice for `op`, the default first; with `epilogue` (an allReduce followed
 // by one) also the fused kernels, and every other choice then means "this collective, then

@@ -77,6 +77,7 @@ core::Status NcclBackend::Start(const core::BenchmarkSpec& bench) {
   catalog_.world = rt_.world();
   const char* test = std::getenv("CCLTUNE_ENABLE_TEST_CHOICES");
   catalog_.test_choices = test != nullptr && std::strcmp(test, "1") == 0;
+  catalog_.ib_problem = nccl::NetIbProblem();
   CCLTUNE_RETURN_IF_ERROR(
       rt_.Start(std::move(tuner), DeadlineIn(bench.rendezvous_timeout_seconds)));
   catalog_.nccl_version = rt_.nccl_version();
@@ -109,6 +110,10 @@ core::Result<std::unique_ptr<PreparedChoice>> NcclBackend::Prepare(
   const std::string reason = nccl::SkipReason(choice, problem, catalog_);
   if (!reason.empty()) return core::FailedPrecondition("skip: " + reason);
   CCLTUNE_ASSIGN_OR_RETURN(nccl::ChoiceSpec spec, nccl::SpecFromChoice(choice));
+  // This process read NCCL's network settings already; the bench runner takes the figures
+  // of the setting's own processes (rank/process_settings.h).
+  if (spec.net.any())
+    return core::Unsupported(choice.ToString() + " is measured by rank processes of its own");
   // Preparation allocates, registers and may probe: bounded like a choice.
   return nccl::NcclChoice::Create(rt_, problem, spec, bench,
                                   DeadlineIn(bench.choice_timeout_seconds));

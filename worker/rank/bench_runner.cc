@@ -128,6 +128,15 @@ Result<ChoiceResult> BenchRunner::MeasureChoice(const core::Problem& problem,
     result.reason = known != nullptr ? *known : candidate.skip_reason;
     return result;
   }
+  // Measured by processes of its own: every rank takes the same agreed figure.
+  if (settings_ != nullptr) {
+    if (std::optional<ChoiceResult> own = settings_->Find(problem, candidate.name)) {
+      own->name = result.name;
+      own->params = result.params;
+      if (own->status == ChoiceStatus::kOk) reference_us = own->max_us;
+      return *own;
+    }
+  }
   note_scope_ = problem.Key() + "/" + result.name + "/" + std::to_string(epoch_);
   auto measured = Measure(problem, candidate.name, screen, references, reference_us);
   if (measured.ok()) {

@@ -19,6 +19,7 @@
 #include "core/search_memory.h"
 #include "worker/rank/backend.h"
 #include "worker/rank/bench_observer.h"
+#include "worker/rank/process_settings.h"
 #include "worker/rendezvous/job_control.h"
 #include "worker/rendezvous/rendezvous.h"
 
@@ -55,6 +56,9 @@ class BenchRunner {
   const TimingBreakdown& timing() const { return timing_; }
   // Stamped on every record before observers see it (metrics label results by it).
   void set_fingerprint(std::string fp) { fingerprint_ = std::move(fp); }
+  // The figures of process settings (process_settings.h), taken instead of a measurement
+  // here; must outlive Run.
+  void set_process_settings(const SettingResults* settings) { settings_ = settings; }
 
  private:
   core::Result<core::ResultRecord> RunProblem(const core::Problem& problem);
@@ -104,6 +108,7 @@ class BenchRunner {
   int epoch_ = 0;
   std::string fingerprint_;
   std::string note_scope_;  // problem+choice id for notes between ranks
+  const SettingResults* settings_ = nullptr;
 };
 
 // Median / min / max of per-round times (seconds) into a ChoiceResult (µs) with busbw.

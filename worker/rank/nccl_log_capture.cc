@@ -40,6 +40,11 @@ NcclLogCapture NcclLogCapture::Start(const std::string& job_id, int attempt, int
   return c;
 }
 
+std::vector<std::string> NcclLogCapture::SetVariables() const {
+  if (!problem_.empty()) return {};
+  return {"NCCL_DEBUG", "NCCL_DEBUG_SUBSYS", "NCCL_DEBUG_FILE"};
+}
+
 core::Result<core::NcclInitLog> NcclLogCapture::Read() {
   if (!problem_.empty()) return core::FailedPrecondition(problem_);
   std::ifstream in(path_);

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "core/nccl_init_log.h"
 #include "core/status.h"
@@ -20,6 +21,9 @@ class NcclLogCapture {
 
   // What NCCL logged so far, the file removed; FailedPrecondition saying why there is none.
   core::Result<core::NcclInitLog> Read();
+  // The variables Start set (none when it did not capture): processes this rank starts leave
+  // them out, so their NCCL logs go to captures of their own, not into this rank's file.
+  std::vector<std::string> SetVariables() const;
 
  private:
   std::string path_;

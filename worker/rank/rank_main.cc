@@ -22,6 +22,7 @@
 #include "worker/rank/backend_factory.h"
 #include "worker/rank/bench_runner.h"
 #include "worker/rank/nccl_log_capture.h"
+#include "worker/rank/process_settings.h"
 #include "worker/rank/progress.h"
 #include "worker/rank/rank_node.h"
 #include "worker/rendezvous/job_control.h"
@@ -71,7 +72,25 @@ struct Attempt {
   std::string first_failure;           // the attempt's first failure, once this rank raised its own
   std::string node;                    // this rank's node (rank_node.h)
   NcclLogCapture* nccl_log = nullptr;  // nccl backend: NCCL's INFO log of this rank
+  struct {
+    SettingResults results;
+    double seconds = 0;
+  } settings;  // process settings' figures (process_settings.h)
 };
+
+// The job's process settings, each in rank processes of its own (none in those processes).
+Status RunProcessSettings(Attempt& a, Backend& backend,
+                          const std::vector<core::Problem>& problems) {
+  if (!a.cfg.measure_setting.empty()) return Status::Ok();
+  const auto t0 = Clock::now();
+  SettingsLaunch launch{a.cfg, a.node, {}};
+  if (a.nccl_log != nullptr) launch.unset_env = a.nccl_log->SetVariables();
+  CCLTUNE_ASSIGN_OR_RETURN(
+      a.settings.results,
+      MeasureProcessSettings(launch, backend, a.rendezvous, a.control, a.redis, problems));
+  a.settings.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  return Status::Ok();
+}
 
 // This rank's NCCL log into its end-of-run stats (Finish gathers them).
 void AddNcclLog(Attempt& a, RankStats& stats) {
@@ -228,7 +247,9 @@ Status Finish(Attempt& a, Backend& backend, std::vector<core::ResultRecord> reco
                        {"verifyS", timing.verify},
                        {"tuningS", timing.total},
                        {"screeningS", timing.screening},
-                       {"fullS", timing.full}};
+                       {"fullS", timing.full},
+                       {"processSettingsS", a.settings.seconds}};
+  summary["processSettings"] = a.settings.results.ToJson();
   summary["screening"] = {{"screened", timing.screened}, {"pruned", timing.pruned}};
   return PublishAndSummarize(a, backend, std::move(records), std::move(summary));
 }
@@ -251,6 +272,7 @@ Status RunWithBackend(Attempt& a, Backend& backend, TimingBreakdown setup) {
   setup.presync = std::chrono::duration<double>(Clock::now() - t0).count();
   for (auto* o : observers) o->OnPreSync(presync->wait_seconds, presync->skew_seconds);
   const auto problems = core::ExpandPlan(a.cfg.plan);
+  CCLTUNE_RETURN_IF_ERROR(RunProcessSettings(a, backend, problems));
   std::unique_ptr<ProgressPublisher> progress;
   if (a.cfg.rank == 0) {
     progress = std::make_unique<ProgressPublisher>(a.redis, a.keys, problems.size());
@@ -259,6 +281,7 @@ Status RunWithBackend(Attempt& a, Backend& backend, TimingBreakdown setup) {
   BenchRunner runner(backend, a.control, a.rendezvous, bench, a.cfg.plan.search, observers);
   const std::string fp = core::Fingerprint(FingerprintOf(backend, a.peers));
   runner.set_fingerprint(fp);
+  runner.set_process_settings(&a.settings.results);
   if (a.metrics) a.metrics->SetFingerprint(fp);
   CCLTUNE_ASSIGN_OR_RETURN(auto records, runner.Run(problems));
   TimingBreakdown timing = runner.timing();
@@ -291,12 +314,18 @@ Status RunAttempt(Attempt& a) {
 
 }  // namespace
 
-int RunRank(const RankConfig& cfg) {
-  core::InitLogging("rank " + std::to_string(cfg.rank));
+int RunRank(const RankConfig& config) {
+  RankConfig cfg = config;
+  const bool own_setting = !cfg.measure_setting.empty();
+  core::InitLogging("rank " + std::to_string(cfg.rank) +
+                    (own_setting ? " (" + cfg.measure_setting + ")" : std::string()));
   auto fail = [&](const Status& st) {
     std::fprintf(stderr, "ccltune worker: rank %d: error: %s\n", cfg.rank, st.message().c_str());
     return st.code() == core::StatusCode::kInvalidArgument ? 2 : 1;
   };
+  if (own_setting) {
+    if (Status st = EnterSettingProcess(cfg); !st.ok()) return fail(st);
+  }
   auto node = SetUpRankNode({cfg.node_name, cfg.plan.emulated_nodes, cfg.rank, cfg.world_size});
   if (!node.ok()) return fail(node.status());
   auto redis = core::RedisClient::Connect(cfg.redis);

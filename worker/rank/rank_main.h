@@ -27,6 +27,10 @@ struct RankConfig {
   double metrics_linger_seconds = 0;  // keep /metrics up this long after the end
   std::string report_file;            // rank 0 also writes the summary JSON here
   std::string node_name;  // --node-name; empty: CCLTUNE_NODE_NAME, host name (rank_node.h)
+  std::string plan_file;  // where `plan` came from: a process setting's processes read it too
+  // --measure-setting: this is one of a process setting's own rank processes
+  // (process_settings.h); empty: a rank of the job itself.
+  std::string measure_setting;
 };
 
 // Runs the rank; returns the process exit code (0 ok, 2 bad input, 1 any other failure)

@@ -77,6 +77,24 @@ TEST(NcclInitLog, OneNodeHasNoInterNodeTransport) {
   EXPECT_EQ(t.intra_node, (std::set<std::string>{"NET/Socket", "P2P"}));
 }
 
+// A rank of `nccl-net:socketThreads=4,socksPerThread=4`'s own processes (issue 33): NCCL logs
+// its socket threads at every listen and connect; the summary says what NCCL applied.
+TEST(NcclInitLog, ReadsTheSocketThreadsNcclApplied) {
+  const std::string threads =
+      "gpu-box:4222:4291 [2] NCCL INFO NET/Socket: Using 4 threads and 4 sockets per thread\n";
+  NcclInitLog log = Parse((std::string(kRank2) + threads + threads).c_str());
+  EXPECT_EQ(log.net_socket, (std::set<std::string>{"4 threads x 4 sockets"}));
+  log = NcclInitLog::FromJson(log.ToJson());
+  EXPECT_EQ(log.net_socket, (std::set<std::string>{"4 threads x 4 sockets"}));
+  const NcclTopology t =
+      ClassifyLinks(log, {"gpu-box-node0", "gpu-box-node0", "gpu-box-node1", "gpu-box-node1"});
+  EXPECT_EQ(DescribeNcclTopology(t.ToJson()),
+            "NCCL formed 2 node(s); P2P+SHM inside nodes; NET/Socket between them; NET/Socket 4 "
+            "threads x 4 sockets");
+  // NCCL's default here (no helper threads) logs no such line, and the JSON keeps its shape.
+  EXPECT_FALSE(Parse(kRank1).ToJson().contains("netSocket"));
+}
+
 TEST(NcclInitLog, SaysWhenNothingWasLogged) {
   EXPECT_EQ(DescribeNcclTopology(ClassifyLinks(NcclInitLog{}, {"a"}).ToJson()),
             "NCCL formed ? (no nNodes line) node(s); no channel connection logged");

@@ -112,6 +112,20 @@ TEST(DispatchTable, RunsNoForcedAlgorithmOrRegisteredBuffers) {
   EXPECT_NE(e->pooled.reason.find("symmetric window"), std::string::npos) << e->pooled.reason;
 }
 
+// A network setting won across nodes (issue 33): a per-call runtime cannot apply it (NCCL read
+// its settings when the process started), so the calls keep NCCL and say why.
+TEST(DispatchTable, LeavesAProcessLevelNetworkSettingToNccl) {
+  const auto r =
+      MakeRecord(Op::kAllReduce, 64 << 20, 4,
+                 {{"nccl", 20000.0}, {"nccl-net:socketThreads=4,socksPerThread=4", 4700.0}});
+  const DispatchTable t = DispatchTable::Build({r}, PeersOn(4));
+  const TableEntry* e = t.Lookup(Op::kAllReduce, Dtype::kBf16, RedOp::kSum, 64 << 20);
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->winner, "nccl-net:socketThreads=4,socksPerThread=4");
+  EXPECT_EQ(e->pooled.name, "nccl");
+  EXPECT_NE(e->pooled.reason.find("once per process"), std::string::npos) << e->pooled.reason;
+}
+
 TEST(DispatchTable, IdenticalInputsGiveIdenticalDigests) {
   const DispatchTable a = DispatchTable::Build(Sweep(), PeersOn(4));
   const DispatchTable b = DispatchTable::Build(Sweep(), PeersOn(4));
