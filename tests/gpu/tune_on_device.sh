@@ -116,11 +116,12 @@ accuracy() {  # accuracy <n>
 # what NCCL formed (from its own log), the per-size table, the hierarchical all-reduce's own
 # time per size next to NCCL's default and the winner (nodes_table.py, from the JSON; `hier`
 # runs where every node has 2+ ranks: nodes4), and the time of both searches.
-# NODES_SIZES narrows the sweep (default 1KiB:256MiB:2).
+# NODES_SIZES narrows the sweep (default 1KiB:256MiB:2); NODES_ARGS adds tune flags (e.g.
+# "--warmup 3 --rounds 3 --iters 10", to fit 256 MiB over sockets into one device call).
 nodes() {  # nodes <n>
   local g=$1 devs m sweep
   sweep=(--op allReduce,allGather,reduceScatter --dtypes bf16 --sizes "${NODES_SIZES:-1KiB:256MiB:2}"
-    --emulate-nodes 2)
+    --emulate-nodes 2 ${NODES_ARGS:-})
   devs=$(seq -s, 0 $((g - 1)))
   for m in exhaustive adaptive; do
     tune "nodes${g}-$m" "$devs" "${sweep[@]}" --search "$m" --no-publish -v
