@@ -13,20 +13,15 @@
 #include "core/job_keys.h"
 #include "core/result.h"
 #include "tests/integration/ccltune_process.h"
-#include "tests/support/redis_server.h"
+#include "tests/support/redis_test.h"
 
 namespace ccltune::testing {
 namespace {
 
-class ProcessSettingsTest : public ::testing::Test {
+class ProcessSettingsTest : public RedisTest {
  protected:
   void SetUp() override {
-    auto s = RedisServer::Start();
-    ASSERT_TRUE(s.ok()) << s.status().ToString();
-    redis_ = std::move(s).value();
-    auto c = core::RedisClient::Connect(redis_->endpoint());
-    ASSERT_TRUE(c.ok()) << c.status().ToString();
-    client_ = std::move(c).value();
+    RedisTest::SetUp();
     std::filesystem::create_directories(dir_.File("tmp"));
   }
 
@@ -97,8 +92,6 @@ class ProcessSettingsTest : public ::testing::Test {
     EXPECT_EQ(settings[1].value("status", ""), "failed");
   }
 
-  std::unique_ptr<RedisServer> redis_;
-  std::unique_ptr<core::RedisClient> client_;
   TempDir dir_{"ccltune-settings"};
 };
 

@@ -16,21 +16,13 @@
 #include "core/result_store.h"
 #include "core/search.h"
 #include "tests/integration/ccltune_process.h"
-#include "tests/support/redis_server.h"
+#include "tests/support/redis_test.h"
 
 namespace ccltune::testing {
 namespace {
 
-class TuneJobTest : public ::testing::Test {
+class TuneJobTest : public RedisTest {
  protected:
-  void SetUp() override {
-    auto s = RedisServer::Start();
-    ASSERT_TRUE(s.ok()) << s.status().ToString();
-    redis_ = std::move(s).value();
-    auto c = core::RedisClient::Connect(redis_->endpoint());
-    ASSERT_TRUE(c.ok()) << c.status().ToString();
-    client_ = std::move(c).value();
-  }
   // `ccltune tune -v` with the default (adaptive) search, 4 host ranks, allReduce, 3 rounds, the
   // four host choices and `test-slow` (the ring, reported 10 s an op slower than it ran: a
   // choice the rule must drop on any machine and load); the job summary, or an empty object
@@ -65,8 +57,6 @@ class TuneJobTest : public ::testing::Test {
   }
 
   static constexpr const char* kHostChoices = "ring,recursive-doubling,direct,rs+ag";
-  std::unique_ptr<RedisServer> redis_;
-  std::unique_ptr<core::RedisClient> client_;
   TempDir dir_{"ccltune-tune"};
 };
 
