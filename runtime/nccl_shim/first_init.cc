@@ -3,6 +3,10 @@
 
 #include <cstdlib>
 #include <mutex>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "core/apply/node_span.h"
 #include "core/apply/winner_loader.h"
@@ -43,6 +47,41 @@ std::string Describe(const Found& f, int world, bool pinned) {
                     " problems: one setting per process"
               : "") +
          ")";
+}
+
+// CCLTUNE_NCCL_NET_SETTINGS: on (default) or off. One setting serves every message size of
+// the process (NCCL reads it once), and may be slower than NCCL's own at the sizes it did not
+// win: off keeps NCCL's. `*why` says so when off, or names a bad value (then off too).
+bool NetSettingsOn(std::string* why) {
+  const char* v = std::getenv("CCLTUNE_NCCL_NET_SETTINGS");
+  if (v == nullptr || *v == '\0' || std::string_view(v) == "on") return true;
+  *why = std::string_view(v) == "off" ? "off (CCLTUNE_NCCL_NET_SETTINGS=off): NCCL's own"
+                                      : std::string("CCLTUNE_NCCL_NET_SETTINGS: '") + v +
+                                            "' is not one of on, off: none set";
+  return false;
+}
+
+// Sets every variable of `env`, or none when the environment already holds one of them: a
+// setting was measured whole, and half of it next to the user's value is a setting nobody
+// measured (the calls then run the substitutes for its winners, runnable.h). Returns what
+// was set; a kept setting is said in *text.
+std::string ApplyWhole(const std::vector<std::pair<std::string, std::string>>& env,
+                       std::string* text) {
+  std::string held;
+  for (const auto& [k, v] : env) {
+    const char* have = std::getenv(k.c_str());
+    if (have != nullptr && *have != '\0') held += (held.empty() ? "" : " ") + k + "=" + have;
+  }
+  if (!held.empty()) {
+    *text += "; none set: the environment holds " + held + " (a setting applies whole)";
+    return "";
+  }
+  std::string set;
+  for (const auto& [k, v] : env) {
+    setenv(k.c_str(), v.c_str(), /*overwrite=*/0);
+    set += (set.empty() ? "" : " ") + k + "=" + v;
+  }
+  return set;
 }
 
 }  // namespace
@@ -109,26 +148,22 @@ void BeforeFirstInit(int world, int rank) {
     const bool node_problem = node.what == What::kConflict || node.what == What::kInvalid;
     core::Result<runtime::RuntimeConfig> cfg = runtime::ResolveConfig(nullptr);
     NetPlan plan;
-    if (cfg.ok()) plan = PlanNetSettings(*cfg, world, 0, Real().version);
-    std::string set, kept;
-    for (const auto& [k, v] : plan.env) {
-      const char* have = std::getenv(k.c_str());
-      if (have != nullptr && *have != '\0') {
-        kept += (kept.empty() ? "" : " ") + k + "=" + have;
-      } else {
-        setenv(k.c_str(), v.c_str(), /*overwrite=*/0);
-        set += (set.empty() ? "" : " ") + k + "=" + v;
-      }
+    std::string switched_off;
+    if (cfg.ok() && NetSettingsOn(&switched_off)) {
+      plan = PlanNetSettings(*cfg, world, 0, Real().version);
+    } else if (!switched_off.empty()) {
+      plan.text = switched_off;
     }
+    const std::string set = ApplyWhole(plan.env, &plan.text);
     if (!plan.env.empty()) {
       std::lock_guard<std::mutex> lock(g_mu);
       g_net_nodes = plan.nodes;
     }
-    const bool net_news = !plan.env.empty() || plan.text.rfind("nccl-net winners for", 0) == 0;
+    const bool net_news = !plan.env.empty() || plan.text.rfind("nccl-net winners for", 0) == 0 ||
+                          !switched_off.empty();
     if (node_problem || ((node_news || net_news) && rank == 0)) {
       Note("before NCCL's first init: " + node.text +
-           (net_news ? "; network settings: " + plan.text + (set.empty() ? "" : "; set " + set) +
-                           (kept.empty() ? "" : "; kept the environment's " + kept)
+           (net_news ? "; network settings: " + plan.text + (set.empty() ? "" : "; set " + set)
                      : ""));
     } else if (DebugOn()) {
       Debug("before NCCL's first init: " + node.text + "; network settings: " + plan.text);

@@ -69,7 +69,8 @@ TEST(BufferBoard, ARankThatDoesNotComeEndsTheExchangesAtThatRoundForEveryone) {
   constexpr int kWorld = 2;
   BufferBoard board(kWorld);
   // Round 0 completes; in round 1 rank 1 is late past rank 0's deadline.
-  std::thread late([&] { EXPECT_TRUE(board.Exchange(1, 0, PostOf(1, 0), In(milliseconds(5000)))); });
+  std::thread late(
+      [&] { EXPECT_TRUE(board.Exchange(1, 0, PostOf(1, 0), In(milliseconds(5000)))); });
   EXPECT_TRUE(board.Exchange(0, 0, PostOf(0, 0), In(milliseconds(5000))));
   late.join();
   const auto before = core::Clock::now();
@@ -79,7 +80,8 @@ TEST(BufferBoard, ARankThatDoesNotComeEndsTheExchangesAtThatRoundForEveryone) {
   // The late rank reads the same answer for round 1, and every later round is none at once,
   // even when both ranks come.
   EXPECT_FALSE(board.Exchange(1, 1, PostOf(1, 1), In(milliseconds(5000))));
-  std::thread both([&] { EXPECT_FALSE(board.Exchange(1, 2, PostOf(1, 2), In(milliseconds(5000)))); });
+  std::thread both(
+      [&] { EXPECT_FALSE(board.Exchange(1, 2, PostOf(1, 2), In(milliseconds(5000)))); });
   EXPECT_FALSE(board.Exchange(0, 2, PostOf(0, 2), In(milliseconds(5000))));
   both.join();
 }

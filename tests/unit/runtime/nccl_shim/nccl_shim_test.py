@@ -412,12 +412,22 @@ class FirstInit(unittest.TestCase):
         self.assertIn("network settings: %s (won 1 of 4 problems of 1 ranks, fingerprint "
                       "shim-test); set NCCL_SOCKET_NTHREADS=4 NCCL_NSOCKS_PERTHREAD=4" % SOCKETS,
                       err)
-        # A value the environment holds is the user's: kept, and said.
+        # A value the environment holds is the user's: kept, and then none of the setting is
+        # set (half of it next to the user's value was never measured).
         seen, err = with_winners(one_rank, lambda e: self.first_init_env(
             dict(e, NCCL_SOCKET_NTHREADS="8")))
-        self.assertEqual((seen["NCCL_SOCKET_NTHREADS"], seen["NCCL_NSOCKS_PERTHREAD"]), ("8", "4"))
-        self.assertIn("set NCCL_NSOCKS_PERTHREAD=4; kept the environment's NCCL_SOCKET_NTHREADS=8",
-                      err)
+        self.assertEqual((seen["NCCL_SOCKET_NTHREADS"], seen["NCCL_NSOCKS_PERTHREAD"]), ("8", None))
+        self.assertIn("none set: the environment holds NCCL_SOCKET_NTHREADS=8 (a setting applies "
+                      "whole)", err)
+        # Switched off: NCCL's own, said once; a bad value is named and sets nothing either.
+        seen, err = with_winners(one_rank, lambda e: self.first_init_env(
+            dict(e, CCLTUNE_NCCL_NET_SETTINGS="off")))
+        self.assertEqual((seen["NCCL_SOCKET_NTHREADS"], seen["NCCL_NSOCKS_PERTHREAD"]), (None, None))
+        self.assertEqual(err.count("off (CCLTUNE_NCCL_NET_SETTINGS=off): NCCL's own"), 1, err)
+        seen, err = with_winners(one_rank, lambda e: self.first_init_env(
+            dict(e, CCLTUNE_NCCL_NET_SETTINGS="maybe")))
+        self.assertIsNone(seen["NCCL_SOCKET_NTHREADS"])
+        self.assertIn("CCLTUNE_NCCL_NET_SETTINGS: 'maybe' is not one of on, off: none set", err)
         # Winners of another world size say nothing of this communicator: nothing set.
         seen, err = with_winners(NODES_SWEEP, self.first_init_env)
         self.assertIsNone(seen["NCCL_SOCKET_NTHREADS"])
