@@ -61,27 +61,14 @@ bool NetSettingsOn(std::string* why) {
   return false;
 }
 
-// Sets every variable of `env`, or none when the environment already holds one of them: a
-// setting was measured whole, and half of it next to the user's value is a setting nobody
-// measured (the calls then run the substitutes for its winners, runnable.h). Returns what
-// was set; a kept setting is said in *text.
-std::string ApplyWhole(const std::vector<std::pair<std::string, std::string>>& env,
-                       std::string* text) {
+// The variables of `env` the environment already holds, "K=V K=V", or "".
+std::string HeldVars(const std::vector<std::pair<std::string, std::string>>& env) {
   std::string held;
   for (const auto& [k, v] : env) {
     const char* have = std::getenv(k.c_str());
     if (have != nullptr && *have != '\0') held += (held.empty() ? "" : " ") + k + "=" + have;
   }
-  if (!held.empty()) {
-    *text += "; none set: the environment holds " + held + " (a setting applies whole)";
-    return "";
-  }
-  std::string set;
-  for (const auto& [k, v] : env) {
-    setenv(k.c_str(), v.c_str(), /*overwrite=*/0);
-    set += (set.empty() ? "" : " ") + k + "=" + v;
-  }
-  return set;
+  return held;
 }
 
 }  // namespace
@@ -92,6 +79,22 @@ const core::NodeExport& ExportNodeOnce() {
 }
 
 NetPlan PlanNetSettings(const runtime::RuntimeConfig& cfg, int world, int nodes, int version) {
+  NetPlan plan;
+  if (!NetSettingsOn(&plan.text)) {
+    plan.switched_off = true;
+    return plan;
+  }
+  plan = WinnersNetPlan(cfg, world, nodes, version);
+  // A setting was measured whole: half of it next to the user's value was never measured
+  // (the calls then run the substitutes for its winners, runnable.h).
+  if (const std::string held = HeldVars(plan.env); !held.empty()) {
+    plan.text += "; none set: the environment holds " + held + " (a setting applies whole)";
+    plan.env.clear();
+  }
+  return plan;
+}
+
+NetPlan WinnersNetPlan(const runtime::RuntimeConfig& cfg, int world, int nodes, int version) {
   NetPlan plan;
   if (cfg.source.results_file.empty() && cfg.source.redis_url.empty()) {
     plan.text = "no winners source";
@@ -148,19 +151,19 @@ void BeforeFirstInit(int world, int rank) {
     const bool node_problem = node.what == What::kConflict || node.what == What::kInvalid;
     core::Result<runtime::RuntimeConfig> cfg = runtime::ResolveConfig(nullptr);
     NetPlan plan;
-    std::string switched_off;
-    if (cfg.ok() && NetSettingsOn(&switched_off)) {
-      plan = PlanNetSettings(*cfg, world, 0, Real().version);
-    } else if (!switched_off.empty()) {
-      plan.text = switched_off;
+    if (cfg.ok()) plan = PlanNetSettings(*cfg, world, 0, Real().version);
+    std::string set;
+    for (const auto& [k, v] : plan.env) {
+      setenv(k.c_str(), v.c_str(), /*overwrite=*/0);
+      set += (set.empty() ? "" : " ") + k + "=" + v;
     }
-    const std::string set = ApplyWhole(plan.env, &plan.text);
     if (!plan.env.empty()) {
       std::lock_guard<std::mutex> lock(g_mu);
       g_net_nodes = plan.nodes;
     }
-    const bool net_news = !plan.env.empty() || plan.text.rfind("nccl-net winners for", 0) == 0 ||
-                          !switched_off.empty();
+    const bool net_news = !plan.env.empty() || plan.switched_off ||
+                          plan.text.rfind("nccl-net winners for", 0) == 0 ||
+                          plan.text.find("; none set: ") != std::string::npos;
     if (node_problem || ((node_news || net_news) && rank == 0)) {
       Note("before NCCL's first init: " + node.text +
            (net_news ? "; network settings: " + plan.text + (set.empty() ? "" : "; set " + set)

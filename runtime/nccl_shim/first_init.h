@@ -10,7 +10,8 @@
 // setting is looked up for every count that could be (the divisors of its ranks above 1)
 // and applied only when exactly one has an nccl-net winner; the context made later checks
 // the count it really got (FirstInitMismatch). A value the environment already holds is
-// never overwritten. Nothing here when the shim is off (CCLTUNE_NCCL=off, another NCCL).
+// never overwritten, and then no variable of the setting is set. Nothing here when the shim is off
+// (CCLTUNE_NCCL=off, another NCCL).
 #pragma once
 
 #include <string>
@@ -27,10 +28,17 @@ namespace ccltune::shim {
 struct NetPlan {
   std::vector<std::pair<std::string, std::string>> env;  // empty: nothing to set
   std::string winner;
-  int nodes = 0;     // the node count whose fingerprint held it (0: a pinned fingerprint)
-  std::string text;  // one line: what it is and why, or why nothing
+  int nodes = 0;              // the node count whose fingerprint held it (0: a pinned fingerprint)
+  std::string text;           // one line: what it is and why, or why nothing
+  bool switched_off = false;  // CCLTUNE_NCCL_NET_SETTINGS is not on (text says why)
 };
+// What this process sets: WinnersNetPlan's setting, whole, or nothing when
+// CCLTUNE_NCCL_NET_SETTINGS=off (one setting serves every size and may lose where it did
+// not win) or the environment already holds one of its variables (the user's values stay,
+// and half a setting was never measured).
 NetPlan PlanNetSettings(const runtime::RuntimeConfig& cfg, int world, int nodes, int nccl_version);
+// The setting `cfg`'s winners call for, whatever the environment holds.
+NetPlan WinnersNetPlan(const runtime::RuntimeConfig& cfg, int world, int nodes, int nccl_version);
 
 // core::ExportNodeNameToNccl, once per process (later calls return the first's outcome).
 const core::NodeExport& ExportNodeOnce();

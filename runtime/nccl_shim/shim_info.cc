@@ -67,7 +67,7 @@ nlohmann::json ApplyReport(const std::vector<apply::WinnerRecord>& records, int 
   for (const char* name : apply::kNetSettingsVars) {
     if (const char* v = std::getenv(name); v != nullptr && *v != '\0') caps.process_env[name] = v;
   }
-  for (const auto& [k, v] : net.env) caps.process_env.emplace(k, v);  // set unless already
+  for (const auto& [k, v] : net.env) caps.process_env.emplace(k, v);  // none is set already
   const runtime::DispatchTable table = runtime::DispatchTable::Build(records, caps);
   nlohmann::json out = nlohmann::json::array();
   for (const auto& r : records) {
