@@ -10,6 +10,7 @@
 #pragma once
 
 #include <istream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
@@ -21,14 +22,22 @@ namespace ccltune::core {
 struct NcclLink {
   int from = 0;
   int to = 0;
-  std::string via;  // as NCCL prints it: "P2P/CUMEM/read", "NET/Socket/0", "SHM/direct/direct"
+  std::string via;    // as NCCL prints it: "P2P/CUMEM/read", "NET/Socket/0", "SHM/direct/direct"
+  int from_dev = -1;  // the ranks' NVML device indices, as the line prints them (-1: unknown)
+  int to_dev = -1;
   auto operator<=>(const NcclLink&) const = default;
 };
 
 struct NcclInitLog {
   std::set<int> n_nodes;             // every nNodes value a communicator reported
-  std::set<NcclLink> links;          // distinct (from, to, via)
+  std::set<NcclLink> links;          // distinct (from, to, via, devices)
   std::set<std::string> net_socket;  // "4 threads x 4 sockets" per distinct socket setting
+  // Per communicator size, each rank's NVML device, from the "... - Init COMPLETE" lines. A
+  // connection line names no communicator: a process that also holds a communicator of other
+  // ranks (the hierarchical all-reduce's split by local rank, its ranks renumbered) logs links
+  // whose ranks are not the job's. ClassifyLinks keeps those whose devices agree with the
+  // job's ranks.
+  std::map<int, std::map<int, int>> devices;
 
   void Merge(const NcclInitLog& other);
   nlohmann::json ToJson() const;  // {nNodes:[…], links:[[from, to, via], …], netSocket?:[…]}
@@ -44,7 +53,8 @@ NcclInitLog ParseNcclInitLog(std::istream& in);
 std::string TransportKind(const std::string& via);
 
 // Which transports join ranks inside a node and between nodes, by `node_of_rank` (index =
-// rank; links naming ranks outside it are left out).
+// rank; links naming ranks outside it are left out, and so are links whose devices are not
+// those the communicator of node_of_rank.size() ranks logged for its ranks).
 struct NcclTopology {
   std::set<int> n_nodes;
   std::set<std::string> intra_node;

@@ -40,7 +40,8 @@ NcclInitLog Parse(const char* text) {
 TEST(NcclInitLog, ReadsNodeCountAndDistinctLinks) {
   const NcclInitLog log = Parse(kRank1);
   EXPECT_EQ(log.n_nodes, (std::set<int>{2}));
-  EXPECT_EQ(log.links, (std::set<NcclLink>{{1, 2, "NET/Socket/0"}, {0, 1, "P2P/CUMEM/read"}}));
+  EXPECT_EQ(log.links,
+            (std::set<NcclLink>{{1, 2, "NET/Socket/0", 1, 2}, {0, 1, "P2P/CUMEM/read", 0, 1}}));
 }
 
 TEST(NcclInitLog, IgnoresRingListsWarningsAndOtherLines) {
@@ -93,6 +94,42 @@ TEST(NcclInitLog, ReadsTheSocketThreadsNcclApplied) {
             "threads x 4 sockets");
   // NCCL's default here (no helper threads) logs no such line, and the JSON keeps its shape.
   EXPECT_FALSE(Parse(kRank1).ToJson().contains("netSocket"));
+}
+
+// Rank 0 of a job that runs the hierarchical all-reduce (issue 33): besides the job's
+// communicator it holds one split by local rank (job ranks 0 and 2, renumbered 0 and 1),
+// whose connection lines look like the job's. On 4 H100s the summary read "NET/Socket+P2P
+// inside nodes" from them. The devices tell them apart: the job's rank 1 is device 1, the
+// split's rank 1 device 2.
+constexpr const char* kRank0WithSplit =
+    R"(gpu-box:4121:4121 [0] NCCL INFO comm 0x55d1c000 rank 0 nRanks 4 nNodes 2 localRanks 2 localRank 0 MNNVL 0
+gpu-box:4121:4121 [0] NCCL INFO ncclCommInitRankConfig comm 0x55d1c000 rank 0 nranks 4 cudaDev 0 nvmlDev 0 busId 60 commId 0x57fe245cbb124f8a - Init COMPLETE
+gpu-box:4121:4121 [0] NCCL INFO comm 0x55e00000 rank 0 nRanks 2 nNodes 2 localRanks 1 localRank 0 MNNVL 0
+gpu-box:4121:4121 [0] NCCL INFO ncclCommSplit comm 0x55e00000 rank 0 nranks 2 cudaDev 0 nvmlDev 0 busId 60 commId 0x1234 - Init COMPLETE
+gpu-box:4121:4190 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM/read
+gpu-box:4121:4190 [0] NCCL INFO Channel 00/0 : 3[3] -> 0[0] [receive] via NET/Socket/0
+gpu-box:4121:4195 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[2] [send] via NET/Socket/0
+gpu-box:4121:4195 [0] NCCL INFO Channel 00/0 : 1[2] -> 0[0] [receive] via NET/Socket/0
+)";
+
+TEST(NcclInitLog, LinksOfAnotherCommunicatorOfTheProcessAreLeftOut) {
+  NcclInitLog log = Parse(kRank0WithSplit);
+  EXPECT_EQ(log.devices.at(4), (std::map<int, int>{{0, 0}}));
+  EXPECT_EQ(log.devices.at(2), (std::map<int, int>{{0, 0}}));
+  log.Merge(NcclInitLog::FromJson(
+      Parse(
+          "h:1:1 [1] NCCL INFO ncclCommInitRankConfig comm 0x1 rank 1 nranks 4 cudaDev 1 nvmlDev 1 "
+          "busId 70 commId 0x57fe245cbb124f8a - Init COMPLETE\n")
+          .ToJson()));
+  const std::vector<std::string> nodes = {"gpu-box-node0", "gpu-box-node0", "gpu-box-node1",
+                                          "gpu-box-node1"};
+  const NcclTopology t = ClassifyLinks(NcclInitLog::FromJson(log.ToJson()), nodes);
+  EXPECT_EQ(t.intra_node, (std::set<std::string>{"P2P"}));
+  EXPECT_EQ(t.inter_node, (std::set<std::string>{"NET/Socket"}));
+  // Without the devices (a log that lacks the Init COMPLETE lines) every link counts, as before.
+  NcclInitLog bare = log;
+  bare.devices.clear();
+  EXPECT_EQ(ClassifyLinks(bare, nodes).intra_node, (std::set<std::string>{"NET/Socket", "P2P"}));
 }
 
 TEST(NcclInitLog, SaysWhenNothingWasLogged) {
