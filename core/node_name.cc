@@ -90,8 +90,8 @@ RankPlace PlaceOfRank(const std::vector<std::string>& node_of_rank, int rank) {
   for (int r = 0; r < static_cast<int>(node_of_rank.size()); ++r) {
     const std::string& name = node_of_rank[r];
     if (std::find(seen.begin(), seen.end(), name) == seen.end()) seen.push_back(name);
-    if (r == rank) {
-      place.node = static_cast<int>(seen.size()) - 1;
+    if (r == rank) {  // its node's index, not the last one seen (ranks may interleave)
+      place.node = static_cast<int>(std::find(seen.begin(), seen.end(), name) - seen.begin());
       place.local_rank = static_cast<int>(place.node_ranks.size());
     }
     if (name == node_of_rank[rank]) place.node_ranks.push_back(r);

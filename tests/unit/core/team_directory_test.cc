@@ -22,6 +22,9 @@ TEST(PlaceOfRank, NodesByLowestRankAndLocalRanksInRankOrder) {
   EXPECT_EQ(p0.node, 0);
   EXPECT_EQ(p0.local_rank, 0);
   EXPECT_EQ(p0.node_ranks, (std::vector<int>{0, 2}));
+  const RankPlace p2 = PlaceOfRank(names, 2);
+  EXPECT_EQ(p2.node, 0);  // "b"'s index, though "a" was seen last
+  EXPECT_EQ(p2.local_rank, 1);
   const RankPlace p3 = PlaceOfRank(names, 3);
   EXPECT_EQ(p3.node, 1);  // "a" first appears at rank 1, after "b"
   EXPECT_EQ(p3.local_rank, 1);
