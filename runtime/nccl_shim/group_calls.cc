@@ -97,14 +97,10 @@ std::string MakeContexts(const std::vector<Pending>& calls) {
 
 // Every rank's buffers, by rank, when every rank's device reaches each of them
 // (rank_buffers.h): then the calls are handed them and the pull kernels serve plain buffers.
-std::optional<RankBuffers> BuffersByRank(const std::vector<Pending>& calls) {
+// `devices`: the clique's, as its context recorded them at init.
+std::optional<RankBuffers> BuffersByRank(const std::vector<Pending>& calls,
+                                         const std::vector<int>& devices) {
   const std::size_t n = calls.size();
-  std::vector<int> devices;
-  for (const Pending& p : calls) {
-    int d = -1;
-    if (gpu::Nccl().CommCuDevice(p.comm, &d) != ncclSuccess) return std::nullopt;
-    devices.push_back(d);
-  }
   RankBuffers b{std::vector<const void*>(n), std::vector<void*>(n)};
   for (const Pending& p : calls) {
     if (!CallReachable(p.call, devices)) return std::nullopt;
@@ -117,12 +113,15 @@ std::optional<RankBuffers> BuffersByRank(const std::vector<Pending>& calls) {
 // The driver is asked (BuffersByRank) only for a group being captured (rank_buffers.h says
 // why) and only where the buffers would change the choice: the pull kernels' sizes, not
 // those where a kernel on plain buffers or NCCL wins anyway.
-bool BuffersWorthAsking(const std::vector<Pending>& calls) {
+std::optional<RankBuffers> GroupBuffers(const std::vector<Pending>& calls) {
   const Pending& p = calls[0];
-  if (!Capturing(p.call.stream)) return false;
+  if (!Capturing(p.call.stream)) return std::nullopt;
   std::lock_guard<std::mutex> lock(p.entry->mu);
-  return p.entry->state == CommEntry::State::kServing &&
-         p.entry->ctx->GroupBuffersChangeChoice(p.call);
+  if (p.entry->state != CommEntry::State::kServing ||
+      !p.entry->ctx->GroupBuffersChangeChoice(p.call)) {
+    return std::nullopt;
+  }
+  return BuffersByRank(calls, p.entry->ctx->devices());
 }
 
 // Each call, carrying `b` when set: the calls point into `b`, which must outlive them.
@@ -242,8 +241,7 @@ ncclResult_t FlushGroup(bool may_serve) {
   if (!why.empty()) return ForwardAll(calls, why);
   // Named, not a temporary: the calls point into it until the last kernel is enqueued (a
   // temporary here once handed the kernels freed pointers: cudaErrorMisalignedAddress).
-  const std::optional<RankBuffers> buffers =
-      BuffersWorthAsking(calls) ? BuffersByRank(calls) : std::nullopt;
+  const std::optional<RankBuffers> buffers = GroupBuffers(calls);
   const std::vector<runtime::Call> cs = WithBuffers(calls, buffers);
   bool fresh = false;
   why = WhyNotServed(calls, cs, &fresh);
