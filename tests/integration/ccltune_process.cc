@@ -44,6 +44,14 @@ RunResult RunCcltune(const std::vector<std::string>& args,
   return r;
 }
 
+std::vector<std::string> HostTuneArgs(int ranks, const std::string& redis_url,
+                                      const std::vector<std::string>& more) {
+  std::vector<std::string> args{"tune",    "--ranks", std::to_string(ranks), "--backend", "host",
+                                "--redis", redis_url};
+  args.insert(args.end(), more.begin(), more.end());
+  return args;
+}
+
 std::string WritePlan(const TempDir& dir, const std::string& name, const std::string& yaml) {
   const std::string path = dir.File(name);
   std::ofstream(path) << yaml;

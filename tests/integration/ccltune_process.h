@@ -30,6 +30,11 @@ worker::ChildProcess StartCcltune(const std::vector<std::string>& args,
                                   const std::map<std::string, std::string>& env,
                                   const std::string& output_file);
 
+// `ccltune tune --ranks N --backend host --redis URL`, then `more`: the start every host-backend
+// tune of these tests shares.
+std::vector<std::string> HostTuneArgs(int ranks, const std::string& redis_url,
+                                      const std::vector<std::string>& more);
+
 // A small host-backend plan as YAML, for `--plan`.
 std::string WritePlan(const TempDir& dir, const std::string& name, const std::string& yaml);
 

@@ -33,12 +33,11 @@ bool MayUnshareUts() {
 class EmulatedHostsTest : public RedisTest {};
 
 TEST_F(EmulatedHostsTest, EachEmulatedNodesRanksGetItsNameAsHostNameWherePermitted) {
-  const RunResult run =
-      RunCcltune({"tune",        "--ranks",         "4", "--backend", "host",      "--redis",
-                  redis_->url(), "--emulate-nodes", "2", "--op",      "allReduce", "--sizes",
-                  "4KiB",        "--iters",         "2", "--rounds",  "2",         "--warmup",
-                  "1",           "--no-publish",    "-v"},
-                 {}, 120);
+  const RunResult run = RunCcltune(
+      HostTuneArgs(4, redis_->url(),
+                   {"--emulate-nodes", "2", "--op", "allReduce", "--sizes", "4KiB", "--iters", "2",
+                    "--rounds", "2", "--warmup", "1", "--no-publish", "-v"}),
+      {}, 120);
   ASSERT_EQ(run.code, 0) << run.output;
   auto keys = client_->Command({"KEYS", "ccltune:v1:job:*:rank:*"});
   ASSERT_TRUE(keys.ok()) << keys.status().ToString();

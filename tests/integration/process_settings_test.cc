@@ -29,31 +29,12 @@ class ProcessSettingsTest : public RedisTest {
   // direct and both test settings; the summary, or an empty object when the run failed.
   nlohmann::json Tune(const std::string& search, RunResult& run) {
     const std::string json = dir_.File("summary-" + search + ".json");
-    run = RunCcltune({"tune",
-                      "--ranks",
-                      "2",
-                      "--backend",
-                      "host",
-                      "--redis",
-                      redis_->url(),
-                      "--op",
-                      "allReduce,allGather",
-                      "--sizes",
-                      "4KiB,64KiB",
-                      "--iters",
-                      "3",
-                      "--rounds",
-                      "3",
-                      "--warmup",
-                      "1",
-                      "--search",
-                      search,
-                      "--choices",
-                      "ring,direct,test-env,test-env-bad",
-                      "--no-publish",
-                      "--json",
-                      json},
-                     {{"CCLTUNE_ENABLE_TEST_CHOICES", "1"}, {"TMPDIR", dir_.File("tmp")}}, 300);
+    run = RunCcltune(
+        HostTuneArgs(2, redis_->url(),
+                     {"--op", "allReduce,allGather", "--sizes", "4KiB,64KiB", "--iters", "3",
+                      "--rounds", "3", "--warmup", "1", "--search", search, "--choices",
+                      "ring,direct,test-env,test-env-bad", "--no-publish", "--json", json}),
+        {{"CCLTUNE_ENABLE_TEST_CHOICES", "1"}, {"TMPDIR", dir_.File("tmp")}}, 300);
     return run.code == 0 ? nlohmann::json::parse(ReadFile(json)) : nlohmann::json::object();
   }
 

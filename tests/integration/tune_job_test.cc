@@ -30,28 +30,10 @@ class TuneJobTest : public RedisTest {
   nlohmann::json TuneAllReduceAdaptive(const std::string& sizes, const std::string& iters,
                                        RunResult& run) {
     const std::string json = dir_.File("summary.json");
-    run = RunCcltune({"tune",
-                      "--ranks",
-                      "4",
-                      "--backend",
-                      "host",
-                      "--redis",
-                      redis_->url(),
-                      "--op",
-                      "allReduce",
-                      "--sizes",
-                      sizes,
-                      "--iters",
-                      iters,
-                      "--rounds",
-                      "3",
-                      "--warmup",
-                      "1",
-                      "--choices",
-                      std::string(kHostChoices) + ",test-slow",
-                      "-v",
-                      "--json",
-                      json},
+    run = RunCcltune(HostTuneArgs(4, redis_->url(),
+                                  {"--op", "allReduce", "--sizes", sizes, "--iters", iters,
+                                   "--rounds", "3", "--warmup", "1", "--choices",
+                                   std::string(kHostChoices) + ",test-slow", "-v", "--json", json}),
                      {{"CCLTUNE_ENABLE_TEST_CHOICES", "1"}}, 300);
     return run.code == 0 ? nlohmann::json::parse(ReadFile(json)) : nlohmann::json::object();
   }
@@ -305,23 +287,10 @@ TEST_F(TuneJobTest, CachedBufferSetMeasuresButPublishesNothing) {
 // which differs from the same job on one node, and the summary prints the split.
 TEST_F(TuneJobTest, EmulatedNodesSplitTheRanksAndTheFingerprint) {
   auto tune = [&](const std::vector<std::string>& more, RunResult& run) {
-    std::vector<std::string> args{"tune",
-                                  "--ranks",
-                                  "4",
-                                  "--backend",
-                                  "host",
-                                  "--redis",
-                                  redis_->url(),
-                                  "--op",
-                                  "allReduce",
-                                  "--sizes",
-                                  "4KiB",
-                                  "--iters",
-                                  "2",
-                                  "--rounds",
-                                  "1",
-                                  "--json",
-                                  dir_.File("summary.json")};
+    std::vector<std::string> args =
+        HostTuneArgs(4, redis_->url(),
+                     {"--op", "allReduce", "--sizes", "4KiB", "--iters", "2", "--rounds", "1",
+                      "--json", dir_.File("summary.json")});
     args.insert(args.end(), more.begin(), more.end());
     run = RunCcltune(args, {{"CCLTUNE_NODE_NAME", "box"}}, 120);
     return run.code == 0 ? nlohmann::json::parse(ReadFile(dir_.File("summary.json")))
