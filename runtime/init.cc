@@ -87,9 +87,7 @@ core::Status RuntimeComm::Collective(core::Deadline deadline) {
   std::vector<apply::WinnerRecord> records = LoadRecordsOrNote(fp, nodes, &note);
   CCLTUNE_RETURN_IF_ERROR(SetUpPeers(deadline));
   caps_.world = world_;
-  for (const char* name : apply::kNetSettingsVars) {
-    if (const char* v = std::getenv(name); v != nullptr && *v != '\0') caps_.process_env[name] = v;
-  }
+  caps_.process_env = apply::NetSettingsInEnvironment();
   table_ = DispatchTable::Build(records, caps_);
   if (processes_ > 1 && processes_ < world_) {
     // Several ranks in some process, others elsewhere: the ranks of one process would

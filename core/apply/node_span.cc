@@ -1,6 +1,7 @@
 // Choice rules across nodes and nccl-net's environment (node_span.h).
 #include "core/apply/node_span.h"
 
+#include <cstdlib>
 #include <map>
 
 namespace ccltune::apply {
@@ -33,6 +34,14 @@ std::string HierSkipReason(const ChoiceSpec& s, const core::Problem& problem,
 }
 
 }  // namespace
+
+std::map<std::string, std::string> NetSettingsInEnvironment() {
+  std::map<std::string, std::string> held;
+  for (const char* name : kNetSettingsVars) {
+    if (const char* v = std::getenv(name); v != nullptr && *v != '\0') held[name] = v;
+  }
+  return held;
+}
 
 std::vector<std::pair<std::string, std::string>> NetSettingsEnv(const NetSettings& net) {
   std::vector<std::pair<std::string, std::string>> env;

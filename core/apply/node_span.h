@@ -4,6 +4,7 @@
 // catalog, the runtime and their tests without a GPU read them the same way.
 #pragma once
 
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -18,6 +19,8 @@ std::vector<std::pair<std::string, std::string>> NetSettingsEnv(const NetSetting
 // Every variable NetSettingsEnv may name.
 inline constexpr const char* kNetSettingsVars[] = {"NCCL_SOCKET_NTHREADS", "NCCL_NSOCKS_PERTHREAD",
                                                    "NCCL_BUFFSIZE", "NCCL_IB_QPS_PER_CONNECTION"};
+// The kNetSettingsVars this process's environment holds now (set and non-empty), by name.
+std::map<std::string, std::string> NetSettingsInEnvironment();
 
 // The one `nccl-net` setting a process of `world` ranks takes from a fingerprint's records
 // (NCCL reads them once per process, so one setting serves every size): the setting that

@@ -2,6 +2,7 @@
 #include "runtime/nccl_shim/first_init.h"
 
 #include <cstdlib>
+#include <map>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -63,10 +64,12 @@ bool NetSettingsOn(std::string* why) {
 
 // The variables of `env` the environment already holds, "K=V K=V", or "".
 std::string HeldVars(const std::vector<std::pair<std::string, std::string>>& env) {
+  const std::map<std::string, std::string> now = apply::NetSettingsInEnvironment();
   std::string held;
   for (const auto& [k, v] : env) {
-    const char* have = std::getenv(k.c_str());
-    if (have != nullptr && *have != '\0') held += (held.empty() ? "" : " ") + k + "=" + have;
+    if (const auto it = now.find(k); it != now.end()) {
+      held += (held.empty() ? "" : " ") + k + "=" + it->second;
+    }
   }
   return held;
 }

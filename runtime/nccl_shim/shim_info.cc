@@ -64,9 +64,7 @@ nlohmann::json ApplyReport(const std::vector<apply::WinnerRecord>& records, int 
   caps.world = world;
   caps.peer_problem = nodes > 1 ? "ranks on " + std::to_string(nodes) + " nodes"
                                 : std::string();  // one node: as the probe will find it
-  for (const char* name : apply::kNetSettingsVars) {
-    if (const char* v = std::getenv(name); v != nullptr && *v != '\0') caps.process_env[name] = v;
-  }
+  caps.process_env = apply::NetSettingsInEnvironment();
   for (const auto& [k, v] : net.env) caps.process_env.emplace(k, v);  // none is set already
   const runtime::DispatchTable table = runtime::DispatchTable::Build(records, caps);
   nlohmann::json out = nlohmann::json::array();
