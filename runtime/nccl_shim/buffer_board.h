@@ -44,7 +44,7 @@ class BufferBoard {
   std::optional<RankBuffers> Exchange(int rank, std::uint64_t round, const Post& mine,
                                       core::Deadline deadline);
 
-  // Whether the exchanges ended (a round ran out); for the summary.
+  // Whether the exchanges ended (a round ran out).
   bool Ended() const;
 
  private:

@@ -92,6 +92,7 @@ NetPlan PlanNetSettings(const runtime::RuntimeConfig& cfg, int world, int nodes,
   // (the calls then run the substitutes for its winners, runnable.h).
   if (const std::string held = HeldVars(plan.env); !held.empty()) {
     plan.text += "; none set: the environment holds " + held + " (a setting applies whole)";
+    plan.withheld = true;
     plan.env.clear();
   }
   return plan;
@@ -137,6 +138,7 @@ NetPlan WinnersNetPlan(const runtime::RuntimeConfig& cfg, int world, int nodes, 
                 std::to_string(world) +
                 " ranks: which one this process's communicators span is NCCL's to find at "
                 "its init; none set";
+    plan.withheld = true;
   } else {
     plan.text = "no nccl-net winner for " + std::to_string(world) + " ranks" +
                 (problem.empty() ? "" : " (" + problem + ")");
@@ -164,9 +166,7 @@ void BeforeFirstInit(int world, int rank) {
       std::lock_guard<std::mutex> lock(g_mu);
       g_net_nodes = plan.nodes;
     }
-    const bool net_news = !plan.env.empty() || plan.switched_off ||
-                          plan.text.rfind("nccl-net winners for", 0) == 0 ||
-                          plan.text.find("; none set: ") != std::string::npos;
+    const bool net_news = !plan.env.empty() || plan.switched_off || plan.withheld;
     if (node_problem || ((node_news || net_news) && rank == 0)) {
       Note("before NCCL's first init: " + node.text +
            (net_news ? "; network settings: " + plan.text + (set.empty() ? "" : "; set " + set)

@@ -31,6 +31,9 @@ struct NetPlan {
   int nodes = 0;              // the node count whose fingerprint held it (0: a pinned fingerprint)
   std::string text;           // one line: what it is and why, or why nothing
   bool switched_off = false;  // CCLTUNE_NCCL_NET_SETTINGS is not on (text says why)
+  // Nothing set though the winners call for a setting (several node counts have one, or the
+  // environment holds its variables): the first init says so as it says what it set.
+  bool withheld = false;
 };
 // What this process sets: WinnersNetPlan's setting, whole, or nothing when
 // CCLTUNE_NCCL_NET_SETTINGS=off (one setting serves every size and may lose where it did
