@@ -97,8 +97,13 @@ RuntimeComm::Chosen RuntimeComm::Choose(const Call& call) const {
               ? BufferClass::kPooled
               : ClassOf(call, SendElems(call.op, call.count, world_) * esize,
                         RecvElems(call.op, call.count, world_) * esize, &c.send_off, &c.recv_off);
-  const CallShape shape_of_call{call.op, *call.dtype, call.count, world_,
-                                InPlace(call, esize, rank_)};
+  const CallShape shape_of_call{call.op,
+                                *call.dtype,
+                                call.count,
+                                world_,
+                                InPlace(call, esize, rank_),
+                                caps_.span.ranks_per_node,
+                                HierOn() ? config_.staging_bytes : 0};
   c.run = &table_.Choose(call.op, *call.dtype, *call.redop, bytes, c.cls);
   // What the exact call rules out (one-shot pull in place, say) gives way to the plain
   // buffers' choice, which needs nothing shared, then to NCCL.
@@ -119,6 +124,8 @@ core::Status RuntimeComm::RunChoice(const Call& call, const AppliedRun& run, Buf
       return RunPeer(call, run, shape, cls, send_off, recv_off);
     case apply::Composition::kReduceScatterAllGather:
       return RunRsAg(call, shape);
+    case apply::Composition::kHierarchical:
+      return RunHier(call, run);
     default:
       break;
   }
@@ -284,8 +291,8 @@ std::uint64_t RuntimeComm::KernelTimeoutNs() const {
   return static_cast<std::uint64_t>(config_.timeout.count()) * 1000000ull;
 }
 
-kernels::PeerTeam RuntimeComm::KernelTeam() const {
-  kernels::PeerTeam team = peers_->Team(KernelTimeoutNs());
+kernels::PeerTeam RuntimeComm::KernelTeam(const gpu::PeerMemory& memory) const {
+  kernels::PeerTeam team = memory.Team(KernelTimeoutNs());
   team.fail_stop = 1;
   return team;
 }

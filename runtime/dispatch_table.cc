@@ -149,6 +149,17 @@ std::set<int> DispatchTable::CtasNeeded() const {
   return out;
 }
 
+bool DispatchTable::HierNeeded() const {
+  for (const auto& [key, entries] : slices_) {
+    for (const auto& e : entries) {
+      for (const AppliedRun* run : {&e.plain, &e.pooled}) {
+        if (run->spec.compose == apply::Composition::kHierarchical) return true;
+      }
+    }
+  }
+  return false;
+}
+
 std::string DispatchTable::Describe() const {
   std::string out;
   for (const auto& [key, entries] : slices_) {

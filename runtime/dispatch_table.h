@@ -68,6 +68,8 @@ class DispatchTable {
   std::size_t size() const;
   // The CTA counts of the `nccl:ctas=N` choices entries apply: the communicators to split.
   std::set<int> CtasNeeded() const;
+  // Whether some entry applies the hierarchical all-reduce: the node team to build.
+  bool HierNeeded() const;
   // "allReduce bf16/sum: 17 sizes, 12 not NCCL's own (9 for plain buffers)", per slice;
   // an epilogue slice reads "allReduce bf16/sum+residualRmsNorm,hidden=4096: ...".
   std::string Describe() const;

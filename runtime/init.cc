@@ -1,6 +1,7 @@
 // RuntimeComm::Init and its steps (runtime_comm.h): identify the communicator, count the
 // nodes, compute the fingerprint, load its winners, set up peer memory, build the table,
-// agree on it, split the communicators the table needs, say in one line what came of it.
+// agree on it, build the node team when it applies hier (node_team.cc), split the
+// communicators the table needs, say in one line what came of it.
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -59,16 +60,24 @@ core::Result<std::unique_ptr<RuntimeComm>> RuntimeComm::Init(ncclComm_t nccl,
   return c;
 }
 
-// Only where our kernels can run: nothing else of ours stops the context.
+// Only where our kernels can run: nothing else of ours stops the context. They run on one
+// team: every rank's peer memory (one node), or the node team's (hier; ranks spanning nodes
+// never have the former), whose ranks are local ranks, named here by their rank in the job.
 void RuntimeComm::StartFailureWatch() {
-  if (peers_ == nullptr || !peers_->usable()) return;
+  const bool node_team = peers_ == nullptr || !peers_->usable();
+  if (node_team && !(HierOn() && node_peers_ != nullptr)) return;
   char comm[32];
   std::snprintf(comm, sizeof comm, "%p", static_cast<void*>(nccl_));
-  const gpu::PeerMemory* peers = peers_.get();
+  const gpu::PeerMemory* peers = node_team ? node_peers_.get() : peers_.get();
+  std::vector<int> job_rank;  // by team rank; empty: the same
+  if (node_team) job_rank = place_.node_ranks;
   watch_ = std::make_unique<FailureWatch>(
-      [peers](std::vector<int>* missing) {
+      [peers, job_rank](std::vector<int>* missing) {
         if (!peers->TimedOut()) return false;
         *missing = peers->MissingRanks();
+        if (!job_rank.empty()) {
+          for (int& r : *missing) r = job_rank.at(static_cast<std::size_t>(r));
+        }
         return true;
       },
       FailureContext{comm, rank_, world_, config_.timeout});
@@ -88,6 +97,9 @@ core::Status RuntimeComm::Collective(core::Deadline deadline) {
   CCLTUNE_RETURN_IF_ERROR(SetUpPeers(deadline));
   caps_.world = world_;
   caps_.process_env = apply::NetSettingsInEnvironment();
+  const NodeTeamPlan plan = PlanNodeTeam(node_keys_, rank_, config_.peer_memory);
+  caps_.span = plan.span;
+  caps_.hier_problem = plan.why_not;  // empty: as if the team were up, until SetUpNodeTeam
   table_ = DispatchTable::Build(records, caps_);
   if (processes_ > 1 && processes_ < world_) {
     // Several ranks in some process, others elsewhere: the ranks of one process would
@@ -97,6 +109,7 @@ core::Status RuntimeComm::Collective(core::Deadline deadline) {
     table_ = DispatchTable{};
   }
   CCLTUNE_RETURN_IF_ERROR(AgreeOnTable(deadline));
+  CCLTUNE_RETURN_IF_ERROR(SetUpNodeTeam(plan, records, deadline));
   CCLTUNE_RETURN_IF_ERROR(SplitCtasComms());
   LogSummary(fp, note);
   return core::Status::Ok();
@@ -114,9 +127,9 @@ core::Result<int> RuntimeComm::CountNodes(core::Deadline deadline) {
   // NCCL has no API for its nNodes: count what it counts, the distinct keys it hashes
   // (core::NcclHostKey). The worker's NCCL_HOSTID is its node name, so the count equals the
   // worker's `nodes` for the same split, and the tuner plugin's (NCCL hands it nNodes).
-  CCLTUNE_ASSIGN_OR_RETURN(std::vector<std::string> keys,
+  CCLTUNE_ASSIGN_OR_RETURN(node_keys_,
                            dir_->AllGather("nccl-host", core::NcclHostKey(), deadline));
-  return static_cast<int>(std::set<std::string>(keys.begin(), keys.end()).size());
+  return static_cast<int>(std::set<std::string>(node_keys_.begin(), node_keys_.end()).size());
 }
 
 // One exchange names the processes behind the ranks, each rank's device and, from rank 0's
@@ -238,15 +251,21 @@ core::Status RuntimeComm::AgreeOnTable(core::Deadline deadline) {
 // non-blocking communicator would cost a host thread per call.
 core::Status RuntimeComm::SplitCtasComms() {
   for (int n : table_.CtasNeeded()) {
-    ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
-    cfg.blocking = 1;
-    cfg.minCTAs = n;
-    cfg.maxCTAs = n;
-    ncclComm_t child = nullptr;
-    CCLTUNE_NCCL_TRY(nccl_, gpu::Nccl().CommSplit(nccl_, 0, rank_, &child, &cfg));
-    ctas_comms_[n] = child;
+    CCLTUNE_ASSIGN_OR_RETURN(ctas_comms_[n], SplitBlocking(0, rank_, n));
   }
   return core::Status::Ok();
+}
+
+core::Result<ncclComm_t> RuntimeComm::SplitBlocking(int color, int key, int ctas) {
+  ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
+  cfg.blocking = 1;
+  if (ctas > 0) {
+    cfg.minCTAs = ctas;
+    cfg.maxCTAs = ctas;
+  }
+  ncclComm_t child = nullptr;
+  CCLTUNE_NCCL_TRY(nccl_, gpu::Nccl().CommSplit(nccl_, color, key, &child, &cfg));
+  return child;
 }
 
 void RuntimeComm::LogSummary(const std::string& fingerprint, const std::string& records_note) {
@@ -256,7 +275,12 @@ void RuntimeComm::LogSummary(const std::string& fingerprint, const std::string& 
              (nodes_ == 1 ? " node" : " nodes") + "): " + records_note + "; ranks in " + Mode() +
              "; " + table_.Describe() + "; peer memory " +
              (caps_.peer_problem.empty() ? "on" : "off (" + caps_.peer_problem + ")") +
-             (ctas.empty() ? "" : "; ctas communicators " + ctas);
+             (ctas.empty() ? "" : "; ctas communicators " + ctas) +
+             (nodes_ < 2 ? ""
+              : HierOn()
+                  ? "; hierarchical all-reduce on (" + std::to_string(nodes_) + " nodes x " +
+                        std::to_string(place_.node_ranks.size()) + " ranks)"
+                  : "; hierarchical all-reduce off (" + caps_.hier_problem + ")");
   if (rank_ == 0 && config_.log_summary) {
     Note("rank 0 of " + std::to_string(world_) + ", " + summary_);
   }

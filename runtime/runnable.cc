@@ -71,9 +71,10 @@ std::string WhyNotRunnable(const ChoiceSpec& s, const core::Problem& problem,
   if (!s.unsupported.empty()) return s.unsupported;
   if (s.compose == Composition::kBoundedSpin || s.absent_test) return "a test choice";
   if (s.compose == Composition::kHierarchical) {
-    // Its node teams (peer memory per node, a communicator per local rank) are set up by
-    // `ccltune tune`'s backend only; the application's call then goes to NCCL.
-    return "the runtime does not run the hierarchical all-reduce yet (ccltune tune measures it)";
+    // Both buffer classes: the phases run in the node team's scratch, never on the call's
+    // buffers (runnable.h).
+    if (!caps.hier_problem.empty()) return "no node team: " + caps.hier_problem;
+    return apply::NodeSpanSkipReason(s, problem, caps.span);
   }
   if (s.compose != Composition::kPeer) return WhyNotNccl(s, problem, caps.world);
   if (!caps.peer_problem.empty()) return "peer memory unavailable: " + caps.peer_problem;
@@ -88,8 +89,25 @@ std::string WhyNotRunnable(const ChoiceSpec& s, const core::Problem& problem,
   return "";
 }
 
+std::uint64_t HierScratchBytes(std::uint64_t bytes) {
+  const std::uint64_t a = kHierScratchAlignment;
+  return 2 * ((bytes + a - 1) / a * a);
+}
+
 std::string WhyNotForCall(const ChoiceSpec& s, const CallShape& call, BufferClass cls) {
   if (call.count == 0) return "no element per rank";
+  if (s.compose == Composition::kHierarchical) {
+    if (call.count % static_cast<std::uint64_t>(call.ranks_per_node) != 0) {
+      return "element count not divisible by the ranks per node";
+    }
+    const std::uint64_t need = HierScratchBytes(call.count * core::DtypeSize(call.dtype));
+    if (need > call.hier_scratch_bytes) {
+      return "hier copies input and output through " + std::to_string(need) +
+             " bytes of node scratch; it holds " + std::to_string(call.hier_scratch_bytes) +
+             " (raise ccltuneConfig_t.stagingBytes)";
+    }
+    return "";
+  }
   if (s.compose == Composition::kReduceScatterAllGather &&
       call.count % static_cast<std::uint64_t>(call.world) != 0) {
     return "element count not divisible by the world size";

@@ -19,10 +19,17 @@
 // the separate epilogue kernel, and runs where the plain all-reduce would.
 //   nccl-net:…            NCCL's own call, when the process runs with those settings
 //                         (libccltune-nccl sets them before NCCL's first init)
+//   hier (allReduce)      the hierarchical all-reduce (issue 33) over the node team init
+//                         built (peer memory of the node's ranks, a communicator per local
+//                         rank): for plain and pooled buffers alike, because it never reads
+//                         the call's buffers from a peer: each rank copies its input into
+//                         its node scratch, the three phases run there, the result is
+//                         copied out (two device copies, small beside the network phase);
+//                         a message whose input and output do not fit the scratch
+//                         (stagingBytes) runs the plain buffers' next choice
 // Not run here: forced NCCL algorithms/protocols (the tuner plugin applies those, and the
 // runtime's NCCL calls get them when it is loaded), nccl-reg and nccl-symm (they need the
-// application's buffers registered with NCCL), test choices, the hierarchical all-reduce
-// (`hier`, issue 33: measured by `ccltune tune`; its node teams are not built here yet).
+// application's buffers registered with NCCL), test choices.
 #pragma once
 
 #include <cstdint>
@@ -30,6 +37,7 @@
 #include <string>
 
 #include "core/apply/choice_spec.h"
+#include "core/apply/node_span.h"
 #include "core/problem.h"
 #include "core/status.h"
 #include "core/types.h"
@@ -44,6 +52,10 @@ struct Capabilities {
   // environment holds them at init (unset ones absent): NCCL read them at its first init,
   // so an `nccl-net` winner runs (as NCCL's own call) only where they are its settings.
   std::map<std::string, std::string> process_env;
+  // How the ranks spread over NCCL's nodes, and whether the hierarchical all-reduce's node
+  // team is up (empty) or why not (init.cc SetUpNodeTeam).
+  apply::NodeSpan span;
+  std::string hier_problem = "node team not set up";
 };
 
 // Plain: any device buffer of the application. Pooled: every buffer of the call (send and
@@ -65,7 +77,16 @@ struct CallShape {
   std::uint64_t count = 0;
   int world = 1;
   bool in_place = false;
+  // hier: the node team's ranks, and the scratch each rank holds for the call's input and
+  // output (both copied through it).
+  int ranks_per_node = 1;
+  std::uint64_t hier_scratch_bytes = 0;
 };
+
+// The node scratch a hier call of `bytes` (the message) takes: input then output, each
+// rounded up to kHierScratchAlignment.
+inline constexpr std::uint64_t kHierScratchAlignment = 256;
+std::uint64_t HierScratchBytes(std::uint64_t bytes);
 
 // What the table's choice for the nearest tuned size cannot do for this exact call (its
 // count, in place); empty when it can. Depends only on what every rank passes alike, so

@@ -1,6 +1,7 @@
 // The object behind ccltuneComm_t: one application communicator's dispatch table, peer
 // memory (staging for our kernels and the ccltuneMemAlloc pool), communicators split off
-// for `nccl:ctas=N` winners, and the per-call dispatch. Thread-safe: one lock per call
+// for `nccl:ctas=N` winners, the hierarchical all-reduce's node team when the ranks span
+// nodes and it won somewhere, and the per-call dispatch. Thread-safe: one lock per call
 // (host-side work only; nothing waits on the GPU under it).
 #pragma once
 
@@ -23,6 +24,7 @@
 #include "runtime/dispatch_table.h"
 #include "runtime/failure_watch.h"
 #include "runtime/nccl_directory.h"
+#include "runtime/node_team_plan.h"
 #include "runtime/pool_allocator.h"
 #include "runtime/runtime_config.h"
 
@@ -76,8 +78,8 @@ class RuntimeComm {
   // in this process never waits for its peers (they destroy one after another, from one
   // thread): it is parked, and the last rank's Close frees the clique (teardown.cc).
   static core::Status Close(std::unique_ptr<RuntimeComm> comm);
-  // The application aborts the communicator: the ctas communicators split off it are
-  // aborted too (not destroyed, which could wait for peers that are gone), and `comm` is
+  // The application aborts the communicator: the communicators split off it (ctas, the
+  // node team's) are aborted too (not destroyed, which could wait for peers that are gone), and `comm` is
   // freed, or leaked when peers of this process may still run kernels on its memory.
   static void Drop(std::unique_ptr<RuntimeComm> comm);
   // Every rank of this communicator is a thread (or device) of this process.
@@ -154,6 +156,18 @@ class RuntimeComm {
   char* PoolBase() const;
   core::Status AgreeOnTable(core::Deadline deadline);
   core::Status SplitCtasComms();
+  // A blocking communicator split off the application's (every rank calls it in the same
+  // order); `ctas` > 0 pins minCTAs = maxCTAs.
+  core::Result<ncclComm_t> SplitBlocking(int color, int key, int ctas);
+  // node_team.cc: the hierarchical all-reduce's node team, when `plan` allows it and the
+  // agreed table applies hier; any problem becomes caps_.hier_problem (the summary's reason)
+  // and the table is rebuilt without hier on every rank alike.
+  core::Status SetUpNodeTeam(const NodeTeamPlan& plan,
+                             const std::vector<apply::WinnerRecord>& records,
+                             core::Deadline deadline);
+  core::Status BuildNodeTeam(core::Deadline deadline);
+  void AbortNodeTeam();
+  bool HierOn() const { return caps_.hier_problem.empty(); }
   void LogSummary(const std::string& fingerprint, const std::string& records_note);
   void AbortChildren();
 
@@ -182,6 +196,8 @@ class RuntimeComm {
                          std::size_t send_off, std::size_t recv_off);
   core::Status RunNccl(const Call& call, ncclComm_t comm);
   core::Status RunRsAg(const Call& call, const gpu::OpShape& shape);
+  // dispatch_hier.cc
+  core::Status RunHier(const Call& call, const AppliedRun& run);
   core::Status RunPeer(const Call& call, const AppliedRun& run, const gpu::OpShape& shape,
                        BufferClass cls, std::size_t send_off, std::size_t recv_off);
   core::Result<std::size_t> StagingFor(const std::string& signature, std::uint64_t bytes,
@@ -198,8 +214,10 @@ class RuntimeComm {
   const gpu::PeerEnqueuer* EnqueuerFor(const std::string& key, const apply::ChoiceSpec& spec,
                                        const gpu::OpShape& shape);
   std::uint64_t KernelTimeoutNs() const;
-  // Every team the runtime launches: bounded by the timeout, fail-stop (peer_sync.cuh).
-  kernels::PeerTeam KernelTeam() const;
+  // Every team the runtime launches: bounded by the timeout, fail-stop (peer_sync.cuh);
+  // `memory`'s ranks (peers_ when not named: every rank of one node).
+  kernels::PeerTeam KernelTeam() const { return KernelTeam(*peers_); }
+  kernels::PeerTeam KernelTeam(const gpu::PeerMemory& memory) const;
   void StartFailureWatch();
 
   ncclComm_t nccl_;
@@ -210,12 +228,23 @@ class RuntimeComm {
   int nccl_version_ = 0;
   int processes_ = 1;   // distinct processes among the ranks
   int nodes_ = 1;       // NCCL's node count, by its own rule (CountNodes)
+  std::vector<std::string> node_keys_;  // each rank's node as NCCL groups it (CountNodes)
   std::string clique_;  // the key every rank agreed on (rank 0's process token and address)
   std::vector<int> devices_;  // each rank's CUDA device, by rank
   gpu::Stream stream_;  // init's exchanges
   std::unique_ptr<NcclDirectory> dir_;
   std::unique_ptr<gpu::PeerMemory> peers_;
-  // Reads peers_'s timed-out words: declared after peers_, so destroyed (stopped) first.
+  // The node team (node_team.cc): this rank's place, the node's ranks (node_comm_, whose
+  // directory serves the node's exchanges without waiting on another node), the ranks of
+  // this local rank on every node (across_comm_: hier's NCCL phase), and the node's peer
+  // memory, all of it the scratch the hier calls copy through.
+  core::RankPlace place_;
+  ncclComm_t node_comm_ = nullptr;
+  ncclComm_t across_comm_ = nullptr;
+  std::unique_ptr<NcclDirectory> node_dir_;     // before node_peers_, which uses it
+  std::unique_ptr<gpu::PeerMemory> node_peers_;
+  // Reads peers_'s or node_peers_'s timed-out words: declared after both, so destroyed
+  // (stopped) first.
   std::unique_ptr<FailureWatch> watch_;
   Capabilities caps_;
   DispatchTable table_;

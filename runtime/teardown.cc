@@ -86,12 +86,16 @@ void RuntimeComm::Drop(std::unique_ptr<RuntimeComm> comm) {
 void RuntimeComm::AbortChildren() {
   for (auto& [n, comm] : ctas_comms_) (void)gpu::Nccl().CommAbort(comm);
   ctas_comms_.clear();
+  AbortNodeTeam();
 }
 
 RuntimeComm::~RuntimeComm() {
   DeviceGuard guard(device_);
   // The application finished its streams' work on them before destroying (as NCCL asks).
   for (auto& [n, comm] : ctas_comms_) (void)gpu::Nccl().CommDestroy(comm);
+  for (ncclComm_t comm : {across_comm_, node_comm_}) {
+    if (comm != nullptr) (void)gpu::Nccl().CommDestroy(comm);
+  }
   enqueuers_.clear();
 }
 

@@ -72,6 +72,7 @@ inline constexpr int kCtasValues[] = {2, 4, 8, 16, 32};
 inline constexpr int kMaxPeerBlocksParam = 256;     // kernels::kMaxPeerBlocks
 inline constexpr int kMaxReduceThreadsParam = 512;  // kernels::kMaxReduceThreads
 inline constexpr int kMaxUnrollParam = 2;           // kernels::kMaxUnroll
+inline constexpr int kMaxPeersParam = 8;            // kernels::kMaxPeers: ranks of one team
 // One-shot moves (world-1) times the message into every rank: two-shot covers the sizes
 // above this, so the sweep does not spend its time there.
 inline constexpr std::uint64_t kOneShotMaxBytes = std::uint64_t{16} << 20;

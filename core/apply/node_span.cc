@@ -10,14 +10,7 @@ namespace {
 std::string HierSkipReason(const ChoiceSpec& s, const core::Problem& problem,
                            const NodeSpan& span) {
   if (problem.op != core::Op::kAllReduce) return "the hierarchical path is an allReduce";
-  if (span.nodes < 2) return "one node: the hierarchical path needs ranks on several nodes";
-  if (!span.equal_groups) {
-    return "unequal ranks per node: the shards of the intra-node reduce-scatter must line up "
-           "across nodes";
-  }
-  if (span.ranks_per_node < 2) {
-    return "one rank per node: no intra-node phase (it would be NCCL's allReduce)";
-  }
+  if (std::string why = HierSpanSkipReason(span); !why.empty()) return why;
   const int world = span.nodes * span.ranks_per_node;
   const std::uint64_t count = core::ElementCount(problem.op, problem.dtype, problem.bytes, world);
   if (count % static_cast<std::uint64_t>(span.ranks_per_node) != 0) {
@@ -41,6 +34,22 @@ std::map<std::string, std::string> NetSettingsInEnvironment() {
     if (const char* v = std::getenv(name); v != nullptr && *v != '\0') held[name] = v;
   }
   return held;
+}
+
+std::string HierSpanSkipReason(const NodeSpan& span) {
+  if (span.nodes < 2) return "one node: the hierarchical path needs ranks on several nodes";
+  if (!span.equal_groups) {
+    return "unequal ranks per node: the shards of the intra-node reduce-scatter must line up "
+           "across nodes";
+  }
+  if (span.ranks_per_node < 2) {
+    return "one rank per node: no intra-node phase (it would be NCCL's allReduce)";
+  }
+  if (span.ranks_per_node > kMaxPeersParam) {
+    return std::to_string(span.ranks_per_node) + " ranks per node: the node phases' kernels join 2 to " +
+           std::to_string(kMaxPeersParam) + " ranks";
+  }
+  return "";
 }
 
 std::vector<std::pair<std::string, std::string>> NetSettingsEnv(const NetSettings& net) {

@@ -42,6 +42,11 @@ struct NodeSpan {
   bool equal_groups = true;
 };
 
+// Why no hierarchical all-reduce can run over `span`, whatever the problem (empty: it can):
+// several nodes of equal rank counts, 2 to kMaxPeersParam ranks each. The runtime decides
+// with it whether to build the node teams at all.
+std::string HierSpanSkipReason(const NodeSpan& span);
+
 // Why `s` cannot run `problem` over `span` (empty: it can): peer memory only inside one node;
 // network settings only across nodes; the hierarchical all-reduce only for allReduce over
 // several nodes of equal rank counts, more than one rank each, a count its ranks per node

@@ -21,6 +21,7 @@ namespace ccltune::gpu {
 static_assert(apply::kMaxPeerBlocksParam == kernels::kMaxPeerBlocks);
 static_assert(apply::kMaxReduceThreadsParam == kernels::kMaxReduceThreads);
 static_assert(apply::kMaxUnrollParam == kernels::kMaxUnroll);
+static_assert(apply::kMaxPeersParam == kernels::kMaxPeers);
 
 class PeerEnqueuer {
  public:

@@ -66,6 +66,10 @@ nlohmann::json ApplyReport(const std::vector<apply::WinnerRecord>& records, int 
                                 : std::string();  // one node: as the probe will find it
   caps.process_env = apply::NetSettingsInEnvironment();
   for (const auto& [k, v] : net.env) caps.process_env.emplace(k, v);  // none is set already
+  // NCCL hands the node count only: the ranks taken as spread evenly, and the node team as
+  // init builds it where peer memory inside each node works (init's summary says otherwise).
+  caps.span = {nodes, core::GpusPerNode(world, nodes), nodes > 0 && world % nodes == 0};
+  caps.hier_problem = apply::HierSpanSkipReason(caps.span);
   const runtime::DispatchTable table = runtime::DispatchTable::Build(records, caps);
   nlohmann::json out = nlohmann::json::array();
   for (const auto& r : records) {

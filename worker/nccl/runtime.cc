@@ -110,16 +110,13 @@ core::Status Runtime::StartNodeTeam(const core::RankPlace& place, Deadline deadl
   }
   // hier runs on every rank or on none (its NCCL phase spans the nodes): one node's problem
   // is every rank's.
-  CCLTUNE_ASSIGN_OR_RETURN(std::vector<std::string> verdicts,
-                           dir_.AllGather("node-team-ok", node_peers_->problem(), deadline));
-  for (int r = 0; r < world_; ++r) {
-    if (!verdicts[r].empty()) {
-      node_peers_ =
-          PeerMemory::Unavailable(place.local_rank, local, *node_dir_,
-                                  "rank " + std::to_string(r) + "'s node: " + verdicts[r]);
-      core::LogInfo("hierarchical all-reduce skipped: " + node_peers_->problem());
-      return core::Status::Ok();
-    }
+  CCLTUNE_ASSIGN_OR_RETURN(
+      std::string problem,
+      core::FirstTeamProblem(dir_, "node-team-ok", node_peers_->problem(), deadline));
+  if (!problem.empty()) {
+    node_peers_ = PeerMemory::Unavailable(place.local_rank, local, *node_dir_, std::move(problem));
+    core::LogInfo("hierarchical all-reduce skipped: " + node_peers_->problem());
+    return core::Status::Ok();
   }
   return AcrossNodes(deadline).status();
 }
