@@ -146,5 +146,27 @@ TEST(TeamDirectory, RootOutsideTheTeamIsRefused) {
       << b.status().message();
 }
 
+// Every rank learns the same verdict: the first rank whose team had a problem, or none.
+TEST(FirstTeamProblem, EveryRankLearnsTheFirstRanksProblem) {
+  for (const bool any : {false, true}) {
+    ThreadPeerExchange exchange(4);
+    std::vector<std::string> verdict(4, "unset");
+    std::vector<std::thread> ranks;
+    for (int r = 0; r < 4; ++r) {
+      ranks.emplace_back([&, r] {
+        ThreadPeerDirectory job(exchange, r);
+        const std::string mine = any && r >= 2 ? "IPC failed on " + std::to_string(r) : "";
+        auto got = FirstTeamProblem(job, "ok", mine, DeadlineIn(10));
+        ASSERT_TRUE(got.ok()) << got.status().ToString();
+        verdict[r] = *got;
+      });
+    }
+    for (auto& t : ranks) t.join();
+    for (int r = 0; r < 4; ++r) {
+      EXPECT_EQ(verdict[r], any ? "rank 2's node: IPC failed on 2" : "") << "rank " << r;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace ccltune::core

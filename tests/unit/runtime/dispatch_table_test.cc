@@ -231,20 +231,5 @@ TEST(ProcessNetSettings, AWinnerRunsAsNcclOnlyWhereTheProcessHasItsSettings) {
       << ag->plain.reason;
 }
 
-// A hier winner (issue 33) is measured by ccltune tune but not run here: the table falls
-// back to the fastest choice the runtime runs, and says why.
-TEST(DispatchTable, HierarchicalWinnerFallsBackWithTheReason) {
-  const auto r =
-      MakeRecord(Op::kAllReduce, 1 << 20, 4,
-                 {{"nccl", 500.0}, {"hier:blocks=16,threads=256", 300.0}, {"rs+ag", 450.0}});
-  const DispatchTable t = DispatchTable::Build({r}, PeersOn(4));
-  const TableEntry* e = t.Lookup(Op::kAllReduce, Dtype::kBf16, RedOp::kSum, 1 << 20);
-  ASSERT_NE(e, nullptr);
-  EXPECT_EQ(e->winner, "hier:blocks=16,threads=256");
-  EXPECT_EQ(e->pooled.name, "rs+ag");
-  EXPECT_NE(e->pooled.reason.find("does not run the hierarchical all-reduce"), std::string::npos)
-      << e->pooled.reason;
-}
-
 }  // namespace
 }  // namespace ccltune::runtime
