@@ -10,7 +10,14 @@
 //    token counts, in place and out of place, plain and pooled, eager and CUDA-graph, with
 //    winners that send them down each path (fused LL/pull/two-shot, our unfused kernels,
 //    rs+ag, ctas, NCCL) and without, against the independent fp64 reference of the
-//    epilogue kernels (kernels::LaunchEpilogueExpected).
+//    epilogue kernels (kernels::LaunchEpilogueExpected);
+//  - the hierarchical all-reduce (issue 33) on 4 GPUs as 2 emulated nodes x 2 (each half
+//    with its own CCLTUNE_NODE_NAME and NCCL_HOSTID, so NCCL joins the halves with its
+//    network transport): hier winners run for plain and pooled buffers, eager and CUDA-graph,
+//    in place and not, against NCCL's result; init's summary says the node team is up, and
+//    NCCL's own log (NCCL_DEBUG_SUBSYS=COLL) shows one all-reduce of 2 ranks (hier's phase
+//    across the nodes) per call that ran hier; with peer memory off the same winners fall
+//    back (summary: why) and NCCL's log shows none.
 // On one GPU the peer kernels cannot run (they need 2-8 ranks) and the rule's substitutes
 // run instead; the summary says which choices ran.
 #include <cuda_runtime.h>
@@ -196,15 +203,19 @@ class RankRunner {
   std::uint64_t gen_ = 0;
 };
 
-std::vector<Case> Cases(int world) {
+// `odd_counts`: also an all-reduce one element longer than the tuned size (an odd count,
+// which the node's two ranks of hier cannot split).
+std::vector<Case> CasesOf(const std::vector<TunedSize>& sizes, int world, bool odd_counts) {
   std::vector<Case> out;
-  for (const TunedSize& s : RuntimeTestSizes()) {
+  for (const TunedSize& s : sizes) {
     for (Dtype d : {Dtype::kFp32, Dtype::kFp16, Dtype::kBf16}) {
       for (RedOp r : {RedOp::kSum, RedOp::kMax, RedOp::kMin}) {
         if (s.op == Op::kAllGather && r != RedOp::kSum) continue;
         const RedOp red = s.op == Op::kAllGather ? RedOp::kNone : r;
+        std::vector<std::uint64_t> all = {s.bytes, s.bytes + 6 * core::DtypeSize(d) * world};
+        if (odd_counts && s.op == Op::kAllReduce) all.push_back(s.bytes + core::DtypeSize(d));
         // The tuned size, and an odd one near it (a count no kernel's vector width divides).
-        for (std::uint64_t bytes : {s.bytes, s.bytes + 6 * core::DtypeSize(d) * world}) {
+        for (std::uint64_t bytes : all) {
           for (int variant = 0; variant < 4; ++variant) {
             out.push_back({s.op, d, red, bytes, (variant & 1) != 0, (variant & 2) != 0,
                            ((variant + static_cast<int>(d)) & 1) != 0});
@@ -216,15 +227,18 @@ std::vector<Case> Cases(int world) {
   return out;
 }
 
-// This rank's NCCL communicator and the runtime over it, with the test's winners (or none)
-// and a 256 MiB pool; false when either failed.
+std::vector<Case> Cases(int world) { return CasesOf(RuntimeTestSizes(), world, false); }
+
+// This rank's NCCL communicator and the runtime over it, with the test's winners (or none;
+// `results`: other winners) and a 256 MiB pool; false when either failed.
 bool StartRank(const std::string& dir, int rank, int world, bool winners, int peer_memory,
-               ncclComm_t* nccl, ccltuneComm_t* rt, int timeout_ms = 20000) {
+               ncclComm_t* nccl, ccltuneComm_t* rt, int timeout_ms = 20000,
+               const std::string& results = "") {
   if (cudaSetDevice(rank) != cudaSuccess) return false;
   *nccl = SharedNcclComm(dir, rank, world);
   if (*nccl == nullptr) return false;
   const std::string file = dir + "/winners-" + std::to_string(rank) + ".json";
-  std::ofstream(file) << RuntimeTestResults(world);
+  std::ofstream(file) << (results.empty() ? RuntimeTestResults(world) : results);
   ccltuneConfig_t cfg = CCLTUNE_CONFIG_INITIALIZER;
   cfg.resultsFile = winners ? file.c_str() : "";
   cfg.fingerprint = kRuntimeTestFingerprint;
@@ -672,6 +686,85 @@ TEST(RuntimeGpu, APeerThatDiesStopsEverySurvivor) {
   const int world = MultiGpuWorldOrZero();
   if (world == 0) GTEST_SKIP() << "needs 2 GPUs";
   RunWorld("runtime-peer-death", PeerDeathRank, world);
+}
+
+// Lines of this rank's log (its stdout and stderr, rank_harness.h) holding every one of
+// `parts`; the first such line in *first.
+int LogLines(const std::string& dir, int rank, const std::vector<std::string>& parts,
+             std::string* first) {
+  std::fflush(stdout);  // NCCL writes its log to stdout
+  std::ifstream log(dir + "/rank" + std::to_string(rank) + ".log");
+  int n = 0;
+  for (std::string line; std::getline(log, line);) {
+    bool all = true;
+    for (const auto& p : parts) all &= line.find(p) != std::string::npos;
+    if (!all) continue;
+    if (n++ == 0) *first = line;
+  }
+  return n;
+}
+
+// One rank of 2 emulated nodes x 2 with the hier winners (peer_memory 0: the node team cannot
+// be built). Every result is checked against NCCL's; the calls that ran hier are counted from
+// NCCL's own log (an all-reduce on 2 ranks is only ever hier's phase across the nodes here).
+int HierRank(const std::string& dir, int rank, int world, int peer_memory) {
+  const char* node = rank < world / 2 ? "hier-node-a" : "hier-node-b";
+  setenv("CCLTUNE_NODE_NAME", node, 1);  // before NCCL's first init: it hashes NCCL_HOSTID then
+  setenv("NCCL_HOSTID", node, 1);
+  setenv("NCCL_DEBUG", "INFO", 1);
+  setenv("NCCL_DEBUG_SUBSYS", "INIT,COLL", 1);
+  ncclComm_t nccl = nullptr;
+  ccltuneComm_t rt = nullptr;
+  RT_CHECK(StartRank(dir, rank, world, true, peer_memory, &nccl, &rt, 20000,
+                     HierTestResults(world)));
+  std::string line;
+  const std::string summary = peer_memory == 0
+                                  ? "hierarchical all-reduce off (peer memory turned off"
+                                  : "hierarchical all-reduce on (2 nodes x 2 ranks)";
+  if (rank == 0) RT_CHECK(LogLines(dir, 0, {"ccltune: rank 0 of 4", summary}, &line) == 1);
+  cudaStream_t s = nullptr;
+  RT_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess);
+  RankRunner runner(rt, nccl, rank, world, s);
+  std::map<std::string, int> ran;
+  int wrong = 0, total = 0, hier_calls = 0;
+  for (const Case& c : CasesOf(HierTestSizes(), world, true)) {
+    wrong += runner.Run(c, &ran);
+    ++total;
+    char name[256] = {};
+    RT_CHECK(ccltuneGetChoice(rt, CcltuneOf(c.op), NcclOf(c.dtype), NcclOf(c.redop),
+                              c.bytes, c.pooled, name, sizeof(name)) == ccltuneSuccess);
+    // An odd count falls back to NCCL at the call (the node's 2 ranks cannot split it).
+    hier_calls += std::string(name) == kHierTestChoice && CountOf(c, world) % 2 == 0;
+  }
+  ccltuneResult_t async = ccltuneSuccess;
+  RT_CHECK(ccltuneCommGetAsyncError(rt, &async) == ccltuneSuccess && async == ccltuneSuccess);
+  RT_CHECK(ccltuneCommDestroy(rt) == ccltuneSuccess);
+  ncclCommDestroy(nccl);
+  const int logged = LogLines(dir, rank, {"NCCL INFO AllReduce: ", "[nranks=2]"}, &line);
+  std::printf("rank %d (%s): %d cases, %d wrong; %d should run hier, NCCL logged %d all-reduces "
+              "of 2 ranks%s%s; ran:",
+              rank, node, total, wrong, hier_calls, logged, logged ? ", first: " : "",
+              line.c_str());
+  for (const auto& [name, n] : ran) std::printf(" %s x%d;", name.c_str(), n);
+  std::printf("\n");
+  RT_CHECK(peer_memory == 0 ? hier_calls == 0 : hier_calls > 0);
+  return wrong == 0 && logged == hier_calls ? 0 : 1;
+}
+
+constexpr int kHierWorld = 4;  // 2 emulated nodes x 2
+
+TEST(RuntimeGpu, HierarchicalWinnersRunOnTwoEmulatedNodesAndMatchNccl) {
+  if (GpuWorldOrZero(kHierWorld) == 0) GTEST_SKIP() << "needs 4 GPUs (2 emulated nodes x 2)";
+  RunWorld(
+      "runtime-hier",
+      [](const std::string& d, int r, int w) { return HierRank(d, r, w, -1); }, kHierWorld);
+}
+
+TEST(RuntimeGpu, HierarchicalWinnersWithoutANodeTeamFallBackCorrectly) {
+  if (GpuWorldOrZero(kHierWorld) == 0) GTEST_SKIP() << "needs 4 GPUs (2 emulated nodes x 2)";
+  RunWorld(
+      "runtime-hier-peer-off",
+      [](const std::string& d, int r, int w) { return HierRank(d, r, w, 0); }, kHierWorld);
 }
 
 }  // namespace

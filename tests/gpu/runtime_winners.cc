@@ -88,9 +88,22 @@ std::vector<TunedSize> RuntimeTestSizes() {
   };
 }
 
-std::string RuntimeTestResults(int world) {
+std::vector<TunedSize> HierTestSizes() {
+  using core::Op;
+  return {
+      {Op::kAllReduce, 2048, "oneshot:blocks=16,threads=256,mode=ll"},
+      {Op::kAllReduce, 65536, kHierTestChoice},
+      {Op::kAllReduce, 524288, kHierTestChoice},
+      {Op::kAllReduce, 4 << 20, kHierTestChoice},
+      {Op::kAllGather, 65536, "nccl"},
+  };
+}
+
+namespace {
+
+nlohmann::json SizesJson(const std::vector<TunedSize>& sizes, int world) {
   nlohmann::json out = nlohmann::json::array();
-  for (const TunedSize& s : RuntimeTestSizes()) {
+  for (const TunedSize& s : sizes) {
     for (core::Dtype d : kDtypes) {
       for (core::RedOp red : kRedops) {
         if (s.op == core::Op::kAllGather && red != core::RedOp::kSum) continue;
@@ -98,6 +111,15 @@ std::string RuntimeTestResults(int world) {
       }
     }
   }
+  return out;
+}
+
+}  // namespace
+
+std::string HierTestResults(int world) { return SizesJson(HierTestSizes(), world).dump(); }
+
+std::string RuntimeTestResults(int world) {
+  nlohmann::json out = SizesJson(RuntimeTestSizes(), world);
   for (const TunedEpilogue& s : RuntimeTestEpilogues()) {
     for (core::Dtype d : kDtypes) out.push_back(core::ToJson(EpilogueRecord(s, d, world)));
   }

@@ -39,4 +39,11 @@ std::vector<TunedEpilogue> RuntimeTestEpilogues();
 // The JSON array text for `world` ranks (plain and epilogue records).
 std::string RuntimeTestResults(int world);
 
+// Issue 33, for ranks on 2 nodes x 2: all-reduces whose winner is the hierarchical all-reduce
+// (64 KiB, 512 KiB, 4 MiB), one whose peer-memory winner cannot run across nodes, and an
+// allGather left to NCCL; every dtype and reduction, the same fallbacks behind each winner.
+inline constexpr const char* kHierTestChoice = "hier:blocks=16,threads=256";
+std::vector<TunedSize> HierTestSizes();
+std::string HierTestResults(int world);
+
 }  // namespace ccltune::testing
