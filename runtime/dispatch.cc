@@ -103,7 +103,7 @@ RuntimeComm::Chosen RuntimeComm::Choose(const Call& call) const {
                                 world_,
                                 InPlace(call, esize, rank_),
                                 caps_.span.ranks_per_node,
-                                HierOn() ? config_.staging_bytes : 0};
+                                HierScratch()};
   c.run = &table_.Choose(call.op, *call.dtype, *call.redop, bytes, c.cls);
   // What the exact call rules out (one-shot pull in place, say) gives way to the plain
   // buffers' choice, which needs nothing shared, then to NCCL.

@@ -47,9 +47,13 @@ core::Status RuntimeComm::RunEpilogue(const EpilogueCall& c) {
   const std::uint64_t bytes = BytesOf(c);
   EpilogueOffsets at;
   const BufferClass cls = EpilogueClassOf(c, &at);
-  const CallShape shape{core::Op::kAllReduce, c.dtype,
-                        c.tokens * static_cast<std::uint64_t>(c.epilogue.hidden), world_,
-                        c.input == c.out};
+  const CallShape shape{core::Op::kAllReduce,
+                        c.dtype,
+                        c.tokens * static_cast<std::uint64_t>(c.epilogue.hidden),
+                        world_,
+                        c.input == c.out,
+                        caps_.span.ranks_per_node,
+                        HierScratch()};
   const auto choose = [&](BufferClass k) -> const AppliedRun& {
     return table_.Choose(core::Op::kAllReduce, c.dtype, core::RedOp::kSum, bytes, k, c.epilogue);
   };

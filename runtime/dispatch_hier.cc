@@ -18,9 +18,9 @@ namespace ccltune::runtime {
 core::Status RuntimeComm::RunHier(const Call& call, const AppliedRun& run) {
   const int local = place_.local_rank;
   const int ranks = static_cast<int>(place_.node_ranks.size());
-  CCLTUNE_ASSIGN_OR_RETURN(const gpu::HierAllReduce hier,
-                           gpu::HierAllReduce::Create(run.spec, call.count, *call.dtype,
-                                                      *call.redop, local, ranks));
+  CCLTUNE_ASSIGN_OR_RETURN(
+      const gpu::HierAllReduce hier,
+      gpu::HierAllReduce::Create(run.spec, call.count, *call.dtype, *call.redop, local, ranks));
   const std::uint64_t bytes = call.count * core::DtypeSize(*call.dtype);
   const std::uint64_t out_at = HierScratchBytes(bytes) / 2;  // Choose checked that both fit
   kernels::PeerOperands ops;
@@ -31,14 +31,14 @@ core::Status RuntimeComm::RunHier(const Call& call, const AppliedRun& run) {
   const kernels::PeerTeam team = KernelTeam(*node_peers_);
   const core::Deadline deadline = core::Clock::now() + config_.timeout;
   CCLTUNE_RETURN_IF_ERROR(OrderPeerLaunch(call.stream, /*before=*/true));
-  CCLTUNE_CUDA_TRY(cudaMemcpyAsync(node_peers_->Data(local, 0), call.send, bytes, cudaMemcpyDeviceToDevice,
-                                   call.stream));
+  CCLTUNE_CUDA_TRY(cudaMemcpyAsync(node_peers_->Data(local, 0), call.send, bytes,
+                                   cudaMemcpyDeviceToDevice, call.stream));
   for (int phase = 0; phase < gpu::HierAllReduce::kPhases; ++phase) {
     CCLTUNE_RETURN_IF_ERROR(hier.Enqueue(phase, team, ops, across_comm_, call.stream));
     if (phase == 1) CCLTUNE_RETURN_IF_ERROR(WaitEnqueued(across_comm_, deadline, "hier enqueue"));
   }
-  CCLTUNE_CUDA_TRY(cudaMemcpyAsync(call.recv, ops.out[local], bytes, cudaMemcpyDeviceToDevice,
-                                   call.stream));
+  CCLTUNE_CUDA_TRY(
+      cudaMemcpyAsync(call.recv, ops.out[local], bytes, cudaMemcpyDeviceToDevice, call.stream));
   return OrderPeerLaunch(call.stream, /*before=*/false);
 }
 

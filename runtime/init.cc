@@ -127,8 +127,7 @@ core::Result<int> RuntimeComm::CountNodes(core::Deadline deadline) {
   // NCCL has no API for its nNodes: count what it counts, the distinct keys it hashes
   // (core::NcclHostKey). The worker's NCCL_HOSTID is its node name, so the count equals the
   // worker's `nodes` for the same split, and the tuner plugin's (NCCL hands it nNodes).
-  CCLTUNE_ASSIGN_OR_RETURN(node_keys_,
-                           dir_->AllGather("nccl-host", core::NcclHostKey(), deadline));
+  CCLTUNE_ASSIGN_OR_RETURN(node_keys_, dir_->AllGather("nccl-host", core::NcclHostKey(), deadline));
   return static_cast<int>(std::set<std::string>(node_keys_.begin(), node_keys_.end()).size());
 }
 
@@ -277,10 +276,9 @@ void RuntimeComm::LogSummary(const std::string& fingerprint, const std::string& 
              (caps_.peer_problem.empty() ? "on" : "off (" + caps_.peer_problem + ")") +
              (ctas.empty() ? "" : "; ctas communicators " + ctas) +
              (nodes_ < 2 ? ""
-              : HierOn()
-                  ? "; hierarchical all-reduce on (" + std::to_string(nodes_) + " nodes x " +
-                        std::to_string(place_.node_ranks.size()) + " ranks)"
-                  : "; hierarchical all-reduce off (" + caps_.hier_problem + ")");
+              : HierOn() ? "; hierarchical all-reduce on (" + std::to_string(nodes_) + " nodes x " +
+                               std::to_string(place_.node_ranks.size()) + " ranks)"
+                         : "; hierarchical all-reduce off (" + caps_.hier_problem + ")");
   if (rank_ == 0 && config_.log_summary) {
     Note("rank 0 of " + std::to_string(world_) + ", " + summary_);
   }

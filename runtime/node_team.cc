@@ -43,8 +43,8 @@ core::Status RuntimeComm::BuildNodeTeam(core::Deadline deadline) {
   CCLTUNE_ASSIGN_OR_RETURN(across_comm_, SplitBlocking(place_.local_rank, place_.node, 0));
   const int ranks = static_cast<int>(place_.node_ranks.size());
   node_dir_ = std::make_unique<NcclDirectory>(node_comm_, place_.local_rank, ranks, stream_.get());
-  CCLTUNE_ASSIGN_OR_RETURN(node_peers_, gpu::PeerMemory::Probe(place_.local_rank, ranks,
-                                                               *node_dir_, stream_.get(), deadline));
+  CCLTUNE_ASSIGN_OR_RETURN(node_peers_, gpu::PeerMemory::Probe(place_.local_rank, ranks, *node_dir_,
+                                                               stream_.get(), deadline));
   if (!node_peers_->usable()) return core::FailedPrecondition(node_peers_->problem());
   CCLTUNE_RETURN_IF_ERROR(node_peers_->Reserve(config_.staging_bytes, deadline));
   return WaitStream(stream_.get(), node_comm_, deadline, "node team setup");

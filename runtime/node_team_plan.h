@@ -20,7 +20,6 @@ struct NodeTeamPlan {
 };
 
 // `node_of_rank`: every rank's node key, by rank; `peer_memory`: RuntimeConfig::peer_memory.
-NodeTeamPlan PlanNodeTeam(const std::vector<std::string>& node_of_rank, int rank,
-                          bool peer_memory);
+NodeTeamPlan PlanNodeTeam(const std::vector<std::string>& node_of_rank, int rank, bool peer_memory);
 
 }  // namespace ccltune::runtime

@@ -79,8 +79,8 @@ class RuntimeComm {
   // thread): it is parked, and the last rank's Close frees the clique (teardown.cc).
   static core::Status Close(std::unique_ptr<RuntimeComm> comm);
   // The application aborts the communicator: the communicators split off it (ctas, the
-  // node team's) are aborted too (not destroyed, which could wait for peers that are gone), and `comm` is
-  // freed, or leaked when peers of this process may still run kernels on its memory.
+  // node team's) are aborted too (not destroyed, which could wait for peers that are gone), and
+  // `comm` is freed, or leaked when peers of this process may still run kernels on its memory.
   static void Drop(std::unique_ptr<RuntimeComm> comm);
   // Every rank of this communicator is a thread (or device) of this process.
   bool OneProcess() const { return processes_ == 1 && world_ > 1; }
@@ -168,6 +168,8 @@ class RuntimeComm {
   core::Status BuildNodeTeam(core::Deadline deadline);
   void AbortNodeTeam();
   bool HierOn() const { return caps_.hier_problem.empty(); }
+  // The node scratch each rank holds for a hier call's input and output (0: no node team).
+  std::uint64_t HierScratch() const { return HierOn() ? config_.staging_bytes : 0; }
   void LogSummary(const std::string& fingerprint, const std::string& records_note);
   void AbortChildren();
 
@@ -226,12 +228,12 @@ class RuntimeComm {
   int world_ = 1;
   int device_ = 0;
   int nccl_version_ = 0;
-  int processes_ = 1;   // distinct processes among the ranks
-  int nodes_ = 1;       // NCCL's node count, by its own rule (CountNodes)
+  int processes_ = 1;                   // distinct processes among the ranks
+  int nodes_ = 1;                       // NCCL's node count, by its own rule (CountNodes)
   std::vector<std::string> node_keys_;  // each rank's node as NCCL groups it (CountNodes)
-  std::string clique_;  // the key every rank agreed on (rank 0's process token and address)
+  std::string clique_;        // the key every rank agreed on (rank 0's process token and address)
   std::vector<int> devices_;  // each rank's CUDA device, by rank
-  gpu::Stream stream_;  // init's exchanges
+  gpu::Stream stream_;        // init's exchanges
   std::unique_ptr<NcclDirectory> dir_;
   std::unique_ptr<gpu::PeerMemory> peers_;
   // The node team (node_team.cc): this rank's place, the node's ranks (node_comm_, whose
@@ -241,7 +243,7 @@ class RuntimeComm {
   core::RankPlace place_;
   ncclComm_t node_comm_ = nullptr;
   ncclComm_t across_comm_ = nullptr;
-  std::unique_ptr<NcclDirectory> node_dir_;     // before node_peers_, which uses it
+  std::unique_ptr<NcclDirectory> node_dir_;  // before node_peers_, which uses it
   std::unique_ptr<gpu::PeerMemory> node_peers_;
   // Reads peers_'s or node_peers_'s timed-out words: declared after both, so destroyed
   // (stopped) first.

@@ -46,8 +46,9 @@ std::string HierSpanSkipReason(const NodeSpan& span) {
     return "one rank per node: no intra-node phase (it would be NCCL's allReduce)";
   }
   if (span.ranks_per_node > kMaxPeersParam) {
-    return std::to_string(span.ranks_per_node) + " ranks per node: the node phases' kernels join 2 to " +
-           std::to_string(kMaxPeersParam) + " ranks";
+    return std::to_string(span.ranks_per_node) +
+           " ranks per node: the node phases' kernels join 2 to " + std::to_string(kMaxPeersParam) +
+           " ranks";
   }
   return "";
 }

@@ -715,8 +715,8 @@ int HierRank(const std::string& dir, int rank, int world, int peer_memory) {
   setenv("NCCL_DEBUG_SUBSYS", "INIT,COLL", 1);
   ncclComm_t nccl = nullptr;
   ccltuneComm_t rt = nullptr;
-  RT_CHECK(StartRank(dir, rank, world, true, peer_memory, &nccl, &rt, 20000,
-                     HierTestResults(world)));
+  RT_CHECK(
+      StartRank(dir, rank, world, true, peer_memory, &nccl, &rt, 20000, HierTestResults(world)));
   std::string line;
   const std::string summary = peer_memory == 0
                                   ? "hierarchical all-reduce off (peer memory turned off"
@@ -731,8 +731,8 @@ int HierRank(const std::string& dir, int rank, int world, int peer_memory) {
     wrong += runner.Run(c, &ran);
     ++total;
     char name[256] = {};
-    RT_CHECK(ccltuneGetChoice(rt, CcltuneOf(c.op), NcclOf(c.dtype), NcclOf(c.redop),
-                              c.bytes, c.pooled, name, sizeof(name)) == ccltuneSuccess);
+    RT_CHECK(ccltuneGetChoice(rt, CcltuneOf(c.op), NcclOf(c.dtype), NcclOf(c.redop), c.bytes,
+                              c.pooled, name, sizeof(name)) == ccltuneSuccess);
     // An odd count falls back to NCCL at the call (the node's 2 ranks cannot split it).
     hier_calls += std::string(name) == kHierTestChoice && CountOf(c, world) % 2 == 0;
   }
@@ -741,10 +741,10 @@ int HierRank(const std::string& dir, int rank, int world, int peer_memory) {
   RT_CHECK(ccltuneCommDestroy(rt) == ccltuneSuccess);
   ncclCommDestroy(nccl);
   const int logged = LogLines(dir, rank, {"NCCL INFO AllReduce: ", "[nranks=2]"}, &line);
-  std::printf("rank %d (%s): %d cases, %d wrong; %d should run hier, NCCL logged %d all-reduces "
-              "of 2 ranks%s%s; ran:",
-              rank, node, total, wrong, hier_calls, logged, logged ? ", first: " : "",
-              line.c_str());
+  std::printf(
+      "rank %d (%s): %d cases, %d wrong; %d should run hier, NCCL logged %d all-reduces "
+      "of 2 ranks%s%s; ran:",
+      rank, node, total, wrong, hier_calls, logged, logged ? ", first: " : "", line.c_str());
   for (const auto& [name, n] : ran) std::printf(" %s x%d;", name.c_str(), n);
   std::printf("\n");
   RT_CHECK(peer_memory == 0 ? hier_calls == 0 : hier_calls > 0);
@@ -756,8 +756,8 @@ constexpr int kHierWorld = 4;  // 2 emulated nodes x 2
 TEST(RuntimeGpu, HierarchicalWinnersRunOnTwoEmulatedNodesAndMatchNccl) {
   if (GpuWorldOrZero(kHierWorld) == 0) GTEST_SKIP() << "needs 4 GPUs (2 emulated nodes x 2)";
   RunWorld(
-      "runtime-hier",
-      [](const std::string& d, int r, int w) { return HierRank(d, r, w, -1); }, kHierWorld);
+      "runtime-hier", [](const std::string& d, int r, int w) { return HierRank(d, r, w, -1); },
+      kHierWorld);
 }
 
 TEST(RuntimeGpu, HierarchicalWinnersWithoutANodeTeamFallBackCorrectly) {

@@ -55,8 +55,7 @@ TEST(NodeTeamPlan, BuiltOnlyForEqualNodesOfTwoToEightRanksWithPeerMemory) {
             std::string::npos);
   EXPECT_NE(PlanNodeTeam({"a", "a", "a", "b"}, 0, true).why_not.find("unequal ranks per node"),
             std::string::npos);
-  EXPECT_NE(PlanNodeTeam({"a", "b"}, 0, true).why_not.find("one rank per node"),
-            std::string::npos);
+  EXPECT_NE(PlanNodeTeam({"a", "b"}, 0, true).why_not.find("one rank per node"), std::string::npos);
   std::vector<std::string> nine_each(9, "a");
   nine_each.resize(18, "b");
   EXPECT_NE(PlanNodeTeam(nine_each, 0, true).why_not.find("9 ranks per node"), std::string::npos);
@@ -127,8 +126,9 @@ TEST(HierDispatch, ACallTheNodeCannotSplitOrTheScratchCannotHoldRunsNccl) {
   EXPECT_EQ(HierScratchBytes(512 << 10), std::uint64_t{1} << 20);
   EXPECT_EQ(HierScratchBytes(100), 512u);
   call.hier_scratch_bytes = (1 << 20) - 1;
-  EXPECT_NE(WhyNotForCall(hier, call, BufferClass::kPlain).find("raise ccltuneConfig_t.stagingBytes"),
-            std::string::npos);
+  EXPECT_NE(
+      WhyNotForCall(hier, call, BufferClass::kPlain).find("raise ccltuneConfig_t.stagingBytes"),
+      std::string::npos);
   call.hier_scratch_bytes = 0;  // no node team: never runs (the table says so first)
   EXPECT_NE(WhyNotForCall(hier, call, BufferClass::kPlain), "");
 }
