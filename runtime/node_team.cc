@@ -39,8 +39,14 @@ core::Status RuntimeComm::SetUpNodeTeam(const NodeTeamPlan& plan,
 }
 
 core::Status RuntimeComm::BuildNodeTeam(core::Deadline deadline) {
-  CCLTUNE_ASSIGN_OR_RETURN(node_comm_, SplitBlocking(place_.node, place_.local_rank, 0));
-  CCLTUNE_ASSIGN_OR_RETURN(across_comm_, SplitBlocking(place_.local_rank, place_.node, 0));
+  // Both, whatever the first gave: a rank that skipped the second would leave every other
+  // rank blocked in it.
+  core::Result<ncclComm_t> node = SplitBlocking(place_.node, place_.local_rank, 0);
+  core::Result<ncclComm_t> across = SplitBlocking(place_.local_rank, place_.node, 0);
+  if (node.ok()) node_comm_ = *node;
+  if (across.ok()) across_comm_ = *across;
+  CCLTUNE_RETURN_IF_ERROR(node.status().WithContext("split by node"));
+  CCLTUNE_RETURN_IF_ERROR(across.status().WithContext("split by local rank"));
   const int ranks = static_cast<int>(place_.node_ranks.size());
   node_dir_ = std::make_unique<NcclDirectory>(node_comm_, place_.local_rank, ranks, stream_.get());
   CCLTUNE_ASSIGN_OR_RETURN(node_peers_, gpu::PeerMemory::Probe(place_.local_rank, ranks, *node_dir_,
