@@ -376,8 +376,9 @@ TEST(NcclChoiceSpec, HierarchicalAllReduceSkipReasons) {
   EXPECT_NE(SkipReason(hier, ints, Span(2, 2)).find("fp32, fp16 and bf16"), std::string::npos);
   EXPECT_EQ(SkipReason({"hier", {{"threads", "1024"}}}, ar, Span(2, 2)),
             "reducing kernels run at most 512 threads per block (registers)");
+  // Our node kernels join at most 8 ranks (kernels::kMaxPeers).
   EXPECT_EQ(SkipReason({"hier", {{"threads", "32"}}}, ar, Span(2, 64)),
-            "threads must be at least the ranks per node");
+            "64 ranks per node: the node phases' kernels join 2 to 8 ranks");
   // Built: it runs where the span allows and the node's ranks share peer memory.
   CatalogContext ok = Span(2, 2);
   ok.node_peer_problem.clear();
