@@ -721,7 +721,10 @@ int HierRank(const std::string& dir, int rank, int world, int peer_memory) {
   const std::string summary = peer_memory == 0
                                   ? "hierarchical all-reduce off (peer memory turned off"
                                   : "hierarchical all-reduce on (2 nodes x 2 ranks)";
-  if (rank == 0) RT_CHECK(LogLines(dir, 0, {"ccltune: rank 0 of 4", summary}, &line) == 1);
+  std::string summary_line;
+  if (rank == 0) {
+    RT_CHECK(LogLines(dir, 0, {"ccltune: rank 0 of 4", summary}, &summary_line) == 1);
+  }
   cudaStream_t s = nullptr;
   RT_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess);
   RankRunner runner(rt, nccl, rank, world, s);
@@ -741,12 +744,20 @@ int HierRank(const std::string& dir, int rank, int world, int peer_memory) {
   RT_CHECK(ccltuneCommDestroy(rt) == ccltuneSuccess);
   ncclCommDestroy(nccl);
   const int logged = LogLines(dir, rank, {"NCCL INFO AllReduce: ", "[nranks=2]"}, &line);
-  std::printf(
-      "rank %d (%s): %d cases, %d wrong; %d should run hier, NCCL logged %d all-reduces "
-      "of 2 ranks%s%s; ran:",
-      rank, node, total, wrong, hier_calls, logged, logged ? ", first: " : "", line.c_str());
-  for (const auto& [name, n] : ran) std::printf(" %s x%d;", name.c_str(), n);
-  std::printf("\n");
+  char head[256];
+  std::snprintf(head, sizeof head,
+                "rank %d (%s): %d cases, %d wrong; %d should run hier, NCCL logged %d "
+                "all-reduces of 2 ranks; ran:",
+                rank, node, total, wrong, hier_calls, logged);
+  std::string text = head;
+  for (const auto& [name, n] : ran) text += " " + name + " x" + std::to_string(n) + ";";
+  if (logged > 0) text += "\n  NCCL's first: " + line;
+  if (!summary_line.empty()) text += "\n  init: " + summary_line;
+  std::printf("%s\n", text.c_str());
+  // The figures of a passing run too (the harness keeps only failed ranks' logs).
+  WriteSummary(std::string(peer_memory == 0 ? "runtime-hier-peer-off" : "runtime-hier") + "-rank" +
+                   std::to_string(rank) + ".txt",
+               text + "\n");
   RT_CHECK(peer_memory == 0 ? hier_calls == 0 : hier_calls > 0);
   return wrong == 0 && logged == hier_calls ? 0 : 1;
 }
