@@ -193,6 +193,9 @@ std::vector<apply::WinnerRecord> RuntimeComm::LoadRecordsOrNote(const std::strin
 }
 
 core::Status RuntimeComm::SetUpPeers(core::Deadline deadline) {
+  // Orders eager launches of either peer team (the world's, or the node team's that hier
+  // uses when peer memory across the world is off): made whether or not this team is up.
+  CCLTUNE_ASSIGN_OR_RETURN(peer_done_, gpu::Event::CreateForOrdering());
   if (!config_.peer_memory) {
     peers_ =
         gpu::PeerMemory::Unavailable(rank_, world_, *dir_, "turned off (CCLTUNE_PEER_MEMORY=0)");
@@ -211,7 +214,6 @@ core::Status RuntimeComm::SetUpPeers(core::Deadline deadline) {
   CCLTUNE_RETURN_IF_ERROR(reserved);
   if (config_.pool_bytes > 0) pool_.emplace(config_.pool_bytes);
   pool_shared_ = true;
-  CCLTUNE_ASSIGN_OR_RETURN(peer_done_, gpu::Event::CreateForOrdering());
   return WaitStream(stream_.get(), nccl_, deadline, "peer memory setup");
 }
 

@@ -111,16 +111,21 @@ def run_mode(mode, a, sizes):
 
 
 def nccl_view(mode, a):
-    """(nNodes values, transports between ranks of different nodes) from NCCL's logs."""
+    """(nNodes values, transports between ranks of different nodes) from NCCL's logs.
+
+    Only the program's own communicator (nRanks = the world) counts for nNodes: the library
+    splits others off it (the hierarchical all-reduce's node and local-rank communicators).
+    Links are judged by the CUDA devices NCCL prints in brackets (rank r runs on device r),
+    which, unlike the ranks, are not renumbered in a split communicator."""
     per_node, nodes, between = a.gpus // a.nodes, set(), set()
-    link = re.compile(r"Channel \d+(?:/\d+)? : (\d+)\[\d+\] -> (\d+)\[\d+\]"
+    link = re.compile(r"Channel \d+(?:/\d+)? : \d+\[(\d+)\] -> \d+\[(\d+)\]"
                       r"(?: \[(?:send|receive)\])? via (\S+)")
     for path in glob.glob(os.path.join(a.out, mode + ".nccl.*.log")):
         with open(path, errors="replace") as f:
             for line in f:
-                m = re.search(r"nRanks \d+ nNodes (\d+) ", line)
-                if m:
-                    nodes.add(int(m.group(1)))
+                m = re.search(r"nRanks (\d+) nNodes (\d+) ", line)
+                if m and int(m.group(1)) == a.gpus:
+                    nodes.add(int(m.group(2)))
                 m = link.search(line)
                 if m and int(m.group(1)) // per_node != int(m.group(2)) // per_node:
                     between.add("/".join(m.group(3).split("/")[:2]))  # NET/Socket, P2P/CUMEM

@@ -35,6 +35,7 @@ for step in "$@"; do
   rc=$?
   echo "- $step: exit $rc, $(($(date +%s) - s)) s" >>"$steps"
   cp "$steps" "$work/steps.md"
-  tar czf "$final/all.tgz.tmp" -C "$work" . && mv "$final/all.tgz.tmp" "$final/all.tgz"
+  # Saved tensors (*.pt) are the steps' own inputs to their checks, and too big to come back.
+  tar czf "$final/all.tgz.tmp" --exclude='*.pt' -C "$work" . && mv "$final/all.tgz.tmp" "$final/all.tgz"
 done
 cat "$steps"

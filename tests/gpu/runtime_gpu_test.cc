@@ -752,6 +752,12 @@ int HierRank(const std::string& dir, int rank, int world, int peer_memory) {
   std::string text = head;
   for (const auto& [name, n] : ran) text += " " + name + " x" + std::to_string(n) + ";";
   if (logged > 0) text += "\n  NCCL's first: " + line;
+  // Why a case counted as wrong: a call that failed, or a result that differs.
+  for (const char* what : {"FAILED ", "WRONG "}) {
+    std::string first;
+    const int n = LogLines(dir, rank, {what}, &first);
+    if (n > 0) text += "\n  " + std::to_string(n) + " x " + what + "; first: " + first;
+  }
   if (!summary_line.empty()) text += "\n  init: " + summary_line;
   std::printf("%s\n", text.c_str());
   // The figures of a passing run too (the harness keeps only failed ranks' logs).

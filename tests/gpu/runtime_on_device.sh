@@ -36,11 +36,14 @@ visible=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
 devices() { seq -s, 0 $(($1 - 1)); }
 
 section_gpu() {  # the absent-peer case alone, under its own short bound
+  local rc
   timeout -k 5 "$(left)" .gpu/bin/runtime_gpu_test --gtest_filter=-*AbsentPeer* 2>&1 |
     tee "$OUT/runtime-gpu.log" | grep -v "^WRONG\|^FAILED" | tail -30
+  rc=${PIPESTATUS[0]}
   grep -c "^WRONG" "$OUT/runtime-gpu.log" | sed 's/^/wrong cases (all ranks): /'
   timeout -k 5 60 .gpu/bin/runtime_gpu_test --gtest_filter=*AbsentPeer* 2>&1 |
     tee -a "$OUT/runtime-gpu.log" | grep "init without\|OK\|FAILED\|SKIP" | head
+  [ "${PIPESTATUS[0]}" -eq 0 ] && [ "$rc" -eq 0 ]
 }
 
 section_torch() {
@@ -105,6 +108,7 @@ section_compile_multi() {  # compileN
 }
 
 [ $# -eq 0 ] && set -- gpu torch
+status=0  # nonzero when a section's test failed (so run_all_on_device.sh's steps say so)
 for s in "$@"; do
   echo "=== $s ($(left) s left)"
   case $s in
@@ -112,6 +116,7 @@ for s in "$@"; do
     compile[0-9]*) section_compile_multi "${s#compile}" ;;
     bench*) section_bench "${s#bench}" ;;
     decode*) section_decode "${s#decode}" ;;
-    *) echo "unknown section $s" ;;
-  esac
+    *) echo "unknown section $s"; false ;;
+  esac || status=1
 done
+exit $status
