@@ -8,7 +8,7 @@
 #include "core/result_store.h"
 #include "tests/integration/ccltune_process.h"
 #include "tests/support/free_port.h"
-#include "tests/support/redis_server.h"
+#include "tests/support/redis_test.h"
 
 namespace ccltune::testing {
 namespace {
@@ -16,14 +16,8 @@ namespace {
 using worker::ChildProcess;
 using worker::DeadlineIn;
 
-class FaultTest : public ::testing::Test {
+class FaultTest : public RedisTest {
  protected:
-  void SetUp() override {
-    auto s = RedisServer::Start();
-    ASSERT_TRUE(s.ok()) << s.status().ToString();
-    redis_ = std::move(s).value();
-    client_ = Connect();
-  }
   std::unique_ptr<core::RedisClient> Connect() {
     auto c = core::RedisClient::Connect(redis_->endpoint());
     EXPECT_TRUE(c.ok()) << c.status().ToString();
@@ -55,8 +49,6 @@ class FaultTest : public ::testing::Test {
     return out;
   }
 
-  std::unique_ptr<RedisServer> redis_;
-  std::unique_ptr<core::RedisClient> client_;
   TempDir dir_{"ccltune-fault"};
 };
 

@@ -3,12 +3,12 @@
 
 #include <gtest/gtest.h>
 
-#include "tests/support/redis_server.h"
+#include "tests/support/redis_test.h"
 
 namespace ccltune::core {
 namespace {
 
-using testing::RedisServer;
+using testing::RedisTest;
 
 TEST(NearestLog2Bucket, PicksTheClosestInLog2Space) {
   const std::vector<std::uint64_t> tuned{1024, 4096, 65536};
@@ -49,23 +49,17 @@ ResultRecord Rec(const std::string& fp, Op op, std::uint64_t bytes, const std::s
   return r;
 }
 
-class ResultStoreTest : public ::testing::Test {
+class ResultStoreTest : public RedisTest {
  protected:
   void SetUp() override {
-    auto s = RedisServer::Start();
-    ASSERT_TRUE(s.ok()) << s.status().ToString();
-    server_ = std::move(s).value();
-    auto c = RedisClient::Connect(server_->endpoint());
-    ASSERT_TRUE(c.ok()) << c.status().ToString();
-    redis_ = std::move(c).value();
-    store_ = std::make_unique<ResultStore>(*redis_);
+    RedisTest::SetUp();
+    if (HasFatalFailure()) return;
+    store_ = std::make_unique<ResultStore>(*client_);
   }
   std::vector<ResultRecord> Records(const std::string& fp) {
     return {Rec(fp, Op::kAllReduce, 1024, "ring"), Rec(fp, Op::kAllReduce, 1 << 20, "rs+ag"),
             Rec(fp, Op::kAllReduce, 4096, "direct"), Rec(fp, Op::kAllGather, 1024, "direct")};
   }
-  std::unique_ptr<RedisServer> server_;
-  std::unique_ptr<RedisClient> redis_;
   std::unique_ptr<ResultStore> store_;
 };
 
@@ -89,7 +83,7 @@ TEST_F(ResultStoreTest, PublishListAndLookupNearest) {
   EXPECT_EQ(*store_->Fingerprints(), std::vector<std::string>{fp});
   EXPECT_EQ(*store_->FingerprintJson(fp), R"({"backend":"host"})");
   EXPECT_EQ(store_->FingerprintJson("ffff").status().code(), StatusCode::kNotFound);
-  EXPECT_EQ(redis_->Command({"GET", ResultKey(fp, "allReduce:fp32:sum:4096")})->str,
+  EXPECT_EQ(client_->Command({"GET", ResultKey(fp, "allReduce:fp32:sum:4096")})->str,
             ToJson(Records(fp)[2]).dump());
   EXPECT_EQ(IndexKey(fp, Op::kAllGather, Dtype::kFp32, RedOp::kNone),
             "ccltune:v1:index:00aa11bb22cc33dd:allGather:fp32:none");
@@ -104,7 +98,7 @@ TEST_F(ResultStoreTest, EpilogueRecordsKeepTheirOwnKeysAndIndex) {
   plain.dtype = Dtype::kBf16;
   ASSERT_TRUE(store_->Publish(fp, "{}", {plain, fused}).ok());
   const std::string key = "allReduce:bf16:sum:4096:epilogue=residualRmsNorm,hidden=256";
-  EXPECT_EQ(redis_->Command({"GET", ResultKey(fp, key)})->str, ToJson(fused).dump());
+  EXPECT_EQ(client_->Command({"GET", ResultKey(fp, key)})->str, ToJson(fused).dump());
   EXPECT_EQ(IndexKey(fp, Op::kAllReduce, Dtype::kBf16, RedOp::kSum, fused.epilogue),
             "ccltune:v1:index:00aa11bb22cc33dd:allReduce:bf16:sum:epilogue=residualRmsNorm,"
             "hidden=256");
@@ -127,11 +121,11 @@ TEST_F(ResultStoreTest, EpilogueRecordsKeepTheirOwnKeysAndIndex) {
 TEST_F(ResultStoreTest, RepublishIsIdempotent) {
   const std::string fp = "00aa11bb22cc33dd";
   ASSERT_TRUE(store_->Publish(fp, "{}", Records(fp)).ok());
-  const long long keys = redis_->Command({"DBSIZE"})->integer;
+  const long long keys = client_->Command({"DBSIZE"})->integer;
   ASSERT_TRUE(store_->Publish(fp, "{}", Records(fp)).ok());
-  EXPECT_EQ(redis_->Command({"DBSIZE"})->integer, keys);
+  EXPECT_EQ(client_->Command({"DBSIZE"})->integer, keys);
   const auto index = IndexKey(fp, Op::kAllReduce, Dtype::kFp32, RedOp::kSum);
-  EXPECT_EQ(redis_->Command({"ZCARD", index})->integer, 3);
+  EXPECT_EQ(client_->Command({"ZCARD", index})->integer, 3);
   EXPECT_EQ(store_->List(fp)->size(), 4u);
 }
 
@@ -151,13 +145,13 @@ TEST_F(ResultStoreTest, CorruptRecordIsDataLossNamingTheKey) {
   const std::string fp = "00aa11bb22cc33dd";
   ASSERT_TRUE(store_->Publish(fp, "{}", Records(fp)).ok());
   const std::string key = ResultKey(fp, "allReduce:fp32:sum:4096");
-  ASSERT_TRUE(redis_->Command({"SET", key, "{\"schema\": 1, \"winner\": 3"}).ok());
+  ASSERT_TRUE(client_->Command({"SET", key, "{\"schema\": 1, \"winner\": 3"}).ok());
   auto hit = store_->Lookup(fp, Op::kAllReduce, Dtype::kFp32, RedOp::kSum, 4096);
   ASSERT_FALSE(hit.ok());
   EXPECT_EQ(hit.status().code(), StatusCode::kDataLoss);
   EXPECT_NE(hit.status().message().find(key), std::string::npos) << hit.status().message();
   EXPECT_EQ(store_->List(fp).status().code(), StatusCode::kDataLoss);
-  ASSERT_TRUE(redis_->Command({"DEL", key}).ok());  // index points at nothing now
+  ASSERT_TRUE(client_->Command({"DEL", key}).ok());  // index points at nothing now
   EXPECT_EQ(store_->Lookup(fp, Op::kAllReduce, Dtype::kFp32, RedOp::kSum, 4096).status().code(),
             StatusCode::kDataLoss);
 }
@@ -166,7 +160,7 @@ TEST_F(ResultStoreTest, RejectsMismatchedOrUnsafeFingerprints) {
   const std::string fp = "00aa11bb22cc33dd";
   auto s = store_->Publish(fp, "{}", {Rec("other", Op::kAllReduce, 1024, "ring")});
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(redis_->Command({"DBSIZE"})->integer, 0);  // nothing partial
+  EXPECT_EQ(client_->Command({"DBSIZE"})->integer, 0);  // nothing partial
   EXPECT_EQ(store_->Publish("a*b", "{}", {}).code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(store_->List("").status().code(), StatusCode::kInvalidArgument);
 }
@@ -175,10 +169,10 @@ TEST_F(ResultStoreTest, PublishFailsCleanlyWhenRedisIsGone) {
   const std::string fp = "00aa11bb22cc33dd";
   RedisOptions o;
   o.reconnect_deadline = std::chrono::milliseconds(200);
-  auto c = RedisClient::Connect(server_->endpoint(), o);
+  auto c = RedisClient::Connect(redis_->endpoint(), o);
   ASSERT_TRUE(c.ok());
   ResultStore store(**c);
-  ASSERT_TRUE(server_->Stop().ok());
+  ASSERT_TRUE(redis_->Stop().ok());
   auto s = store.Publish(fp, "{}", Records(fp));
   EXPECT_EQ(s.code(), StatusCode::kUnavailable) << s.ToString();
   EXPECT_NE(s.message().find("publish " + fp), std::string::npos) << s.message();

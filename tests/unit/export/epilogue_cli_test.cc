@@ -11,7 +11,7 @@
 
 #include "core/result_store.h"
 #include "tests/integration/ccltune_process.h"
-#include "tests/support/redis_server.h"
+#include "tests/support/redis_test.h"
 #include "tests/support/temp_dir.h"
 #include "tests/unit/export/records_fixture.h"
 #include "worker/report/html_report.h"
@@ -47,15 +47,12 @@ std::vector<core::ResultRecord> EpilogueRecords(const std::string& fp) {
   return out;
 }
 
-class EpilogueCliTest : public ::testing::Test {
+class EpilogueCliTest : public RedisTest {
  protected:
   void SetUp() override {
-    auto server = RedisServer::Start();
-    ASSERT_TRUE(server.ok()) << server.status().ToString();
-    server_ = std::move(server).value();
-    auto redis = core::RedisClient::Connect(server_->endpoint());
-    ASSERT_TRUE(redis.ok());
-    core::ResultStore store(**redis);
+    RedisTest::SetUp();
+    if (HasFatalFailure()) return;
+    core::ResultStore store(*client_);
     const std::string fp_json = "{\"backend\":\"nccl\",\"nodes\":1}";
     ASSERT_TRUE(store.Publish(kPlain, fp_json, FixtureSet(kPlain)).ok());
     auto both = FixtureSet(kFused);
@@ -63,10 +60,9 @@ class EpilogueCliTest : public ::testing::Test {
     ASSERT_TRUE(store.Publish(kFused, fp_json, both).ok());
   }
   RunResult Run(const std::string& command, std::vector<std::string> args) {
-    args.insert(args.begin(), {command, "--redis", server_->url()});
+    args.insert(args.begin(), {command, "--redis", redis_->url()});
     return RunCcltune(args, {}, 60);
   }
-  std::unique_ptr<RedisServer> server_;
   TempDir dir_{"ccltune-epilogue-cli"};
 };
 

@@ -8,34 +8,24 @@
 #include "core/result_store.h"
 #include "core/apply/record_parser.h"
 #include "tests/integration/ccltune_process.h"
-#include "tests/support/redis_server.h"
+#include "tests/support/redis_test.h"
 #include "tests/support/temp_dir.h"
 #include "tests/unit/export/records_fixture.h"
 
 namespace ccltune::testing {
 namespace {
 
-class ExportCliTest : public ::testing::Test {
+class ExportCliTest : public RedisTest {
  protected:
-  void SetUp() override {
-    auto server = RedisServer::Start();
-    ASSERT_TRUE(server.ok()) << server.status().ToString();
-    server_ = std::move(server).value();
-    auto redis = core::RedisClient::Connect(server_->endpoint());
-    ASSERT_TRUE(redis.ok());
-    redis_ = std::move(redis).value();
-  }
   void Publish(const std::string& fp) { Publish(fp, FixtureSet(fp)); }
   void Publish(const std::string& fp, const std::vector<core::ResultRecord>& records) {
-    core::ResultStore store(*redis_);
+    core::ResultStore store(*client_);
     ASSERT_TRUE(store.Publish(fp, "{\"backend\":\"nccl\",\"nodes\":1}", records).ok());
   }
   RunResult Export(std::vector<std::string> args) {
-    args.insert(args.begin(), {"export", "--redis", server_->url()});
+    args.insert(args.begin(), {"export", "--redis", redis_->url()});
     return RunCcltune(args, {}, 60);
   }
-  std::unique_ptr<RedisServer> server_;
-  std::unique_ptr<core::RedisClient> redis_;
   TempDir dir_{"ccltune-export"};
 };
 
@@ -191,10 +181,10 @@ TEST_F(ExportCliTest, BadFlagsAreOneClearLineAndExit2) {
   r = RunCcltune({"export", "--format", "json", "--redis", "http://x"}, {}, 30);
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.output.find("--redis"), std::string::npos) << r.output;
-  r = RunCcltune({"export", "--redis", server_->url()}, {}, 30);
+  r = RunCcltune({"export", "--redis", redis_->url()}, {}, 30);
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.output.find("--format"), std::string::npos) << r.output;
-  r = RunCcltune({"report", "--redis", server_->url()}, {}, 30);
+  r = RunCcltune({"report", "--redis", redis_->url()}, {}, 30);
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.output.find("--html"), std::string::npos) << r.output;
   r = Export({"--format", "json", "--output", "/nonexistent-dir/x.json"});
