@@ -1,4 +1,4 @@
-// The job-wide default of a member gather (peer_directory.h).
+// The job-wide default of a member gather, and one verdict over every rank (peer_directory.h).
 #include "core/peer_directory.h"
 
 namespace ccltune::core {
@@ -15,6 +15,17 @@ Result<std::vector<std::string>> ValuesOfMembers(const std::vector<std::string>&
     out.push_back(all[r]);
   }
   return out;
+}
+
+Result<std::string> FirstRankProblem(PeerDirectory& dir, const std::string& name,
+                                     const std::string& mine, const std::string& whose,
+                                     Deadline deadline) {
+  CCLTUNE_ASSIGN_OR_RETURN(std::vector<std::string> verdicts, dir.AllGather(name, mine, deadline));
+  for (std::size_t r = 0; r < verdicts.size(); ++r) {
+    if (!verdicts[r].empty())
+      return "rank " + std::to_string(r) + "'s " + whose + ": " + verdicts[r];
+  }
+  return std::string();
 }
 
 Result<std::vector<std::string>> PeerDirectory::AllGatherAmong(const std::string& name,

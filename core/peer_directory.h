@@ -38,4 +38,13 @@ core::Result<std::vector<std::string>> ValuesOfMembers(const std::vector<std::st
                                                        const std::vector<int>& members,
                                                        const std::string& name);
 
+// One verdict for every rank of `dir` on a step each rank did on its own (its node team, its
+// process of a setting): each gives its problem (empty: none) under `name`; the answer is
+// "rank R's <whose>: <problem>" for the first rank that gave one, else empty. A path that runs
+// on every rank or on none decides with it. Blocking, bounded by `deadline`; collective over
+// every rank of `dir`.
+core::Result<std::string> FirstRankProblem(PeerDirectory& dir, const std::string& name,
+                                           const std::string& mine, const std::string& whose,
+                                           Deadline deadline);
+
 }  // namespace ccltune::core

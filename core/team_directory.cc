@@ -23,13 +23,4 @@ Result<std::string> TeamDirectory::Broadcast(const std::string& name, int root,
   return team[root];
 }
 
-Result<std::string> FirstTeamProblem(PeerDirectory& dir, const std::string& name,
-                                     const std::string& mine, Deadline deadline) {
-  CCLTUNE_ASSIGN_OR_RETURN(std::vector<std::string> verdicts, dir.AllGather(name, mine, deadline));
-  for (std::size_t r = 0; r < verdicts.size(); ++r) {
-    if (!verdicts[r].empty()) return "rank " + std::to_string(r) + "'s node: " + verdicts[r];
-  }
-  return std::string();
-}
-
 }  // namespace ccltune::core

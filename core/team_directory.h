@@ -36,12 +36,4 @@ class TeamDirectory final : public PeerDirectory {
   std::string ns_;
 };
 
-// A path that runs on every rank or on none (the hierarchical all-reduce: its NCCL phase spans
-// the nodes) agrees over the job's directory `dir` whether every team came up: each rank
-// gives its team's problem (empty: none) under `name`; the answer is "rank R's node: ..." for
-// the first rank that gave one, else empty. Blocking, bounded by `deadline`; collective over
-// every rank of `dir`.
-Result<std::string> FirstTeamProblem(PeerDirectory& dir, const std::string& name,
-                                     const std::string& mine, Deadline deadline);
-
 }  // namespace ccltune::core

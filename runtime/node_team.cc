@@ -12,7 +12,7 @@
 // half of what is left of init's time, so a node that hangs there still leaves time for
 // step 3 (its communicators are aborted first, which frees the stream both directories use).
 #include "core/gpu/nccl_api.h"
-#include "core/team_directory.h"
+#include "core/peer_directory.h"
 #include "runtime/runtime_comm.h"
 #include "runtime/waits.h"
 
@@ -30,8 +30,9 @@ core::Status RuntimeComm::SetUpNodeTeam(const NodeTeamPlan& plan,
   const core::Deadline team_deadline = core::Clock::now() + (deadline - core::Clock::now()) / 2;
   const core::Status built = BuildNodeTeam(team_deadline);
   if (!built.ok()) AbortNodeTeam();
-  CCLTUNE_ASSIGN_OR_RETURN(caps_.hier_problem,
-                           core::FirstTeamProblem(*dir_, "node-team", built.message(), deadline));
+  CCLTUNE_ASSIGN_OR_RETURN(
+      caps_.hier_problem,
+      core::FirstRankProblem(*dir_, "node-team", built.message(), "node", deadline));
   if (HierOn()) return core::Status::Ok();
   AbortNodeTeam();
   table_ = DispatchTable::Build(records, caps_);

@@ -112,7 +112,7 @@ core::Status Runtime::StartNodeTeam(const core::RankPlace& place, Deadline deadl
   // is every rank's.
   CCLTUNE_ASSIGN_OR_RETURN(
       std::string problem,
-      core::FirstTeamProblem(dir_, "node-team-ok", node_peers_->problem(), deadline));
+      core::FirstRankProblem(dir_, "node-team-ok", node_peers_->problem(), "node", deadline));
   if (!problem.empty()) {
     node_peers_ = PeerMemory::Unavailable(place.local_rank, local, *node_dir_, std::move(problem));
     core::LogInfo("hierarchical all-reduce skipped: " + node_peers_->problem());

@@ -124,16 +124,6 @@ core::Result<std::string> RunOwnProcess(const SettingsLaunch& l, const Child& ch
   }
 }
 
-// Every rank's outcome through the job's rendezvous: the first failure in rank order, or "".
-core::Result<std::string> AgreeOutcome(Rendezvous& rendezvous, const std::string& exchange,
-                                       const std::string& mine, Deadline deadline) {
-  CCLTUNE_ASSIGN_OR_RETURN(auto all, rendezvous.AllGather(exchange, mine, deadline));
-  for (std::size_t r = 0; r < all.size(); ++r) {
-    if (!all[r].empty()) return "rank " + std::to_string(r) + "'s process: " + all[r];
-  }
-  return std::string();
-}
-
 // The figures of the default choice in the setting processes' summary, by problem.
 Status ReadFigures(core::RedisClient& redis, const std::string& job_id, int attempt,
                    const std::string& measured_as, SettingResults::Setting& out) {
@@ -188,8 +178,10 @@ core::Result<SettingResults::Setting> MeasureOne(const SettingsRun& run, std::si
   CCLTUNE_ASSIGN_OR_RETURN(std::string mine,
                            RunOwnProcess(l, child, name, setting, run.control, bound));
   SettingResults::Setting s{name.ToString()};
-  CCLTUNE_ASSIGN_OR_RETURN(s.failure, AgreeOutcome(run.rendezvous, "setting" + std::to_string(i),
-                                                   mine, DeadlineIn(bound + 60)));
+  // Every rank's outcome: the first failure in rank order, or none.
+  CCLTUNE_ASSIGN_OR_RETURN(
+      s.failure, core::FirstRankProblem(run.rendezvous, "setting" + std::to_string(i), mine,
+                                        "process", DeadlineIn(bound + 60)));
   if (s.failure.empty()) {
     if (Status st = ReadFigures(run.redis, job, l.cfg.attempt, setting.measured_as, s); !st.ok())
       s.failure = st.message();

@@ -147,7 +147,7 @@ TEST(TeamDirectory, RootOutsideTheTeamIsRefused) {
 }
 
 // Every rank learns the same verdict: the first rank whose team had a problem, or none.
-TEST(FirstTeamProblem, EveryRankLearnsTheFirstRanksProblem) {
+TEST(FirstRankProblem, EveryRankLearnsTheFirstRanksProblem) {
   for (const bool any : {false, true}) {
     ThreadPeerExchange exchange(4);
     std::vector<std::string> verdict(4, "unset");
@@ -156,7 +156,7 @@ TEST(FirstTeamProblem, EveryRankLearnsTheFirstRanksProblem) {
       ranks.emplace_back([&, r] {
         ThreadPeerDirectory job(exchange, r);
         const std::string mine = any && r >= 2 ? "IPC failed on " + std::to_string(r) : "";
-        auto got = FirstTeamProblem(job, "ok", mine, DeadlineIn(10));
+        auto got = FirstRankProblem(job, "ok", mine, "node", DeadlineIn(10));
         ASSERT_TRUE(got.ok()) << got.status().ToString();
         verdict[r] = *got;
       });
