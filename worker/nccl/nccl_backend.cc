@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "core/apply/node_span.h"
 #include "core/log.h"
 #include "core/node_name.h"
 #include "worker/nccl/choice_catalog.h"
@@ -94,9 +95,9 @@ core::Status NcclBackend::LearnNodeSpan(Deadline deadline) {
                            dir_.AllGather("node-name", mine.name, deadline));
   const core::NodeShape shape = core::ShapeOfNodes(names);
   catalog_.span = {shape.nodes, shape.gpus_per_node, shape.equal_groups};
-  // The hierarchical all-reduce's node teams, where its span rules can hold.
-  if (shape.nodes < 2 || !shape.equal_groups || shape.gpus_per_node < 2) {
-    catalog_.node_peer_problem = "no node teams (one node, one rank per node or unequal nodes)";
+  // The hierarchical all-reduce's node teams, where its span rule holds (the runtime's too).
+  if (std::string why = apply::HierSpanSkipReason(catalog_.span); !why.empty()) {
+    catalog_.node_peer_problem = "no node teams: " + why;
     return core::Status::Ok();
   }
   CCLTUNE_RETURN_IF_ERROR(rt_.StartNodeTeam(core::PlaceOfRank(names, rt_.rank()), deadline));
