@@ -25,13 +25,6 @@ constexpr std::size_t kPartitionAlignment = 256;
 constexpr std::size_t kMaxSignatures = 4096;
 constexpr std::size_t kMaxEnqueuers = 256;
 
-std::uint64_t SendElems(core::Op op, std::uint64_t count, int world) {
-  return op == core::Op::kReduceScatter ? count * static_cast<std::uint64_t>(world) : count;
-}
-std::uint64_t RecvElems(core::Op op, std::uint64_t count, int world) {
-  return op == core::Op::kAllGather ? count * static_cast<std::uint64_t>(world) : count;
-}
-
 bool InPlace(const Call& c, std::size_t esize, int rank) {
   const auto* send = static_cast<const char*>(c.send);
   const auto* recv = static_cast<const char*>(c.recv);

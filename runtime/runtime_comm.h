@@ -50,6 +50,15 @@ struct Call {
   void* const* peer_recv = nullptr;
 };
 
+// Elements of a call's send and receive buffers over `world` ranks (NCCL's count is
+// allGather's sendcount and reduceScatter's recvcount).
+inline std::uint64_t SendElems(core::Op op, std::uint64_t count, int world) {
+  return op == core::Op::kReduceScatter ? count * static_cast<std::uint64_t>(world) : count;
+}
+inline std::uint64_t RecvElems(core::Op op, std::uint64_t count, int world) {
+  return op == core::Op::kAllGather ? count * static_cast<std::uint64_t>(world) : count;
+}
+
 // One all-reduce + epilogue call (ccltuneAllReduceResidualRmsNorm / Bias), arguments
 // checked (epilogue_call.h): input is tokens x epilogue.hidden elements.
 struct EpilogueCall {

@@ -12,8 +12,6 @@
 // winners were tuned on device time. Eager calls keep the choices that need nothing shared.
 #pragma once
 
-#include <cstddef>
-#include <utility>
 #include <vector>
 
 #include "runtime/runtime_comm.h"
@@ -32,9 +30,6 @@ struct RankBuffers {
     return out;
   }
 };
-
-// Bytes of `c`'s send and receive buffers when the collective has `world` ranks.
-std::pair<std::size_t, std::size_t> BufferBytes(const runtime::Call& c, int world);
 
 // Whether both of `c`'s buffers lie in memory every device of `devices` reaches as it is
 // (core/gpu/direct_peer.h). Driver queries only.
