@@ -86,14 +86,13 @@ void RuntimeComm::StartFailureWatch() {
 // The collective steps of Init; on the helper thread of RunBounded.
 core::Status RuntimeComm::Collective(core::Deadline deadline) {
   CCLTUNE_ASSIGN_OR_RETURN(nodes_, CountNodes(deadline));
-  const int nodes = nodes_;
   CCLTUNE_RETURN_IF_ERROR(CountProcesses(deadline));
   CCLTUNE_ASSIGN_OR_RETURN(
       const std::string fp,
-      gpu::CommunicatorFingerprint(world_, nodes, nccl_version_, config_.fingerprint,
+      gpu::CommunicatorFingerprint(world_, nodes_, nccl_version_, config_.fingerprint,
                                    config_.fingerprint_source));
   std::string note;
-  std::vector<apply::WinnerRecord> records = LoadRecordsOrNote(fp, nodes, &note);
+  std::vector<apply::WinnerRecord> records = LoadRecordsOrNote(fp, nodes_, &note);
   CCLTUNE_RETURN_IF_ERROR(SetUpPeers(deadline));
   caps_.world = world_;
   caps_.process_env = apply::NetSettingsInEnvironment();
