@@ -6,18 +6,9 @@
 #include <fstream>
 
 #include "core/log.h"
+#include "worker/rank/temp_file.h"
 
 namespace ccltune::worker {
-namespace {
-
-// NCCL expands %h and %p in NCCL_DEBUG_FILE; a job id must not turn into either.
-std::string Plain(std::string s) {
-  for (char& c : s)
-    if (c == '%' || c == '/') c = '_';
-  return s;
-}
-
-}  // namespace
 
 NcclLogCapture NcclLogCapture::Start(const std::string& job_id, int attempt, int rank) {
   NcclLogCapture c;
@@ -27,12 +18,8 @@ NcclLogCapture NcclLogCapture::Start(const std::string& job_id, int attempt, int
       return c;
     }
   }
-  std::error_code ec;
-  const std::filesystem::path dir = std::filesystem::temp_directory_path(ec);
-  c.path_ = ((ec ? std::filesystem::path("/tmp") : dir) /
-             Plain("ccltune-nccl-" + job_id + "-a" + std::to_string(attempt) + "-r" +
-                   std::to_string(rank) + ".log"))
-                .string();
+  c.path_ = TempFilePath("ccltune-nccl-" + job_id + "-a" + std::to_string(attempt) + "-r" +
+                         std::to_string(rank) + ".log");
   setenv("NCCL_DEBUG", "INFO", 1);
   setenv("NCCL_DEBUG_SUBSYS", "INIT,NET", 1);
   setenv("NCCL_DEBUG_FILE", c.path_.c_str(), 1);

@@ -14,6 +14,7 @@
 #include "core/job_keys.h"
 #include "core/log.h"
 #include "worker/launcher/child_process.h"
+#include "worker/rank/temp_file.h"
 
 namespace ccltune::worker {
 namespace {
@@ -43,15 +44,6 @@ std::vector<core::ChoiceName> SettingsToRun(Backend& backend,
     }
   }
   return out;
-}
-
-std::string LogPath(const std::string& job_id, int rank) {
-  std::string name = "ccltune-" + job_id + "-r" + std::to_string(rank) + ".log";
-  for (char& c : name)
-    if (c == '/' || c == ':') c = '_';
-  std::error_code ec;
-  const std::filesystem::path dir = std::filesystem::temp_directory_path(ec);
-  return ((ec ? std::filesystem::path("/tmp") : dir) / name).string();
 }
 
 // The last non-empty line a failed process wrote: its own one clear error line.
@@ -172,7 +164,8 @@ core::Result<SettingResults::Setting> MeasureOne(const SettingsRun& run, std::si
   const double bound = SettingBoundSeconds(l.cfg.plan.benchmark, run.problems);
   const apply::ProcessSetting setting = *apply::ProcessSettingOf(name, run.backend);
   const std::string job = l.cfg.job_id + ":setting" + std::to_string(i);
-  const Child child{job, LogPath(job + "-a" + std::to_string(l.cfg.attempt), l.cfg.rank)};
+  const Child child{job, TempFilePath("ccltune-" + job + "-a" + std::to_string(l.cfg.attempt) +
+                                      "-r" + std::to_string(l.cfg.rank) + ".log")};
   core::LogInfo(name.ToString() + ": its own rank processes, job " + job);
   ShowProgress(run, i, name);
   CCLTUNE_ASSIGN_OR_RETURN(std::string mine,
