@@ -18,11 +18,6 @@ using worker::DeadlineIn;
 
 class FaultTest : public RedisTest {
  protected:
-  std::unique_ptr<core::RedisClient> Connect() {
-    auto c = core::RedisClient::Connect(redis_->endpoint());
-    EXPECT_TRUE(c.ok()) << c.status().ToString();
-    return c.ok() ? std::move(c).value() : nullptr;
-  }
   std::size_t CountKeys(const std::string& pattern) {
     auto r = client_->Command({"KEYS", pattern});
     EXPECT_TRUE(r.ok()) << r.status().ToString();

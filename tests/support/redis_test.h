@@ -23,6 +23,13 @@ class RedisTest : public ::testing::Test {
     ASSERT_TRUE(c.ok()) << c.status().ToString();
     client_ = std::move(c).value();
   }
+  // Another client of the same server (one per thread: a client is not thread-safe; or a new
+  // one after the server restarted); null, with the test failed, when none connects.
+  std::unique_ptr<core::RedisClient> Connect() {
+    auto c = core::RedisClient::Connect(redis_->endpoint());
+    EXPECT_TRUE(c.ok()) << c.status().ToString();
+    return c.ok() ? std::move(c).value() : nullptr;
+  }
 
   std::unique_ptr<RedisServer> redis_;
   std::unique_ptr<core::RedisClient> client_;

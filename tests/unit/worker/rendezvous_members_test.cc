@@ -6,27 +6,15 @@
 #include <thread>
 
 #include "core/redis_client.h"
-#include "tests/support/redis_server.h"
+#include "tests/support/redis_test.h"
 #include "worker/rendezvous/rendezvous.h"
 
 namespace ccltune::worker {
 namespace {
 
-using ccltune::testing::RedisServer;
-
-class RendezvousMembersTest : public ::testing::Test {
+// Each rank thread connects a client of its own (RedisTest::Connect).
+class RendezvousMembersTest : public ccltune::testing::RedisTest {
  protected:
-  void SetUp() override {
-    auto s = RedisServer::Start();
-    ASSERT_TRUE(s.ok()) << s.status().ToString();
-    server_ = std::move(s).value();
-  }
-  std::unique_ptr<core::RedisClient> Client() {
-    auto c = core::RedisClient::Connect(server_->endpoint());
-    EXPECT_TRUE(c.ok()) << c.status().ToString();
-    return c.ok() ? std::move(c).value() : nullptr;
-  }
-  std::unique_ptr<RedisServer> server_;
   NeverCancel cancel_;
 };
 
@@ -35,7 +23,7 @@ TEST_F(RendezvousMembersTest, MembersExchangeWithoutTheRestOfTheJob) {
   std::vector<std::thread> ranks;
   for (int r : {1, 3}) {  // the job has 4 ranks; ranks 0 and 2 never call
     ranks.emplace_back([&, r] {
-      auto redis = Client();
+      auto redis = Connect();
       ASSERT_NE(redis, nullptr);
       Rendezvous rv(*redis, core::JobKeys("members", 1), r, 4, cancel_);
       auto all = rv.AllGatherAmong("node-team:x", "v" + std::to_string(r), {1, 3}, DeadlineIn(10));
@@ -49,7 +37,7 @@ TEST_F(RendezvousMembersTest, MembersExchangeWithoutTheRestOfTheJob) {
 }
 
 TEST_F(RendezvousMembersTest, AMissingMemberTimesOutNamingIt) {
-  auto redis = Client();
+  auto redis = Connect();
   ASSERT_NE(redis, nullptr);
   Rendezvous rv(*redis, core::JobKeys("members", 2), 0, 4, cancel_);
   auto all = rv.AllGatherAmong("x", "v", {0, 2}, DeadlineIn(0.3));
