@@ -10,7 +10,7 @@
 #include "controller/kube_paths.h"
 #include "controller/pod_builder.h"
 #include "controller/policies.h"
-#include "core/log.h"
+#include "core/base/log.h"
 
 namespace ccltune::controller {
 namespace {

@@ -20,7 +20,7 @@
 #include "controller/metrics.h"
 #include "controller/reconciler.h"
 #include "controller/results_api.h"
-#include "core/log.h"
+#include "core/base/log.h"
 
 namespace ccltune::controller {
 namespace {

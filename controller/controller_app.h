@@ -7,7 +7,7 @@
 #include <atomic>
 #include <string>
 
-#include "core/status.h"
+#include "core/base/status.h"
 
 namespace ccltune::controller {
 

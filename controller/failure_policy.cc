@@ -5,7 +5,7 @@
 #include "controller/conditions.h"
 #include "controller/events.h"
 #include "controller/policies.h"
-#include "core/log.h"
+#include "core/base/log.h"
 
 namespace ccltune::controller {
 namespace {

@@ -8,7 +8,7 @@
 #include "controller/kube_client.h"
 #include "controller/kube_paths.h"
 #include "controller/policies.h"
-#include "core/log.h"
+#include "core/base/log.h"
 
 namespace ccltune::controller {
 namespace {
@@ -34,9 +34,9 @@ std::string RedisUrlOf(const ReconcilerDeps& deps, const Json& job) {
 
 core::Status CleanupRedis(ReconcilerDeps& deps, JobContext& ctx) {
   auto password = JobRedisPassword(deps, ctx.ns(), PasswordRefOf(deps, ctx.job));
-  auto deleted = password.ok() ? deps.redis.DeleteJobKeys(RedisUrlOf(deps, ctx.job), *password,
-                                                          ctx.uid())
-                               : core::Result<long long>(password.status());
+  auto deleted = password.ok()
+                     ? deps.redis.DeleteJobKeys(RedisUrlOf(deps, ctx.job), *password, ctx.uid())
+                     : core::Result<long long>(password.status());
   if (deleted.ok()) {
     core::LogInfo("job " + ctx.ns() + "/" + ctx.name() + ": deleted " + std::to_string(*deleted) +
                   " Redis keys");

@@ -24,7 +24,7 @@
 #include <string>
 
 #include "controller/bind_address.h"
-#include "core/status.h"
+#include "core/base/status.h"
 
 struct mg_context;
 struct mg_connection;

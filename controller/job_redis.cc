@@ -1,8 +1,8 @@
 #include "controller/job_redis.h"
 
 #include "controller/redis_connect.h"
-#include "core/job_keys.h"
-#include "core/redis_client.h"
+#include "core/redis/job_keys.h"
+#include "core/redis/redis_client.h"
 
 namespace ccltune::controller {
 core::Result<nlohmann::json> JobRedis::ReadSummary(const std::string& url,
@@ -32,8 +32,7 @@ core::Result<AttemptProgress> JobRedis::Progress(const std::string& url,
   return p;
 }
 
-core::Result<long long> JobRedis::DeleteJobKeys(const std::string& url,
-                                                const std::string& password,
+core::Result<long long> JobRedis::DeleteJobKeys(const std::string& url, const std::string& password,
                                                 const std::string& job_id) {
   CCLTUNE_ASSIGN_OR_RETURN(auto redis, ThreadRedis(url, password));
   std::string cursor = "0";

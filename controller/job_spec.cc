@@ -2,8 +2,8 @@
 
 #include <set>
 
-#include "core/node_name.h"
-#include "core/redis_client.h"
+#include "core/node/node_name.h"
+#include "core/redis/redis_client.h"
 
 namespace ccltune::controller {
 namespace {

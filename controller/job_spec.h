@@ -8,8 +8,8 @@
 #include <optional>
 #include <string>
 
-#include "core/plan.h"
-#include "core/status.h"
+#include "core/base/status.h"
+#include "core/plan/plan.h"
 
 namespace ccltune::controller {
 

@@ -19,7 +19,7 @@
 #include <string>
 
 #include "controller/kube_config.h"
-#include "core/status.h"
+#include "core/base/status.h"
 
 namespace ccltune::controller {
 

@@ -6,7 +6,7 @@
 #include <mutex>
 #include <string>
 
-#include "core/status.h"
+#include "core/base/status.h"
 
 namespace ccltune::controller {
 

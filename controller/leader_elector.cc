@@ -4,7 +4,7 @@
 
 #include "controller/kube_paths.h"
 #include "controller/time_util.h"
-#include "core/log.h"
+#include "core/base/log.h"
 
 namespace ccltune::controller {
 

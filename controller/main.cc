@@ -5,7 +5,7 @@
 #include <iostream>
 
 #include "controller/controller_app.h"
-#include "core/log.h"
+#include "core/base/log.h"
 
 namespace {
 std::atomic<bool> g_stop{false};

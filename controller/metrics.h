@@ -7,7 +7,7 @@
 #include <map>
 #include <string>
 
-#include "core/metrics.h"
+#include "core/metrics/metrics.h"
 
 namespace ccltune::controller {
 

@@ -1,6 +1,6 @@
 #include "controller/pod_builder.h"
 
-#include "core/node_name.h"
+#include "core/node/node_name.h"
 
 namespace ccltune::controller {
 

@@ -5,7 +5,7 @@
 #pragma once
 
 #include "controller/job_context.h"
-#include "core/status.h"
+#include "core/base/status.h"
 
 namespace ccltune::controller {
 

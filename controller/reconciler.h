@@ -8,7 +8,7 @@
 #include <string>
 
 #include "controller/job_context.h"
-#include "core/status.h"
+#include "core/base/status.h"
 
 namespace ccltune::controller {
 

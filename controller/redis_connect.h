@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "core/redis_client.h"
+#include "core/redis/redis_client.h"
 
 namespace ccltune::controller {
 

@@ -4,8 +4,9 @@
 #include <nlohmann/json.hpp>
 
 #include "controller/redis_connect.h"
-#include "core/redis_client.h"
-#include "core/result_store.h"
+#include "core/base/sizes.h"
+#include "core/redis/redis_client.h"
+#include "core/results/result_store.h"
 
 namespace ccltune::controller {
 namespace {

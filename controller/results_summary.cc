@@ -3,9 +3,9 @@
 #include <cmath>
 #include <utility>
 
-#include "core/nccl_init_log.h"
-#include "core/result.h"
-#include "core/types.h"
+#include "core/node/nccl_init_log.h"
+#include "core/plan/types.h"
+#include "core/results/result.h"
 
 namespace ccltune::controller {
 

@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/status.h"
+#include "core/base/status.h"
 
 namespace ccltune::controller {
 

@@ -9,7 +9,7 @@
 #include "controller/metrics.h"
 #include "controller/policies.h"
 #include "controller/results_summary.h"
-#include "core/log.h"
+#include "core/base/log.h"
 
 namespace ccltune::controller {
 namespace {
@@ -37,10 +37,9 @@ core::Result<Step> HandleAttemptSuccess(ReconcilerDeps& deps, JobContext& ctx) {
   if (!password.ok() && password.status().code() != core::StatusCode::kFailedPrecondition) {
     return password.status();  // the API server: retried
   }
-  auto summary = password.ok()
-                     ? deps.redis.ReadSummary(ctx.spec.redis_url, *password, ctx.uid(),
-                                              ctx.attempt())
-                     : core::Result<Json>(password.status());
+  auto summary = password.ok() ? deps.redis.ReadSummary(ctx.spec.redis_url, *password, ctx.uid(),
+                                                        ctx.attempt())
+                               : core::Result<Json>(password.status());
   // NotFound, DataLoss (the worker broke its contract) and an unusable Secret are final;
   // the rest is retried.
   if (!summary.ok() && summary.status().code() != core::StatusCode::kNotFound &&

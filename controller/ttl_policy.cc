@@ -5,7 +5,7 @@
 #include "controller/kube_client.h"
 #include "controller/kube_paths.h"
 #include "controller/policies.h"
-#include "core/log.h"
+#include "core/base/log.h"
 
 namespace ccltune::controller {
 

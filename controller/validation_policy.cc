@@ -3,7 +3,7 @@
 #include "controller/conditions.h"
 #include "controller/events.h"
 #include "controller/policies.h"
-#include "core/log.h"
+#include "core/base/log.h"
 
 namespace ccltune::controller {
 

@@ -4,7 +4,7 @@
 #include <algorithm>
 
 #include "core/apply/applied_choice.h"
-#include "core/result_store.h"
+#include "core/results/result_store.h"
 
 namespace ccltune::runtime {
 namespace {

@@ -25,8 +25,8 @@
 
 #include "core/apply/choice_spec.h"
 #include "core/apply/record_parser.h"
-#include "core/epilogue.h"
-#include "core/types.h"
+#include "core/plan/epilogue.h"
+#include "core/plan/types.h"
 #include "runtime/runnable.h"
 
 namespace ccltune::runtime {

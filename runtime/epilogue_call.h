@@ -8,9 +8,9 @@
 #include <cstdint>
 #include <optional>
 
-#include "core/epilogue.h"
-#include "core/status.h"
-#include "core/types.h"
+#include "core/base/status.h"
+#include "core/plan/epilogue.h"
+#include "core/plan/types.h"
 
 namespace ccltune::runtime {
 

@@ -13,7 +13,7 @@
 #include "core/gpu/fingerprint_probe.h"
 #include "core/gpu/nccl_api.h"
 #include "core/gpu/peer_memory.h"
-#include "core/node_name.h"
+#include "core/node/node_name.h"
 #include "runtime/runtime_comm.h"
 #include "runtime/waits.h"
 

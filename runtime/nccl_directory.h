@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "core/gpu/cuda_resources.h"
-#include "core/peer_directory.h"
+#include "core/peers/peer_directory.h"
 
 namespace ccltune::runtime {
 

@@ -7,7 +7,7 @@
 
 #include <optional>
 
-#include "core/types.h"
+#include "core/plan/types.h"
 #include "runtime/runtime_comm.h"
 
 namespace ccltune::runtime {

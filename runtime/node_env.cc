@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "core/node_name.h"
+#include "core/node/node_name.h"
 
 namespace {
 

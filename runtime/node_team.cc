@@ -12,7 +12,7 @@
 // half of what is left of init's time, so a node that hangs there still leaves time for
 // step 3 (its communicators are aborted first, which frees the stream both directories use).
 #include "core/gpu/nccl_api.h"
-#include "core/peer_directory.h"
+#include "core/peers/peer_directory.h"
 #include "runtime/runtime_comm.h"
 #include "runtime/waits.h"
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "core/apply/node_span.h"
-#include "core/node_name.h"
+#include "core/node/node_name.h"
 
 namespace ccltune::runtime {
 

@@ -2,7 +2,7 @@
 #include "runtime/runnable.h"
 
 #include "core/apply/node_span.h"
-#include "core/choice.h"
+#include "core/plan/choice.h"
 
 namespace ccltune::runtime {
 namespace {

@@ -38,9 +38,9 @@
 
 #include "core/apply/choice_spec.h"
 #include "core/apply/node_span.h"
-#include "core/problem.h"
-#include "core/status.h"
-#include "core/types.h"
+#include "core/base/status.h"
+#include "core/plan/problem.h"
+#include "core/plan/types.h"
 
 namespace ccltune::runtime {
 

@@ -16,11 +16,11 @@
 #include <string_view>
 #include <vector>
 
+#include "core/base/status.h"
 #include "core/gpu/cuda_resources.h"
 #include "core/gpu/peer_enqueue.h"
 #include "core/gpu/peer_memory.h"
-#include "core/status.h"
-#include "core/types.h"
+#include "core/plan/types.h"
 #include "runtime/dispatch_table.h"
 #include "runtime/failure_watch.h"
 #include "runtime/nccl_directory.h"

@@ -4,9 +4,9 @@
 #include <charconv>
 #include <cstdlib>
 
-#include "core/env_switch.h"
-#include "core/fingerprint.h"
-#include "core/redis_client.h"
+#include "core/base/env_switch.h"
+#include "core/node/fingerprint.h"
+#include "core/redis/redis_client.h"
 
 namespace ccltune::runtime {
 namespace {

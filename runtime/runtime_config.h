@@ -8,7 +8,7 @@
 
 #include "ccltune.h"
 #include "core/apply/plugin_config.h"
-#include "core/status.h"
+#include "core/base/status.h"
 
 namespace ccltune::runtime {
 

@@ -10,8 +10,8 @@
 #include <functional>
 #include <string>
 
-#include "core/deadline.h"
-#include "core/status.h"
+#include "core/base/deadline.h"
+#include "core/base/status.h"
 
 namespace ccltune::runtime {
 

@@ -1,8 +1,8 @@
-// The worker's names for core/deadline.h: every wait in a worker has a deadline and a
+// The worker's names for core/base/deadline.h: every wait in a worker has a deadline and a
 // CancelToken (abort flag / lost peer, from Redis).
 #pragma once
 
-#include "core/deadline.h"
+#include "core/base/deadline.h"
 
 namespace ccltune::worker {
 

@@ -11,8 +11,8 @@
 #include <cstdlib>
 #include <string>
 
-#include "core/env_switch.h"
-#include "core/status.h"
+#include "core/base/env_switch.h"
+#include "core/base/status.h"
 
 namespace ccltune::worker {
 

@@ -18,8 +18,8 @@
 
 #include "core/apply/forced_choice.h"
 #include "core/apply/record_parser.h"
-#include "core/plan.h"
-#include "core/status.h"
+#include "core/base/status.h"
+#include "core/plan/plan.h"
 
 namespace ccltune::apply {
 

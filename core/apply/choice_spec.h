@@ -7,9 +7,9 @@
 #include <cstdint>
 #include <string>
 
-#include "core/choice.h"
-#include "core/problem.h"
-#include "core/status.h"
+#include "core/base/status.h"
+#include "core/plan/choice.h"
+#include "core/plan/problem.h"
 
 namespace ccltune::apply {
 

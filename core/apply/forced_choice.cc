@@ -1,8 +1,8 @@
 // Winner name → cost-table entry (forced_choice.h).
 #include "core/apply/forced_choice.h"
 
-#include "core/choice.h"
 #include "core/apply/tuner_abi.h"
+#include "core/plan/choice.h"
 
 namespace ccltune::apply {
 namespace {

@@ -4,8 +4,8 @@
 #include <charconv>
 #include <cstdlib>
 
-#include "core/redis_client.h"
 #include "core/apply/applied_choice.h"
+#include "core/redis/redis_client.h"
 
 namespace ccltune::apply {
 namespace {

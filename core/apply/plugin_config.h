@@ -15,8 +15,8 @@
 #include <optional>
 #include <string>
 
-#include "core/status.h"
-#include "core/types.h"
+#include "core/base/status.h"
+#include "core/plan/types.h"
 
 namespace ccltune::apply {
 

@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/choice.h"
+#include "core/plan/choice.h"
 
 namespace ccltune::apply {
 

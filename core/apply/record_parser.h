@@ -13,10 +13,10 @@
 #include <vector>
 
 #include "core/apply/forced_choice.h"
-#include "core/epilogue.h"
-#include "core/result.h"
-#include "core/status.h"
-#include "core/types.h"
+#include "core/base/status.h"
+#include "core/plan/epilogue.h"
+#include "core/plan/types.h"
+#include "core/results/result.h"
 
 namespace ccltune::apply {
 

@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "core/apply/winner_table.h"
-#include "core/redis_client.h"
-#include "core/result_store.h"
+#include "core/redis/redis_client.h"
+#include "core/results/result_store.h"
 
 namespace ccltune::apply {
 namespace {

@@ -13,9 +13,9 @@
 #include <optional>
 #include <string>
 
-#include "core/status.h"
-#include "core/types.h"
 #include "core/apply/record_parser.h"
+#include "core/base/status.h"
+#include "core/plan/types.h"
 
 namespace ccltune::apply {
 

@@ -8,9 +8,9 @@
 #include <chrono>
 #include <string>
 
-#include "core/status.h"
 #include "core/apply/plugin_config.h"
 #include "core/apply/record_parser.h"
+#include "core/base/status.h"
 
 namespace ccltune::apply {
 

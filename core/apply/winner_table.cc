@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "core/result_store.h"
+#include "core/results/result_store.h"
 
 namespace ccltune::apply {
 namespace {

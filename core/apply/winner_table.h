@@ -20,10 +20,10 @@
 #include <tuple>
 #include <vector>
 
-#include "core/types.h"
 #include "core/apply/applied_choice.h"
 #include "core/apply/record_parser.h"
 #include "core/apply/tuner_abi.h"
+#include "core/plan/types.h"
 
 namespace ccltune::apply {
 

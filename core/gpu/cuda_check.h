@@ -8,7 +8,7 @@
 
 #include <string>
 
-#include "core/status.h"
+#include "core/base/status.h"
 
 namespace ccltune::gpu {
 
@@ -19,18 +19,17 @@ core::Status NcclError(ncclResult_t res, ncclComm_t comm, const char* expr, cons
 
 }  // namespace ccltune::gpu
 
-#define CCLTUNE_CUDA_TRY(expr)                                                                 \
-  do {                                                                                         \
-    const cudaError_t ccltune_cuda_err_ = (expr);                                              \
-    if (ccltune_cuda_err_ != cudaSuccess)                                                      \
+#define CCLTUNE_CUDA_TRY(expr)                                                        \
+  do {                                                                                \
+    const cudaError_t ccltune_cuda_err_ = (expr);                                     \
+    if (ccltune_cuda_err_ != cudaSuccess)                                             \
       return ::ccltune::gpu::CudaError(ccltune_cuda_err_, #expr, __FILE__, __LINE__); \
   } while (0)
 
 // ncclInProgress is not a failure on a non-blocking communicator: the caller waits for it.
-#define CCLTUNE_NCCL_TRY(comm, expr)                                                        \
-  do {                                                                                      \
-    const ncclResult_t ccltune_nccl_res_ = (expr);                                          \
-    if (ccltune_nccl_res_ != ncclSuccess && ccltune_nccl_res_ != ncclInProgress)            \
-      return ::ccltune::gpu::NcclError(ccltune_nccl_res_, (comm), #expr, __FILE__, \
-                                                __LINE__);                                  \
+#define CCLTUNE_NCCL_TRY(comm, expr)                                                          \
+  do {                                                                                        \
+    const ncclResult_t ccltune_nccl_res_ = (expr);                                            \
+    if (ccltune_nccl_res_ != ncclSuccess && ccltune_nccl_res_ != ncclInProgress)              \
+      return ::ccltune::gpu::NcclError(ccltune_nccl_res_, (comm), #expr, __FILE__, __LINE__); \
   } while (0)

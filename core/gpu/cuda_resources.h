@@ -9,7 +9,7 @@
 #include <cstddef>
 #include <utility>
 
-#include "core/status.h"
+#include "core/base/status.h"
 
 namespace ccltune::gpu {
 
@@ -70,7 +70,7 @@ class Stream {
 class Event {
  public:
   Event() = default;
-  static core::Result<Event> Create();  // with timing
+  static core::Result<Event> Create();             // with timing
   static core::Result<Event> CreateForOrdering();  // no timing: fork/join between streams
   Event(Event&& o) noexcept : e_(std::exchange(o.e_, nullptr)) {}
   Event& operator=(Event&& o) noexcept;

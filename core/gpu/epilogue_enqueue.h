@@ -8,9 +8,9 @@
 #include <cstdint>
 
 #include "core/apply/choice_spec.h"
-#include "core/epilogue.h"
+#include "core/base/status.h"
 #include "core/kernels/epilogue_kernels.h"
-#include "core/status.h"
+#include "core/plan/epilogue.h"
 
 namespace ccltune::gpu {
 

@@ -8,7 +8,7 @@
 #include <sstream>
 #include <string>
 
-#include "core/node_name.h"
+#include "core/node/node_name.h"
 
 namespace ccltune::gpu {
 namespace {
@@ -84,7 +84,7 @@ core::FingerprintInput CommunicatorFingerprintInput(std::size_t n_ranks, std::si
   core::FingerprintInput in = ProbeFingerprint(device, world, nccl_version);
   // As worker/rank/rank_main.cc FingerprintOf: there the node count comes from the ranks' node
   // names, here from NCCL (distinct NCCL_HOSTIDs, which ccltune sets from the node name) or
-  // the runtime's exchange of node names; core/node_name.h is the one rule.
+  // the runtime's exchange of node names; core/node/node_name.h is the one rule.
   in.nodes = static_cast<int>(n_nodes);
   in.gpus_per_node = core::GpusPerNode(world, in.nodes);
   return in;

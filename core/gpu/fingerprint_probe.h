@@ -5,8 +5,8 @@
 #include <cstddef>
 #include <string>
 
-#include "core/fingerprint.h"
-#include "core/status.h"
+#include "core/base/status.h"
+#include "core/node/fingerprint.h"
 
 namespace ccltune::gpu {
 

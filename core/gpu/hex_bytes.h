@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <string>
 
-#include "core/status.h"
+#include "core/base/status.h"
 
 namespace ccltune::gpu {
 

@@ -19,9 +19,9 @@
 #include <cstdint>
 
 #include "core/apply/choice_spec.h"
+#include "core/base/status.h"
 #include "core/kernels/peer_kernels.h"
-#include "core/status.h"
-#include "core/types.h"
+#include "core/plan/types.h"
 
 namespace ccltune::gpu {
 

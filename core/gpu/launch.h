@@ -8,8 +8,8 @@
 
 #include <cstdint>
 
-#include "core/status.h"
-#include "core/types.h"
+#include "core/base/status.h"
+#include "core/plan/types.h"
 
 namespace ccltune::gpu {
 

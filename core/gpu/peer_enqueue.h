@@ -10,10 +10,10 @@
 #include <vector>
 
 #include "core/apply/choice_spec.h"
+#include "core/base/status.h"
 #include "core/gpu/cuda_resources.h"
 #include "core/gpu/launch.h"
 #include "core/kernels/peer_kernels.h"
-#include "core/status.h"
 
 namespace ccltune::gpu {
 

@@ -12,7 +12,7 @@
 
 #include "core/gpu/cuda_check.h"
 #include "core/gpu/hex_bytes.h"
-#include "core/node_name.h"
+#include "core/node/node_name.h"
 
 namespace ccltune::gpu {
 namespace {

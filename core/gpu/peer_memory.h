@@ -5,9 +5,9 @@
 // choices carve their buffers from at the same offsets on every rank.
 //
 // Probe() decides whether peer kernels can run here by trying, not by trusting
-// cudaDeviceCanAccessPeer: same node (kernel boot id and node name, core/node_name.h), IPC handles
-// open, and a value every rank writes into every peer comes back. When it cannot, problem() says
-// why, and the peer choices are skipped with that reason.
+// cudaDeviceCanAccessPeer: same node (kernel boot id and node name, core/node/node_name.h), IPC
+// handles open, and a value every rank writes into every peer comes back. When it cannot, problem()
+// says why, and the peer choices are skipped with that reason.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -18,11 +18,11 @@
 #include <string>
 #include <vector>
 
-#include "core/deadline.h"
+#include "core/base/deadline.h"
+#include "core/base/status.h"
 #include "core/gpu/cuda_resources.h"
 #include "core/kernels/peer_kernels.h"
-#include "core/peer_directory.h"
-#include "core/status.h"
+#include "core/peers/peer_directory.h"
 
 namespace ccltune::gpu {
 

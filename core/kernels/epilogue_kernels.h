@@ -15,7 +15,7 @@
 #include <cstdint>
 
 #include "core/kernels/peer_kernels.h"
-#include "core/types.h"
+#include "core/plan/types.h"
 
 namespace ccltune::kernels {
 

@@ -8,7 +8,7 @@
 
 #include <cstdint>
 
-#include "core/types.h"
+#include "core/plan/types.h"
 
 namespace ccltune::kernels {
 

@@ -17,7 +17,7 @@
 
 #include <cstdint>
 
-#include "core/types.h"
+#include "core/plan/types.h"
 
 namespace ccltune::kernels {
 

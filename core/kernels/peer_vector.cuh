@@ -9,7 +9,7 @@
 
 #include <cstdint>
 
-#include "core/types.h"
+#include "core/plan/types.h"
 
 namespace ccltune::kernels {
 
@@ -21,20 +21,32 @@ struct Lanes {
 template <class T>
 __device__ inline float ToF(T v);
 template <>
-__device__ inline float ToF<float>(float v) { return v; }
+__device__ inline float ToF<float>(float v) {
+  return v;
+}
 template <>
-__device__ inline float ToF<__half>(__half v) { return __half2float(v); }
+__device__ inline float ToF<__half>(__half v) {
+  return __half2float(v);
+}
 template <>
-__device__ inline float ToF<__nv_bfloat16>(__nv_bfloat16 v) { return __bfloat162float(v); }
+__device__ inline float ToF<__nv_bfloat16>(__nv_bfloat16 v) {
+  return __bfloat162float(v);
+}
 
 template <class T>
 __device__ inline T FromF(float v);
 template <>
-__device__ inline float FromF<float>(float v) { return v; }
+__device__ inline float FromF<float>(float v) {
+  return v;
+}
 template <>
-__device__ inline __half FromF<__half>(float v) { return __float2half_rn(v); }
+__device__ inline __half FromF<__half>(float v) {
+  return __float2half_rn(v);
+}
 template <>
-__device__ inline __nv_bfloat16 FromF<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
+__device__ inline __nv_bfloat16 FromF<__nv_bfloat16>(float v) {
+  return __float2bfloat16_rn(v);
+}
 
 template <class T>
 __device__ inline void Unpack(const uint4& v, float* f) {

@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "core/deadline.h"
+#include "core/base/deadline.h"
 #include "runtime/nccl_shim/rank_buffers.h"
 
 namespace ccltune::shim {

@@ -18,7 +18,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/node_name.h"
+#include "core/node/node_name.h"
 #include "runtime/runtime_config.h"
 
 namespace ccltune::shim {

@@ -17,7 +17,7 @@
 #include "core/apply/node_span.h"
 #include "core/apply/winner_loader.h"
 #include "core/gpu/fingerprint_probe.h"
-#include "core/node_name.h"
+#include "core/node/node_name.h"
 #include "runtime/dispatch_table.h"
 #include "runtime/nccl_shim/first_init.h"
 #include "runtime/nccl_shim/real_nccl.h"

@@ -26,7 +26,7 @@
 #include "core/kernels/epilogue_kernels.h"
 #include "core/kernels/kernels.h"
 #include "core/kernels/peer_kernels.h"
-#include "core/types.h"
+#include "core/plan/types.h"
 
 namespace ccltune::testing {
 namespace {

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "core/types.h"
+#include "core/plan/types.h"
 #include "tests/gpu/file_peer_directory.h"
 #include "tests/gpu/gpu_test_env.h"
 #include "tests/gpu/rank_harness.h"

@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "core/node_name.h"
-#include "core/types.h"
+#include "core/node/node_name.h"
+#include "core/plan/types.h"
 #include "tests/gpu/file_peer_directory.h"
 #include "tests/gpu/gpu_test_env.h"
 #include "tests/gpu/rank_harness.h"

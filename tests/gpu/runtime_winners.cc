@@ -3,7 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/result.h"
+#include "core/results/result.h"
 
 namespace ccltune::testing {
 namespace {

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "core/epilogue.h"
-#include "core/types.h"
+#include "core/plan/epilogue.h"
+#include "core/plan/types.h"
 
 namespace ccltune::testing {
 

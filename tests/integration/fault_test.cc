@@ -5,7 +5,7 @@
 
 #include <thread>
 
-#include "core/result_store.h"
+#include "core/results/result_store.h"
 #include "tests/integration/ccltune_process.h"
 #include "tests/support/free_port.h"
 #include "tests/support/redis_test.h"

@@ -10,8 +10,8 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "core/job_keys.h"
-#include "core/result.h"
+#include "core/redis/job_keys.h"
+#include "core/results/result.h"
 #include "tests/integration/ccltune_process.h"
 #include "tests/support/redis_test.h"
 

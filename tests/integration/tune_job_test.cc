@@ -12,9 +12,9 @@
 #include <regex>
 #include <set>
 
-#include "core/choice.h"
-#include "core/result_store.h"
-#include "core/search.h"
+#include "core/plan/choice.h"
+#include "core/plan/search_mode.h"
+#include "core/results/result_store.h"
 #include "tests/integration/ccltune_process.h"
 #include "tests/support/redis_test.h"
 

@@ -18,9 +18,9 @@
 #include "controller/results_summary.h"
 #include "controller/time_util.h"
 #include "controller/work_queue.h"
-#include "core/redis_client.h"
-#include "core/result.h"
-#include "core/result_store.h"
+#include "core/redis/redis_client.h"
+#include "core/results/result.h"
+#include "core/results/result_store.h"
 #include "tests/support/redis_server.h"
 
 namespace ccltune::controller {

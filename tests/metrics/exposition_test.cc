@@ -1,6 +1,7 @@
-// The registry (core/metrics.h over prometheus-cpp) and the text format 0.0.4 it serializes,
-// checked on exact output: escaping, histogram layout, sorted stable order, const labels, the
-// cardinality cap and its drop counter, name rules, and concurrent updates while collecting.
+// The registry (core/metrics/metrics.h over prometheus-cpp) and the text format 0.0.4 it
+// serializes, checked on exact output: escaping, histogram layout, sorted stable order, const
+// labels, the cardinality cap and its drop counter, name rules, and concurrent updates while
+// collecting.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -8,7 +9,7 @@
 #include <limits>
 #include <thread>
 
-#include "core/metrics.h"
+#include "core/metrics/metrics.h"
 
 namespace ccltune::core {
 namespace {

@@ -6,7 +6,7 @@
 #include <memory>
 #include <string>
 
-#include "core/status.h"
+#include "core/base/status.h"
 #include "tests/metrics/child_process.h"
 #include "tests/support/temp_dir.h"
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "core/types.h"
+#include "core/plan/types.h"
 
 namespace ccltune::testing {
 namespace {

@@ -2,7 +2,7 @@
 // says nothing, a server that listens but never accepts. Not thread-safe.
 #pragma once
 
-#include "core/status.h"
+#include "core/base/status.h"
 #include "worker/host/unique_fd.h"
 
 namespace ccltune::testing {

@@ -8,7 +8,7 @@
 #include <cstring>
 #include <fstream>
 
-#include "core/result_store.h"
+#include "core/results/result_store.h"
 #include "tests/plugin/scoped_env.h"
 #include "tests/plugin/tuner_harness.h"
 #include "tests/support/redis_server.h"

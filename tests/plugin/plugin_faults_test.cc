@@ -6,7 +6,7 @@
 
 #include <fstream>
 
-#include "core/result_store.h"
+#include "core/results/result_store.h"
 #include "tests/plugin/scoped_env.h"
 #include "tests/plugin/silent_listener.h"
 #include "tests/plugin/tuner_harness.h"

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "core/fingerprint.h"
-#include "core/result.h"
 #include "core/apply/tuner_abi.h"
+#include "core/node/fingerprint.h"
+#include "core/results/result.h"
 
 namespace ccltune::testing {
 

@@ -13,8 +13,8 @@
 #include <memory>
 #include <string>
 
-#include "core/redis_client.h"
-#include "core/status.h"
+#include "core/base/status.h"
+#include "core/redis/redis_client.h"
 #include "tests/support/temp_dir.h"
 
 namespace ccltune::testing {

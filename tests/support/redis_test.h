@@ -8,7 +8,7 @@
 #include <memory>
 #include <utility>
 
-#include "core/redis_client.h"
+#include "core/redis/redis_client.h"
 #include "tests/support/redis_server.h"
 
 namespace ccltune::testing {

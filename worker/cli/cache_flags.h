@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "core/result.h"
-#include "core/status.h"
+#include "core/base/status.h"
+#include "core/results/result.h"
 #include "worker/export/cache_source.h"
 
 namespace ccltune::worker::cli {

@@ -5,7 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <functional>
 
-#include "core/redis_client.h"
+#include "core/redis/redis_client.h"
 
 namespace ccltune::worker::cli {
 

@@ -10,7 +10,7 @@
 #include <memory>
 
 #include "core/apply/applied_choice.h"
-#include "core/result_store.h"
+#include "core/results/result_store.h"
 #include "worker/cli/cache_flags.h"
 #include "worker/cli/commands.h"
 #include "worker/export/applied_json.h"

@@ -6,7 +6,8 @@
 #include <sstream>
 #include <vector>
 
-#include "core/choice.h"
+#include "core/base/sizes.h"
+#include "core/plan/choice.h"
 
 namespace ccltune::worker::cli {
 namespace {

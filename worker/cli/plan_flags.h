@@ -13,7 +13,7 @@
 #include <optional>
 #include <string>
 
-#include "core/plan.h"
+#include "core/plan/plan.h"
 
 namespace ccltune::worker::cli {
 

@@ -2,8 +2,9 @@
 #include <memory>
 #include <optional>
 
-#include "core/plan.h"
-#include "core/result_store.h"
+#include "core/base/sizes.h"
+#include "core/plan/plan.h"
+#include "core/results/result_store.h"
 #include "worker/cli/cache_flags.h"
 #include "worker/cli/commands.h"
 #include "worker/launcher/report_table.h"

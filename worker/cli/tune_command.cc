@@ -2,8 +2,9 @@
 #include <cstdlib>
 #include <memory>
 
-#include "core/node_name.h"
-#include "core/plan.h"
+#include "core/base/sizes.h"
+#include "core/node/node_name.h"
+#include "core/plan/plan.h"
 #include "worker/cli/commands.h"
 #include "worker/cli/plan_flags.h"
 #include "worker/env_switches.h"

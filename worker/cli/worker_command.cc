@@ -1,7 +1,7 @@
 #include <memory>
 
-#include "core/node_name.h"
-#include "core/plan.h"
+#include "core/node/node_name.h"
+#include "core/plan/plan.h"
 #include "worker/cli/commands.h"
 #include "worker/env_switches.h"
 #include "worker/launcher/launcher.h"

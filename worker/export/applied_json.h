@@ -13,7 +13,7 @@
 #include <optional>
 #include <vector>
 
-#include "core/result.h"
+#include "core/results/result.h"
 
 namespace ccltune::worker::exporting {
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "core/redis_client.h"
-#include "core/result_store.h"
+#include "core/redis/redis_client.h"
+#include "core/results/result_store.h"
 #include "worker/launcher/local_redis.h"
 
 namespace ccltune::worker::exporting {

@@ -16,7 +16,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/result.h"
+#include "core/results/result.h"
 
 namespace ccltune::worker::exporting {
 

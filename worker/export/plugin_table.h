@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "core/apply/winner_table.h"
-#include "core/result.h"
+#include "core/results/result.h"
 
 namespace ccltune::worker::exporting {
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "core/result.h"
-#include "core/status.h"
+#include "core/base/status.h"
+#include "core/results/result.h"
 
 namespace ccltune::worker::exporting {
 

@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/types.h"
+#include "core/plan/types.h"
 #include "worker/host/host_comm.h"
 
 namespace ccltune::worker::host {

@@ -8,7 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "core/types.h"
+#include "core/plan/types.h"
 
 namespace ccltune::worker::host {
 

@@ -9,8 +9,8 @@
 #include <span>
 #include <vector>
 
-#include "core/status.h"
-#include "core/types.h"
+#include "core/base/status.h"
+#include "core/plan/types.h"
 #include "worker/deadline.h"
 #include "worker/host/reduce_kernels.h"
 #include "worker/host/tcp_mesh.h"

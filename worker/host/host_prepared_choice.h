@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/problem.h"
+#include "core/plan/problem.h"
 #include "worker/host/algorithms.h"
 #include "worker/host/data_gen.h"
 #include "worker/rank/backend.h"

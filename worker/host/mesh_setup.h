@@ -8,7 +8,7 @@
 #include <memory>
 #include <string>
 
-#include "core/status.h"
+#include "core/base/status.h"
 #include "worker/deadline.h"
 #include "worker/host/tcp_mesh.h"
 #include "worker/rendezvous/peer_directory.h"

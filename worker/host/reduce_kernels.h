@@ -5,8 +5,8 @@
 
 #include <cstddef>
 
-#include "core/status.h"
-#include "core/types.h"
+#include "core/base/status.h"
+#include "core/plan/types.h"
 
 namespace ccltune::worker::host {
 

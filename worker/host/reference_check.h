@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/status.h"
-#include "core/types.h"
+#include "core/base/status.h"
+#include "core/plan/types.h"
 
 namespace ccltune::worker::host {
 

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "core/status.h"
+#include "core/base/status.h"
 #include "worker/host/unique_fd.h"
 
 namespace ccltune::worker::host {

@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "core/status.h"
+#include "core/base/status.h"
 #include "worker/deadline.h"
 #include "worker/host/unique_fd.h"
 #include "worker/host/wire.h"

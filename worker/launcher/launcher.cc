@@ -8,10 +8,10 @@
 #include <random>
 #include <thread>
 
-#include "core/job_keys.h"
-#include "core/nccl_init_log.h"
-#include "core/node_name.h"
-#include "core/result.h"
+#include "core/node/nccl_init_log.h"
+#include "core/node/node_name.h"
+#include "core/redis/job_keys.h"
+#include "core/results/result.h"
 #include "worker/launcher/local_redis.h"
 #include "worker/launcher/report_table.h"
 

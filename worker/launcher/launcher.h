@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "core/plan.h"
-#include "core/redis_client.h"
+#include "core/plan/plan.h"
+#include "core/redis/redis_client.h"
 #include "worker/launcher/child_process.h"
 
 namespace ccltune::worker {

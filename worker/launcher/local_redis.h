@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include "core/redis_client.h"
+#include "core/redis/redis_client.h"
 #include "worker/launcher/child_process.h"
 
 namespace ccltune::worker {

@@ -4,8 +4,8 @@
 #include <cstdio>
 #include <string>
 
-#include "core/choice.h"
-#include "core/types.h"
+#include "core/plan/choice.h"
+#include "core/plan/types.h"
 
 namespace ccltune::worker {
 namespace {

@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <vector>
 
-#include "core/result.h"
+#include "core/results/result.h"
 
 namespace ccltune::worker {
 

@@ -18,8 +18,8 @@
 #include <memory>
 #include <string>
 
-#include "core/metrics.h"
-#include "core/status.h"
+#include "core/base/status.h"
+#include "core/metrics/metrics.h"
 
 namespace prometheus {
 class Exposer;

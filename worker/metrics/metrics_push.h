@@ -15,8 +15,8 @@
 #include <string>
 #include <utility>
 
-#include "core/metrics.h"
-#include "core/status.h"
+#include "core/base/status.h"
+#include "core/metrics/metrics.h"
 
 namespace ccltune::worker {
 

@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "core/types.h"
+#include "core/plan/types.h"
 
 namespace ccltune::worker {
 namespace {

@@ -34,8 +34,8 @@
 #include <string>
 #include <vector>
 
-#include "core/metrics.h"
-#include "core/status.h"
+#include "core/base/status.h"
+#include "core/metrics/metrics.h"
 #include "worker/rank/bench_observer.h"
 
 namespace ccltune::worker {

@@ -13,8 +13,8 @@
 #include <memory>
 #include <vector>
 
-#include "core/status.h"
-#include "core/types.h"
+#include "core/base/status.h"
+#include "core/plan/types.h"
 #include "worker/deadline.h"
 #include "worker/nccl/choice_catalog.h"
 #include "worker/nccl/communicator.h"

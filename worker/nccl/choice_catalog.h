@@ -7,8 +7,8 @@
 
 #include "core/apply/choice_spec.h"
 #include "core/apply/node_span.h"
-#include "core/choice.h"
-#include "core/problem.h"
+#include "core/plan/choice.h"
+#include "core/plan/problem.h"
 #include "worker/rank/backend.h"
 
 namespace ccltune::worker::nccl {
@@ -30,7 +30,7 @@ struct CatalogContext {
   std::string tuner_problem;                            // why not, when not
   bool test_choices = false;                            // CCLTUNE_ENABLE_TEST_CHOICES=1
   std::string peer_problem = "peer memory not probed";  // empty: peer kernels can run
-  apply::NodeSpan span;                   // how the ranks spread over nodes (their node names)
+  apply::NodeSpan span;  // how the ranks spread over nodes (their node names)
   // Empty: every node's ranks share peer memory, so `hier` can run (issue 33).
   std::string node_peer_problem = "node teams not set up";
   std::string ib_problem = "not probed";  // empty: an IB/RoCE device NCCL can use is here

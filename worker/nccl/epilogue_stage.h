@@ -11,7 +11,7 @@
 
 #include "core/kernels/epilogue_kernels.h"
 #include "core/kernels/kernels.h"
-#include "core/problem.h"
+#include "core/plan/problem.h"
 #include "worker/nccl/buffer_set.h"
 #include "worker/nccl/gpu_names.h"
 

@@ -6,8 +6,8 @@
 #include <cstring>
 
 #include "core/apply/node_span.h"
-#include "core/log.h"
-#include "core/node_name.h"
+#include "core/base/log.h"
+#include "core/node/node_name.h"
 #include "worker/nccl/choice_catalog.h"
 #include "worker/nccl/gpu_names.h"
 #include "worker/nccl/nccl_choice.h"
@@ -87,7 +87,7 @@ core::Status NcclBackend::Start(const core::BenchmarkSpec& bench) {
   return EnsureScratch(64);
 }
 
-// Every rank's node name (core/node_name.h, set up before the backend), for the catalog's
+// Every rank's node name (core/node/node_name.h, set up before the backend), for the catalog's
 // rules across nodes; across nodes also the hierarchical all-reduce's node teams.
 core::Status NcclBackend::LearnNodeSpan(Deadline deadline) {
   CCLTUNE_ASSIGN_OR_RETURN(const core::NodeName mine, core::LocalNodeName());

@@ -7,8 +7,8 @@
 #include <memory>
 #include <string>
 
-#include "core/plan.h"
-#include "core/status.h"
+#include "core/base/status.h"
+#include "core/plan/plan.h"
 #include "worker/deadline.h"
 #include "worker/rank/backend.h"
 #include "worker/rendezvous/peer_directory.h"

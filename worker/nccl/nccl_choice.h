@@ -8,8 +8,8 @@
 #include <memory>
 #include <optional>
 
-#include "core/plan.h"
-#include "core/problem.h"
+#include "core/plan/plan.h"
+#include "core/plan/problem.h"
 #include "worker/nccl/buffer_set.h"
 #include "worker/nccl/choice_catalog.h"
 #include "worker/nccl/epilogue_stage.h"

@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "core/log.h"
+#include "core/base/log.h"
 
 namespace ccltune::worker::nccl {
 namespace {

@@ -5,8 +5,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "core/base/log.h"
 #include "core/kernels/kernels.h"
-#include "core/log.h"
 #include "worker/env_switches.h"
 #include "worker/nccl/gpu_names.h"
 

@@ -12,9 +12,9 @@
 #include <optional>
 #include <string>
 
-#include "core/node_name.h"
-#include "core/status.h"
-#include "core/team_directory.h"
+#include "core/base/status.h"
+#include "core/node/node_name.h"
+#include "core/peers/team_directory.h"
 #include "worker/deadline.h"
 #include "worker/nccl/choice_catalog.h"
 #include "worker/nccl/communicator.h"

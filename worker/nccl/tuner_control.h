@@ -4,8 +4,8 @@
 
 #include <string>
 
-#include "core/status.h"
-#include "core/types.h"
+#include "core/base/status.h"
+#include "core/plan/types.h"
 #include "worker/nccl/inproc_tuner_api.h"
 
 namespace ccltune::worker::nccl {

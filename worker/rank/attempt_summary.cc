@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "core/nccl_init_log.h"
+#include "core/node/nccl_init_log.h"
 
 namespace ccltune::worker {
 namespace {

@@ -8,11 +8,11 @@
 #include <string>
 #include <vector>
 
-#include "core/choice.h"
-#include "core/fingerprint.h"
-#include "core/plan.h"
-#include "core/problem.h"
-#include "core/status.h"
+#include "core/base/status.h"
+#include "core/node/fingerprint.h"
+#include "core/plan/choice.h"
+#include "core/plan/plan.h"
+#include "core/plan/problem.h"
 #include "worker/deadline.h"
 
 namespace ccltune::worker {

@@ -4,7 +4,7 @@
 #include <memory>
 #include <string>
 
-#include "core/plan.h"
+#include "core/plan/plan.h"
 #include "worker/rank/backend.h"
 #include "worker/rendezvous/peer_directory.h"
 

@@ -4,8 +4,8 @@
 
 #include <cstddef>
 
-#include "core/problem.h"
-#include "core/result.h"
+#include "core/plan/problem.h"
+#include "core/results/result.h"
 
 namespace ccltune::worker {
 

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/choice.h"
-#include "core/log.h"
+#include "core/base/log.h"
+#include "core/plan/choice.h"
 
 namespace ccltune::worker {
 namespace {

@@ -2,8 +2,8 @@
 // problem and choice, warm-up, `rounds` barrier-started timed rounds, MAX across ranks,
 // median/min/max, correctness check, then the winner rule. Timeouts abort the choice on
 // every rank (epoch bump + backend Recover) and tuning goes on; a lost peer ends it.
-// The adaptive search (core/search.h) screens the choices: a few rounds each, judged against
-// the verified full measurements so far, and only a choice that can still win runs its full
+// The adaptive search (core/search/screening.h) screens the choices: a few rounds each, judged
+// against the verified full measurements so far, and only a choice that can still win runs its full
 // rounds and the correctness check. Where ops are long the screening rounds are short ones
 // that every choice (the default too) runs first; else they are the first full rounds.
 #pragma once
@@ -12,11 +12,11 @@
 #include <memory>
 #include <vector>
 
-#include "core/plan.h"
-#include "core/problem.h"
-#include "core/result.h"
-#include "core/search.h"
-#include "core/search_memory.h"
+#include "core/plan/plan.h"
+#include "core/plan/problem.h"
+#include "core/results/result.h"
+#include "core/search/screening.h"
+#include "core/search/search_memory.h"
 #include "worker/rank/backend.h"
 #include "worker/rank/bench_observer.h"
 #include "worker/rank/process_settings.h"

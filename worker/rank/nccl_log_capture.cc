@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "core/log.h"
+#include "core/base/log.h"
 #include "worker/rank/temp_file.h"
 
 namespace ccltune::worker {

@@ -1,5 +1,5 @@
 // This rank's NCCL INFO log, captured so the summary can say how many nodes NCCL formed and
-// which transports join the ranks, as NCCL reports them (core/nccl_init_log.h). Only where
+// which transports join the ranks, as NCCL reports them (core/node/nccl_init_log.h). Only where
 // the user left NCCL's logging alone: NCCL_DEBUG and NCCL_DEBUG_FILE unset. NCCL reads them
 // at its first call, so Start runs before the backend. While captured, NCCL's warnings go to
 // the file too; it is kept (and named in the log) unless the rank read it successfully.
@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "core/nccl_init_log.h"
-#include "core/status.h"
+#include "core/base/status.h"
+#include "core/node/nccl_init_log.h"
 
 namespace ccltune::worker {
 

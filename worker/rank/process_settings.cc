@@ -11,8 +11,8 @@
 #include <thread>
 
 #include "core/apply/process_setting.h"
-#include "core/job_keys.h"
-#include "core/log.h"
+#include "core/base/log.h"
+#include "core/redis/job_keys.h"
 #include "worker/launcher/child_process.h"
 #include "worker/rank/temp_file.h"
 

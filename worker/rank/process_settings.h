@@ -18,9 +18,9 @@
 #include <string>
 #include <vector>
 
-#include "core/problem.h"
-#include "core/redis_client.h"
-#include "core/result.h"
+#include "core/plan/problem.h"
+#include "core/redis/redis_client.h"
+#include "core/results/result.h"
 #include "worker/rank/backend.h"
 #include "worker/rank/rank_main.h"
 #include "worker/rendezvous/job_control.h"

@@ -1,6 +1,7 @@
 #include "worker/rank/progress.h"
 
-#include "core/plan.h"
+#include "core/base/sizes.h"
+#include "core/plan/plan.h"
 
 namespace ccltune::worker {
 

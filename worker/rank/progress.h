@@ -2,8 +2,8 @@
 // "{done} {total} {last problem}". Best effort: a Redis hiccup only delays the line.
 #pragma once
 
-#include "core/job_keys.h"
-#include "core/redis_client.h"
+#include "core/redis/job_keys.h"
+#include "core/redis/redis_client.h"
 #include "worker/rank/bench_observer.h"
 
 namespace ccltune::worker {

@@ -7,13 +7,13 @@
 #include <optional>
 #include <thread>
 
-#include "core/choice.h"
-#include "core/fingerprint.h"
-#include "core/job_keys.h"
-#include "core/log.h"
-#include "core/node_name.h"
-#include "core/problem.h"
-#include "core/result_store.h"
+#include "core/base/log.h"
+#include "core/node/fingerprint.h"
+#include "core/node/node_name.h"
+#include "core/plan/choice.h"
+#include "core/plan/problem.h"
+#include "core/redis/job_keys.h"
+#include "core/results/result_store.h"
 #include "worker/env_switches.h"
 #include "worker/metrics/metrics_exposer.h"
 #include "worker/metrics/metrics_push.h"

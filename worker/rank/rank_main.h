@@ -4,9 +4,9 @@
 
 #include <string>
 
-#include "core/plan.h"
-#include "core/redis_client.h"
-#include "core/status.h"
+#include "core/base/status.h"
+#include "core/plan/plan.h"
+#include "core/redis/redis_client.h"
 
 namespace ccltune::worker {
 

@@ -9,8 +9,8 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "core/log.h"
-#include "core/node_name.h"
+#include "core/base/log.h"
+#include "core/node/node_name.h"
 
 namespace ccltune::worker {
 namespace {

@@ -1,6 +1,6 @@
 #include "worker/rendezvous/job_control.h"
 
-#include "core/log.h"
+#include "core/base/log.h"
 
 namespace ccltune::worker {
 namespace {

@@ -12,8 +12,8 @@
 #include <thread>
 #include <vector>
 
-#include "core/job_keys.h"
-#include "core/redis_client.h"
+#include "core/redis/job_keys.h"
+#include "core/redis/redis_client.h"
 #include "worker/deadline.h"
 
 namespace ccltune::worker {

@@ -1,7 +1,7 @@
-// The worker's name for core/peer_directory.h; Rendezvous implements it over Redis.
+// The worker's name for core/peers/peer_directory.h; Rendezvous implements it over Redis.
 #pragma once
 
-#include "core/peer_directory.h"
+#include "core/peers/peer_directory.h"
 #include "worker/deadline.h"
 
 namespace ccltune::worker {

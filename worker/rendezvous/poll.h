@@ -5,7 +5,7 @@
 #include <functional>
 #include <string>
 
-#include "core/status.h"
+#include "core/base/status.h"
 #include "worker/deadline.h"
 
 namespace ccltune::worker {

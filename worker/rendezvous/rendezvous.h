@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "core/job_keys.h"
-#include "core/redis_client.h"
+#include "core/redis/job_keys.h"
+#include "core/redis/redis_client.h"
 #include "worker/rendezvous/peer_directory.h"
 #include "worker/rendezvous/rank_record.h"
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "core/result.h"
+#include "core/results/result.h"
 
 namespace ccltune::worker::report {
 

@@ -1,4 +1,4 @@
-#include "core/choice.h"
+#include "core/plan/choice.h"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-#include "core/fingerprint.h"
+#include "core/node/fingerprint.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // Logging goes to stderr with the prefix; CCLTUNE_LOG_LEVEL overrides the level.
-#include "core/log.h"
+#include "core/base/log.h"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>

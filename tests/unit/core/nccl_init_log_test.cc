@@ -1,7 +1,7 @@
-// NCCL's INFO log as the summary reads it (core/nccl_init_log.h), on lines in NCCL 2.28.9's
+// NCCL's INFO log as the summary reads it (core/node/nccl_init_log.h), on lines in NCCL 2.28.9's
 // formats (src/debug.cc prefix, src/init.cc, src/transport/{p2p,shm,net}.cc): the
 // 2 x 2 emulated split of issue 33 (P2P inside each half, NET/Socket between them).
-#include "core/nccl_init_log.h"
+#include "core/node/nccl_init_log.h"
 
 #include <gtest/gtest.h>
 

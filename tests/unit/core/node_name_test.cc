@@ -1,6 +1,6 @@
-// The node rule (core/node_name.h): where a rank's node name comes from, when it is refused,
+// The node rule (core/node/node_name.h): where a rank's node name comes from, when it is refused,
 // the emulated split, and the shape the fingerprint takes from the names.
-#include "core/node_name.h"
+#include "core/node/node_name.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

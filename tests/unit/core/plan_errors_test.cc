@@ -1,7 +1,7 @@
 // Every bad plan gives one InvalidArgument line that starts with the field path.
 #include <gtest/gtest.h>
 
-#include "core/plan.h"
+#include "core/plan/plan.h"
 
 namespace ccltune::core {
 namespace {

@@ -1,10 +1,10 @@
-#include "core/plan.h"
+#include "core/plan/plan.h"
 
 #include <gtest/gtest.h>
 
 #include <fstream>
 
-#include "core/problem.h"
+#include "core/plan/problem.h"
 #include "tests/support/temp_dir.h"
 
 namespace ccltune::core {

@@ -1,6 +1,6 @@
 // RedisClient against a real redis-server: commands, error replies, command timeouts,
 // reconnects across restarts, AUTH/ACL users, SELECT, transactions.
-#include "core/redis_client.h"
+#include "core/redis/redis_client.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "core/redis_client.h"
+#include "core/redis/redis_client.h"
 
 namespace ccltune::core {
 namespace {

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <limits>
 
-#include "core/result.h"
+#include "core/results/result.h"
 
 namespace ccltune::core {
 namespace {

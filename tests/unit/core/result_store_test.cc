@@ -1,5 +1,5 @@
 // ResultStore against a real redis-server, and the nearest-bucket rule on its own.
-#include "core/result_store.h"
+#include "core/results/result_store.h"
 
 #include <gtest/gtest.h>
 

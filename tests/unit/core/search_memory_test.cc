@@ -1,5 +1,5 @@
-// What the adaptive search carries from one size to the next (core/search_memory.h).
-#include "core/search_memory.h"
+// What the adaptive search carries from one size to the next (core/search/search_memory.h).
+#include "core/search/search_memory.h"
 
 #include <gtest/gtest.h>
 

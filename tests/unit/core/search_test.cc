@@ -1,12 +1,13 @@
 // The adaptive search's pruning rule on synthetic timings (issue 25): it keeps every choice
 // whose rounds overlap the best's within the noise threshold, never drops the true winner
 // under noise the threshold covers, and drops clear losers after screening.
-#include "core/search.h"
-
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <random>
+
+#include "core/plan/search_mode.h"
+#include "core/search/screening.h"
 
 namespace ccltune::core {
 namespace {

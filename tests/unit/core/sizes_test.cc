@@ -1,6 +1,6 @@
-#include <gtest/gtest.h>
+#include "core/base/sizes.h"
 
-#include "core/plan.h"
+#include <gtest/gtest.h>
 
 namespace ccltune::core {
 namespace {

@@ -1,13 +1,13 @@
-// TeamDirectory (core/team_directory.h): the ranks of each node exchange among themselves
+// TeamDirectory (core/peers/team_directory.h): the ranks of each node exchange among themselves
 // over the job's directory, all nodes at once, none seeing another node's values; and
-// PlaceOfRank (core/node_name.h), which gives each rank its team.
-#include "core/team_directory.h"
+// PlaceOfRank (core/node/node_name.h), which gives each rank its team.
+#include "core/peers/team_directory.h"
 
 #include <gtest/gtest.h>
 
 #include <thread>
 
-#include "core/node_name.h"
+#include "core/node/node_name.h"
 #include "tests/unit/worker/thread_peer_directory.h"
 
 namespace ccltune::core {

@@ -4,7 +4,7 @@
 
 #include <limits>
 
-#include "core/result.h"
+#include "core/results/result.h"
 
 namespace ccltune::core {
 namespace {

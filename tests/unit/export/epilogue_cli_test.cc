@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "core/result_store.h"
+#include "core/results/result_store.h"
 #include "tests/integration/ccltune_process.h"
 #include "tests/support/redis_test.h"
 #include "tests/support/temp_dir.h"

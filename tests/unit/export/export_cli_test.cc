@@ -5,8 +5,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "core/result_store.h"
 #include "core/apply/record_parser.h"
+#include "core/results/result_store.h"
 #include "tests/integration/ccltune_process.h"
 #include "tests/support/redis_test.h"
 #include "tests/support/temp_dir.h"

@@ -10,9 +10,9 @@
 #include <random>
 #include <sstream>
 
-#include "core/result_store.h"
 #include "core/apply/record_parser.h"
 #include "core/apply/winner_table.h"
+#include "core/results/result_store.h"
 #include "tests/unit/export/records_fixture.h"
 
 namespace ccltune::worker::exporting {

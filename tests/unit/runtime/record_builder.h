@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "core/apply/record_parser.h"
-#include "core/result.h"
+#include "core/results/result.h"
 
 namespace ccltune::runtime {
 

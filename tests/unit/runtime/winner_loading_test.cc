@@ -8,7 +8,7 @@
 #include <fstream>
 
 #include "core/apply/winner_loader.h"
-#include "core/result_store.h"
+#include "core/results/result_store.h"
 #include "runtime/dispatch_table.h"
 #include "runtime/runtime_config.h"
 #include "tests/plugin/scoped_env.h"

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "core/node_name.h"
+#include "core/node/node_name.h"
 #include "worker/rank/rank_node.h"
 
 namespace ccltune {

@@ -1,11 +1,11 @@
 // Rendezvous::AllGatherAmong on a real redis-server: the ranks of one node exchange among
 // themselves while the other node's ranks never take part (the hierarchical all-reduce's node
-// teams, core/team_directory.h), and a member outside the job is refused at once.
+// teams, core/peers/team_directory.h), and a member outside the job is refused at once.
 #include <gtest/gtest.h>
 
 #include <thread>
 
-#include "core/redis_client.h"
+#include "core/redis/redis_client.h"
 #include "tests/support/redis_test.h"
 #include "worker/rendezvous/rendezvous.h"
 

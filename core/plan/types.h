@@ -1,0 +1,51 @@
+// The vocabulary of a tuning problem: collective, element type, reduction. The string
+// names are contracts (CRD, Redis keys, metric labels): parse them strictly.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/base/status.h"
+
+namespace ccltune::core {
+
+enum class Op { kAllReduce, kAllGather, kReduceScatter, kAllToAll, kBroadcast };
+enum class Dtype { kFp32, kFp16, kBf16, kInt32, kInt8 };
+enum class RedOp { kNone, kSum, kMax, kMin, kProd };
+
+const char* OpName(Op op);           // "allReduce"
+const char* DtypeName(Dtype dtype);  // "bf16"
+const char* RedOpName(RedOp redop);  // "sum", "none" for non-reducing ops
+
+Result<Op> ParseOp(std::string_view s);  // error names the allowed values
+Result<Dtype> ParseDtype(std::string_view s);
+Result<RedOp> ParseRedOp(std::string_view s);  // "none" is not accepted from users
+
+const std::vector<Op>& AllOps();
+const std::vector<Dtype>& AllDtypes();
+std::string AllowedOps();  // "allReduce, allGather, reduceScatter, allToAll, broadcast"
+std::string AllowedDtypes();
+std::string AllowedRedOps();
+
+std::size_t DtypeSize(Dtype dtype);
+bool IsReducing(Op op);  // allReduce, reduceScatter
+bool IsFloat(Dtype dtype);
+
+// Relative tolerance of the correctness check (DESIGN §2.5): fp32 1e-5, fp16/bf16 2e-2,
+// integers exact (0). Every backend checks against it.
+double VerifyTolerance(Dtype dtype);
+
+// nccl-tests bus bandwidth factor: busbw = algbw * factor.
+double BusBwFactor(Op op, int world_size);
+
+// Elements per rank buffer as nccl-tests counts them for a problem of `bytes` (the size
+// column): allReduce/broadcast count = bytes/size; allGather/reduceScatter/allToAll use
+// the per-rank share, rounded down to a multiple of world_size. 0 means "too small".
+std::uint64_t ElementCount(Op op, Dtype dtype, std::uint64_t bytes, int world_size);
+// Bytes actually moved (nccl-tests "size") after rounding ElementCount back up.
+std::uint64_t EffectiveBytes(Op op, Dtype dtype, std::uint64_t bytes, int world_size);
+
+}  // namespace ccltune::core

@@ -1,0 +1,78 @@
+// The result record of one problem (DESIGN §4, schema 1) and the winner rule (DESIGN §2.6).
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "core/base/status.h"
+#include "core/plan/problem.h"
+#include "core/plan/search_mode.h"
+
+namespace ccltune::core {
+
+inline constexpr int kResultSchema = 1;
+
+// kPruned: the adaptive search dropped it after screening (the reason says on what evidence);
+// it has no time, because only verified, fully measured choices get one.
+enum class ChoiceStatus { kOk, kWrong, kTimeout, kFailed, kSkipped, kPruned };
+// "ok", "wrong", "timeout", "failed", "skipped", "pruned"
+const char* ChoiceStatusName(ChoiceStatus s);
+Result<ChoiceStatus> ParseChoiceStatus(std::string_view s);
+
+struct ChoiceResult {
+  std::string name;  // canonical choice name
+  nlohmann::json params = nlohmann::json::object();
+  double time_us = std::numeric_limits<double>::infinity();  // median over rounds of max
+  double min_us = std::numeric_limits<double>::infinity();
+  double max_us = std::numeric_limits<double>::infinity();
+  double busbw_gbs = 0;
+  ChoiceStatus status = ChoiceStatus::kOk;
+  std::string reason;  // why wrong/timeout/failed/skipped/pruned
+};
+
+struct ResultRecord {
+  int schema = kResultSchema;
+  std::string fingerprint;
+  Op op = Op::kAllReduce;
+  Dtype dtype = Dtype::kFp32;
+  RedOp redop = RedOp::kSum;
+  std::uint64_t bytes = 0;
+  Epilogue epilogue;  // none unless the record's JSON carries "epilogue"
+  // Which search measured it; records without the field (written before issue 25) were
+  // measured exhaustively.
+  Search search = Search::kExhaustive;
+  std::string winner;
+  nlohmann::json winner_params = nlohmann::json::object();
+  double time_us = 0;
+  double default_time_us = 0;
+  double speedup_vs_default = 1;
+  double busbw_gbs = 0;
+  std::vector<ChoiceResult> choices;
+  int world_size = 0;
+  std::string tuned_at;  // RFC 3339 UTC
+  std::string job_id;
+  int attempt = 0;
+  std::string tool_version;
+
+  std::string Key() const;  // "{op}:{dtype}:{redop}:{bytes}[:epilogue=kind,hidden=H]"
+  // Tables' and plots' group title: "allReduce bf16 sum", or with an epilogue
+  // "allReduce bf16 sum + residualRmsNorm hidden=4096" (a fused problem is its own group).
+  std::string Group() const;
+};
+
+// Winner rule: fastest choice with status ok; the default (`default_choice`) must have been
+// measured; another choice wins only if it beats the default by more than
+// noise_threshold_percent. Fills winner, time_us, default_time_us, speedup_vs_default,
+// busbw_gbs. Error when the default failed and nothing else is valid.
+Status PickWinner(ResultRecord& record, const std::string& default_choice,
+                  double noise_threshold_percent);
+
+nlohmann::json ToJson(const ResultRecord& record);
+// Validates schema version and every field; unknown schema → DataLoss naming the version.
+Result<ResultRecord> ResultFromJson(const nlohmann::json& j);
+Result<ResultRecord> ResultFromJsonText(std::string_view text);
+
+}  // namespace ccltune::core
