@@ -124,20 +124,30 @@ Result<ResultRecord> ResultStore::Lookup(const std::string& fp, Op op, Dtype dty
   return rec;
 }
 
-Result<std::vector<ResultRecord>> ResultStore::List(const std::string& fp) {
-  CCLTUNE_RETURN_IF_ERROR(CheckFingerprint(fp));
-  // SCAN, not KEYS: the cache is shared and KEYS blocks the server on big databases.
+// SCAN, not KEYS: the cache is shared and KEYS blocks the server on big databases.
+Result<std::vector<std::string>> ResultStore::ScanKeys(const std::string& pattern) {
   std::vector<std::string> keys;
   std::string cursor = "0";
   do {
-    CCLTUNE_ASSIGN_OR_RETURN(RedisValue v, redis_.Command({"SCAN", cursor, "MATCH",
-                                                           ResultKey(fp, "*"), "COUNT", "1000"}));
+    CCLTUNE_ASSIGN_OR_RETURN(RedisValue v,
+                             redis_.Command({"SCAN", cursor, "MATCH", pattern, "COUNT", "1000"}));
     if (v.elements.size() != 2) return Internal("redis SCAN: unexpected reply shape");
     cursor = v.elements[0].str;
     for (const auto& k : v.elements[1].elements) keys.push_back(k.str);
   } while (cursor != "0");
   std::sort(keys.begin(), keys.end());
   keys.erase(std::unique(keys.begin(), keys.end()), keys.end());  // SCAN may repeat keys
+  return keys;
+}
+
+Result<long long> ResultStore::CountRecords() {
+  CCLTUNE_ASSIGN_OR_RETURN(auto keys, ScanKeys(ResultKey("*", "*")));
+  return static_cast<long long>(keys.size());
+}
+
+Result<std::vector<ResultRecord>> ResultStore::List(const std::string& fp) {
+  CCLTUNE_RETURN_IF_ERROR(CheckFingerprint(fp));
+  CCLTUNE_ASSIGN_OR_RETURN(auto keys, ScanKeys(ResultKey(fp, "*")));
   std::vector<ResultRecord> out;
   for (const auto& key : keys) {
     auto rec = GetRecord(redis_, key);

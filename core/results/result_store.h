@@ -39,8 +39,12 @@ class ResultStore {
   Result<std::vector<ResultRecord>> List(const std::string& fp);
   Result<std::vector<std::string>> Fingerprints();
   Result<std::string> FingerprintJson(const std::string& fp);
+  // Records of every fingerprint (the controller's ccltune_cache_entries).
+  Result<long long> CountRecords();
 
  private:
+  // Every key matching `pattern`, sorted, each once.
+  Result<std::vector<std::string>> ScanKeys(const std::string& pattern);
   RedisClient& redis_;
 };
 

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Why the controller's HTTP port is not cpprestsdk's http_listener (controller/http_server.h):
+# Why the controller's HTTP port is not cpprestsdk's http_listener (controller/http/http_server.h):
 # the abuse probes of tests/support/http_abuse.py against a minimal listener (GET / → 200,
 # http_listener_config timeout 2 s, backlog 512), plus the listener's memory after a 32 MiB
 # header. Compiles the listener with g++ (libcpprest-dev). Prints one line per probe.

@@ -5,7 +5,7 @@ connections held open. Each probe gets the exact answer the README's table promi
 its bound, every idle connection is closed within its bound; a job created when the abuse
 starts still succeeds; the controller is alive and answers afterwards.
 
-Bounds follow from controller/http_server.h (civetweb: 32 threads, 2 s request timeout): one
+Bounds follow from controller/http/http_server.h (civetweb: 32 threads, 2 s request timeout): one
 probe at a time is closed after 2 s, so PROBE_BOUND allows 8 s of a loaded 2-core machine;
 500 idle connections are closed 32 at a time, every 2 s, so about 32 s for the last one.
 """

@@ -4,7 +4,7 @@ again when closed) held on the API port, while /healthz and /readyz on the probe
 (--health-probe-bind-address) are asked every 0.25 s for as long as the idle connections last.
 Every probe must be answered 200 within 1 s, Kubernetes' default probe timeout.
 
-The API port stays bounded as before (controller/http_server.h: 32 threads, 2 s request
+The API port stays bounded as before (controller/http/http_server.h: 32 threads, 2 s request
 timeout): a GET /metrics and a GET /api/v1/fingerprints sent behind the flood are answered 200
 within the bound of http_abuse.bounds for 520 connections, and every idle connection is closed
 within it. Those two requests must also have waited longer than a probe may: otherwise the

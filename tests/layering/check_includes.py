@@ -31,7 +31,18 @@ RULES = {
     "worker": CORE_ALL + ["core/kernels", "core/gpu"],
     "plugin": CORE_ALL + ["core/gpu"],
     "runtime": CORE_ALL + ["core/kernels", "core/gpu"],
-    "controller": CORE_ALL,
+    # The controller, from its wiring (app/) down to the API server's client (kube/).
+    "controller/kube": ["core/base"],
+    "controller/machinery": ["controller/kube"] + CORE_ALL,
+    "controller/job": ["controller/kube"] + CORE_ALL,
+    "controller/cache": CORE_ALL,
+    "controller/metrics": CORE_ALL,
+    "controller/reconcile": ["controller/kube", "controller/job", "controller/cache",
+                             "controller/metrics"] + CORE_ALL,
+    "controller/http": ["controller/cache"] + CORE_ALL,
+    "controller/app": ["controller/kube", "controller/machinery", "controller/job",
+                       "controller/cache", "controller/metrics", "controller/reconcile",
+                       "controller/http"] + CORE_ALL,
 }
 SOURCE = re.compile(r"\.(h|cc|cu|cuh)$")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')

@@ -37,7 +37,7 @@
 #include "worker/metrics/metrics_exposer.h"
 #include "worker/metrics/worker_metrics.h"
 #ifdef CCLTUNE_TEST_HAVE_CONTROLLER
-#include "controller/metrics.h"
+#include "controller/metrics/metrics.h"
 #endif
 
 namespace ccltune::testing {
@@ -145,7 +145,7 @@ class ControllerExposition {
 #ifdef CCLTUNE_TEST_HAVE_CONTROLLER
     std::fprintf(stderr,
                  "controller panels: real ControllerMetrics families "
-                 "(controller/metrics.cc), phase counts set by this test; no running "
+                 "(controller/metrics/metrics.cc), phase counts set by this test; no running "
                  "controller\n");
     metrics_.SetJobsByPhase({{"Running", 1}, {"Succeeded", 3}});
     const core::Registry& registry = metrics_.registry();
