@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""README figures against the results files they come from (issue 37).
+"""The figures of README.md and docs/ against the results files they come from (issue 37).
 
 Annotation convention (HTML comments, which GitHub does not render):
 
@@ -13,8 +13,8 @@ Annotation convention (HTML comments, which GitHub does not render):
   <!-- figures: setting -->
       The block's numbers are settings, limits, versions or reasoning, not measurements.
 
-SOURCE is a file or folder relative to the repository root (a folder: every text file under
-it, .tgz archives included), or PATH#GENERATOR: a function of readme_generators.py applied to
+SOURCE is a file or folder relative to the repository root, on every page alike (a folder:
+every text file under it, .tgz archives included), or PATH#GENERATOR: a function of readme_generators.py applied to
 PATH, for tables and for figures derived from a file (the checker recomputes them). A new
 results section: cite its file in each paragraph, table and list item that quotes it.
 
@@ -30,10 +30,20 @@ decimals in an annotated block (sample output). Fenced code is checked only wher
 Each number is looked up alone: a range whose two ends both occur somewhere in the cited
 file passes, so cite the narrowest file, and derive ranges with a generator.
 
-Coverage: every block with a number in the sections named in CHECKED_SECTIONS (and their
-subsections) must carry an annotation, so a new figure without a source fails.
+Coverage: a block with a number and no annotation fails where its section is checked, so a
+new figure without a source fails. In the top-level README.md the checked sections are those
+named in CHECKED_SECTIONS (and their subsections). Every other page (docs/) is checked whole,
+except the sections it names, on a line of its own, in
 
-  python3 tests/readme/readme_figures.py [--write] [README.md]
+  <!-- figures-unchecked: HEADING [; HEADING ...] -->
+
+(heading prefixes, subsections included: settings, contracts, reasoning, or sample output
+whose run kept no results file). A name that matches no heading of the page is an error.
+
+  python3 tests/readme/readme_figures.py [--write] [--root DIR] [PAGE|FOLDER ...]
+
+Pages default to README.md and docs/ of this repository; a folder means every .md file under
+it. ctest runs it so (tests/readme/CMakeLists.txt, test readme_figures).
 """
 
 import argparse
@@ -47,11 +57,13 @@ import tarfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from readme_generators import GENERATORS  # noqa: E402
 
-# Headings (prefixes) whose sections hold measured figures; subsections are included.
-CHECKED_SECTIONS = ("Quickstart", "Worked example", "Tuning cost: the adaptive search",
-                    "Using the winners", "Measured results", "Layout", "Not done yet")
+# Headings (prefixes) of the top-level README.md whose sections hold measured figures;
+# subsections are included. Other pages are checked whole but for their figures-unchecked list.
+TOP_README = "README.md"
+CHECKED_SECTIONS = ("Quickstart", "Worked example", "Measured results")
 
 ANNOTATION = re.compile(r"<!--\s*figures:\s*(.*?)\s*-->")
+UNCHECKED = re.compile(r"^\s*<!--\s*figures-unchecked:\s*(.*?)\s*-->\s*$")
 CLOSE = re.compile(r"^\s*<!--\s*/figures\s*-->\s*$")
 COMMENT = re.compile(r"<!--.*?-->")
 HEADING = re.compile(r"^(#{1,6})\s+(.*)$")
@@ -288,12 +300,34 @@ def block_figures(block, annotated):
     return [f for n, t in block.lines for f in figures_in(prose_text(t, annotated), n)]
 
 
-def checked(section):
+def checked(section, prefixes=CHECKED_SECTIONS):
     top = section.split(" > ")
-    return any(s.startswith(CHECKED_SECTIONS) for s in top)
+    return any(s.startswith(prefixes) for s in top)
 
 
-def check_block(block, sources, errors):
+class Coverage:
+    """Which sections of one page must annotate their figures (see the module's "Coverage")."""
+
+    def __init__(self, name, lines):
+        self.top = name == TOP_README
+        self.unchecked, self.errors = (), []
+        if self.top:
+            return
+        names = [h.strip() for line in lines for m in [UNCHECKED.match(line)] if m
+                 for h in m.group(1).split(";") if h.strip()]
+        headings = [COMMENT.sub("", m.group(2)).strip() for line in lines
+                    for m in [HEADING.match(line)] if m]
+        self.unchecked = tuple(names)
+        self.errors = ["figures-unchecked names %r, which starts no heading of the page" % n
+                       for n in names if not any(h.startswith(n) for h in headings)]
+
+    def __call__(self, section):
+        if self.top:
+            return checked(section)
+        return not (self.unchecked and checked(section, self.unchecked))
+
+
+def check_block(block, sources, errors, covered=checked):
     specs = [s for text in block.sources for s in text.split()]
     figs = block_figures(block, bool(specs))
     if specs == ["setting"]:
@@ -302,7 +336,7 @@ def check_block(block, sources, errors):
         errors.append("line %d: 'setting' cannot be combined with sources" % block.first)
         return
     if not specs:
-        if figs and checked(block.section) and block.kind != "code":
+        if figs and covered(block.section) and block.kind != "code":
             errors.append("line %d: figures %s have no source (annotate the %s with "
                           "<!-- figures: FILE -->)" % (
                               block.first, ", ".join(f.text for f in figs[:8]), block.kind))
@@ -347,42 +381,78 @@ def check_region(lines, region, sources, write):
     return errs, None
 
 
-def run(readme, root, write=False):
-    with open(readme, encoding="utf-8") as f:
+def run(page, root, write=False, name=None):
+    """Checks one page; returns (errors, blocks, generated regions). `name` is the page's path
+    relative to the root, which decides its coverage (default: where `page` lies)."""
+    with open(page, encoding="utf-8") as f:
         lines = f.read().split("\n")
+    if name is None:
+        name = os.path.relpath(os.path.abspath(page), os.path.abspath(root))
     blocks, regions, errors = parse(lines)
+    covered = Coverage(name.replace(os.sep, "/"), lines)
+    errors += covered.errors
     sources = Sources(root)
     for b in blocks:
-        check_block(b, sources, errors)
+        check_block(b, sources, errors, covered)
     for region in reversed(regions):
         errs, new = check_region(lines, region, sources, write)
         errors += errs
         if new is not None:
             lines[region[1] + 1:region[2]] = new
     if write:
-        with open(readme, "w", encoding="utf-8") as f:
+        with open(page, "w", encoding="utf-8") as f:
             f.write("\n".join(lines))
     return errors, len(blocks), len(regions)
 
 
+def pages_of(paths):
+    """The pages named: files as given, folders as every .md file under them, sorted."""
+    out = []
+    for path in paths:
+        if os.path.isdir(path):
+            out += sorted(os.path.join(d, n) for d, _, names in os.walk(path)
+                          for n in names if n.endswith(".md"))
+        else:
+            out.append(path)
+    return out
+
+
+def check_pages(paths, root, write=False, out=sys.stdout):
+    """Checks every page; prints one line per page (and its errors); returns the exit code."""
+    failed = []
+    for page in pages_of(paths):
+        shown = os.path.relpath(os.path.abspath(page), os.path.abspath(root))
+        try:
+            errors, nblocks, nregions = run(page, root, write)
+        except OSError as e:
+            errors, nblocks, nregions = [str(e)], 0, 0
+        for e in errors:
+            print("%s: %s" % (shown, e), file=out)
+        if errors:
+            failed.append(shown)
+        else:
+            print("OK: %s: %d blocks, %d generated regions, every figure in its source" % (
+                shown, nblocks, nregions), file=out)
+    if failed:
+        print("FAILED: %s: figures not in their files (lines above)" % ", ".join(failed),
+              file=out)
+        return 1
+    return 0
+
+
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
+    repo = os.path.normpath(os.path.join(here, "..", ".."))
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("readme", nargs="?",
-                   default=os.path.normpath(os.path.join(here, "..", "..", "README.md")))
-    p.add_argument("--root", help="repository root (default: the README's folder)")
+    p.add_argument("pages", nargs="*", help="pages or folders of pages (default: README.md "
+                   "and docs/ of this repository)")
+    p.add_argument("--root", help="repository root, where SOURCE paths start (default: the "
+                   "repository holding this script)")
     p.add_argument("--write", action="store_true", help="regenerate the generated regions")
     args = p.parse_args()
-    root = args.root or os.path.dirname(os.path.abspath(args.readme))
-    errors, nblocks, nregions = run(args.readme, root, args.write)
-    for e in errors:
-        print("%s: %s" % (args.readme, e))
-    if errors:
-        print("FAILED: %s: figures not in their files (lines above)" % args.readme)
-        return 1
-    print("OK: %s: %d blocks, %d generated regions, every figure in its source" % (
-        args.readme, nblocks, nregions))
-    return 0
+    root = args.root or repo
+    pages = args.pages or [os.path.join(root, TOP_README), os.path.join(root, "docs")]
+    return check_pages(pages, root, args.write)
 
 
 if __name__ == "__main__":

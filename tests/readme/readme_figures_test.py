@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""The README figure checker fails where a figure is not in its file, so it cannot go blind.
+"""The figure checker fails where a figure is not in its file, so it cannot go blind.
 
-Each case writes a small README and results file into a temporary repository root and runs
-the checker on them; the last cases alter one figure of the real README.
+Each case writes a small README (and docs pages) and a results file into a temporary
+repository root and runs the checker on them; the last cases alter one figure of the real
+README.md and docs/ pages.
 """
+import io
 import os
 import shutil
 import sys
@@ -36,9 +38,24 @@ class Repo:
         with open(self.readme, "w") as f:
             f.write(readme)
 
-    def check(self, write=False):
-        errors, _, _ = readme_figures.run(self.readme, self.root, write)
+    def page(self, rel, text):
+        """Writes a page (e.g. docs/guide.md) under the root; returns its path."""
+        path = os.path.join(self.root, rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+    def check(self, write=False, page=None):
+        errors, _, _ = readme_figures.run(page or self.readme, self.root, write)
         return errors
+
+    def main(self, *paths):
+        """check_pages over paths relative to the root: (exit code, what it printed)."""
+        out = io.StringIO()
+        rc = readme_figures.check_pages([os.path.join(self.root, p) for p in paths],
+                                        self.root, out=out)
+        return rc, out.getvalue()
 
     def text(self):
         with open(self.readme) as f:
@@ -123,32 +140,115 @@ class Checker(unittest.TestCase):
         self.assertIn("unknown generator 'no-such'", errors[0])
 
 
+class DocsPages(unittest.TestCase):
+    """Pages other than the top-level README: checked whole, several at once."""
+
+    def repo(self):
+        repo = Repo(readme("9.98 µs <!-- figures: results/run.md -->"))
+        self.addCleanup(repo.close)
+        return repo
+
+    def test_a_docs_page_is_checked_in_every_section(self):
+        repo = self.repo()
+        page = repo.page("docs/deploy.md", readme("NCCL took 9.98 µs at 1 KiB.",
+                                                  section="Deploy on a cluster"))
+        errors = repo.check(page=page)
+        self.assertEqual(len(errors), 1, errors)
+        self.assertIn("have no source", errors[0])
+
+    def test_sources_on_a_docs_page_start_at_the_repository_root(self):
+        repo = self.repo()
+        page = repo.page("docs/results/gpu.md", readme(
+            "NCCL took 9.98 µs at 1 KiB. <!-- figures: results/run.md -->"))
+        self.assertEqual(repo.check(page=page), [])
+        page = repo.page("docs/results/gpu.md", readme(
+            "NCCL took 9.14 µs at 1 KiB. <!-- figures: results/run.md -->"))
+        self.assertIn("9.14 is not in results/run.md", repo.check(page=page)[0])
+
+    def test_a_page_may_leave_the_sections_it_names_unchecked(self):
+        repo = self.repo()
+        body = ("<!-- figures-unchecked: Deploy; Limits -->\n\n## Deploy on a cluster\n\n"
+                "Port 8080, 30 s.\n\n### Probes\n\nPort 8081.\n\n## Limits\n\n64 winners.\n\n"
+                "## Measured\n\nNCCL took 9.98 µs.\n")
+        errors = repo.check(page=repo.page("docs/deploy.md", "# Cluster\n\n" + body))
+        self.assertEqual(len(errors), 1, errors)
+        self.assertIn("9.98 have no source", errors[0])
+        # A name that the page's title starts with leaves the whole page unchecked.
+        self.assertEqual(repo.check(page=repo.page("docs/deploy.md", "# Deploy\n\n" + body)),
+                         [])
+
+    def test_an_unchecked_name_that_starts_no_heading_is_an_error(self):
+        repo = self.repo()
+        errors = repo.check(page=repo.page("docs/deploy.md", "# Cluster\n\n"
+                                           "<!-- figures-unchecked: Deploy -->\n\nText.\n"))
+        self.assertEqual(len(errors), 1, errors)
+        self.assertIn("'Deploy', which starts no heading", errors[0])
+
+    def test_several_pages_and_a_folder_fail_together_naming_the_page(self):
+        repo = self.repo()
+        repo.page("docs/a.md", readme("9.98 µs <!-- figures: results/run.md -->"))
+        repo.page("docs/results/b.md", readme("197.4 µs <!-- figures: results/run.md -->"))
+        rc, out = repo.main("README.md", "docs")
+        self.assertEqual(rc, 0, out)
+        self.assertEqual(out.count("OK: "), 3, out)
+        repo.page("docs/results/c.md", readme("NCCL took 9.14 µs."))
+        rc, out = repo.main("README.md", "docs")
+        self.assertEqual(rc, 1, out)
+        self.assertIn("docs/results/c.md: line 5: figures 9.14 have no source", out)
+        self.assertIn("FAILED: docs/results/c.md:", out)
+        rc, out = repo.main("docs/a.md", "docs/gone.md")
+        self.assertEqual(rc, 1, out)
+        self.assertIn("docs/gone.md: ", out)
+
+
+def real_pages():
+    """README.md and every docs/ page of this repository, relative to its root."""
+    pages = readme_figures.pages_of([os.path.join(ROOT, "README.md"), os.path.join(ROOT, "docs")])
+    return [os.path.relpath(p, ROOT) for p in pages]
+
+
 class RealReadme(unittest.TestCase):
-    """One figure of the real README altered: the check must fail on it."""
+    """One figure of the real README.md or docs/ pages altered: the check must fail on it."""
 
     def altered(self, old, new):
-        with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
-            text = f.read()
-        self.assertIn(old, text)
+        found = []
+        for rel in real_pages():
+            with open(os.path.join(ROOT, rel), encoding="utf-8") as f:
+                text = f.read()
+            if old in text:
+                found.append((rel, text))
+        self.assertEqual(len(found), 1, "%r on pages %s" % (old, [r for r, _ in found]))
+        rel, text = found[0]
         tmp = tempfile.mkdtemp(prefix="readme-figures-")
         self.addCleanup(shutil.rmtree, tmp)
-        path = os.path.join(tmp, "README.md")
+        path = os.path.join(tmp, os.path.basename(rel))
         with open(path, "w", encoding="utf-8") as f:
             f.write(text.replace(old, new, 1))
-        errors, _, _ = readme_figures.run(path, ROOT)
+        errors, _, _ = readme_figures.run(path, ROOT, name=rel)
         return errors
 
     def test_the_real_readme_passes(self):
-        self.assertEqual(self.altered("1.997×", "1.997×"), [])
+        self.assertEqual(self.altered("17 sizes: 1.997×", "17 sizes: 1.997×"), [])
+
+    def test_every_real_page_passes(self):
+        self.assertIn("README.md", real_pages())
+        for rel in real_pages():
+            errors, _, _ = readme_figures.run(os.path.join(ROOT, rel), ROOT)
+            self.assertEqual(errors, [], rel)
 
     def test_an_altered_prose_figure_fails(self):
-        errors = self.altered("1.997×", "2.02×")
+        errors = self.altered("17 sizes: 1.997×", "17 sizes: 2.02×")
         self.assertEqual(len(errors), 1, errors)
         self.assertIn("2.02 is not in tests/gpu/results/runtime-2xH200.md", errors[0])
 
     def test_an_altered_generated_table_cell_fails(self):
         errors = self.altered("| 9.98 | 11.21 |", "| 9.14 | 11.21 |")
         self.assertTrue(any("differ from its output" in e for e in errors), errors)
+
+    def test_an_altered_headline_figure_in_the_readme_fails(self):
+        errors = self.altered("**1.76×** faster", "**9.76×** faster")
+        self.assertEqual(len(errors), 1, errors)
+        self.assertIn("9.76 is not in tests/gpu/results/own-kernels-h200.md", errors[0])
 
 
 if __name__ == "__main__":
