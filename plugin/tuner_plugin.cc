@@ -1,5 +1,5 @@
 // libnccl-tuner-ccltune.so: NCCL tuner plugin applying ccltune's published winners
-// (DESIGN §8). Exports ncclTunerPlugin_v5 and ncclTunerPlugin_v4 side by side; all state
+// (docs/design.md §8). Exports ncclTunerPlugin_v5 and ncclTunerPlugin_v4 side by side; all state
 // lives in the per-communicator TunerContext. No exception or error reaches NCCL: a
 // failure is logged and means NCCL's own choice, never a failed communicator.
 #include <exception>

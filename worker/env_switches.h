@@ -3,7 +3,7 @@
 // Header-only and CUDA-free, so the CLI checks them on machines built without the NCCL
 // backend too.
 //   CCLTUNE_PEER_MEMORY      may the NCCL backend use peer memory (ccltune's own kernels)?
-//   CCLTUNE_BUFFER_ROTATION  rotate buffers past the cache (DESIGN §2)? 0 measures from one
+//   CCLTUNE_BUFFER_ROTATION  rotate buffers past the cache (docs/design.md §2)? 0 measures from one
 //                            buffer set that stays cached, as nccl-tests does: for comparing
 //                            with it only, so a job run so publishes nothing.
 #pragma once

@@ -1,4 +1,4 @@
-// ccltune-controller: the CollectiveTuningJob operator (DESIGN §6). Flags → RunController;
+// ccltune-controller: the CollectiveTuningJob operator (docs/design.md §6). Flags → RunController;
 // SIGTERM/SIGINT stop it (the Lease is released so a standby takes over at once).
 #include <CLI/CLI.hpp>
 #include <csignal>

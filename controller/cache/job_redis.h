@@ -1,4 +1,4 @@
-// What the controller reads from and deletes in Redis for a job (DESIGN §3 key layout via
+// What the controller reads from and deletes in Redis for a job (docs/design.md §3 key layout via
 // core::JobKeys): the attempt summary rank 0 writes, rendezvous progress, and the job's keys
 // for the finalizer. The controller's own Redis password comes from its environment
 // (CCLTUNE_REDIS_PASSWORD, set from a Secret by the Deployment), so it needs no RBAC on

@@ -5,7 +5,7 @@
 // can hold a probe up. Not cpprestsdk's http_listener: on Linux (asio) it ignores
 // http_listener_config::timeout() and bounds neither the request head nor slow or idle
 // clients (measured: a silent or one-byte-a-second client held for as long as it likes, a
-// 32 MiB header read whole; README "HTTP limits").
+// 32 MiB header read whole; docs/metrics.md, "How metrics and HTTP are served").
 //
 // The limits are civetweb options, set in http_server.cc: at most `threads` requests are
 // served at once (later connections wait in civetweb's queue and the listen backlog); a

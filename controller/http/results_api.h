@@ -1,4 +1,4 @@
-// Read-only results API (DESIGN §8) over the shared Redis cache:
+// Read-only results API (docs/design.md §8) over the shared Redis cache:
 //   GET /api/v1/fingerprints
 //   GET /api/v1/results?fingerprint=FP[&op=OP&dtype=DT[&redop=R]&bytes=N][&epilogue=E]
 // With op, dtype and bytes: the nearest tuned bucket (ResultStore::Lookup) of the plain

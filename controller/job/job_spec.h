@@ -1,4 +1,4 @@
-// The controller's typed view of a CollectiveTuningJob spec (DESIGN §6), parsed and
+// The controller's typed view of a CollectiveTuningJob spec (docs/design.md §6), parsed and
 // validated from the object's JSON. Each error names its field path ("spec.gpusPerPod: ...")
 // because it becomes the message of condition Validated=False. The API server's schema may
 // already reject some of these; the controller does not rely on it.

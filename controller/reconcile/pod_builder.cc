@@ -45,7 +45,7 @@ Json FieldRefEnv(const std::string& name, const std::string& field_path) {
   return {{"name", name}, {"valueFrom", {{"fieldRef", {{"fieldPath", field_path}}}}}};
 }
 
-// DESIGN §6 env contract. The Redis password is referenced from its Secret, so it never
+// docs/design.md §6 env contract. The Redis password is referenced from its Secret, so it never
 // appears in the pod spec, the ConfigMap or the controller's memory.
 Json WorkerEnv(const JobContext& ctx, int attempt, int pod_index) {
   const JobSpec& s = ctx.spec;
@@ -66,10 +66,10 @@ Json WorkerEnv(const JobContext& ctx, int attempt, int pod_index) {
   // The host backend's ranks listen on the pod's own address.
   env.push_back(FieldRefEnv("CCLTUNE_POD_IP", "status.podIP"));
   // A rank's node is its pod's node, never its host name (the pod's name): ranks group by it,
-  // and their NCCL communicators get it as NCCL_HOSTID (DESIGN §6).
+  // and their NCCL communicators get it as NCCL_HOSTID (docs/design.md §6).
   env.push_back(FieldRefEnv(core::kNodeNameEnv, "spec.nodeName"));
   if (s.backend == "nccl") {
-    // NVLink multicast can take shared GPUs out of service here (DESIGN §5).
+    // NVLink multicast can take shared GPUs out of service here (docs/design.md §5).
     env.push_back(EnvVar("NCCL_NVLS_ENABLE", "0"));
     env.push_back(EnvVar("TORCH_SYMM_MEM_DISABLE_MULTICAST", "1"));
     env.push_back(EnvVar("NVSHMEM_DISABLE_NVLS", "1"));

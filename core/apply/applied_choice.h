@@ -3,7 +3,7 @@
 // an export made with --min-ctas N says exactly what the plugin does under NCCL_MIN_CTAS=N.
 //
 // Why a winner is not always applied as it is: ccltune measures `nccl:ctas=N` on a
-// communicator created with minCTAs = maxCTAs = N (DESIGN §5). A tuner can only set
+// communicator created with minCTAs = maxCTAs = N (docs/design.md §5). A tuner can only set
 // *nChannels, and NCCL caps that at the communicator's channel count, which NCCL fixes at
 // init and a tuner can neither see nor change. The one lower bound the plugin can know is
 // NCCL_MIN_CTAS (NCCL reads it at communicator init, in the same process): the "channel
@@ -23,7 +23,7 @@
 
 namespace ccltune::apply {
 
-// DESIGN §2's default noiseThresholdPercent: a substitute is forced only when it beats
+// docs/design.md §2's default noiseThresholdPercent: a substitute is forced only when it beats
 // `nccl` by more than this, the rule by which ccltune picks winners (core::PickWinner).
 inline constexpr double kNoiseThresholdPercent = core::BenchmarkSpec{}.noise_threshold_percent;
 

@@ -1,4 +1,4 @@
-// What a choice name of the NCCL backend means (DESIGN §5): which memory, which
+// What a choice name of the NCCL backend means (docs/design.md §5): which memory, which
 // communicator, which forced algorithm/protocol, which composition, which own kernel and
 // its shape. Pure C++ (no CUDA): the worker's catalog, the runtime's dispatch table and
 // their tests on machines without a GPU read names the same way.

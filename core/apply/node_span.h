@@ -1,4 +1,4 @@
-// The choice rules that depend on how the ranks spread over nodes (issue 33, DESIGN §5:
+// The choice rules that depend on how the ranks spread over nodes (issue 33, docs/design.md §5:
 // "peer-memory choices only inside one node"), and the environment of a `nccl-net` setting's
 // rank processes and the one setting a process of the application takes. Pure C++: the worker's
 // catalog, the runtime and their tests without a GPU read them the same way.

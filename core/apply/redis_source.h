@@ -1,4 +1,4 @@
-// Reads one fingerprint's winners from the shared results cache (DESIGN §4 keys) within a
+// Reads one fingerprint's winners from the shared results cache (docs/design.md §4 keys) within a
 // deadline: connect, AUTH/SELECT, one pipelined round of ZRANGE over the index keys (and
 // SMEMBERS of the fingerprint's epilogues), one round of ZRANGE over those epilogues'
 // index keys, one pipelined round of GETRANGE for the selected slices (WinnerTable's

@@ -1,4 +1,4 @@
-// What makes NCCL results transferable (DESIGN §4), read from the CUDA runtime, NCCL and
+// What makes NCCL results transferable (docs/design.md §4), read from the CUDA runtime, NCCL and
 // the NVIDIA driver without NVML.
 #pragma once
 

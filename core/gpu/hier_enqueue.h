@@ -1,4 +1,4 @@
-// The hierarchical all-reduce (`hier:blocks=B,threads=T`, DESIGN §5, issue 33) over N nodes
+// The hierarchical all-reduce (`hier:blocks=B,threads=T`, docs/design.md §5, issue 33) over N nodes
 // of L ranks, in three phases on one stream:
 //   0. reduce-scatter inside the node with our kernel over peer memory: local rank l reduces
 //      shard l (count / L elements) of every node rank's input into shard l of its output;

@@ -1,4 +1,4 @@
-// Epilogues of an all-reduce (issue 16, DESIGN §8): in tensor-parallel inference the
+// Epilogues of an all-reduce (issue 16, docs/design.md §8): in tensor-parallel inference the
 // all-reduce of a layer's output is followed by a residual add and an RMSNorm (or a bias
 // add). Two forms are measured against each other:
 //  - unfused: any all-reduce, then LaunchEpilogue (one separate kernel, what frameworks

@@ -1,4 +1,4 @@
-// Our own intra-node collectives over peer memory (issue 6, DESIGN §5 `oneshot`, `twoshot`,
+// Our own intra-node collectives over peer memory (issue 6, docs/design.md §5 `oneshot`, `twoshot`,
 // `p2p`, `ce`): every rank's buffers are mapped into every other rank's address space
 // (CUDA IPC), so a kernel reads or writes its peers' memory directly over NVLink.
 //

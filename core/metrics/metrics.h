@@ -3,7 +3,7 @@
 // observe a Registry through collectable() or Text()). Define every family once, at startup,
 // then update children from any thread.
 //
-// This wrapper adds what prometheus-cpp 1.0.1 lacks and DESIGN §7 relies on:
+// This wrapper adds what prometheus-cpp 1.0.1 lacks and docs/design.md §7 relies on:
 //  - Cardinality: each family holds at most `max_label_sets` label sets. Past the cap (or with
 //    the wrong number of label values), WithLabels() returns a detached child that is updated
 //    but never exported, and the drop is counted in

@@ -1,4 +1,4 @@
-// The cluster fingerprint (DESIGN §4): first 16 hex of SHA-256 over canonical JSON of
+// The cluster fingerprint (docs/design.md §4): first 16 hex of SHA-256 over canonical JSON of
 // what makes results transferable between jobs. The NCCL tuner plugin computes the same.
 #pragma once
 

@@ -1,4 +1,4 @@
-// A rank's node (DESIGN §6): the name ranks group by, for the fingerprint's `nodes` and
+// A rank's node (docs/design.md §6): the name ranks group by, for the fingerprint's `nodes` and
 // `gpusPerNode`, for peer memory (only inside one node) and for NCCL, which groups ranks by
 // NCCL_HOSTID when it is set. Inside a pod the host name is the pod's name, so a pod learns
 // its node from spec.nodeName through the downward API (CCLTUNE_NODE_NAME); outside

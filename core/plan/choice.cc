@@ -1,4 +1,4 @@
-// The choice catalog (DESIGN §5) as data: bases per backend and, per base, the parameters
+// The choice catalog (docs/design.md §5) as data: bases per backend and, per base, the parameters
 // it takes with their allowed values. Parsing is strict and canonicalizes values.
 #include "core/plan/choice.h"
 

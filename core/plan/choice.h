@@ -1,4 +1,4 @@
-// Choice names (DESIGN §5) are a contract: "nccl", "nccl:algo=ring,proto=ll",
+// Choice names (docs/design.md §5) are a contract: "nccl", "nccl:algo=ring,proto=ll",
 // "oneshot:blocks=8,threads=512", "ring". A name is a base plus ordered key=value params.
 #pragma once
 

@@ -1,4 +1,4 @@
-// The work fused after an all-reduce (issue 16, DESIGN §8): none, a bias add, or the
+// The work fused after an all-reduce (issue 16, docs/design.md §8): none, a bias add, or the
 // residual add + RMSNorm that follows almost every all-reduce of tensor-parallel
 // inference. A problem with an epilogue is tokens x hidden elements; its key gains
 // "epilogue=<kind>,hidden=H", and records without the field mean `none`, so caches written

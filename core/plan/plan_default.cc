@@ -1,6 +1,6 @@
 // The plan `ccltune tune` runs without --plan. The host one is small enough to finish in
 // well under a minute on a 2-core laptop with 4 ranks; the nccl one covers the range
-// where the choices of DESIGN §11 differ.
+// where the choices of docs/design.md §11 differ.
 #include "core/plan/plan.h"
 
 namespace ccltune::core {

@@ -34,7 +34,7 @@ std::size_t DtypeSize(Dtype dtype);
 bool IsReducing(Op op);  // allReduce, reduceScatter
 bool IsFloat(Dtype dtype);
 
-// Relative tolerance of the correctness check (DESIGN §2.5): fp32 1e-5, fp16/bf16 2e-2,
+// Relative tolerance of the correctness check (docs/design.md §2.5): fp32 1e-5, fp16/bf16 2e-2,
 // integers exact (0). Every backend checks against it.
 double VerifyTolerance(Dtype dtype);
 

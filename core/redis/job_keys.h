@@ -1,4 +1,4 @@
-// Redis keys of one attempt (DESIGN §3): ccltune:v1:job:{jobId}:{attempt}:{suffix}.
+// Redis keys of one attempt (docs/design.md §3): ccltune:v1:job:{jobId}:{attempt}:{suffix}.
 // Every key of an attempt gets a TTL so Redis does not fill with dead jobs.
 #pragma once
 

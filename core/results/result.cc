@@ -1,4 +1,4 @@
-// Choice statuses and the winner rule of DESIGN §2.6.
+// Choice statuses and the winner rule of docs/design.md §2.6.
 #include "core/results/result.h"
 
 #include <cmath>

@@ -1,4 +1,4 @@
-// ResultRecord <-> JSON (DESIGN §4, schema 1). Infinite times (timeouts) are written as
+// ResultRecord <-> JSON (docs/design.md §4, schema 1). Infinite times (timeouts) are written as
 // null, because JSON has no infinity, and read back as infinity.
 #include <cmath>
 #include <limits>

@@ -1,4 +1,4 @@
-// ResultStore: the shared results cache of DESIGN §4 on top of RedisClient.
+// ResultStore: the shared results cache of docs/design.md §4 on top of RedisClient.
 #include "core/results/result_store.h"
 
 #include <algorithm>

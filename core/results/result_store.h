@@ -1,9 +1,9 @@
-// The shared results cache in Redis (DESIGN §4). Keys:
+// The shared results cache in Redis (docs/design.md §4). Keys:
 //   ccltune:v1:fp:{fp}                                   readable fingerprint JSON
 //   ccltune:v1:result:{fp}:{op}:{dtype}:{redop}:{bytes}  ResultRecord JSON
 //   ccltune:v1:index:{fp}:{op}:{dtype}:{redop}           sorted set of bytes
 // A problem with an epilogue appends ":epilogue={kind},hidden={H}" to both, so plain
-// lookups never land on fused records (DESIGN §8), and its "{kind},hidden={H}" joins
+// lookups never land on fused records (docs/design.md §8), and its "{kind},hidden={H}" joins
 //   ccltune:v1:epilogues:{fp}                            set of epilogues tuned
 // so that a reader (the runtime) finds those index keys without scanning the cache.
 //   ccltune:v1:fingerprints                              set of known fingerprints

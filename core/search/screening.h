@@ -1,6 +1,6 @@
 // The rule that lets the adaptive search drop a choice (issue 25; the modes' names are in
 // core/plan/search_mode.h). `exhaustive` measures every applicable choice in full
-// (DESIGN §2). `adaptive`, the default, measures the backend's default in full; every other
+// (docs/design.md §2). `adaptive`, the default, measures the backend's default in full; every other
 // choice first runs a few screening rounds (barrier-started, max across ranks: the first
 // rounds of its own full measurement, or short rounds that the default runs too, see
 // PlanScreening) and gets its full rounds and the correctness check only while the evidence

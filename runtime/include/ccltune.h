@@ -1,5 +1,5 @@
 /*
- * libccltune: run ccltune's tuned winners inside an application (DESIGN §8, issue 15).
+ * libccltune: run ccltune's tuned winners inside an application (docs/design.md §8, issue 15).
  *
  * The application keeps its own NCCL communicator; ccltuneCommInit wraps it. At init the
  * runtime computes the communicator's fingerprint, loads that fingerprint's published

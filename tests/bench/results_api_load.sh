@@ -1,10 +1,10 @@
 #!/bin/bash
-# Load benchmark of the controller's read-only results API (DESIGN §8, issue 7): wrk with
+# Load benchmark of the controller's read-only results API (docs/design.md §8, issue 7): wrk with
 # N concurrent connections on loopback for S seconds against a nearest-size lookup, after
 # checking that malformed queries answer 400 with a message. Prints wrk's figures.
 # Real parts: redis-server, `ccltune tune` (host backend) to fill the cache, the simulator
 # (only so the controller has an API server), the controller. Needs `wrk` (Debian).
-#   tests/bench/results_api_load.sh BUILD_DIR [SECONDS=30] [CONNECTIONS=100]   (README: 30 200)
+#   tests/bench/results_api_load.sh BUILD_DIR [SECONDS=30] [CONNECTIONS=100]   (docs/deploy.md, "Under load": 30 200)
 set -euo pipefail
 build=$(cd "$1" && pwd)
 secs=${2:-30}

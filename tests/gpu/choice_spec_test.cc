@@ -1,5 +1,5 @@
 // The NCCL choice catalog without a GPU: names parse strictly, the default comes first,
-// and every choice that cannot run says why (DESIGN §5: skipped with a reason, never
+// and every choice that cannot run says why (docs/design.md §5: skipped with a reason, never
 // silently).
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Tables for the README from one device run of tune_on_device.sh (files in OUT):
+"""Tables for docs/results/ from one device run of tune_on_device.sh (files in OUT):
 tuning cost, accuracy of ccltune's `nccl` choice against nccl-tests, and NCCL default vs
 winner per size for allReduce (graph and eager). Reads ccltune's --json summaries and
 nccl-tests' stdout; prints Markdown."""

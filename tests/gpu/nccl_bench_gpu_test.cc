@@ -1,4 +1,4 @@
-// The `nccl` default choice measured through the Backend interface the way DESIGN §2 asks
+// The `nccl` default choice measured through the Backend interface the way docs/design.md §2 asks
 // (warm-up, rounds of barrier + timed iterations, max across ranks, median of rounds), for
 // allReduce, allGather and reduceScatter in bf16 from 1 KiB to 256 MiB, eager and as CUDA
 // graphs. Its table sits next to nccl-tests' in run_on_device.sh's summary, so the two

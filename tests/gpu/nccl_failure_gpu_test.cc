@@ -1,4 +1,4 @@
-// Nothing hangs (DESIGN §2): a choice that never completes on one rank (test-hang) ends in
+// Nothing hangs (docs/design.md §2): a choice that never completes on one rank (test-hang) ends in
 // Timeout on every rank within the bound, Recover rebuilds the communicators and a correct
 // collective follows; a peer kernel whose rank never arrives (test-absent) returns its own
 // timeout within the bound and peer kernels work again afterwards; a rank that dies makes
@@ -22,7 +22,7 @@ namespace ccltune::testing {
 namespace {
 
 constexpr double kChoiceTimeout = 5;
-constexpr double kSlack = 5;  // DESIGN §2: choiceTimeoutSeconds + 5 s
+constexpr double kSlack = 5;  // docs/design.md §2: choiceTimeoutSeconds + 5 s
 
 // Exit codes of a rank body, so the parent can say what went wrong where.
 enum RankExit {

@@ -4,7 +4,7 @@
 For tests/gpu/tune_on_device.sh nodesN (emulated nodes). Per allReduce size: NCCL's default,
 the fastest `hier:` grid that ran and verified (its time and speedup over the default; else
 its status and reason, e.g. skipped or pruned), and the winner with its time and speedup.
-Reads the choices every record carries (DESIGN §4: choices[{name, timeUs, status, reason}]).
+Reads the choices every record carries (docs/design.md §4: choices[{name, timeUs, status, reason}]).
 
   python3 tests/gpu/nodes_table.py nodes4-exhaustive.json [nodes4-adaptive.json ...]
 """

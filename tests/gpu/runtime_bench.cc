@@ -1,4 +1,4 @@
-// runtime_bench: libccltune's ops timed the way `ccltune tune` times a choice (DESIGN §2:
+// runtime_bench: libccltune's ops timed the way `ccltune tune` times a choice (docs/design.md §2:
 // gate, device barrier, CUDA events around `iters` launches or one graph replay of them,
 // max over ranks, median of rounds), side by side with NCCL timed the same way, for every
 // allReduce size of a winners file, so "the runtime within 5 % of the time tune measured

@@ -42,7 +42,7 @@ class TuneJobTest : public RedisTest {
   TempDir dir_{"ccltune-tune"};
 };
 
-// The rule of DESIGN §2.6, checked from the record's own choice list.
+// The rule of docs/design.md §2.6, checked from the record's own choice list.
 void ExpectWinnerRule(const core::ResultRecord& r, double noise_percent) {
   const core::ChoiceResult* def = nullptr;
   const core::ChoiceResult* fastest = nullptr;

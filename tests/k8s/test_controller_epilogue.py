@@ -1,7 +1,7 @@
 """Epilogue fusion (issue 16) through the Kubernetes surfaces: the real CRD admits the
 epilogue example and rejects bad epilogue fields at admission, the real controller validates
 what the schema cannot (backend, tokens) naming the field, and the results API answers
-`epilogue=` queries from records written to a real Redis under the DESIGN §4/§8 keys."""
+`epilogue=` queries from records written to a real Redis under the docs/design.md §4/§8 keys."""
 
 import copy
 import json

@@ -1,7 +1,7 @@
 """Bad HTTP against the controller's port (issue 24), with the real controller, simulator,
 node agent and worker pods: an 8 KiB URL, a 64 KiB header, malformed percent-escapes, an
 unknown path, POST and DELETE, a client that sends one byte a second, then 500 idle
-connections held open. Each probe gets the exact answer the README's table promises within
+connections held open. Each probe gets the exact answer the table in docs/metrics.md promises within
 its bound, every idle connection is closed within its bound; a job created when the abuse
 starts still succeeds; the controller is alive and answers afterwards.
 
@@ -24,7 +24,7 @@ IDLE = 500
 PROBE_BOUND, IDLE_BOUND = http_abuse.bounds(threads=32, request_timeout_s=2, idle=IDLE)
 ESCAPES = {'/api/v1/results?fingerprint=%zz': 400, '/api/v1/results?op=%4': 400,
            '/healthz?x=%': 400, '/%zz': 404}
-# The README's controller column: the server answers 405 to any method but GET and HEAD.
+# docs/metrics.md's controller column: the server answers 405 to any method but GET and HEAD.
 CODES = http_abuse.standard_codes(ESCAPES, post_code=405)
 
 

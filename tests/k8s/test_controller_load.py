@@ -1,7 +1,7 @@
 """Load: 200 jobs created at once all reach a final phase. Each job is one real host-backend
 worker (worldSize 1, one 1 KiB all-reduce): 200 multi-rank jobs would measure the 2-core
 build machine's CPU, not the controller. Prints the reconcile rate and the controller's
-peak RSS (VmHWM) for the README."""
+peak RSS (VmHWM) for docs/deploy.md ("Under load")."""
 
 import concurrent.futures
 import os

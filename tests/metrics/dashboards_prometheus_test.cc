@@ -190,7 +190,7 @@ class SyntheticEpilogueRank {
 };
 // ---------------------------------------------------------------------------------------
 
-// The scrape configuration the dashboards assume (also in the README): workers scraped
+// The scrape configuration the dashboards assume (also in docs/metrics.md): workers scraped
 // directly with a `namespace` target label (Kubernetes SD/PodMonitor adds it), the Pushgateway
 // with honor_labels so pushed `job="ccltune"`, `ccltune_job` and `rank` survive.
 std::string PrometheusConfig(const std::vector<int>& workers, int pushgateway, int controller) {

@@ -15,7 +15,7 @@ struct Choice {
   double scale;  // time relative to the default
 };
 
-// µs of NCCL's default for allReduce bf16 at 1 KiB · 4^i (DESIGN §11).
+// µs of NCCL's default for allReduce bf16 at 1 KiB · 4^i (docs/design.md §11).
 constexpr double kDefaultUs[] = {9.05, 10.2, 10.65, 10.93, 11.32, 19.70, 42.15, 99.69, 320.67};
 
 core::ChoiceResult Measure(const core::Problem& p, const Choice& c, int size_index) {
@@ -85,7 +85,7 @@ void RunEpilogueProblems(worker::WorkerMetrics& m, int rank, std::size_t& done, 
                     tokens[i] * kSyntheticEpilogueHidden * 2,
                     {},
                     e};
-    // 8 KiB … 1 MiB: DESIGN §11's default at the nearest size, plus the separate kernel.
+    // 8 KiB … 1 MiB: docs/design.md §11's default at the nearest size, plus the separate kernel.
     const int size_index = std::min(5, 1 + i);
     std::vector<Choice> scaled = choices;
     for (Choice& c : scaled) {

@@ -2,7 +2,7 @@
 `ccltune tune` (2 host-backend ranks, its own redis-server) serves /metrics on rank 0's port
 through prometheus-cpp's Exposer. An 8 KiB URL, a 64 KiB header, malformed percent-escapes in
 the path, an unknown path, POST and DELETE, a client that sends one byte a second, then 500
-idle connections: each probe gets the exact answer the README's table promises within its
+idle connections: each probe gets the exact answer the table in docs/metrics.md promises within its
 bound, every idle connection is closed within its bound; the job still publishes and exits 0;
 the exposer answers afterwards.
 
@@ -40,7 +40,7 @@ PROBE_BOUND, IDLE_BOUND = http_abuse.bounds(threads=32, request_timeout_s=2, idl
 # The abuse takes about 2 + 32 s (the slow probe, the idle waves); the hang outlasts its bounds.
 HANG_S = 65
 ESCAPES = {'/metrics%zz': 404, '/%': 404, '/%4': 404}
-# The README's worker column: civetweb answers POST to a GET-only handler 404, DELETE 405.
+# docs/metrics.md's worker column: civetweb answers POST to a GET-only handler 404, DELETE 405.
 CODES = http_abuse.standard_codes(ESCAPES, post_code=404)
 
 

@@ -78,7 +78,7 @@ TEST(WorkerMetrics, RecordsChoicesFailuresWinnersAndConstLabels) {
   FilledRegistry filled("job-1", 2);
   std::string text = filled.registry.Text();
   const std::string c = "ccltune_job=\"job-1\",fingerprint=\"3f2a9c0d1e4b5a67\",rank=\"2\"";
-  // DESIGN §11: NCCL default allReduce bf16 at 64 MiB = 320.67 µs.
+  // docs/design.md §11: NCCL default allReduce bf16 at 64 MiB = 320.67 µs.
   EXPECT_TRUE(Contains(text, "ccltune_choice_time_seconds{" + c +
                                  ",op=\"allReduce\",dtype=\"bf16\",bytes=\"67108864\","
                                  "epilogue=\"none\",choice=\"nccl\"} 0.00032067"))

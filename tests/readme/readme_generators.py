@@ -228,7 +228,7 @@ def same_winner_differences(path):
 
 
 def host_floor(path):
-    """What any search keeping DESIGN §2 must measure in full, as a share of all choices'
+    """What any search keeping docs/design.md §2 must measure in full, as a share of all choices'
     median op time in an exhaustive run (`ccltune tune --json`): the default and the winner
     alone; and with every choice within the noise threshold of the fastest too."""
     doc = json.loads(read(path))

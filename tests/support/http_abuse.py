@@ -5,7 +5,7 @@ client library would (a 64 KiB header, a broken escape, one byte a second).
 
 A probe's Outcome says what the server did and when: answered with a status code, or closed
 the connection without one, or neither before the probe's bound. The tests assert the exact
-answer the README promises for each probe (`standard_codes()`, `unexpected()`);
+answer docs/metrics.md promises for each probe (`standard_codes()`, `unexpected()`);
 `acceptable()` without a code is issue 24's looser rule (a 4xx or a close within the bound).
 """
 
@@ -45,7 +45,7 @@ def acceptable(outcome, bound, code=None):
 
 def standard_codes(escape_codes, post_code):
     """The answer to each probe of standard_probes() by its name, as civetweb gives them behind
-    both servers (README, "How metrics and HTTP are served"): 400 for a head over the limit and
+    both servers (docs/metrics.md, "How metrics and HTTP are served"): 400 for a head over the limit and
     for a head that does not arrive within the request timeout, 404 for an unknown path, 405
     for DELETE; `escape_codes` maps each malformed-escape target to its answer, `post_code` is
     POST's (the servers differ there)."""

@@ -1,4 +1,4 @@
-// The subcommands of the `ccltune` binary (DESIGN §9). Each registers its flags on the
+// The subcommands of the `ccltune` binary (docs/design.md §9). Each registers its flags on the
 // CLI11 app and returns the function that runs it (exit code).
 #pragma once
 

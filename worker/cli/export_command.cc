@@ -1,5 +1,5 @@
 // `ccltune export --format nccl-tuner-csv|json|applied-json [--fingerprint FP] [--redis URL
-// | --results-file FILE] [--min-ctas N] [--output FILE]` (DESIGN §8): one fingerprint's
+// | --results-file FILE] [--min-ctas N] [--output FILE]` (docs/design.md §8): one fingerprint's
 // winners, as the JSON array the tuner plugin reads (CCLTUNE_RESULTS_FILE), as NCCL's
 // example-tuner CSV, or as what ccltune's plugin applies per size (applied_json.h). The
 // last two follow the plugin's rule for the application's NCCL_MIN_CTAS, given as

@@ -1,4 +1,4 @@
-// `ccltune report --html FILE [--fingerprint FP] [--redis URL]` (DESIGN §9): the HTML page
+// `ccltune report --html FILE [--fingerprint FP] [--redis URL]` (docs/design.md §9): the HTML page
 // of one fingerprint's results (worker/report/html_report.h).
 #include <cstdio>
 #include <fstream>

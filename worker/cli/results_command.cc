@@ -28,7 +28,7 @@ struct Query {
   core::Epilogue epilogue;  // none = the plain collective
 };
 
-// --epilogue KIND,hidden=H: the key part of a fused problem (DESIGN §8).
+// --epilogue KIND,hidden=H: the key part of a fused problem (docs/design.md §8).
 core::Result<core::Epilogue> ParseEpilogueFlag(const std::string& text) {
   auto e = core::ParseEpilogueKeyPart(text);
   if (!e.ok()) {

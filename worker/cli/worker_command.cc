@@ -11,7 +11,7 @@
 namespace ccltune::worker::cli {
 namespace {
 
-// Flags, each with the env variable a pod sets (DESIGN §6).
+// Flags, each with the env variable a pod sets (docs/design.md §6).
 struct WorkerFlags {
   int rank = -1;
   int local_rank = -1;

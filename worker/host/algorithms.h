@@ -13,7 +13,7 @@ namespace ccltune::worker::host {
 
 struct Algorithm {
   core::Op op;
-  const char* name;  // the choice name (DESIGN §5)
+  const char* name;  // the choice name (docs/design.md §5)
   AlgoFn run;
   bool test_only = false;  // offered only with CCLTUNE_ENABLE_TEST_CHOICES=1
   // Added to every op's measured time, never slept: only `test-slow` (a test-only choice
@@ -24,7 +24,7 @@ struct Algorithm {
 // `test-slow`'s addition: a reference would need a round of over ~9.7 s an op to keep it.
 inline constexpr double kTestSlowAddedOpSeconds = 10;
 
-// Catalog order: per op, the default `ring` first (DESIGN §2.6: always measured).
+// Catalog order: per op, the default `ring` first (docs/design.md §2.6: always measured).
 const std::vector<Algorithm>& Algorithms();
 const Algorithm* FindAlgorithm(core::Op op, std::string_view name);
 std::string AlgorithmNames(core::Op op, bool with_test_choices);  // "ring, direct"

@@ -1,4 +1,4 @@
-// HostBackend: the `host` communicator backend (DESIGN §5) — rank processes exchange data
+// HostBackend: the `host` communicator backend (docs/design.md §5) — rank processes exchange data
 // over a TCP full mesh (tcp_mesh.h) with the algorithms of algorithms.h. Runs anywhere, no
 // GPU: what `ccltune tune` uses on a laptop and what CI tests the whole protocol with.
 // Used from one thread; the PeerDirectory and CancelToken must outlive it, and prepared
@@ -23,7 +23,7 @@ struct HostBackendOptions {
   // With test choices: CCLTUNE_TEST_ADDED_OP_SECONDS, which `test-env`'s processes get
   // (core/apply/process_setting.h): every op of this process reports that much more.
   double test_added_op_seconds = 0;
-  // Buffers rotate while the working set fits this (DESIGN §2.1's L2 rule, for CPU caches).
+  // Buffers rotate while the working set fits this (docs/design.md §2.1's L2 rule, for CPU caches).
   std::size_t cache_budget_bytes = std::size_t{32} << 20;
 
   // Reads CCLTUNE_ENABLE_TEST_CHOICES=1, CCLTUNE_TEST_HANG_RANK (default 1) and

@@ -1,5 +1,5 @@
 // The host reference: what `rank` must hold after a collective, computed from every rank's
-// deterministic input (data_gen.h), and the comparison with the tolerance of DESIGN §2.5
+// deterministic input (data_gen.h), and the comparison with the tolerance of docs/design.md §2.5
 // (fp32 1e-5 relative, fp16/bf16 2e-2 relative, integers exact, with wrap-around).
 #pragma once
 

@@ -1,4 +1,4 @@
-// `ccltune tune`: a whole tuning job on this machine (DESIGN §9): private Redis unless one
+// `ccltune tune`: a whole tuning job on this machine (docs/design.md §9): private Redis unless one
 // is given, N rank processes of this same binary, a progress line, the table, --json.
 // Also the pod supervisor of `ccltune worker` when a pod holds several ranks.
 #pragma once

@@ -1,4 +1,4 @@
-// The private redis-server of `ccltune tune` (DESIGN §9): loopback only, on a free port,
+// The private redis-server of `ccltune tune` (docs/design.md §9): loopback only, on a free port,
 // data under ~/.cache/ccltune/redis (append-only file) so results persist between runs.
 // One at a time per data directory (a lock file says who owns it). Stopped on destruction.
 #pragma once

@@ -1,4 +1,4 @@
-// The nccl-tests-style table (DESIGN §2.7) that `ccltune tune` and `ccltune results` print:
+// The nccl-tests-style table (docs/design.md §2.7) that `ccltune tune` and `ccltune results` print:
 // one line per size with the default's time, the winner, its time, algbw, busbw, speedup;
 // with `verbose`, one indented line per measured choice below it. Problems with an epilogue
 // form their own groups ("allReduce bf16 sum + residualRmsNorm hidden=4096") with a tokens

@@ -1,4 +1,4 @@
-// WorkerMetrics: the DESIGN §7 worker metric families, fed by the events of a tuning run.
+// WorkerMetrics: the docs/design.md §7 worker metric families, fed by the events of a tuning run.
 // It only writes into a core::Registry; serving (MetricsExposer) and pushing (PushMetrics)
 // read that registry and know nothing about these families.
 //
@@ -53,7 +53,7 @@ class WorkerMetrics final : public BenchObserver {
   static core::Result<std::unique_ptr<WorkerMetrics>> Create(core::Registry& registry,
                                                              const Options& options);
 
-  // The environment fingerprint (DESIGN §4), once rendezvous has computed it. Also taken
+  // The environment fingerprint (docs/design.md §4), once rendezvous has computed it. Also taken
   // from the first ResultRecord that carries one. Main thread, like the events.
   void SetFingerprint(const std::string& fingerprint);
 

@@ -1,4 +1,4 @@
-// The `nccl` communicator backend (DESIGN §2, §5): one process per GPU, a non-blocking
+// The `nccl` communicator backend (docs/design.md §2, §5): one process per GPU, a non-blocking
 // NCCL communicator whose ncclUniqueId travels through the PeerDirectory, every NCCL choice
 // of the catalog, abort-and-rebuild recovery. Built only with CUDA; the `ccltune` binary
 // creates it through CreateNcclBackend.

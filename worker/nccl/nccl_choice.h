@@ -1,4 +1,4 @@
-// One NCCL choice bound to one problem (PreparedChoice, DESIGN §2): its buffers, its
+// One NCCL choice bound to one problem (PreparedChoice, docs/design.md §2): its buffers, its
 // communicator, its forced algorithm, eager or CUDA-graph rounds timed by CUDA events, and
 // the correctness check against an independently computed expected result. Must be
 // destroyed before the backend whose Runtime it borrows.

@@ -1,6 +1,6 @@
 // A communicator backend ("host" over TCP, "nccl" on GPUs) as the bench runner sees it:
 // a catalog of choices per problem, and a way to run one choice on one problem.
-// The runner owns the measurement protocol (DESIGN §2); a backend owns buffers, launches,
+// The runner owns the measurement protocol (docs/design.md §2); a backend owns buffers, launches,
 // timers and the reference check. Backends are used from one thread.
 #pragma once
 

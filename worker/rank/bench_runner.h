@@ -1,4 +1,4 @@
-// The measurement protocol of DESIGN §2, shared by every backend and choice: for each
+// The measurement protocol of docs/design.md §2, shared by every backend and choice: for each
 // problem and choice, warm-up, `rounds` barrier-started timed rounds, MAX across ranks,
 // median/min/max, correctness check, then the winner rule. Timeouts abort the choice on
 // every rank (epoch bump + backend Recover) and tuning goes on; a lost peer ends it.

@@ -118,7 +118,7 @@ void RaiseFailure(Attempt& a, const Status& st) {
   a.first_failure = a.control.RaiseFailure(FailureLine(a.cfg.rank, st));
 }
 
-// The rank's Prometheus side (DESIGN §7): families, the /metrics server, the final push.
+// The rank's Prometheus side (docs/design.md §7): families, the /metrics server, the final push.
 struct RankMetrics {
   core::Registry registry;
   std::unique_ptr<WorkerMetrics> metrics;

@@ -1,4 +1,4 @@
-// The node this rank runs on (DESIGN §6), settled before the rank joins: its pod's
+// The node this rank runs on (docs/design.md §6), settled before the rank joins: its pod's
 // spec.nodeName (CCLTUNE_NODE_NAME through the downward API, or --node-name), else what
 // core::LocalNodeName finds; with emulated nodes the rank's group name instead. The answer is
 // exported into this process's environment as CCLTUNE_NODE_NAME and NCCL_HOSTID, so the peer

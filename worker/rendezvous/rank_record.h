@@ -1,4 +1,4 @@
-// What a rank tells the others when it joins (DESIGN §3): where it runs and on what.
+// What a rank tells the others when it joins (docs/design.md §3): where it runs and on what.
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -1,4 +1,4 @@
-// Rendezvous of the ranks of one attempt through Redis (DESIGN §3): join, the exchanges a
+// Rendezvous of the ranks of one attempt through Redis (docs/design.md §3): join, the exchanges a
 // backend needs (PeerDirectory), and the one pre-sync window before benchmarking.
 // Not thread-safe: used from the rank's main thread. Every call blocks until its deadline
 // at most. All keys it writes expire after `key_ttl_seconds`.

@@ -1,4 +1,4 @@
-// The winner rule of DESIGN §2.6: fastest valid choice; the default wins unless beaten by
+// The winner rule of docs/design.md §2.6: fastest valid choice; the default wins unless beaten by
 // more than the noise threshold.
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // host_backend_bench: µs per op for every host choice at a few sizes, ranks as threads of
 // this process over real TCP on 127.0.0.1 (the same loop as the bench runner: barrier,
-// timed round, max across ranks, median of rounds). Not a test: numbers for the README.
+// timed round, max across ranks, median of rounds). Not a test: numbers for docs/results/.
 // Usage: host_backend_bench [ranks=4]
 #include <algorithm>
 #include <cstdio>

@@ -348,7 +348,7 @@ def record(bytes_, winner, times, world=4):
 
 
 SOCKETS = "nccl-net:socketThreads=4,socksPerThread=4"
-# Two emulated nodes of 2 GPUs (DESIGN §6's figures, µs): NCCL's own at 8 KiB, more sockets
+# Two emulated nodes of 2 GPUs (docs/design.md §6's figures, µs): NCCL's own at 8 KiB, more sockets
 # at 64 MiB, rs+ag at 1 MiB, a forced protocol (the tuner plugin's) at 4 KiB.
 NODES_SWEEP = [
     record(8192, "nccl", {"nccl": 75.6, SOCKETS: 134.0}),
