@@ -59,7 +59,6 @@ class NcclBackend final : public Backend {
 };
 
 core::Status NcclBackend::Start(const core::BenchmarkSpec& bench) {
-  CCLTUNE_RETURN_IF_ERROR(nccl::EnforceNoMulticast());
   std::optional<nccl::TunerControl> tuner;
   core::Result<std::string> path = nccl::FindInprocTuner();
   if (path.ok()) {

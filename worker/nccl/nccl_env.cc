@@ -13,24 +13,7 @@ namespace {
 
 constexpr const char* kTunerFile = "libccltune-inproc-tuner.so";
 
-void SetIfUnset(const char* name, const char* value) {
-  if (std::getenv(name) == nullptr) setenv(name, value, /*overwrite=*/0);
-}
-
 }  // namespace
-
-core::Status EnforceNoMulticast() {
-  const char* nvls = std::getenv("NCCL_NVLS_ENABLE");
-  if (nvls != nullptr && std::string(nvls) != "0") {
-    return core::FailedPrecondition(
-        "NCCL_NVLS_ENABLE=" + std::string(nvls) +
-        ": NVLink multicast is forbidden on these machines; unset it or set it to 0");
-  }
-  SetIfUnset("NCCL_NVLS_ENABLE", "0");
-  SetIfUnset("TORCH_SYMM_MEM_DISABLE_MULTICAST", "1");
-  SetIfUnset("NVSHMEM_DISABLE_NVLS", "1");
-  return core::Status::Ok();
-}
 
 core::Result<std::string> FindInprocTuner() {
   namespace fs = std::filesystem;

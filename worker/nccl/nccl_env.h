@@ -1,6 +1,6 @@
-// The process environment NCCL reads once, at its first call: NVLink multicast off (the GPU
-// machines are shared and NVLS can take them out of service) and the in-process tuner
-// plugin by absolute path. Call before any NCCL function.
+// The process environment NCCL reads once, at its first call: the in-process tuner plugin by
+// absolute path. Call before any NCCL function. Every other NCCL_* variable (NCCL_NVLS_ENABLE
+// included) reaches NCCL as the user set it, or stays unset.
 #pragma once
 
 #include <string>
@@ -8,10 +8,6 @@
 #include "core/base/status.h"
 
 namespace ccltune::worker::nccl {
-
-// Sets NCCL_NVLS_ENABLE=0 (and the PyTorch/NVSHMEM equivalents) when unset; refuses to run
-// when NCCL_NVLS_ENABLE is set to anything but 0.
-core::Status EnforceNoMulticast();
 
 // Absolute path of libccltune-inproc-tuner.so: $CCLTUNE_INPROC_TUNER, else next to the
 // running executable. NotFound says where it looked.
