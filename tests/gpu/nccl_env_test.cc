@@ -1,6 +1,7 @@
-// What the NCCL backend does to the environment before NCCL's first call (nccl_env.h), without
-// a GPU: it points NCCL_TUNER_PLUGIN at the in-process tuner and leaves NCCL's other variables
-// as the user set them. NCCL_NVLS_ENABLE=1 reaches NCCL unchanged; an unset one stays unset.
+// What the NCCL backend does to the environment before NCCL's first call (nccl_env.h's
+// SetUpTuner), without a GPU: it points NCCL_TUNER_PLUGIN at the in-process tuner and leaves
+// NCCL's other variables as the user set them. NCCL_NVLS_ENABLE=1 reaches NCCL unchanged; an unset
+// one stays unset.
 #include "worker/nccl/nccl_env.h"
 
 #include <gtest/gtest.h>
@@ -8,8 +9,6 @@
 #include <cstdlib>
 #include <optional>
 #include <string>
-
-#include "worker/nccl/tuner_control.h"
 
 namespace ccltune::worker::nccl {
 namespace {
@@ -38,17 +37,14 @@ class SavedEnv {
   std::optional<std::string> value_;
 };
 
-// The backend's steps before NCCL's first call (NcclBackend::Start): find the tuner, load it,
-// point NCCL at it.
+// The backend's set-up before NCCL's first call (NcclBackend::Start calls SetUpTuner), which
+// must succeed here: the built plugin loaded and named in NCCL_TUNER_PLUGIN.
 void PrepareLikeTheBackend() {
-  core::Result<std::string> path = FindInprocTuner();
-  ASSERT_TRUE(path.ok()) << path.status().ToString();
-  core::Result<TunerControl> tuner = TunerControl::Load(path.value());
-  ASSERT_TRUE(tuner.ok()) << tuner.status().ToString();
-  UseTunerPlugin(path.value());
+  TunerSetup setup = SetUpTuner();
+  ASSERT_TRUE(setup.tuner.has_value()) << setup.problem;
   const char* plugin = std::getenv("NCCL_TUNER_PLUGIN");
   ASSERT_NE(plugin, nullptr);
-  EXPECT_EQ(std::string(plugin), path.value());
+  EXPECT_EQ(std::string(plugin), setup.tuner->path());
 }
 
 class NcclEnvTest : public ::testing::Test {

@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <utility>
 
 #include "core/base/log.h"
 
@@ -44,6 +45,23 @@ void UseTunerPlugin(const std::string& path) {
                   " while tuning (forced choices need the in-process tuner)");
   }
   setenv("NCCL_TUNER_PLUGIN", path.c_str(), /*overwrite=*/1);
+}
+
+TunerSetup SetUpTuner() {
+  TunerSetup setup;
+  core::Result<std::string> path = FindInprocTuner();
+  if (!path.ok()) {
+    setup.problem = path.status().message();
+    return setup;
+  }
+  core::Result<TunerControl> t = TunerControl::Load(path.value());
+  if (!t.ok()) {
+    setup.problem = t.status().message();
+    return setup;
+  }
+  UseTunerPlugin(path.value());
+  setup.tuner.emplace(std::move(t).value());
+  return setup;
 }
 
 }  // namespace ccltune::worker::nccl

@@ -3,9 +3,11 @@
 // included) reaches NCCL as the user set it, or stays unset.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "core/base/status.h"
+#include "worker/nccl/tuner_control.h"
 
 namespace ccltune::worker::nccl {
 
@@ -15,5 +17,16 @@ core::Result<std::string> FindInprocTuner();
 
 // Points NCCL_TUNER_PLUGIN at `path` (overriding another plugin: forcing choices needs ours).
 void UseTunerPlugin(const std::string& path);
+
+// The in-process tuner, loaded and named in NCCL_TUNER_PLUGIN; or, without it, why not
+// (forced `nccl:algo=...` choices are then off).
+struct TunerSetup {
+  std::optional<TunerControl> tuner;
+  std::string problem;
+};
+
+// The backend's set-up of the environment before NCCL's first call: FindInprocTuner, load it,
+// UseTunerPlugin. NCCL_TUNER_PLUGIN is the one variable it sets.
+TunerSetup SetUpTuner();
 
 }  // namespace ccltune::worker::nccl
