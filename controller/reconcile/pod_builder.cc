@@ -68,12 +68,6 @@ Json WorkerEnv(const JobContext& ctx, int attempt, int pod_index) {
   // A rank's node is its pod's node, never its host name (the pod's name): ranks group by it,
   // and their NCCL communicators get it as NCCL_HOSTID (docs/design.md §6).
   env.push_back(FieldRefEnv(core::kNodeNameEnv, "spec.nodeName"));
-  if (s.backend == "nccl") {
-    // NVLink multicast can take shared GPUs out of service here (docs/design.md §5).
-    env.push_back(EnvVar("NCCL_NVLS_ENABLE", "0"));
-    env.push_back(EnvVar("TORCH_SYMM_MEM_DISABLE_MULTICAST", "1"));
-    env.push_back(EnvVar("NVSHMEM_DISABLE_NVLS", "1"));
-  }
   return env;
 }
 

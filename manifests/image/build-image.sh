@@ -4,7 +4,8 @@
 #   1. stage-build.sh installs the tree's binaries (and the CUDA libraries they link);
 #      a tree built with CUDA gives the `cuda` variant (tag VERSION-cuda), one without `host`.
 #   2. mmdebstrap makes a Debian 12 root filesystem of runtime-packages.txt (cached per day
-#      and package list under --cache: it is the one step that needs the Debian mirror).
+#      and package list under --cache: it is the one step that needs the Debian mirror, the
+#      one this machine's apt uses: apt_mirror.sh, CCLTUNE_DEBIAN_MIRROR to override).
 #   3. finish-rootfs.sh runs inside it (chroot), as the Containerfile's RUN does.
 #   4. umoci packs it as one layer with the config of the Containerfile's stage
 #      (image_config.py); the result is OUT_DIR/ccltune-TAG.oci.tar, an OCI archive named
@@ -13,6 +14,8 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=manifests/image/apt_mirror.sh
+source "$here/apt_mirror.sh"
 build="" out="" repo=ghcr.io/ccltune/ccltune cache=""
 while [[ $# -gt 0 ]]; do
   case $1 in
@@ -33,7 +36,8 @@ build=$(cd "$build" && pwd)
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 cache=${cache:-$out/cache}
-mirror=${DEBIAN_MIRROR:-http://deb.debian.org}
+mirror=$(debian_mirror main) || die "no Debian mirror (above)"
+security=$(debian_mirror security) || die "no Debian security mirror (above)"
 version=$(sed -n 's/^CMAKE_PROJECT_VERSION:STATIC=//p' "$build/CMakeCache.txt")
 [[ -n $version ]] || die "$build/CMakeCache.txt names no project version: is it a build tree?"
 
@@ -49,10 +53,11 @@ echo "build-image.sh: $variant variant from $build ($(grep -c '^  ' "$work/stage
 
 # 2. The Debian base, bounded: a mirror that does not answer fails here, not in an hour.
 packages=$(sed 's/#.*//' "$here/runtime-packages.txt" | xargs | tr ' ' ',')
-key=$(printf '%s\n%s\n%s\n' "$packages" "$mirror" "$(date -u +%F)" | sha256sum | cut -c1-16)
+key=$(printf '%s\n%s\n%s\n%s\n' "$packages" "$mirror" "$security" "$(date -u +%F)" |
+  sha256sum | cut -c1-16)
 base=$cache/debian-bookworm-$key.tar
 if [[ ! -f $base ]]; then
-  echo "build-image.sh: mmdebstrap bookworm ($packages) from $mirror"
+  echo "build-image.sh: mmdebstrap bookworm ($packages) from $mirror and $security"
   start=$SECONDS
   timeout 900 mmdebstrap --quiet --format=tar --variant=essential \
     --hook-dir=/usr/share/mmdebstrap/hooks/merged-usr --include="$packages" \
@@ -60,8 +65,8 @@ if [[ ! -f $base ]]; then
     --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-exclude=/usr/share/man/*' \
     --dpkgopt='path-exclude=/usr/share/info/*' --dpkgopt='path-exclude=/usr/share/locale/*' \
     bookworm "$base.tmp" \
-    "deb $mirror/debian bookworm main" "deb $mirror/debian bookworm-updates main" \
-    "deb $mirror/debian-security bookworm-security main" >"$work/mmdebstrap.log" 2>&1 ||
+    "deb $mirror bookworm main" "deb $mirror bookworm-updates main" \
+    "deb $security bookworm-security main" >"$work/mmdebstrap.log" 2>&1 ||
     { tail -20 "$work/mmdebstrap.log" >&2; rm -f "$base.tmp"; die "mmdebstrap failed (log: $work/mmdebstrap.log)"; }
   mv "$base.tmp" "$base"
   echo "build-image.sh: Debian base in $((SECONDS - start)) s"

@@ -11,7 +11,9 @@
 # Writes DIR/log.txt (every output line prefixed with seconds since the clone started),
 # DIR/installed.txt (the packages the target installed: dpkg's list after minus before) and
 # DIR/summary.txt (phase times, total, cores, load). --base reuses a rootfs tarball made by an
-# earlier run (DIR/base.tar is written when none is given). Root only: chroot and mounts.
+# earlier run (DIR/base.tar is written when none is given), else the rootfs comes from the
+# Debian mirror this machine's apt uses (manifests/image/apt_mirror.sh; CCLTUNE_DEBIAN_MIRROR
+# and CCLTUNE_DEBIAN_SECURITY_MIRROR override it). Root only: chroot and mounts.
 set -euo pipefail
 
 target=run ref=HEAD base="" out="" keep=0
@@ -34,11 +36,15 @@ mkdir -p "$out"
 out=$(cd "$out" && pwd)
 
 if [ -z "$base" ]; then
+  # shellcheck source=manifests/image/apt_mirror.sh
+  source "$repo/manifests/image/apt_mirror.sh"
+  mirror=$(debian_mirror main) || exit 2
+  security=$(debian_mirror security) || exit 2
   base=$out/base.tar
   mmdebstrap --include=g++,cmake,git,python3,make bookworm "$base" \
-    "deb http://deb.debian.org/debian bookworm main" \
-    "deb http://deb.debian.org/debian bookworm-updates main" \
-    "deb http://deb.debian.org/debian-security bookworm-security main"
+    "deb $mirror bookworm main" \
+    "deb $mirror bookworm-updates main" \
+    "deb $security bookworm-security main"
 fi
 
 root=$(mktemp -d /tmp/ccltune-fresh.XXXXXX)

@@ -37,7 +37,7 @@ the weight, not the reduction across ranks.
 Writes --out/compile-pass.json (every check) and --out/graphs.txt (each graph's report and
 its text before and after the pass). Exit 0 all passed, 1 any failed, 77 no PyTorch/GPU.
 
-    PYTHONPATH=runtime/python CCLTUNE_LIBRARY=.gpu/bin/libccltune.so.0 \\
+    PYTHONPATH=runtime/python CCLTUNE_LIBRARY=build/runtime/libccltune.so.0 \\
         python3 tests/gpu/compile_pass_check.py --out /tmp/out
 """
 import argparse

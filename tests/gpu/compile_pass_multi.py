@@ -15,8 +15,8 @@ same graph on ordinary tensors: the runtime's plain choice, then the separate no
 The winners are the test file's, not tuned ones: the timing compares buffer arrangements on
 those choices, not ccltune against NCCL.
 
-    .gpu/bin/runtime_winners_file 2 /tmp/w.json
-    PYTHONPATH=runtime/python CCLTUNE_LIBRARY=.gpu/bin/libccltune.so.0 \\
+    build/tests/gpu/runtime_winners_file 2 /tmp/w.json
+    PYTHONPATH=runtime/python CCLTUNE_LIBRARY=build/runtime/libccltune.so.0 \\
         python3 tests/gpu/compile_pass_multi.py --ranks 2 --winners /tmp/w.json \\
         --fingerprint runtime-gpu-test --out $OUT
 or with `ccltune tune` winners of the same GPUs (`ccltune export --format json`), without

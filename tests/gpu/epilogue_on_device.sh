@@ -4,13 +4,10 @@
 # and the fused kernels) eager and as CUDA graphs, PyTorch's unfused path beside it, and
 # the tensor-parallel decode step with the fused op. Writes $OUT/epilogue.md.
 #
-# Here (build machine), once:
-#   cmake --build build -j2 --target ccltune ccltune_inproc_tuner epilogue_kernels_gpu_test \
-#     epilogue_kernel_bench ccltune_runtime
-#   ../shared/tools/bundle-for-gpu.sh .gpu build/worker/ccltune \
-#     build/worker/libccltune-inproc-tuner.so build/tests/gpu/epilogue_kernels_gpu_test \
-#     build/tests/gpu/epilogue_kernel_bench build/runtime/libccltune.so
-# There (repo root, .gpu/ carried): bash tests/gpu/epilogue_on_device.sh [section...]
+# On the GPU machine, from the repository root (a bundle instead of build/: device_env.sh):
+#   make build        (or: cmake --build build --target ccltune ccltune_inproc_tuner \
+#                      epilogue_kernels_gpu_test epilogue_kernel_bench ccltune_runtime)
+#   bash tests/gpu/epilogue_on_device.sh [section...]
 # Sections: kernels (1 GPU: the kernels' test, the separate kernel's time), smoke (every GPU, the worker's paths), tune (every GPU: the
 # campaign, eager and graph), check, torch, decode (need the runtime and PyTorch; torch
 # and decode 2+ GPUs). Default: all.
@@ -26,8 +23,8 @@ log "# epilogue fusion on $(hostname), $(date -u +%FT%TZ), $n GPU(s)"
 nvidia-smi -L | sed 's/^/    /' | tee -a "$report"
 
 export PYTHONPATH="$PWD/runtime/python${PYTHONPATH:+:$PYTHONPATH}"
-export CCLTUNE_LIBRARY="$PWD/.gpu/lib/libccltune.so.0"
-[ -f "$CCLTUNE_LIBRARY" ] || CCLTUNE_LIBRARY="$PWD/.gpu/bin/libccltune.so.0"
+CCLTUNE_LIBRARY=$(gpu_file libccltune.so.0)
+export CCLTUNE_LIBRARY
 cache=/tmp/ccltune-epilogue
 
 # The NCCL PyTorch loads: the runtime finds the winners only when `ccltune tune` measured

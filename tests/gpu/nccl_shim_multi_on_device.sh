@@ -6,22 +6,23 @@
 # onepro (issue 34): every rank in one process: all_reduce, all_gather, reduce_scatter,
 # broadcast and alltoall _perf in -t N -g 1 and -t 1 -g N modes, eager and -G 20, -c 1,
 # plain and preloaded, each run's wall time; nccl_onepro_table.py makes the tables.
-# Needs the .gpu22 bundle (nccl_shim_on_device.sh's header, plus build/tests/gpu/runtime_bench)
-# and nccl-tests binaries in $NCCL_TESTS_BIN, built in the same device call from a copy
-# fetched outside the repository (no build script for them lives here).
+# On the GPU machine, from the repository root (a bundle instead of build/: device_env.sh):
+#   make build        (or: cmake --build build --target ccltune ccltune_inproc_tuner \
+#                      ccltune_runtime ccltune_nccl_shim runtime_bench)
+#   bash tests/gpu/nccl_shim_multi_on_device.sh 4 tune nccltests decode
+# nccltests and onepro need nccl-tests binaries in $NCCL_TESTS_BIN, built on that machine
+# outside the repository (no build script for them lives here).
 # Output: $OUT/shim-multi/*.txt|json and the tables of nccl_shim_table.py on stdout.
 set -uo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 2
 n=${1:?number of GPUs}; shift
-B=${CCLTUNE_SHIM_BUNDLE:-$PWD/.gpu22}
-# shellcheck disable=SC1091
-source "$B/env.sh"
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-export PYTHONUNBUFFERED=1 PYTHONPATH="$PWD/runtime/python" CCLTUNE_LIBRARY="$B/bin/libccltune.so.0"
+# shellcheck source=tests/gpu/device_env.sh
+source "$(dirname "${BASH_SOURCE[0]}")/device_env.sh"
+CCLTUNE_LIBRARY=$(gpu_file libccltune.so.0)
+export PYTHONUNBUFFERED=1 PYTHONPATH="$PWD/runtime/python" CCLTUNE_LIBRARY
 export CUDA_VISIBLE_DEVICES; CUDA_VISIBLE_DEVICES=$(seq -s, 0 $((n - 1)))
-D=${OUT:-$PWD/gpu-out}/shim-multi
+D=$OUT/shim-multi
 mkdir -p "$D"
-SHIM=$B/bin/libccltune-nccl.so
+SHIM=$(gpu_file libccltune-nccl.so)
 NT=${NCCL_TESTS_BIN:-}
 nccl_dir=$(python3 -c 'import os, nvidia.nccl as m; print(os.path.join(list(m.__path__)[0], "lib"))')
 with_nccl() { LD_LIBRARY_PATH="$nccl_dir:$LD_LIBRARY_PATH" "$@"; }
@@ -53,7 +54,7 @@ section_nccltests() {
   python3 tests/gpu/nccl_shim_table.py "$D" "$n"
   for mode in graph eager; do  # libccltune called directly, timed as tune times a choice
     local g=""; [ $mode = graph ] && g=--graph
-    with_nccl timeout -k 5 200 "$B/bin/runtime_bench" "$D/winners-$mode.json" $g --gpus "$n" \
+    with_nccl timeout -k 5 200 "$(gpu_file runtime_bench)" "$D/winners-$mode.json" $g --gpus "$n" \
       >"$D/runtime-bench-$mode.md" 2>&1 && tail -5 "$D/runtime-bench-$mode.md"
   done
 }

@@ -8,27 +8,20 @@
 #   faults  an unreachable cache, another fingerprint's winners: one line each, bitwise equal
 #   bench   nccl_shim_bench gpu: host time per call, NCCL direct vs through the shim
 #
-# Here (build machine), once:
-#   cmake --build build -j2 --target ccltune ccltune_nccl_shim nccl_shim_bench runtime_winners_file
-#   ../shared/tools/bundle-for-gpu.sh .gpu22 build/worker/ccltune build/runtime/libccltune-nccl.so \
-#       build/tests/unit/runtime/nccl_shim/nccl_shim_bench build/tests/gpu/runtime_winners_file
-#   strip --strip-debug .gpu22/bin/* .gpu22/lib/*     (.gpu22 in .git/info/exclude; carry it)
-# There (repo root):  bash tests/gpu/nccl_shim_on_device.sh check torch faults bench
+# On the GPU machine, from the repository root (a bundle instead of build/: device_env.sh):
+#   make build        (or: cmake --build build --target ccltune ccltune_nccl_shim \
+#                      nccl_shim_bench runtime_winners_file)
+#   bash tests/gpu/nccl_shim_on_device.sh check torch faults bench
 set -uo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 2
-B=${CCLTUNE_SHIM_BUNDLE:-$PWD/.gpu22}
-[ -f "$B/env.sh" ] || { echo "no $B/env.sh: bundle first (see the header)"; exit 2; }
-# shellcheck disable=SC1091
-source "$B/env.sh"
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+# shellcheck source=tests/gpu/device_env.sh
+source "$(dirname "${BASH_SOURCE[0]}")/device_env.sh"
 export PYTHONUNBUFFERED=1 CUDA_VISIBLE_DEVICES=0
-OUT=${OUT:-$PWD/gpu-out}
-mkdir -p "$OUT"
-SHIM=$B/bin/libccltune-nccl.so
+SHIM=$(gpu_file libccltune-nccl.so)
 WINNERS=/tmp/ccltune-shim-winners.json
-"$B/bin/runtime_winners_file" 1 "$WINNERS" >/dev/null
-# The torch runs see only the bundle's own libraries: PyTorch keeps loading its own NCCL.
-torch_env=(env "LD_LIBRARY_PATH=$B/lib")
+"$(gpu_file runtime_winners_file)" 1 "$WINNERS" >/dev/null
+# The torch runs see only the bundle's own libraries (none for the build tree): PyTorch keeps
+# loading its own NCCL.
+torch_env=(env "LD_LIBRARY_PATH=$CCLTUNE_GPU_LIBS")
 served_env=(CCLTUNE_RESULTS_FILE="$WINNERS" CCLTUNE_FINGERPRINT=runtime-gpu-test)
 
 section_check() {
@@ -74,9 +67,9 @@ section_faults() {
 
 section_bench() {
   echo "== forwarded (no winners source)"
-  LD_PRELOAD="$SHIM" CCLTUNE_LOG=quiet "$B/bin/nccl_shim_bench" gpu
+  LD_PRELOAD="$SHIM" CCLTUNE_LOG=quiet "$(gpu_file nccl_shim_bench)" gpu
   echo "== served by winners (4 KiB: nccl:ctas=4 on 1 rank)"
-  env LD_PRELOAD="$SHIM" CCLTUNE_LOG=quiet "${served_env[@]}" "$B/bin/nccl_shim_bench" gpu
+  env LD_PRELOAD="$SHIM" CCLTUNE_LOG=quiet "${served_env[@]}" "$(gpu_file nccl_shim_bench)" gpu
 }
 
 sections=${*:-check torch faults bench}

@@ -13,14 +13,10 @@
 #          between the nodes from its own log; exit 1 on a wrong result
 # NODES_GPUS (default 4) and NODES_NODES (default 2) change the split; NODES_MODES the modes.
 #
-# Here (build machine), once:
-#   cmake --build build -j2 --target ccltune ccltune_inproc_tuner ccltune_nccl_shim \
-#       ccltune_nccl_tuner
-#   ../shared/tools/bundle-for-gpu.sh .gpu build/worker/ccltune \
-#       build/worker/libccltune-inproc-tuner.so build/runtime/libccltune-nccl.so \
-#       build/plugin/libnccl-tuner-ccltune.so
-#   strip --strip-debug .gpu/bin/* .gpu/lib/*     (the device tool carries 64 MiB at most)
-# There (repo root, .gpu/ carried):  bash tests/gpu/nodes_torch_on_device.sh
+# On the GPU machine, from the repository root (a bundle instead of build/: device_env.sh):
+#   make build        (or: cmake --build build --target ccltune ccltune_inproc_tuner \
+#                      ccltune_nccl_shim ccltune_nccl_tuner)
+#   bash tests/gpu/nodes_torch_on_device.sh
 # Output: $OUT/nodes-torch/ (tune log and JSON, winners.json, every rank's log and NCCL log)
 # and $OUT/nodes-torch.md (the summary and the table).
 set -uo pipefail
@@ -34,7 +30,8 @@ gpus=${NODES_GPUS:-4}
 nodes=${NODES_NODES:-2}
 sizes=${NODES_SIZES:-1KiB:64MiB:4}
 export CUDA_VISIBLE_DEVICES; CUDA_VISIBLE_DEVICES=$(seq -s, 0 $((gpus - 1)))
-bin=$PWD/.gpu/bin
+SHIM=$(gpu_file libccltune-nccl.so)
+PLUGIN=$(gpu_file libnccl-tuner-ccltune.so)
 nccl_dir=$(python3 -c 'import os, nvidia.nccl as m; print(os.path.join(list(m.__path__)[0], "lib"))')
 log() { echo "$*" | tee -a "$report"; }
 
@@ -59,12 +56,13 @@ section_torch() {
   [ -s "$D/winners.json" ] || { log "- torch: no $D/winners.json (run tune first)"; return 1; }
   log "- ccltune check-nccl as a rank of node0 sees it:"
   CCLTUNE_NODE_NAME=node0 CCLTUNE_RESULTS_FILE="$D/winners.json" \
-    LD_LIBRARY_PATH="$nccl_dir:$LD_LIBRARY_PATH" ccltune check-nccl "$bin/libccltune-nccl.so" \
+    LD_LIBRARY_PATH="$nccl_dir:$LD_LIBRARY_PATH" ccltune check-nccl "$SHIM" \
     --world "$gpus" --nodes "$nodes" 2>&1 | sed 's/^/    /' | tee -a "$report"
-  # The program sees only the bundle's libraries and PyTorch's own NCCL, first.
-  LD_LIBRARY_PATH="$nccl_dir:$PWD/.gpu/lib" timeout -k 5 1500 python3 tests/gpu/nodes_torch_check.py \
-    --out "$D" --sizes "$sizes" --winners "$D/winners.json" --shim "$bin/libccltune-nccl.so" \
-    --plugin "$bin/libnccl-tuner-ccltune.so" --gpus "$gpus" --nodes "$nodes" \
+  # The program sees only PyTorch's own NCCL, first, and the bundle's libraries (if any).
+  LD_LIBRARY_PATH="$nccl_dir${CCLTUNE_GPU_LIBS:+:$CCLTUNE_GPU_LIBS}" timeout -k 5 1500 \
+    python3 tests/gpu/nodes_torch_check.py \
+    --out "$D" --sizes "$sizes" --winners "$D/winners.json" --shim "$SHIM" \
+    --plugin "$PLUGIN" --gpus "$gpus" --nodes "$nodes" \
     --modes "${NODES_MODES:-plain,preload,plugin,both}" 2>&1 | tee -a "$report"
   return "${PIPESTATUS[0]}"
 }

@@ -4,12 +4,10 @@
 # side-by-side benchmark: `ccltune tune` (every choice, allReduce bf16 1 KiB-64 MiB, graph
 # and eager) against PyTorch's symmetric-memory one-shot/two-shot, same machine, same run.
 #
-# Here (build machine), once:
-#   cmake --build build -j2 --target ccltune ccltune_inproc_tuner nccl_choices_gpu_test \
-#       nccl_failure_gpu_test
-#   strip, then /work/shared/tools/bundle-for-gpu.sh .gpu build/worker/ccltune \
-#       build/worker/libccltune-inproc-tuner.so build/tests/gpu/nccl_{choices,failure}_gpu_test
-# There (repo root, .gpu/ carried): bash tests/gpu/own_kernels_on_device.sh [section...]
+# On the GPU machine, from the repository root (a bundle instead of build/: device_env.sh):
+#   make build        (or: cmake --build build --target ccltune ccltune_inproc_tuner \
+#                      nccl_choices_gpu_test nccl_failure_gpu_test)
+#   bash tests/gpu/own_kernels_on_device.sh [section...]
 # Sections (default: bench4 correct4 sanitize2 bench2 correct2):
 #   benchN    tune graph+eager on N GPUs, torch_symm_bench.py, own_kernels_table.py
 #   correctN  the peer-kernel correctness tests on N GPUs
@@ -105,10 +103,10 @@ correct() {  # correct <n>
   local n=$1 gpus
   gpus=$(seq -s, 0 $((n - 1)))
   CUDA_VISIBLE_DEVICES=$gpus CCLTUNE_GPU_SUMMARY_DIR="$OUT" timed "peer kernels correct, $n GPUs" 300 \
-    .gpu/bin/nccl_choices_gpu_test --gtest_filter='*PeerKernels*' >"$OUT/correct$n.log" 2>&1
+    "$(gpu_file nccl_choices_gpu_test)" --gtest_filter='*PeerKernels*' >"$OUT/correct$n.log" 2>&1
   grep -E "ok, .* skipped|FAILED|Failure" "$OUT/correct$n.log" | head -20 | tee -a "$report"
   CUDA_VISIBLE_DEVICES=$gpus CCLTUNE_GPU_SUMMARY_DIR="$OUT" timed "absent rank, $n GPUs" 120 \
-    .gpu/bin/nccl_failure_gpu_test --gtest_filter='*Absent*' >"$OUT/absent$n.log" 2>&1
+    "$(gpu_file nccl_failure_gpu_test)" --gtest_filter='*Absent*' >"$OUT/absent$n.log" 2>&1
   grep -E "test-absent ->|recover ->|OK \]|FAILED" "$OUT/absent$n.log" | tee -a "$report"
 }
 
@@ -122,7 +120,7 @@ sanitize() {
       CCLTUNE_GPU_TEST_CHOICES='oneshot:blocks=2,threads=64,mode=pull;oneshot:blocks=2,threads=64,mode=push;oneshot:blocks=2,threads=64,mode=ll;twoshot:blocks=2,threads=64,mode=pull;twoshot:blocks=2,threads=64,mode=push;twoshot:blocks=2,threads=64,mode=pull,unroll=2;oneshot:blocks=2,threads=64,mode=push,unroll=2;p2p:blocks=2,threads=64,mode=push;p2p:blocks=2,threads=64,mode=pull,unroll=2;ce:mode=pull' \
       timed "compute-sanitizer --tool $tool (2 GPUs, 3078 B, bf16 sum)" 150 \
       "$cs" --tool "$tool" --report-api-errors no --target-processes all --error-exitcode 9 \
-      .gpu/bin/nccl_choices_gpu_test --gtest_filter='*PeerKernels*' >"$OUT/sanitize-$tool.log" 2>&1
+      "$(gpu_file nccl_choices_gpu_test)" --gtest_filter='*PeerKernels*' >"$OUT/sanitize-$tool.log" 2>&1
     grep -E "ERROR SUMMARY|RACECHECK SUMMARY|Hazard|Invalid|ok, .* skipped" "$OUT/sanitize-$tool.log" |
       sort | uniq -c | head -12 | tee -a "$report"
   done

@@ -16,8 +16,8 @@ no wrong result; its output must carry ccltune's message (the rank that did not 
 Reports per survivor: how it stopped, seconds from the death to the stop, wrong results
 after the death, and what ncclCommGetAsyncError / ccltuneCommGetAsyncError say afterwards.
 
-    PYTHONPATH=runtime/python CCLTUNE_LIBRARY=.gpu/bin/libccltune.so.0 \\
-        python3 tests/gpu/peer_death_check.py --gpus 4 --shim .gpu/bin/libccltune-nccl.so \\
+    PYTHONPATH=runtime/python CCLTUNE_LIBRARY=build/runtime/libccltune.so.0 \\
+        python3 tests/gpu/peer_death_check.py --gpus 4 --shim build/runtime/libccltune-nccl.so \\
         --mode all --out $OUT
 Writes --out/peer-death.json and a markdown table on stdout. Exit 0 when every mode passed,
 1 otherwise, 77 without 2 GPUs.

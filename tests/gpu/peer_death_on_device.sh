@@ -5,31 +5,26 @@
 # fail-stop on one GPU (epilogue_kernels_gpu_test's timeout cases, ranks simulated).
 #   bash tests/gpu/peer_death_on_device.sh [N] [MODE...]     (N: every visible GPU)
 #
-# Here (build machine), once:
-#   cmake --build build -j2 --target ccltune ccltune_runtime ccltune_nccl_shim \
-#       epilogue_kernels_gpu_test ccltune_inproc_tuner
-#   ../shared/tools/bundle-for-gpu.sh .gpu build/worker/ccltune build/runtime/libccltune.so.0 \
-#       build/runtime/libccltune-nccl.so build/tests/gpu/epilogue_kernels_gpu_test \
-#       build/worker/libccltune-inproc-tuner.so
-#   strip --strip-debug .gpu/bin/* .gpu/lib/*     (the device tool carries 64 MiB at most)
-# There (repo root, .gpu/ carried):  bash tests/gpu/peer_death_on_device.sh 4
+# On the GPU machine, from the repository root (a bundle instead of build/: device_env.sh):
+#   make build        (or: cmake --build build --target ccltune ccltune_runtime \
+#                      ccltune_nccl_shim epilogue_kernels_gpu_test ccltune_inproc_tuner)
+#   bash tests/gpu/peer_death_on_device.sh 4
 # Output: $OUT/peer-death.md (the tables), $OUT/peer-death-MODE/peer-death.json and
 # $OUT/peer-death-MODE.log (MODE: all, or each one named). All modes take ~1-4 min.
 set -uo pipefail
 # shellcheck source=tests/gpu/device_env.sh
 source "$(dirname "${BASH_SOURCE[0]}")/device_env.sh"
 export PYTHONUNBUFFERED=1 PYTHONPATH="$PWD/runtime/python${PYTHONPATH:+:$PYTHONPATH}"
-export CCLTUNE_LIBRARY="$PWD/.gpu/lib/libccltune.so.0"
-[ -f "$CCLTUNE_LIBRARY" ] || CCLTUNE_LIBRARY="$PWD/.gpu/bin/libccltune.so.0"
-SHIM="$PWD/.gpu/lib/libccltune-nccl.so"
-[ -f "$SHIM" ] || SHIM="$PWD/.gpu/bin/libccltune-nccl.so"
+CCLTUNE_LIBRARY=$(gpu_file libccltune.so.0)
+export CCLTUNE_LIBRARY
+SHIM=$(gpu_file libccltune-nccl.so)
 visible=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
 n=${1:-$visible}; shift || true
 modes=${*:-all}
 rc=0
 
 echo "== fused kernels' fail-stop, one GPU (ranks simulated)"
-CUDA_VISIBLE_DEVICES=0 timeout -k 5 120 .gpu/bin/epilogue_kernels_gpu_test \
+CUDA_VISIBLE_DEVICES=0 timeout -k 5 120 "$(gpu_file epilogue_kernels_gpu_test)" \
   --gtest_filter='*Timeout*' >"$OUT/peer-death-kernels.log" 2>&1 || rc=1
 grep -E '^\[ +(OK|FAILED|SKIPPED) ' "$OUT/peer-death-kernels.log"
 

@@ -16,8 +16,10 @@
 # Exit 1 when a positive case shows NET (or did not run); exit 2 when `unshare --uts` is not
 # permitted (pods cannot be emulated here).
 #
-# Here (build machine), once: the .gpu bundle of nodes_torch_on_device.sh (ccltune,
-# libccltune-inproc-tuner.so, libccltune-nccl.so). There, as root, .gpu/ carried:
+# On the GPU machine, as root, from the repository root (a bundle instead of build/:
+# device_env.sh):
+#   make build        (or: cmake --build build --target ccltune ccltune_inproc_tuner \
+#                      ccltune_nccl_shim)
 #   bash tests/gpu/pods_one_node_on_device.sh
 # Output: $OUT/pods-one-node.md and $OUT/pods-one-node/ (every rank's log, NCCL's logs of the
 # torch ranks, the workers' summary JSON).
@@ -51,7 +53,7 @@ collectives:
 benchmark: {warmupIters: 2, iters: 5, rounds: 2, rendezvousTimeoutSeconds: 60}
 EOF
 nccl_dir=$(python3 -c 'import os, nvidia.nccl as m; print(os.path.join(list(m.__path__)[0], "lib"))')
-SHIM=$PWD/.gpu/bin/libccltune-nccl.so
+SHIM=$(gpu_file libccltune-nccl.so)
 rc=0
 
 # pod <hostname> <CUDA_VISIBLE_DEVICES> <first rank> <first GPU> <command template...>: the
@@ -144,7 +146,7 @@ section_preload() {
       MASTER_PORT=$(free_port)
       export LOGTAG=torch LD_PRELOAD=$SHIM MASTER_ADDR=127.0.0.1 MASTER_PORT WORLD_SIZE=4 \
         NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET NCCL_DEBUG_FILE="$D/torch-$case.nccl.%p.log" \
-        LD_LIBRARY_PATH="$nccl_dir:$PWD/.gpu/lib"
+        LD_LIBRARY_PATH="$nccl_dir${CCLTUNE_GPU_LIBS:+:$CCLTUNE_GPU_LIBS}"
       two_pods "$case" all env RANK=@R@ LOCAL_RANK=@L@ timeout -k 5 200 \
         python3 tests/gpu/nodes_torch_program.py "$D/torch-$case" 1048576)
     nodes=$(grep -ho 'nNodes [0-9]*' "$D"/torch-"$case".nccl.*.log 2>/dev/null |

@@ -1,9 +1,11 @@
 #!/bin/bash
-# One device call for several device scripts: runs each "script:section..." step inside a
-# shared time budget and, after every step, packs everything written so far into
-# $OUT/all.tgz (the device tool returns only a few files, and a step cut short by the
-# budget must not lose the earlier ones).
+# Several device scripts in one run: runs each "script:section..." step inside a shared time
+# budget and, after every step, packs everything written so far into $OUT/all.tgz (a remote
+# run may bring back only a few files, and a step cut short by the budget must not lose the
+# earlier ones).
 #
+# On the GPU machine, from the repository root (a bundle instead of build/: device_env.sh):
+#   make build        (or the targets each step's script names)
 #   bash tests/gpu/run_all_on_device.sh own_kernels_on_device.sh:correct8,bench8 \
 #       tune_on_device.sh:sweep8,nccltests8 run_on_device.sh
 #
@@ -11,9 +13,9 @@
 # bounds the whole call; each step gets what is left. Results: $OUT/all.tgz, and
 # $OUT/steps.md (one line per step: exit code, seconds).
 set -uo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 2
-final=${OUT:-$PWD/gpu-out}
-mkdir -p "$final"
+# shellcheck source=tests/gpu/device_env.sh
+source "$(dirname "${BASH_SOURCE[0]}")/device_env.sh"
+final=$OUT
 work=$(mktemp -d)
 budget=${CCLTUNE_GPU_BUDGET_S:-570}
 t0=$(date +%s)

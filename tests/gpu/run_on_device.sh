@@ -1,12 +1,11 @@
 #!/bin/bash
 # Runs the GPU test suite of the NCCL backend on a GPU machine and leaves a summary table.
 #
-# Here (build machine), once:
-#   cmake --build build-nccl -j2 --target nccl_choices_gpu_test nccl_failure_gpu_test \
-#       nccl_inproc_tuner_test ccltune_inproc_tuner
-#   /work/shared/tools/bundle-for-gpu.sh .gpu build-nccl/tests/gpu/nccl_*_test \
-#       build-nccl/worker/libccltune-inproc-tuner.so
-# There (repo root, .gpu/ carried):  bash tests/gpu/run_on_device.sh
+# On the GPU machine, from the repository root (a bundle instead of build/: device_env.sh):
+#   make build        (or: cmake --build build --target nccl_choices_gpu_test \
+#                      nccl_failure_gpu_test nccl_bench_gpu_test nccl_inproc_tuner_test \
+#                      ccltune_inproc_tuner)
+#   bash tests/gpu/run_on_device.sh
 #
 # Runs every test on 4 GPUs (CUDA_VISIBLE_DEVICES=0,1,2,3) when present, then on 2 (0,1);
 # CCLTUNE_GPU_COUNTS="8" (or "8 4 2") picks other world sizes.
@@ -22,7 +21,7 @@ logs=$OUT/logs.txt
 details=$(mktemp -d)
 filter=${CCLTUNE_GPU_TEST_FILTER:-*}
 per_run_timeout=${CCLTUNE_GPU_TEST_TIMEOUT:-400}
-# The whole script stays inside this many seconds (the device tool stops a command at 600).
+# The whole script stays inside this many seconds (a remote run may be stopped at 600).
 budget=${CCLTUNE_GPU_BUDGET_S:-560}
 t0=$(date +%s)
 left() {  # seconds left of the budget, at most $1
@@ -45,7 +44,7 @@ visible=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
   echo "# ccltune NCCL backend on $(hostname)"
   echo
   echo "$(nvidia-smi -L 2>/dev/null | head -8 | sed 's/^/    /')"
-  echo "    NCCL loaded: $(ldd .gpu/bin/nccl_choices_gpu_test 2>/dev/null | grep -o '/[^ ]*libnccl[^ ]*' | head -1)"
+  echo "    NCCL loaded: $(ldd "$(gpu_file nccl_choices_gpu_test)" 2>/dev/null | grep -o '/[^ ]*libnccl[^ ]*' | head -1)"
   echo "    NCCL_NVLS_ENABLE=$NCCL_NVLS_ENABLE; date $(date -u +%FT%TZ)"
   echo
   echo "| GPUs | test | result | seconds |"
@@ -64,7 +63,7 @@ run_one() {  # run_one <gpus csv> <n> <binary>
   fi
   start=$(date +%s.%N)
   CUDA_VISIBLE_DEVICES=$gpus CCLTUNE_GPU_SUMMARY_DIR="$details/$n" \
-    timeout -k 5 "$limit" ".gpu/bin/$bin" --gtest_filter="$filter" \
+    timeout -k 5 "$limit" "$(gpu_file "$bin")" --gtest_filter="$filter" \
     >"$details/$n/$bin.log" 2>&1
   rc=$?
   end=$(date +%s.%N)
@@ -76,11 +75,11 @@ run_one() {  # run_one <gpus csv> <n> <binary>
   flush_details "$n"
 }
 
-# nccl-tests built outside the repository, when carried in .gpu/nccl-tests: the reference
+# nccl-tests built outside the repository, when in $NCCL_TESTS_BIN: the reference
 # the `nccl` choice's busbw is compared with (same sizes, bf16, max over ranks).
 run_nccl_tests() {  # run_nccl_tests <gpus csv> <n>
   local gpus=$1 n=$2 op mode extra
-  [ -x .gpu/nccl-tests/all_reduce_perf ] || return 0
+  [ -x "$NCCL_TESTS_BIN/all_reduce_perf" ] || return 0
   mkdir -p "$details/$n"
   for op in all_reduce all_gather reduce_scatter; do
     for mode in eager graph; do
@@ -91,7 +90,7 @@ run_nccl_tests() {  # run_nccl_tests <gpus csv> <n>
         echo "## nccl-tests ${op}_perf, bf16, $mode, $n GPUs (-t $n -g 1 -w 5 -n 20 -a 3 $extra)"
         echo
         echo '```'
-        CUDA_VISIBLE_DEVICES=$gpus timeout -k 5 "$(left 60)" ".gpu/nccl-tests/${op}_perf" -b 1K -e 256M -f 2 \
+        CUDA_VISIBLE_DEVICES=$gpus timeout -k 5 "$(left 60)" "$NCCL_TESTS_BIN/${op}_perf" -b 1K -e 256M -f 2 \
           -d bfloat16 -t "$n" -g 1 -w 5 -n 20 -a 3 -c 0 $extra 2>&1 | grep -v '^#  *Rank\|^# Using devices'
         echo '```'
       } >"$details/$n/nccl-tests-$op-$mode.md"
@@ -108,7 +107,7 @@ for n in ${CCLTUNE_GPU_COUNTS:-4 2}; do
   fi
   gpus=$(seq -s, 0 $((n - 1)))
   for bin in nccl_inproc_tuner_test nccl_failure_gpu_test nccl_bench_gpu_test nccl_choices_gpu_test; do
-    [ -x ".gpu/bin/$bin" ] && run_one "$gpus" "$n" "$bin"
+    [ -x "$(gpu_file "$bin")" ] && run_one "$gpus" "$n" "$bin"
   done
   run_nccl_tests "$gpus" "$n"
 done

@@ -9,26 +9,22 @@
 #              NCCL and torch's one/two-shot: runtime_vs_tune.py prints the side-by-side table
 #   decodeN    N GPUs: tp_decode_bench.py, a Llama-3-8B-shaped TP decode step, NCCL vs runtime
 #   compile    compile_pass_check.py (issue 23): ccltune.torch.enable()'s Inductor pass on one
-#              GPU, world size 1 (needs only libccltune in the bundle); $OUT/compile-pass.json,
+#              GPU, world size 1 (needs only libccltune); $OUT/compile-pass.json,
 #              $OUT/graphs.txt (each graph before and after the pass)
 #   compileN   N GPUs: compile_pass_multi.py, enable()'s pooled slots across N ranks with the
-#              runtime test's winners (needs runtime_winners_file in the bundle)
+#              runtime test's winners (needs runtime_winners_file)
 #
-# Here (build machine), once:
-#   cmake --build build -j2 --target ccltune runtime_gpu_test runtime_bench ccltune_runtime \
-#       ccltune_inproc_tuner
-#   ../shared/tools/bundle-for-gpu.sh .gpu build/worker/ccltune build/tests/gpu/runtime_gpu_test \
-#       build/tests/gpu/runtime_bench build/runtime/libccltune.so.0 \
-#       build/worker/libccltune-inproc-tuner.so
-#   strip --strip-debug .gpu/bin/* .gpu/lib/*     (the device tool carries 64 MiB at most)
-# There (repo root, .gpu/ carried):  bash tests/gpu/runtime_on_device.sh gpu torch bench4 decode4
+# On the GPU machine, from the repository root (a bundle instead of build/: device_env.sh):
+#   make build        (or: cmake --build build --target ccltune runtime_gpu_test \
+#                      runtime_bench runtime_winners_file ccltune_runtime ccltune_inproc_tuner)
+#   bash tests/gpu/runtime_on_device.sh gpu torch bench4 decode4
 # Output: $OUT/runtime-*.log and the tables on stdout.
 set -uo pipefail
 # shellcheck source=tests/gpu/device_env.sh
 source "$(dirname "${BASH_SOURCE[0]}")/device_env.sh"
 export PYTHONPATH="$PWD/runtime/python${PYTHONPATH:+:$PYTHONPATH}"
-export CCLTUNE_LIBRARY="$PWD/.gpu/lib/libccltune.so.0"
-[ -f "$CCLTUNE_LIBRARY" ] || CCLTUNE_LIBRARY="$PWD/.gpu/bin/libccltune.so.0"
+CCLTUNE_LIBRARY=$(gpu_file libccltune.so.0)
+export CCLTUNE_LIBRARY
 budget=${CCLTUNE_GPU_BUDGET_S:-560}
 t0=$(date +%s)
 left() { echo $((budget - ($(date +%s) - t0))); }
@@ -37,11 +33,11 @@ devices() { seq -s, 0 $(($1 - 1)); }
 
 section_gpu() {  # the absent-peer case alone, under its own short bound
   local rc
-  timeout -k 5 "$(left)" .gpu/bin/runtime_gpu_test --gtest_filter=-*AbsentPeer* 2>&1 |
+  timeout -k 5 "$(left)" "$(gpu_file runtime_gpu_test)" --gtest_filter=-*AbsentPeer* 2>&1 |
     tee "$OUT/runtime-gpu.log" | grep -v "^WRONG\|^FAILED" | tail -30
   rc=${PIPESTATUS[0]}
   grep -c "^WRONG" "$OUT/runtime-gpu.log" | sed 's/^/wrong cases (all ranks): /'
-  timeout -k 5 60 .gpu/bin/runtime_gpu_test --gtest_filter=*AbsentPeer* 2>&1 |
+  timeout -k 5 60 "$(gpu_file runtime_gpu_test)" --gtest_filter=*AbsentPeer* 2>&1 |
     tee -a "$OUT/runtime-gpu.log" | grep "init without\|OK\|FAILED\|SKIP" | head
   [ "${PIPESTATUS[0]}" -eq 0 ] && [ "$rc" -eq 0 ]
 }
@@ -82,7 +78,7 @@ section_bench() {  # section_bench <gpus>
     local g=""
     [ $mode = graph ] && g=--graph
     LD_LIBRARY_PATH="${nccl_dir:+$nccl_dir:}$LD_LIBRARY_PATH" timeout -k 5 "$(left)" \
-      .gpu/bin/runtime_bench "$OUT/winners$n-$mode.json" $g --gpus "$n" | tee -a "$OUT/runtime-bench$n.md"
+      "$(gpu_file runtime_bench)" "$OUT/winners$n-$mode.json" $g --gpus "$n" | tee -a "$OUT/runtime-bench$n.md"
   done
   unset CUDA_VISIBLE_DEVICES
 }
@@ -101,7 +97,7 @@ section_compile() {
 }
 
 section_compile_multi() {  # compileN
-  .gpu/bin/runtime_winners_file "$1" /tmp/ccltune-winners-$1.json >/dev/null &&
+  "$(gpu_file runtime_winners_file)" "$1" /tmp/ccltune-winners-$1.json >/dev/null &&
     timeout -k 5 "$(left)" python3 tests/gpu/compile_pass_multi.py --ranks "$1" \
       --winners /tmp/ccltune-winners-$1.json --fingerprint runtime-gpu-test \
       --out "$OUT/compile-multi" 2>&1 | tee "$OUT/compile-multi.log" | grep "^rank\|SKIP"

@@ -11,7 +11,7 @@ with fused winners (LL, pull, two-shot) and an unfused one, plain and pooled, ea
 graph and under torch.compile, against dist.all_reduce + add + F.rms_norm in fp32. Prints one
 line per rank and exits non-zero on any mismatch.
 
-    PYTHONPATH=runtime/python CCLTUNE_LIBRARY=.gpu/bin/libccltune.so.0 \
+    PYTHONPATH=runtime/python CCLTUNE_LIBRARY=build/runtime/libccltune.so.0 \
         python3 tests/gpu/runtime_torch_check.py --gpus 2
 """
 import argparse

@@ -3,11 +3,10 @@
 # backend and its private Redis, a hanging choice and a killed rank through the real
 # Redis abort path, and nccl-tests side by side in the same run. Writes $OUT/tune.md.
 #
-# Here (build machine), once:
-#   cmake --build build -j2 --target ccltune ccltune_inproc_tuner
-#   /work/shared/tools/bundle-for-gpu.sh .gpu build/worker/ccltune build/worker/libccltune-inproc-tuner.so
-#   nccl-tests built outside the repository, binaries copied to .gpu/nccl-tests/ (optional)
-# There (repo root, .gpu/ carried): bash tests/gpu/tune_on_device.sh [section...]
+# On the GPU machine, from the repository root (a bundle instead of build/: device_env.sh):
+#   make build        (or: cmake --build build --target ccltune ccltune_inproc_tuner)
+#   nccl-tests built outside the repository, binaries in $NCCL_TESTS_BIN (optional)
+#   bash tests/gpu/tune_on_device.sh [section...]
 # Sections: sweep4 graph4 sweep2 faults nccltests (default: all; nccltests = nccltests4 +
 # nccltests2); accuracy2 accuracy4 (near 1 MiB, below); on an 8-GPU machine also sweep8
 # graph8 nccltests8; search2 search4 search8 searchepilogue2 searchepilogue4 (exhaustive and
@@ -18,6 +17,7 @@ set -uo pipefail
 # shellcheck source=tests/gpu/device_env.sh
 source "$(dirname "${BASH_SOURCE[0]}")/device_env.sh"
 report=$OUT/tune.md
+base_bin=${CCLTUNE_BASE_BIN:-$(gpu_file ccltune-base)}
 sections=${*:-sweep4 graph4 sweep2 faults nccltests}
 log() { echo "$*" | tee -a "$report"; }
 : >"$report"
@@ -42,7 +42,7 @@ tune() {  # tune <name> <gpus csv> <args...>: timed `ccltune tune`, JSON kept
 nt() {
   local g=$1 op=$2 stem=$3
   shift 3
-  CUDA_VISIBLE_DEVICES=$(seq -s, 0 $((g - 1))) timeout 120 ".gpu/nccl-tests/${op}_perf" \
+  CUDA_VISIBLE_DEVICES=$(seq -s, 0 $((g - 1))) timeout 120 "$NCCL_TESTS_BIN/${op}_perf" \
     -t "$g" -g 1 -d bfloat16 -w 5 -a 3 "$@" >"$OUT/$stem.txt" 2>&1
 }
 
@@ -53,8 +53,8 @@ nt() {
 # 64 MiB included.)
 nccl_tests() {  # nccl_tests <n>
   local g=$1 op i
-  if [ ! -x .gpu/nccl-tests/all_reduce_perf ]; then
-    log "- nccl-tests: not carried (.gpu/nccl-tests/ missing)"
+  if [ ! -x "$NCCL_TESTS_BIN/all_reduce_perf" ]; then
+    log "- nccl-tests: not run (no \$NCCL_TESTS_BIN/all_reduce_perf)"
     return
   fi
   for op in all_reduce all_gather reduce_scatter; do
@@ -156,7 +156,8 @@ netsettings() {  # netsettings <n>
 
 # Exhaustive and adaptive search on the 3-op sweep, back to back, twice, alternating
 # (issue 25); then a CUDA-graph pair (short screening rounds recapture the graph). With
-# .gpu/bin/ccltune-base (an earlier build) carried, one exhaustive run of it as well.
+# $CCLTUNE_BASE_BIN (an earlier build's ccltune; default: ccltune-base beside the built
+# files), one exhaustive run of it as well.
 search() {  # search <n>
   local g=$1 devs run m sweep=(--op "allReduce,allGather,reduceScatter" --dtypes bf16 --sizes 1KiB:256MiB:2)
   devs=$(seq -s, 0 $((g - 1)))
@@ -167,8 +168,8 @@ search() {  # search <n>
     tune "search${g}-graph-$m" "$devs" --op allReduce --dtypes bf16 --sizes 1KiB:256MiB:4 \
       --cuda-graph --search "$m" --no-publish
   done
-  if [ -x .gpu/bin/ccltune-base ]; then
-    CCLTUNE=.gpu/bin/ccltune-base tune "search${g}-base-exhaustive" "$devs" "${sweep[@]}" \
+  if [ -x "$base_bin" ]; then
+    CCLTUNE=$base_bin tune "search${g}-base-exhaustive" "$devs" "${sweep[@]}" \
       --search exhaustive --no-publish
   fi
   python3 tests/bench/search_compare.py --exhaustive "$OUT"/search"$g"-exhaustive-{1,2}.json \
@@ -191,8 +192,8 @@ search_epilogue() {  # search_epilogue <n>
   done
   python3 tests/bench/search_compare.py --exhaustive "$OUT/search$g-epilogue-exhaustive.json" \
     --adaptive "$OUT/search$g-epilogue-adaptive.json" >>"$report" 2>&1
-  if [ -x .gpu/bin/ccltune-base ]; then
-    CCLTUNE=.gpu/bin/ccltune-base tune "search${g}-epilogue-base-exhaustive" "$devs" \
+  if [ -x "$base_bin" ]; then
+    CCLTUNE=$base_bin tune "search${g}-epilogue-base-exhaustive" "$devs" \
       --plan tests/gpu/plans/epilogue-decode.yaml --cuda-graph --search exhaustive --no-publish
     python3 tests/bench/search_compare.py \
       --exhaustive "$OUT/search$g-epilogue-base-exhaustive.json" \

@@ -34,9 +34,11 @@ cleanup() {
 trap cleanup EXIT
 
 if [[ -z $archive ]]; then
-  mirror=${DEBIAN_MIRROR:-http://deb.debian.org}
+  # The mirror build-image.sh takes: the one this machine's apt uses.
+  mirror=$(bash "$src/manifests/image/apt_mirror.sh" main 2>"$work/mirror.err") ||
+    skip "no Debian mirror: $(tail -1 "$work/mirror.err")"
   timeout 30 python3 -c "import sys, urllib.request
-urllib.request.urlopen(sys.argv[1] + '/debian/dists/bookworm/InRelease', timeout=20).read(1)" \
+urllib.request.urlopen(sys.argv[1] + '/dists/bookworm/InRelease', timeout=20).read(1)" \
     "$mirror" 2>"$work/mirror.err" || skip "Debian mirror $mirror unreachable: $(tail -1 "$work/mirror.err")"
   timeout 1200 bash "$src/manifests/image/build-image.sh" --build "$build" --out "$work/out" \
     --cache "$build/image/cache" | tee "$work/build.log"

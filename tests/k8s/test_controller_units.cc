@@ -248,6 +248,22 @@ TEST(PodBuilder, PodCarriesTheEnvContractOwnerAndGangLabels) {
                             "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}})"));
 }
 
+// NCCL's variables are the user's and the node's: an nccl worker pod sets none of them, so an
+// unset NCCL_NVLS_ENABLE stays unset and one the image or node sets reaches NCCL unchanged.
+TEST(PodBuilder, NcclPodLeavesNcclMulticastVariablesAlone) {
+  JobContext ctx;
+  ctx.job = {{"metadata", {{"name", "j"}, {"namespace", "ns"}, {"uid", "u-1"}}}};
+  ctx.spec = *ParseJobSpec(EpilogueSpec(), Defaults());
+  ASSERT_EQ(ctx.spec.backend, "nccl");
+  Json pod = BuildPod(ctx, "/bin/ccltune", 0, 0);
+  for (const Json& e : pod["spec"]["containers"][0]["env"]) {
+    const std::string name = e["name"];
+    EXPECT_NE(name, "NCCL_NVLS_ENABLE");
+    EXPECT_NE(name, "TORCH_SYMM_MEM_DISABLE_MULTICAST");
+    EXPECT_NE(name, "NVSHMEM_DISABLE_NVLS");
+  }
+}
+
 // spec.emulatedNodes reaches the pods' plan (and stays out of it when unset).
 TEST(JobSpec, EmulatedNodesGoIntoThePodsPlan) {
   JobContext ctx;

@@ -59,28 +59,16 @@ class NcclBackend final : public Backend {
 };
 
 core::Status NcclBackend::Start(const core::BenchmarkSpec& bench) {
-  CCLTUNE_RETURN_IF_ERROR(nccl::EnforceNoMulticast());
-  std::optional<nccl::TunerControl> tuner;
-  core::Result<std::string> path = nccl::FindInprocTuner();
-  if (path.ok()) {
-    core::Result<nccl::TunerControl> t = nccl::TunerControl::Load(path.value());
-    if (t.ok()) {
-      nccl::UseTunerPlugin(path.value());
-      tuner.emplace(std::move(t).value());
-    } else {
-      catalog_.tuner_problem = t.status().message();
-    }
-  } else {
-    catalog_.tuner_problem = path.status().message();
-  }
-  if (!tuner) core::LogWarn("nccl:algo choices disabled: " + catalog_.tuner_problem);
-  catalog_.tuner_loaded = tuner.has_value();
+  nccl::TunerSetup setup = nccl::SetUpTuner();
+  catalog_.tuner_problem = setup.problem;
+  if (!setup.tuner) core::LogWarn("nccl:algo choices disabled: " + catalog_.tuner_problem);
+  catalog_.tuner_loaded = setup.tuner.has_value();
   catalog_.world = rt_.world();
   const char* test = std::getenv("CCLTUNE_ENABLE_TEST_CHOICES");
   catalog_.test_choices = test != nullptr && std::strcmp(test, "1") == 0;
   catalog_.ib_problem = nccl::NetIbProblem();
   CCLTUNE_RETURN_IF_ERROR(
-      rt_.Start(std::move(tuner), DeadlineIn(bench.rendezvous_timeout_seconds)));
+      rt_.Start(std::move(setup.tuner), DeadlineIn(bench.rendezvous_timeout_seconds)));
   catalog_.nccl_version = rt_.nccl_version();
   catalog_.peer_problem = rt_.peers()->problem();
   CCLTUNE_RETURN_IF_ERROR(LearnNodeSpan(DeadlineIn(bench.rendezvous_timeout_seconds)));

@@ -18,8 +18,7 @@ namespace ccltune::worker {
 // Blocks until the default communicator is up (bounded by bench.rendezvous_timeout_seconds
 // and `cancel`). Uses GPU `local_rank` of the visible ones (CUDA_VISIBLE_DEVICES applies).
 // `dir` and `cancel` must outlive the backend; the backend must outlive its choices.
-// Sets NCCL_NVLS_ENABLE=0 when unset and refuses any other value; points
-// NCCL_TUNER_PLUGIN at libccltune-inproc-tuner.so (next to the executable or
+// Points NCCL_TUNER_PLUGIN at libccltune-inproc-tuner.so (next to the executable or
 // $CCLTUNE_INPROC_TUNER) so `nccl:algo=...,proto=...` can be forced per call.
 core::Result<std::unique_ptr<Backend>> CreateNcclBackend(int rank, int world, int local_rank,
                                                          PeerDirectory& dir,

@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <utility>
 
 #include "core/base/log.h"
 
@@ -13,24 +14,7 @@ namespace {
 
 constexpr const char* kTunerFile = "libccltune-inproc-tuner.so";
 
-void SetIfUnset(const char* name, const char* value) {
-  if (std::getenv(name) == nullptr) setenv(name, value, /*overwrite=*/0);
-}
-
 }  // namespace
-
-core::Status EnforceNoMulticast() {
-  const char* nvls = std::getenv("NCCL_NVLS_ENABLE");
-  if (nvls != nullptr && std::string(nvls) != "0") {
-    return core::FailedPrecondition(
-        "NCCL_NVLS_ENABLE=" + std::string(nvls) +
-        ": NVLink multicast is forbidden on these machines; unset it or set it to 0");
-  }
-  SetIfUnset("NCCL_NVLS_ENABLE", "0");
-  SetIfUnset("TORCH_SYMM_MEM_DISABLE_MULTICAST", "1");
-  SetIfUnset("NVSHMEM_DISABLE_NVLS", "1");
-  return core::Status::Ok();
-}
 
 core::Result<std::string> FindInprocTuner() {
   namespace fs = std::filesystem;
@@ -61,6 +45,23 @@ void UseTunerPlugin(const std::string& path) {
                   " while tuning (forced choices need the in-process tuner)");
   }
   setenv("NCCL_TUNER_PLUGIN", path.c_str(), /*overwrite=*/1);
+}
+
+TunerSetup SetUpTuner() {
+  TunerSetup setup;
+  core::Result<std::string> path = FindInprocTuner();
+  if (!path.ok()) {
+    setup.problem = path.status().message();
+    return setup;
+  }
+  core::Result<TunerControl> t = TunerControl::Load(path.value());
+  if (!t.ok()) {
+    setup.problem = t.status().message();
+    return setup;
+  }
+  UseTunerPlugin(path.value());
+  setup.tuner.emplace(std::move(t).value());
+  return setup;
 }
 
 }  // namespace ccltune::worker::nccl
