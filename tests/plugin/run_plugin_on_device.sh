@@ -11,13 +11,11 @@
 # not NCCL-internal (nothing NCCL can be told was measured); where it applies `nccl` it is
 # compared with ccltune's `nccl` time.
 #
-# Here (build machine), once:
-#   cmake --build build-plugin -j2 --target ccltune ccltune_nccl_tuner ccltune_inproc_tuner
-#   /work/shared/tools/bundle-for-gpu.sh .gpu build-plugin/worker/ccltune \
-#       build-plugin/worker/libccltune-inproc-tuner.so build-plugin/plugin/libnccl-tuner-ccltune.so
-# There (repo root, .gpu/ carried, nccl-tests built):
-#   NCCL_TESTS_DIR=/path/to/nccl-tests/build bash tests/plugin/run_plugin_on_device.sh
-# BUNDLE=DIR uses a bundle in another folder than .gpu (e.g. .gpu/plugin).
+# On the GPU machine, from the repository root (nccl-tests built somewhere):
+#   cmake --build build --target ccltune ccltune_nccl_tuner ccltune_inproc_tuner   # or make build
+#   NCCL_TESTS_DIR=<nccl-tests>/build bash tests/plugin/run_plugin_on_device.sh
+# tests/gpu/device_env.sh finds the built files (the build tree, or a bundle named by
+# CCLTUNE_GPU_BUNDLE; BUNDLE=DIR is the older name) and keeps NVLink multicast off.
 # Knobs: NGPU (default: all), SIZES (ccltune form, default 1KiB:64MiB:4), DTYPE (bf16),
 # REPEAT (alternating runs per mode, default 3; the median is shown), WINNERS (an existing
 # export to use instead of tuning), OUT (default ./plugin-out: the table, the export, the
@@ -30,21 +28,19 @@
 # the tune only, e.g. CCLTUNE_PEER_MEMORY=0: a job where ranks cannot share memory, so
 # NCCL-internal choices win where nccl-symm does not).
 set -uo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 2
-BUNDLE=${BUNDLE:-.gpu}
-[ -f "$BUNDLE/env.sh" ] || { echo "no $BUNDLE/env.sh: bundle first (see header)"; exit 2; }
-# shellcheck disable=SC1090
-source "$BUNDLE/env.sh"
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+own_out=${OUT:-}  # device_env.sh sets OUT=gpu-out/ where unset; this script keeps its own default
+[ -n "${BUNDLE:-}" ] && export CCLTUNE_GPU_BUNDLE=${CCLTUNE_GPU_BUNDLE:-$BUNDLE}
+# shellcheck source=tests/gpu/device_env.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../gpu/device_env.sh"
 perf=${NCCL_TESTS_DIR:-}/all_reduce_perf
 [ -x "$perf" ] || { echo "set NCCL_TESTS_DIR to the folder holding all_reduce_perf"; exit 2; }
-plugin=$(cd "$BUNDLE" && pwd)/bin/libnccl-tuner-ccltune.so
-[ -f "$plugin" ] || { echo "no $plugin in the bundle"; exit 2; }
+plugin=$(realpath -m "$(gpu_file libnccl-tuner-ccltune.so)")
+[ -f "$plugin" ] || { echo "no $plugin: build ccltune_nccl_tuner (see header)"; exit 2; }
 NGPU=${NGPU:-$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')}
 SIZES=${SIZES:-1KiB:64MiB:4}
 DTYPE=${DTYPE:-bf16}
 REPEAT=${REPEAT:-3}
-OUT=${OUT:-$PWD/plugin-out}
+OUT=${own_out:-$PWD/plugin-out}
 W=$(mktemp -d)  # every run's files; the ones worth keeping are copied to $OUT at the end
 mkdir -p "$OUT"
 keep() { cp "$@" "$OUT/" 2>/dev/null; }
