@@ -15,6 +15,7 @@
 #include "core/plan/choice.h"
 #include "core/plan/search_mode.h"
 #include "core/results/result_store.h"
+#include "core/search/screening.h"
 #include "tests/integration/ccltune_process.h"
 #include "tests/support/redis_test.h"
 
