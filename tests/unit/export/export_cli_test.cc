@@ -1,5 +1,6 @@
-// `ccltune export` and `ccltune report` as processes against a real redis-server: one
-// fingerprint or a clear exit 2 listing them, JSON the plugin can read, CSV rows, bad flags.
+// `ccltune export`, `ccltune report` and `ccltune results` as processes against a real
+// redis-server: one fingerprint or a clear exit 2 listing them, JSON the plugin can read, CSV
+// rows, bad flags.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -165,6 +166,37 @@ TEST_F(ExportCliTest, SeveralFingerprintsNeedAChoice) {
   EXPECT_EQ(j[0]["fingerprint"], "bbbb000000000002");
   r = Export({"--format", "json", "--fingerprint", "cccc"});
   EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.output.find("--fingerprint cccc is not in the cache"), std::string::npos) << r.output;
+}
+
+// A lookup answers for one cluster shape: with two in the cache it refuses as export does
+// (the same line), rather than answer from whichever fingerprint comes first.
+TEST_F(ExportCliTest, ResultsLookupWithSeveralFingerprintsNeedsAChoice) {
+  Publish("aaaa000000000001");
+  Publish("bbbb000000000002");
+  const std::vector<std::string> lookup{"results", "--redis", redis_->url(), "--op", "allReduce",
+                                        "--dtype", "bf16",    "--bytes",     "3000"};
+  auto r = RunCcltune(lookup, {}, 60);
+  EXPECT_EQ(r.code, 2) << r.output;
+  const std::string refusal =
+      "the cache holds 2 fingerprints; choose one with --fingerprint: aaaa000000000001, "
+      "bbbb000000000002";
+  EXPECT_NE(r.output.find(refusal), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("\"winner\""), std::string::npos) << "no answer: " << r.output;
+  auto e = Export({"--format", "json"});
+  EXPECT_NE(e.output.find(refusal), std::string::npos) << e.output;
+
+  auto args = lookup;
+  args.insert(args.end(), {"--fingerprint", "bbbb000000000002"});
+  r = RunCcltune(args, {}, 60);
+  ASSERT_EQ(r.code, 0) << r.output;
+  auto j = nlohmann::json::parse(r.output, nullptr, false);
+  ASSERT_TRUE(j.is_object()) << r.output;
+  EXPECT_EQ(j["fingerprint"], "bbbb000000000002");
+  EXPECT_EQ(j["bytes"], 1024);  // 3000 B: the nearest tuned size in log2 space
+  args.back() = "cccc";
+  r = RunCcltune(args, {}, 60);
+  EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("--fingerprint cccc is not in the cache"), std::string::npos) << r.output;
 }
 
