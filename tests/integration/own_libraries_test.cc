@@ -2,7 +2,8 @@
 // tuner plugin and libccltune-nccl beside the binary that runs, in a build tree (where ctest
 // runs them: <build>/plugin/, <build>/runtime/) and in the installed layout of the image
 // (<prefix>/bin/ccltune, <prefix>/lib/); where neither holds the file, one error names the
-// paths tried and the argument to pass.
+// paths tried and the argument to pass. And check-nccl says calls are not served without a
+// CUDA device (this machine's CI has none; CUDA_VISIBLE_DEVICES='' hides any), with why.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -98,6 +99,14 @@ TEST(OwnLibraries, NoneBesideTheBinaryNamesThePathsTriedAndTheArgument) {
     EXPECT_TRUE(Has(r, "ccltune " + std::string(c.command) + " " + c.argument)) << r.output;
     EXPECT_FALSE(Has(r, "cannot load")) << r.output;
   }
+}
+
+// Without a device the winners cannot run (every communicator's context fails and each call
+// goes to NCCL): "serving calls: yes" would be false. The reason names the device or driver.
+TEST(OwnLibraries, CheckNcclDoesNotServeWithoutACudaDevice) {
+  auto r = RunCcltune({"check-nccl", "--world", "2"}, {{"CUDA_VISIBLE_DEVICES", ""}}, 60);
+  EXPECT_TRUE(Has(r, "\nserving calls: no (no CUDA device")) << r.output;
+  EXPECT_FALSE(Has(r, "serving calls: yes")) << r.output;
 }
 
 }  // namespace

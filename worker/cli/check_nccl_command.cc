@@ -62,8 +62,10 @@ void Print(const std::string& path, const nlohmann::json& j) {
   } else {
     std::printf("real NCCL: not found\n");
   }
+  // servingProblem: why not (no CUDA device, CCLTUNE_NCCL off, the real NCCL's problem).
+  const std::string why = Field(j, "servingProblem", Field(j, "problem"));
   std::printf("serving calls: %s%s\n", j.value("serving", false) ? "yes" : "no",
-              j.contains("problem") ? (" (" + Field(j, "problem") + ")").c_str() : "");
+              why.empty() ? "" : (" (" + why + ")").c_str());
   if (j.contains("modes") && j["modes"].is_object()) {
     for (const auto& [mode, how] : j["modes"].items()) {
       std::printf("mode %s: %s\n", mode.c_str(),
