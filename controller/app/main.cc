@@ -1,5 +1,6 @@
 // ccltune-controller: the CollectiveTuningJob operator (docs/design.md §6). Flags → RunController;
 // SIGTERM/SIGINT stop it (the Lease is released so a standby takes over at once).
+// `--version`: "ccltune-controller <project version>", the version of its ccltune images.
 #include <CLI/CLI.hpp>
 #include <csignal>
 #include <iostream>
@@ -15,6 +16,8 @@ extern "C" void OnSignal(int) { g_stop = true; }
 int main(int argc, char** argv) {
   ccltune::controller::ControllerOptions o;
   CLI::App cli{"ccltune-controller: runs CollectiveTuningJobs as pods"};
+  cli.set_version_flag("--version", std::string("ccltune-controller ") + CCLTUNE_VERSION,
+                       "Print the version and exit");
   cli.add_option("--kubeconfig", o.kubeconfig, "kubeconfig file (default: in-cluster config)");
   cli.add_option("--namespace", o.watch_namespace, "watch one namespace (default: all)");
   cli.add_flag("--leader-elect", o.leader_elect, "elect a leader on a Lease before reconciling");

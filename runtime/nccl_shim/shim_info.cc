@@ -1,16 +1,17 @@
 // ccltuneNcclShimReport: what `ccltune check-nccl` prints. The shim, loaded as a program
 // would load it, says which real NCCL it found and how, the versions, whether it would
-// serve calls, this process's node and what NCCL will group it by (after the shim's first-
-// init step, which this runs: first_init.h), and, for a communicator of `world` ranks over
-// `nodes` nodes, the fingerprint it would compute, how many winners it would load, the
-// network settings it would set before NCCL's first init, and what each tuned size would
-// run. Never blocks beyond the winners' load bound; a missing GPU or cache is reported in
-// the JSON, not raised.
+// serve calls (and if not, why: CCLTUNE_NCCL off, the real NCCL, no CUDA device), this
+// process's node and what NCCL will group it by (after the shim's first-init step, which this
+// runs: first_init.h), and, for a communicator of `world` ranks over `nodes` nodes, the
+// fingerprint it would compute, how many winners it would load, the network settings it
+// would set before NCCL's first init, and what each tuned size would run. Never blocks beyond the
+// winners' load bound; a missing GPU or cache is reported in the JSON, not raised.
 #include <cuda_runtime.h>
 #include <dlfcn.h>
 #include <nccl.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <nlohmann/json.hpp>
 
@@ -35,11 +36,48 @@ std::string OwnPath() {
   return info.dli_fname;
 }
 
-int VisibleGpus() {
-  int n = 0;
-  const bool ok = cudaGetDeviceCount(&n) == cudaSuccess;
+// "CUDA 13.0": the CUDA runtime linked in (statically), which needs a driver this new.
+std::string CudartVersion() {
+  return "CUDA " + std::to_string(CUDART_VERSION / 1000) + "." +
+         std::to_string(CUDART_VERSION % 1000 / 10);
+}
+
+struct CudaDevices {
+  int count = 0;
+  std::string problem;  // why none: "no CUDA device ..."; empty when count > 0
+};
+
+// Machines without a GPU (CI) answer cudaErrorInsufficientDriver: no libcuda.so.1 to load.
+CudaDevices VisibleGpus() {
+  CudaDevices out;
+  const cudaError_t err = cudaGetDeviceCount(&out.count);
   (void)cudaGetLastError();
-  return ok ? n : 0;
+  if (err == cudaSuccess && out.count > 0) return out;
+  out.count = 0;
+  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+  if (err == cudaSuccess || err == cudaErrorNoDevice) {
+    out.problem = std::string("no CUDA device visible (CUDA_VISIBLE_DEVICES ") +
+                  (visible == nullptr ? "unset" : "'" + std::string(visible) + "'") + ")";
+  } else if (err == cudaErrorInsufficientDriver) {
+    out.problem = "no CUDA device: the NVIDIA driver (libcuda.so.1) is missing or older than " +
+                  CudartVersion() + " (cudaGetDeviceCount: " + cudaGetErrorName(err) + ")";
+  } else {
+    out.problem = std::string("no CUDA device: cudaGetDeviceCount: ") + cudaGetErrorName(err) +
+                  ": " + cudaGetErrorString(err);
+  }
+  return out;
+}
+
+// Why calls would not be served here; empty when they would. ShimOn() alone is not enough:
+// the winners run on the GPU, so without a device every communicator's context fails to build
+// and each call is forwarded, and "serving calls: yes" would be false.
+std::string NotServingReason(const RealNccl& real, const CudaDevices& gpus) {
+  if (!ShimOn()) {
+    if (!real.problem.empty()) return real.problem;
+    const char* v = std::getenv("CCLTUNE_NCCL");
+    return std::string("CCLTUNE_NCCL is '") + (v == nullptr ? "" : v) + "': every call forwarded";
+  }
+  return gpus.problem;
 }
 
 // This process's node and what NCCL will group it by once the first-init step ran.
@@ -136,7 +174,10 @@ CCLTUNE_SHIM_EXPORT size_t ccltuneNcclShimReport(int world, int nodes, char* buf
     const auto& real = Real();
     out["real"] = {
         {"found", real.found}, {"how", real.how}, {"path", real.path}, {"version", real.version}};
-    out["serving"] = ccltune::shim::ShimOn();
+    const ccltune::shim::CudaDevices gpus = ccltune::shim::VisibleGpus();
+    const std::string not_serving = ccltune::shim::NotServingReason(real, gpus);
+    out["serving"] = not_serving.empty();
+    if (!not_serving.empty()) out["servingProblem"] = not_serving;
     // How each shape of program is served; the per-communicator mode is in its summary
     // line ("ranks in one process" / "ranks in N processes").
     out["modes"] = {
@@ -148,7 +189,7 @@ CCLTUNE_SHIM_EXPORT size_t ccltuneNcclShimReport(int world, int nodes, char* buf
         {"mixed", "not served (some processes hold several ranks, other ranks elsewhere)"}};
     if (!real.problem.empty()) out["problem"] = real.problem;
     out["node"] = ccltune::shim::NodeReport();
-    if (world <= 0) world = ccltune::shim::VisibleGpus();
+    if (world <= 0) world = gpus.count;
     if (nodes <= 0) nodes = 1;
     out["world"] = world;
     out["nodes"] = nodes;

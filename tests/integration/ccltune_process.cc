@@ -20,22 +20,37 @@ std::string ReadFile(const std::string& path) {
   return ss.str();
 }
 
-worker::ChildProcess StartCcltune(const std::vector<std::string>& args,
-                                  const std::map<std::string, std::string>& env,
-                                  const std::string& output_file) {
-  std::vector<std::string> argv{CcltuneBin()};
+namespace {
+
+worker::ChildProcess Start(const std::string& binary, const std::vector<std::string>& args,
+                           const std::map<std::string, std::string>& env,
+                           const std::string& output_file) {
+  std::vector<std::string> argv{binary};
   argv.insert(argv.end(), args.begin(), args.end());
   auto child = worker::ChildProcess::Spawn(argv, env, output_file);
   if (!child.ok()) throw std::runtime_error(child.status().ToString());
   return std::move(child).value();
 }
 
+}  // namespace
+
+worker::ChildProcess StartCcltune(const std::vector<std::string>& args,
+                                  const std::map<std::string, std::string>& env,
+                                  const std::string& output_file) {
+  return Start(CcltuneBin(), args, env, output_file);
+}
+
 RunResult RunCcltune(const std::vector<std::string>& args,
                      const std::map<std::string, std::string>& env, double timeout_seconds) {
+  return RunBinary(CcltuneBin(), args, env, timeout_seconds);
+}
+
+RunResult RunBinary(const std::string& binary, const std::vector<std::string>& args,
+                    const std::map<std::string, std::string>& env, double timeout_seconds) {
   TempDir dir("ccltune-run");
   const std::string out = dir.File("output.txt");
   const auto t0 = worker::Clock::now();
-  auto child = StartCcltune(args, env, out);
+  auto child = Start(binary, args, env, out);
   RunResult r;
   auto code = child.Wait(worker::DeadlineIn(timeout_seconds));
   r.code = code.ok() ? *code : (child.Stop(0), -1);

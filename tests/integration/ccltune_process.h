@@ -24,6 +24,9 @@ std::string ReadFile(const std::string& path);
 RunResult RunCcltune(const std::vector<std::string>& args,
                      const std::map<std::string, std::string>& env = {},
                      double timeout_seconds = 120);
+// The same with another copy of the binary (one placed in an install layout, say).
+RunResult RunBinary(const std::string& binary, const std::vector<std::string>& args,
+                    const std::map<std::string, std::string>& env, double timeout_seconds);
 
 // Starts it in the background; output goes to `output_file`.
 worker::ChildProcess StartCcltune(const std::vector<std::string>& args,

@@ -5,33 +5,26 @@
 // distinct NCCL_HOSTIDs) the fingerprint it would compute, how many winners it would load,
 // the network settings it would set before NCCL's first init, and what each tuned size runs. A
 // preloaded library that quietly forwards everything looks like one that works; this says which, in
-// the image that will run it. LIBRARY defaults to <prefix>/lib/libccltune-nccl.so next to
-// <prefix>/bin/ccltune.
+// the image that will run it. LIBRARY defaults to the one beside this ccltune: <prefix>/lib/
+// when installed, <build>/runtime/ in a build tree (own_library.h).
 #include <dlfcn.h>
 
 #include <cstdio>
-#include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "worker/cli/commands.h"
+#include "worker/cli/own_library.h"
 
 namespace ccltune::worker::cli {
 namespace {
 
-constexpr const char* kShimFile = "libccltune-nccl.so";
+const OwnLibrary kShim{"libccltune-nccl.so", "runtime"};
 using ReportFn = size_t (*)(int, int, char*, size_t);
 constexpr const char* kReportSymbol = "ccltuneNcclShimReport";
 constexpr int kMaxApplyLines = 64;
-
-std::string DefaultShimPath() {
-  std::error_code ec;
-  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (ec) return kShimFile;
-  return (exe.parent_path().parent_path() / "lib" / kShimFile).string();
-}
 
 std::string Field(const nlohmann::json& j, const char* key, const std::string& otherwise = "") {
   return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : otherwise;
@@ -69,8 +62,10 @@ void Print(const std::string& path, const nlohmann::json& j) {
   } else {
     std::printf("real NCCL: not found\n");
   }
+  // servingProblem: why not (no CUDA device, CCLTUNE_NCCL off, the real NCCL's problem).
+  const std::string why = Field(j, "servingProblem", Field(j, "problem"));
   std::printf("serving calls: %s%s\n", j.value("serving", false) ? "yes" : "no",
-              j.contains("problem") ? (" (" + Field(j, "problem") + ")").c_str() : "");
+              why.empty() ? "" : (" (" + why + ")").c_str());
   if (j.contains("modes") && j["modes"].is_object()) {
     for (const auto& [mode, how] : j["modes"].items()) {
       std::printf("mode %s: %s\n", mode.c_str(),
@@ -110,7 +105,15 @@ void Print(const std::string& path, const nlohmann::json& j) {
   PrintApplied(j);
 }
 
-int RunCheckNccl(const std::string& path, int world, int nodes) {
+int RunCheckNccl(std::string path, int world, int nodes) {
+  if (path.empty()) {
+    auto found = FindOwnLibrary(kShim, "pass the library's path: ccltune check-nccl LIBRARY");
+    if (!found.ok()) {
+      std::fprintf(stderr, "ccltune check-nccl: %s\n", found.status().message().c_str());
+      return 1;
+    }
+    path = *found;
+  }
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     std::fprintf(stderr, "ccltune check-nccl: cannot load %s: %s\n", path.c_str(), dlerror());
@@ -146,13 +149,15 @@ int RunCheckNccl(const std::string& path, int world, int nodes) {
 }  // namespace
 
 Runner AddCheckNcclCommand(CLI::App& app) {
-  auto path = std::make_shared<std::string>(DefaultShimPath());
+  auto path = std::make_shared<std::string>();
   auto world = std::make_shared<int>(0);
   auto nodes = std::make_shared<int>(1);
   auto* c = app.add_subcommand(
       "check-nccl",
       "Load libccltune-nccl as a program would and report the NCCL and winners it finds");
-  c->add_option("library", *path, "libccltune-nccl shared object")->capture_default_str();
+  c->add_option("library", *path,
+                "libccltune-nccl shared object (default: the one beside this ccltune, "
+                "<prefix>/lib/ installed or <build>/runtime/)");
   c->add_option("--world", *world, "Ranks of the communicator to fingerprint (default: GPUs)")
       ->check(CLI::Range(1, 4096));
   c->add_option("--nodes", *nodes,

@@ -2,29 +2,22 @@
 // RTLD_NOW, then the exported ncclTunerPlugin_v5 / _v4 structs by name). NCCL treats a plugin
 // that fails to load as absent and quietly tunes by itself, so a missing shared library in an
 // application's image would go unnoticed; this says so at once, in the image that will run it.
-// It only loads: init needs a communicator. PATH defaults to the installed plugin,
-// <prefix>/lib/libnccl-tuner-ccltune.so next to <prefix>/bin/ccltune.
+// It only loads: init needs a communicator. PATH defaults to the plugin beside this ccltune:
+// <prefix>/lib/ when installed, <build>/plugin/ in a build tree (own_library.h).
 #include <dlfcn.h>
 
 #include <cstdio>
-#include <filesystem>
 #include <memory>
 #include <string>
 
 #include "core/apply/tuner_abi.h"
 #include "worker/cli/commands.h"
+#include "worker/cli/own_library.h"
 
 namespace ccltune::worker::cli {
 namespace {
 
-constexpr const char* kPluginFile = "libnccl-tuner-ccltune.so";
-
-std::string DefaultPluginPath() {
-  std::error_code ec;
-  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (ec) return kPluginFile;
-  return (exe.parent_path().parent_path() / "lib" / kPluginFile).string();
-}
+const OwnLibrary kPlugin{"libnccl-tuner-ccltune.so", "plugin"};
 
 // The `name` member opens both ABI structs; NULL when the symbol is missing.
 const char* PluginName(void* handle, const char* symbol) {
@@ -32,7 +25,15 @@ const char* PluginName(void* handle, const char* symbol) {
   return plugin == nullptr ? nullptr : plugin->name;
 }
 
-int RunCheckPlugin(const std::string& path) {
+int RunCheckPlugin(std::string path) {
+  if (path.empty()) {
+    auto found = FindOwnLibrary(kPlugin, "pass the plugin's path: ccltune check-plugin PATH");
+    if (!found.ok()) {
+      std::fprintf(stderr, "ccltune check-plugin: %s\n", found.status().message().c_str());
+      return 1;
+    }
+    path = *found;
+  }
   // Kept loaded until exit, as in NCCL: the plugin is linked with -z nodelete anyway.
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
@@ -54,10 +55,12 @@ int RunCheckPlugin(const std::string& path) {
 }  // namespace
 
 Runner AddCheckPluginCommand(CLI::App& app) {
-  auto path = std::make_shared<std::string>(DefaultPluginPath());
+  auto path = std::make_shared<std::string>();
   auto* c = app.add_subcommand(
       "check-plugin", "Load the NCCL tuner plugin as NCCL does and report what it exports");
-  c->add_option("path", *path, "Plugin shared object")->capture_default_str();
+  c->add_option("path", *path,
+                "Plugin shared object (default: the one beside this ccltune, <prefix>/lib/ "
+                "installed or <build>/plugin/)");
   return [path] { return RunCheckPlugin(*path); };
 }
 

@@ -4,7 +4,8 @@
 // example-tuner CSV, or as what ccltune's plugin applies per size (applied_json.h). The
 // last two follow the plugin's rule for the application's NCCL_MIN_CTAS, given as
 // --min-ctas (core/apply/applied_choice.h), and leave out records with an epilogue (the
-// plugin ignores them) with one note on stderr; json carries every record.
+// plugin ignores them) and host-backend records (no NCCL choice) with one note on stderr
+// each, failing when nothing is left; json carries every record.
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -109,15 +110,53 @@ std::string Render(const ExportFlags& f, const ExportSettings& s, const ExportIn
   return array.dump(2) + "\n";
 }
 
-// The plugin's formats cannot hold a fused all-reduce + epilogue: say once what was left out.
-void NoteSkippedEpilogues(const ExportFlags& f, const ExportInput& in) {
-  if (f.format == "json") return;
-  const std::size_t n = exporting::CountEpilogueRecords(in.records);
-  if (n == 0) return;
-  std::fprintf(stderr,
-               "ccltune export: skipped %zu record%s with an epilogue (NCCL's tuner cannot fuse "
-               "an epilogue; --format json keeps them for libccltune)\n",
-               n, n == 1 ? "" : "s");
+std::string Records(std::size_t n) { return std::to_string(n) + (n == 1 ? " record" : " records"); }
+
+// "2 measured with the host backend (...), 3 with an epilogue (...)": the reasons that apply.
+std::string LeftOutReasons(std::size_t host, std::size_t epilogue) {
+  std::string out;
+  if (host > 0) out = std::to_string(host) + " measured with the host backend (no NCCL choice)";
+  if (epilogue > 0) {
+    out += (out.empty() ? "" : ", ") + std::to_string(epilogue) +
+           " with an epilogue (NCCL's tuner cannot fuse one)";
+  }
+  return out;
+}
+
+// The plugin's formats hold what NCCL's tuner can apply. Host-backend records (no NCCL choice
+// at all) are taken out here; records with an epilogue are left out by the plugin's table.
+// Each reason gets one note. When nothing is left the export fails, before any file is
+// written: a file of headers alone would read as "NCCL decides every size".
+core::Status SelectPluginRecords(const ExportFlags& f, ExportInput& in) {
+  const std::size_t total = in.records.size();
+  if (total == 0) return core::NotFound("fingerprint " + in.fingerprint + " has no result records");
+  const std::size_t host = std::erase_if(in.records, exporting::MeasuredOnHost);
+  const std::size_t epilogue = exporting::CountEpilogueRecords(in.records);
+  if (host == total) {
+    return core::FailedPrecondition(
+        "--format " + f.format + ": the " + Records(total) + " of fingerprint " + in.fingerprint +
+        " were measured with the host backend: they hold no NCCL choice for NCCL's tuner to "
+        "apply, so there is nothing to export in this format (--format json exports them)");
+  }
+  if (host + epilogue == total) {
+    return core::FailedPrecondition("--format " + f.format + ": none of the " + Records(total) +
+                                    " of fingerprint " + in.fingerprint +
+                                    " is for NCCL's tuner: " + LeftOutReasons(host, epilogue) +
+                                    " (--format json exports them)");
+  }
+  if (host > 0) {
+    std::fprintf(stderr,
+                 "ccltune export: left out %zu of %zu records, measured with the host backend "
+                 "(no NCCL choice for NCCL's tuner; --format json keeps them)\n",
+                 host, total);
+  }
+  if (epilogue > 0) {
+    std::fprintf(stderr,
+                 "ccltune export: skipped %s with an epilogue (NCCL's tuner cannot fuse an "
+                 "epilogue; --format json keeps them for libccltune)\n",
+                 Records(epilogue).c_str());
+  }
+  return core::Status::Ok();
 }
 
 int RunExport(const ExportFlags& f) {
@@ -125,7 +164,10 @@ int RunExport(const ExportFlags& f) {
   if (!settings.ok()) return UsageError(settings.status().message());
   auto input = LoadInput(f);
   if (!input.ok()) return UsageError(input.status().message());
-  NoteSkippedEpilogues(f, *input);
+  if (f.format != "json") {
+    const core::Status selected = SelectPluginRecords(f, *input);
+    if (!selected.ok()) return UsageError(selected.message());
+  }
   return WriteOut(f.output, Render(f, *settings, *input));
 }
 

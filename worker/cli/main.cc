@@ -2,7 +2,7 @@
 // shared cache), export (winners for the NCCL tuner plugins), report (an HTML page),
 // check-plugin (load the NCCL tuner plugin as NCCL would), check-nccl (load libccltune-nccl
 // as a program would).
-// Bad flags: one line naming the problem, exit code 2.
+// Bad flags: one line naming the problem, exit code 2. `--version`: "ccltune <project version>".
 #include <cstdio>
 
 #include "worker/cli/commands.h"
@@ -19,6 +19,9 @@ int main(int argc, char** argv) {
   namespace cli = ccltune::worker::cli;
   CLI::App app{"ccltune: autotune collective communication and share the winners"};
   app.require_subcommand(1);
+  // CCLTUNE_VERSION is the CMake project version, the one records carry as toolVersion.
+  app.set_version_flag("--version", std::string("ccltune ") + CCLTUNE_VERSION,
+                       "Print the version and exit");
   std::vector<std::pair<CLI::App*, cli::Runner>> commands;
   for (auto add :
        {cli::AddTuneCommand, cli::AddWorkerCommand, cli::AddResultsCommand, cli::AddExportCommand,
@@ -33,10 +36,13 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {  // a ParseError too: caught before that branch
+    return app.exit(e);
   } catch (const CLI::ParseError& e) {
     return cli::UsageError(e.what());
   }
   for (auto& [sub, runner] : commands)
     if (sub->parsed()) return runner();
-  return cli::UsageError("no command given (tune, worker, results, export, report, check-plugin)");
+  return cli::UsageError(
+      "no command given (tune, worker, results, export, report, check-plugin, check-nccl)");
 }

@@ -1,3 +1,7 @@
+// `ccltune results [--fingerprint FP] [--op OP --dtype DT --bytes N [--redop R] [--epilogue E]]
+// [--json] [-v]` (DESIGN §9): the shared cache's winners. Without --op: every record as tables
+// (every fingerprint unless --fingerprint). With it: the one record nearest to that size, as
+// JSON, of one fingerprint (exit 1 when nothing is tuned for the problem).
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -85,17 +89,28 @@ int PrintRecords(core::ResultStore& store, const std::vector<std::string>& fps,
   return 0;
 }
 
-int Lookup(core::ResultStore& store, const std::vector<std::string>& fps, const Query& q) {
-  for (const auto& fp : fps) {
-    auto r = store.Lookup(fp, q.op, q.dtype, q.redop, q.bytes, q.epilogue);
-    if (r.ok()) {
-      std::printf("%s\n", core::ToJson(*r).dump(2).c_str());
-      return 0;
-    }
-    if (r.status().code() != core::StatusCode::kNotFound) return UsageError(r.status().message());
-  }
+int NothingTuned() {
   std::fprintf(stderr, "ccltune results: nothing tuned for that problem; NCCL's default applies\n");
   return 1;
+}
+
+// One answer needs one fingerprint: with several in the cache, each cluster shape has its own
+// winner, so answering from whichever comes first would be a wrong answer given as valid.
+// The fingerprint is picked by the rule export and report use (exporting::PickFingerprint).
+int Lookup(core::ResultStore& store, const std::string& wanted, const Query& q) {
+  auto fp = exporting::PickFingerprint(store, wanted);
+  if (!fp.ok()) {
+    // An empty cache holds no winner for any problem: NCCL's default, as for an untuned size.
+    if (fp.status().code() == core::StatusCode::kNotFound && wanted.empty()) return NothingTuned();
+    return UsageError(fp.status().message());
+  }
+  auto r = store.Lookup(*fp, q.op, q.dtype, q.redop, q.bytes, q.epilogue);
+  if (r.ok()) {
+    std::printf("%s\n", core::ToJson(*r).dump(2).c_str());
+    return 0;
+  }
+  if (r.status().code() != core::StatusCode::kNotFound) return UsageError(r.status().message());
+  return NothingTuned();
 }
 
 int RunResults(ResultsFlags& f) {
@@ -104,13 +119,13 @@ int RunResults(ResultsFlags& f) {
   auto src = exporting::CacheSource::Open(f.cache.redis, f.cache.cache_dir);
   if (!src.ok()) return UsageError(src.status().message());
   auto& store = (*src)->store();
+  if (*query) return Lookup(store, f.cache.fingerprint, **query);
   std::vector<std::string> fps{f.cache.fingerprint};
-  if (f.cache.fingerprint.empty()) {
+  if (f.cache.fingerprint.empty()) {  // a listing shows every fingerprint, each titled
     auto all = store.Fingerprints();
     if (!all.ok()) return UsageError(all.status().message());
     fps = *all;
   }
-  if (*query) return Lookup(store, fps, **query);
   return PrintRecords(store, fps, f);
 }
 
@@ -119,7 +134,9 @@ int RunResults(ResultsFlags& f) {
 Runner AddResultsCommand(CLI::App& app) {
   auto f = std::make_shared<ResultsFlags>();
   auto* c = app.add_subcommand("results", "Show tuned winners from the shared cache");
-  AddCacheFlags(c, f->cache, "Only this fingerprint (default: all)");
+  AddCacheFlags(c, f->cache,
+                "Only this fingerprint (listing default: all; a lookup needs it when the cache "
+                "holds several)");
   c->add_option("--op", f->op, "Look up one problem: op");
   c->add_option("--dtype", f->dtype, "Look up one problem: dtype");
   c->add_option("--redop", f->redop, "Look up one problem: reduce op (default sum)");

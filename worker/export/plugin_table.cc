@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "core/plan/choice.h"
+
 namespace ccltune::worker::exporting {
 
 apply::WinnerTable PluginTable(const std::vector<core::ResultRecord>& records,
@@ -19,6 +21,13 @@ std::size_t CountEpilogueRecords(const std::vector<core::ResultRecord>& records)
   return static_cast<std::size_t>(
       std::count_if(records.begin(), records.end(),
                     [](const core::ResultRecord& r) { return !r.epilogue.none(); }));
+}
+
+bool MeasuredOnHost(const core::ResultRecord& record) {
+  return !record.choices.empty() &&
+         std::all_of(record.choices.begin(), record.choices.end(), [](const core::ChoiceResult& c) {
+           return core::ParseChoice(c.name, "host").ok();
+         });
 }
 
 std::vector<int> NcclFuncsInOpOrder() {

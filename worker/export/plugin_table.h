@@ -24,6 +24,12 @@ apply::WinnerTable PluginTable(const std::vector<core::ResultRecord>& records,
 // the one note the exporters print.
 std::size_t CountEpilogueRecords(const std::vector<core::ResultRecord>& records);
 
+// A record of the host backend (`ccltune tune --backend host`): every measured choice is a
+// host choice (ring, direct, ...; the default `ring` always among them), none NCCL's. Such a
+// record has nothing NCCL's tuner could apply, whatever won; a record of the nccl backend
+// always holds its default, `nccl`. False for a record without choices.
+bool MeasuredOnHost(const core::ResultRecord& record);
+
 // core::Op order (allReduce first) with each op's ncclFunc_t, for writers that list the
 // table op by op; allToAll (no tuner call) is not listed.
 std::vector<int> NcclFuncsInOpOrder();

@@ -1,7 +1,9 @@
-// `ccltune export` and `ccltune report` as processes against a real redis-server: one
-// fingerprint or a clear exit 2 listing them, JSON the plugin can read, CSV rows, bad flags.
+// `ccltune export`, `ccltune report` and `ccltune results` as processes against a real
+// redis-server: one fingerprint or a clear exit 2 listing them, JSON the plugin can read, CSV
+// rows, host-backend runs refused by the plugin's formats, bad flags.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -166,6 +168,111 @@ TEST_F(ExportCliTest, SeveralFingerprintsNeedAChoice) {
   r = Export({"--format", "json", "--fingerprint", "cccc"});
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.output.find("--fingerprint cccc is not in the cache"), std::string::npos) << r.output;
+}
+
+// A lookup answers for one cluster shape: with two in the cache it refuses as export does
+// (the same line), rather than answer from whichever fingerprint comes first.
+TEST_F(ExportCliTest, ResultsLookupWithSeveralFingerprintsNeedsAChoice) {
+  Publish("aaaa000000000001");
+  Publish("bbbb000000000002");
+  const std::vector<std::string> lookup{"results", "--redis", redis_->url(), "--op", "allReduce",
+                                        "--dtype", "bf16",    "--bytes",     "3000"};
+  auto r = RunCcltune(lookup, {}, 60);
+  EXPECT_EQ(r.code, 2) << r.output;
+  const std::string refusal =
+      "the cache holds 2 fingerprints; choose one with --fingerprint: aaaa000000000001, "
+      "bbbb000000000002";
+  EXPECT_NE(r.output.find(refusal), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("\"winner\""), std::string::npos) << "no answer: " << r.output;
+  auto e = Export({"--format", "json"});
+  EXPECT_NE(e.output.find(refusal), std::string::npos) << e.output;
+
+  auto args = lookup;
+  args.insert(args.end(), {"--fingerprint", "bbbb000000000002"});
+  r = RunCcltune(args, {}, 60);
+  ASSERT_EQ(r.code, 0) << r.output;
+  auto j = nlohmann::json::parse(r.output, nullptr, false);
+  ASSERT_TRUE(j.is_object()) << r.output;
+  EXPECT_EQ(j["fingerprint"], "bbbb000000000002");
+  EXPECT_EQ(j["bytes"], 1024);  // 3000 B: the nearest tuned size in log2 space
+  args.back() = "cccc";
+  r = RunCcltune(args, {}, 60);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("--fingerprint cccc is not in the cache"), std::string::npos) << r.output;
+}
+
+// `ccltune tune --backend host` on 2 ranks, 2 sizes: its fingerprint, whose records hold host
+// choices only (ring, direct, ...).
+std::string TuneOnHost(const std::string& redis_url, core::ResultStore& store) {
+  auto tune =
+      RunCcltune(HostTuneArgs(2, redis_url,
+                              {"--op", "allReduce", "--dtypes", "fp32", "--sizes", "4KiB,64KiB",
+                               "--iters", "2", "--rounds", "1", "--warmup", "1"}),
+                 {}, 180);
+  EXPECT_EQ(tune.code, 0) << tune.output;
+  auto fps = store.Fingerprints();
+  EXPECT_TRUE(fps.ok() && fps->size() == 1u) << tune.output;
+  return fps.ok() && fps->size() == 1u ? fps->front() : "";
+}
+
+// NCCL's tuner cannot apply a host choice: a CSV (or applied-json) of a host run would be its
+// headers alone, read as "NCCL decides every size". Refused, naming the backend and the format
+// that fits, and nothing written, not even over an older file; json exports the run.
+TEST_F(ExportCliTest, HostBackendRunIsRefusedByThePluginFormats) {
+  core::ResultStore store(*client_);
+  const std::string fp = TuneOnHost(redis_->url(), store);
+  ASSERT_FALSE(fp.empty());
+  for (const char* format : {"nccl-tuner-csv", "applied-json"}) {
+    const std::string fresh = dir_.File(std::string(format) + ".new");
+    const std::string older = dir_.File(std::string(format) + ".old");
+    std::ofstream(older) << "older export\n";
+    for (const std::string& out : {fresh, older}) {
+      auto r = Export({"--format", format, "--output", out});
+      EXPECT_EQ(r.code, 2) << r.output;
+      EXPECT_NE(
+          r.output.find("--format " + std::string(format) + ": the 2 records of fingerprint " + fp +
+                        " were measured with the host backend: they hold no NCCL "
+                        "choice for NCCL's tuner to apply"),
+          std::string::npos)
+          << r.output;
+      EXPECT_NE(r.output.find("(--format json exports them)"), std::string::npos) << r.output;
+    }
+    EXPECT_FALSE(std::filesystem::exists(fresh)) << "a header-only file was left: " << fresh;
+    EXPECT_EQ(ReadFile(older), "older export\n");
+  }
+  auto r = Export({"--format", "json", "--output", dir_.File("host.json")});
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(nlohmann::json::parse(ReadFile(dir_.File("host.json"))).size(), 2u);
+}
+
+// Host records beside NCCL ones under one fingerprint: the NCCL ones are exported exactly as
+// alone, and one note counts what was left out and why.
+TEST_F(ExportCliTest, HostRecordsAmongNcclOnesAreLeftOutWithACount) {
+  core::ResultStore store(*client_);
+  const std::string host_fp = TuneOnHost(redis_->url(), store);
+  ASSERT_FALSE(host_fp.empty());
+  auto host = store.List(host_fp);
+  ASSERT_TRUE(host.ok()) << host.status().ToString();
+  Publish("aaaa000000000001");
+  auto mixed = FixtureSet("cccc000000000003");
+  for (auto rec : *host) {
+    rec.fingerprint = "cccc000000000003";
+    mixed.push_back(rec);
+  }
+  Publish("cccc000000000003", mixed);
+  auto plain = Export({"--format", "nccl-tuner-csv", "--fingerprint", "aaaa000000000001"});
+  auto r = Export({"--format", "nccl-tuner-csv", "--fingerprint", "cccc000000000003"});
+  ASSERT_EQ(r.code, 0) << r.output;
+  const std::string note =
+      "ccltune export: left out 2 of " + std::to_string(mixed.size()) +
+      " records, measured with the host backend (no NCCL choice for NCCL's tuner; --format "
+      "json keeps them)\n";
+  const auto at = r.output.find(note);
+  ASSERT_NE(at, std::string::npos) << r.output;
+  std::string rows = r.output.erase(at, note.size());
+  for (std::size_t i; (i = rows.find("cccc000000000003")) != std::string::npos;)
+    rows.replace(i, 16, "aaaa000000000001");
+  EXPECT_EQ(rows, plain.output);
 }
 
 TEST_F(ExportCliTest, BadFlagsAreOneClearLineAndExit2) {
