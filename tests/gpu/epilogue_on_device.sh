@@ -51,10 +51,12 @@ tune() {  # tune <name> <args...>: `ccltune tune` on every GPU, JSON and winners
 for s in $sections; do
   case $s in
     kernels)
-      timeout -k 5 240 epilogue_kernels_gpu_test >"$OUT/kernels.txt" 2>&1
+      # By its full path: the fail-stop death test re-executes argv[0], which a bare name
+      # found on PATH is not (execv: No such file or directory).
+      timeout -k 5 240 "$(realpath "$(gpu_file epilogue_kernels_gpu_test)")" >"$OUT/kernels.txt" 2>&1
       log "- kernels: exit $?"
       grep -E "^\[  (PASSED|FAILED|  SKIPPED) " "$OUT/kernels.txt" | tail -n 40 >>"$report"
-      timeout -k 5 120 epilogue_kernel_bench >"$OUT/kernel_bench.txt" 2>&1
+      timeout -k 5 120 "$(gpu_file epilogue_kernel_bench)" >"$OUT/kernel_bench.txt" 2>&1
       log "- kernel bench: exit $?"
       cat "$OUT/kernel_bench.txt" >>"$report" ;;
     smoke) tune smoke --plan tests/gpu/plans/epilogue-smoke.yaml ;;
