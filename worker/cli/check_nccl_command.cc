@@ -106,19 +106,14 @@ void Print(const std::string& path, const nlohmann::json& j) {
 }
 
 int RunCheckNccl(std::string path, int world, int nodes) {
-  if (path.empty()) {
-    auto found = FindOwnLibrary(kShim, "pass the library's path: ccltune check-nccl LIBRARY");
-    if (!found.ok()) {
-      std::fprintf(stderr, "ccltune check-nccl: %s\n", found.status().message().c_str());
-      return 1;
-    }
-    path = *found;
-  }
-  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (handle == nullptr) {
-    std::fprintf(stderr, "ccltune check-nccl: cannot load %s: %s\n", path.c_str(), dlerror());
+  auto loaded =
+      LoadOwnLibrary(std::move(path), kShim, "pass the library's path: ccltune check-nccl LIBRARY");
+  if (!loaded.ok()) {
+    std::fprintf(stderr, "ccltune check-nccl: %s\n", loaded.status().message().c_str());
     return 1;
   }
+  path = loaded->path;
+  void* handle = loaded->handle;
   auto info = reinterpret_cast<ReportFn>(dlsym(handle, kReportSymbol));
   if (info == nullptr && dlsym(handle, "ccltuneNcclShimInfo") != nullptr) {
     std::fprintf(stderr,

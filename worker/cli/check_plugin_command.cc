@@ -26,20 +26,14 @@ const char* PluginName(void* handle, const char* symbol) {
 }
 
 int RunCheckPlugin(std::string path) {
-  if (path.empty()) {
-    auto found = FindOwnLibrary(kPlugin, "pass the plugin's path: ccltune check-plugin PATH");
-    if (!found.ok()) {
-      std::fprintf(stderr, "ccltune check-plugin: %s\n", found.status().message().c_str());
-      return 1;
-    }
-    path = *found;
-  }
-  // Kept loaded until exit, as in NCCL: the plugin is linked with -z nodelete anyway.
-  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (handle == nullptr) {
-    std::fprintf(stderr, "ccltune check-plugin: cannot load %s: %s\n", path.c_str(), dlerror());
+  auto loaded =
+      LoadOwnLibrary(std::move(path), kPlugin, "pass the plugin's path: ccltune check-plugin PATH");
+  if (!loaded.ok()) {
+    std::fprintf(stderr, "ccltune check-plugin: %s\n", loaded.status().message().c_str());
     return 1;
   }
+  path = loaded->path;
+  void* handle = loaded->handle;
   const char* v5 = PluginName(handle, "ncclTunerPlugin_v5");
   const char* v4 = PluginName(handle, "ncclTunerPlugin_v4");
   if (v5 == nullptr || v4 == nullptr) {

@@ -1,6 +1,8 @@
 // Finding ccltune's own shared libraries beside the binary (own_library.h).
 #include "worker/cli/own_library.h"
 
+#include <dlfcn.h>
+
 #include <system_error>
 
 namespace ccltune::worker::cli {
@@ -26,6 +28,16 @@ core::Result<std::string> FindOwnLibrary(const OwnLibrary& lib, const std::strin
   }
   return core::NotFound(lib.file + " is not beside " + exe.string() + " (tried " + tried + "); " +
                         how_to_pass);
+}
+
+core::Result<LoadedLibrary> LoadOwnLibrary(std::string path, const OwnLibrary& lib,
+                                           const std::string& how_to_pass) {
+  if (path.empty()) {
+    CCLTUNE_ASSIGN_OR_RETURN(path, FindOwnLibrary(lib, how_to_pass));
+  }
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) return core::FailedPrecondition("cannot load " + path + ": " + dlerror());
+  return LoadedLibrary{std::move(path), handle};
 }
 
 }  // namespace ccltune::worker::cli

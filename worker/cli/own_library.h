@@ -29,4 +29,14 @@ std::vector<std::string> OwnLibraryCandidates(const std::filesystem::path& exe,
 // file, every path tried and `how_to_pass` (the argument that names the file instead).
 core::Result<std::string> FindOwnLibrary(const OwnLibrary& lib, const std::string& how_to_pass);
 
+struct LoadedLibrary {
+  std::string path;
+  void* handle = nullptr;  // kept loaded until exit, as NCCL keeps its plugins
+};
+
+// Loads `path`, or the library FindOwnLibrary finds when `path` is empty, as NCCL does
+// (dlopen, RTLD_NOW | RTLD_LOCAL). The error says which file could not be found or loaded.
+core::Result<LoadedLibrary> LoadOwnLibrary(std::string path, const OwnLibrary& lib,
+                                           const std::string& how_to_pass);
+
 }  // namespace ccltune::worker::cli
