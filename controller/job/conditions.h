@@ -1,6 +1,6 @@
-// metav1.Condition handling for the job's status (docs/design.md §6 types: Validated, PodsScheduled,
-// Rendezvoused, Benchmarking, Complete, Failed). lastTransitionTime only moves when the
-// condition's status flips, as `kubectl wait` and humans expect.
+// metav1.Condition handling for the job's status (docs/design.md §6 types: Validated,
+// PodsScheduled, Rendezvoused, Benchmarking, Complete, Failed). lastTransitionTime only moves when
+// the condition's status flips, as `kubectl wait` and humans expect.
 #pragma once
 
 #include <nlohmann/json.hpp>

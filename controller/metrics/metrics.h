@@ -1,5 +1,5 @@
-// The controller's metric families (docs/design.md §7) on a core::Registry, defined once at startup.
-// Thread-safe (the registry's children are). Gauges that describe the whole cluster
+// The controller's metric families (docs/design.md §7) on a core::Registry, defined once at
+// startup. Thread-safe (the registry's children are). Gauges that describe the whole cluster
 // (ccltune_jobs{phase}, cache sizes) are refreshed by the /metrics handler right before it
 // serializes, from the informers' caches, so they cannot drift from what the caches hold.
 #pragma once

@@ -1,6 +1,6 @@
 // The tuning plan: the `collectives`, `benchmark`, `search` and `emulatedNodes` part of a
-// CollectiveTuningJob spec (docs/design.md §6), read from YAML or JSON, validated field by field. A plan
-// that parses is valid: every error names its field path and the allowed values.
+// CollectiveTuningJob spec (docs/design.md §6), read from YAML or JSON, validated field by field. A
+// plan that parses is valid: every error names its field path and the allowed values.
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,5 @@
-// The result record of one problem (docs/design.md §4, schema 1) and the winner rule (docs/design.md §2.6).
+// The result record of one problem (docs/design.md §4, schema 1) and the winner rule
+// (docs/design.md §2.6).
 #pragma once
 
 #include <cstdint>

@@ -123,9 +123,8 @@ void RunHang(const std::string& choice, const core::ChoiceName& after) {
   if (gpus < 2) GTEST_SKIP() << "needs >= 2 GPUs";
   const int world = TestWorld(gpus);
   GpuTestDir dir(choice);
-  const auto out = RunRanks(world, dir.path(), 120, [&](int r) {
-    return HangRank(r, world, dir.path(), choice, after);
-  });
+  const auto out = RunRanks(world, dir.path(), 120,
+                            [&](int r) { return HangRank(r, world, dir.path(), choice, after); });
   std::string text = "## " + choice + " on " + std::to_string(world) + " GPUs\n\n```\n";
   for (const auto& o : out) text += o.log_tail;
   WriteSummary(choice + "-" + std::to_string(world) + "gpu.md", text + "```\n");

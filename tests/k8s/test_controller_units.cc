@@ -243,7 +243,8 @@ TEST(PodBuilder, PodCarriesTheEnvContractOwnerAndGangLabels) {
   EXPECT_EQ(c["ports"][0]["containerPort"], 9400);
   EXPECT_EQ(c["ports"][1]["name"], "metrics-1");
   EXPECT_EQ(c["ports"][1]["containerPort"], 9401);
-  // The rank's node from the downward API (docs/design.md §6), never a value the controller guesses.
+  // The rank's node from the downward API (docs/design.md §6), never a value the controller
+  // guesses.
   EXPECT_EQ(env["CCLTUNE_NODE_NAME"], Json::parse(R"({"name": "CCLTUNE_NODE_NAME",
                             "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}})"));
 }

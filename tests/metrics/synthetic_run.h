@@ -1,7 +1,7 @@
 // FeedSyntheticRun: the events of one rank of a complete, plausible tuning job, for tests that
-// need a filled WorkerMetrics without a GPU or a cluster. Every docs/design.md §7 worker family gets
-// data: pre-sync, barriers, ok/timeout/wrong/skipped choices, winners (by core::PickWinner,
-// so the default sometimes wins), progress, finish. Figures follow docs/design.md §11 (4× H200, bf16).
+// need a filled WorkerMetrics without a GPU or a cluster. Every docs/design.md §7 worker family
+// gets data: pre-sync, barriers, ok/timeout/wrong/skipped choices, winners (by core::PickWinner, so
+// the default sometimes wins), progress, finish. Figures follow docs/design.md §11 (4× H200, bf16).
 // Besides 9 sizes each of allReduce bf16 and allGather fp32, kSyntheticEpilogueProblems
 // all-reduce + residualRmsNorm problems (hidden kSyntheticEpilogueHidden, 1…128 tokens) with
 // unfused (nccl, oneshot) and fused (oneshot-fused, twoshot-fused) choices, so the epilogue

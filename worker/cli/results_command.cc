@@ -1,6 +1,6 @@
 // `ccltune results [--fingerprint FP] [--op OP --dtype DT --bytes N [--redop R] [--epilogue E]]
-// [--json] [-v]` (DESIGN §9): the shared cache's winners. Without --op: every record as tables
-// (every fingerprint unless --fingerprint). With it: the one record nearest to that size, as
+// [--json] [-v]` (docs/design.md §9): the shared cache's winners. Without --op: every record as
+// tables (every fingerprint unless --fingerprint). With it: the one record nearest to that size, as
 // JSON, of one fingerprint (exit 1 when nothing is tuned for the problem).
 #include <cstdio>
 #include <memory>

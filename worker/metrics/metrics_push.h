@@ -1,5 +1,6 @@
 // PushMetrics: a rank's end-of-job push of its Registry to a Prometheus Pushgateway, so the
-// figures outlive the pod (docs/design.md §7), through prometheus-cpp's Gateway (libcurl). The group
+// figures outlive the pod (docs/design.md §7), through prometheus-cpp's Gateway (libcurl).
+// The group
 //   {url}/metrics/job/ccltune/ccltune_job/<jobId>/rank/<rank>
 // is one per rank of each job; a retry of the same rank replaces its families (the Gateway's
 // Push is an HTTP POST, which replaces every family it carries, and a rank always carries all).

@@ -86,9 +86,9 @@ void AppendHierCatalog(std::vector<core::ChoiceName>& out) {
 // NCCL's network settings across nodes, each measured by rank processes of its own
 // (core/apply/process_setting.h), so kept to a handful. Unset, NCCL's sockets use no helper
 // threads on hosts other than AWS and GCP; 4 threads x 4 sockets ran all-reduce 4.7x faster
-// at 64 MiB on two emulated nodes (torch.distributed, docs/design.md §6) and slower at 8 KiB, so the
-// sweep brackets it; a larger NCCL_BUFFSIZE (4 MiB by default) gives Simple larger chunks;
-// IB queue pairs apply only where IB is.
+// at 64 MiB on two emulated nodes (torch.distributed, docs/design.md §6) and slower at 8 KiB, so
+// the sweep brackets it; a larger NCCL_BUFFSIZE (4 MiB by default) gives Simple larger chunks; IB
+// queue pairs apply only where IB is.
 void AppendNetCatalog(std::vector<core::ChoiceName>& out) {
   static const std::map<std::string, std::string> kSettings[] = {
       {{"socketThreads", "2"}, {"socksPerThread", "2"}},
