@@ -35,6 +35,11 @@ core::Result<AttemptProgress> JobRedis::Progress(const std::string& url,
 core::Result<long long> JobRedis::DeleteJobKeys(const std::string& url, const std::string& password,
                                                 const std::string& job_id) {
   CCLTUNE_ASSIGN_OR_RETURN(auto redis, ThreadRedis(url, password));
+  // First the job's cancel mark (outside the job's pattern: it expires on its own): a rank
+  // still running while its pods are collected must find it and publish nothing.
+  const std::string cancelled = core::JobKeys(job_id, 0).Cancelled();
+  CCLTUNE_RETURN_IF_ERROR(
+      redis->Command({"SET", cancelled, "the resource was deleted", "EX", "3600"}).status());
   std::string cursor = "0";
   long long deleted = 0;
   // SCAN, not KEYS: KEYS blocks a shared Redis for the whole keyspace.

@@ -29,7 +29,8 @@ class JobRedis {
                                            const std::string& job_id, int attempt);
   core::Result<AttemptProgress> Progress(const std::string& url, const std::string& password,
                                          const std::string& job_id, int attempt);
-  // SCAN + DEL of every key of every attempt of the job; returns how many were deleted.
+  // Marks the job cancelled (JobKeys::Cancelled, left to its TTL), then SCAN + DEL of every
+  // key of every attempt of the job; returns how many were deleted.
   core::Result<long long> DeleteJobKeys(const std::string& url, const std::string& password,
                                         const std::string& job_id);
 

@@ -17,6 +17,7 @@ std::string JobKeys::Progress() const { return prefix_ + "progress"; }
 std::string JobKeys::Published() const { return prefix_ + "published"; }
 std::string JobKeys::Summary() const { return prefix_ + "summary"; }
 std::string JobKeys::Failure() const { return prefix_ + "failure"; }
+std::string JobKeys::Cancelled() const { return "ccltune:v1:cancelled:" + job_id_; }
 std::string JobKeys::JobPattern(const std::string& job_id) {
   return "ccltune:v1:job:" + job_id + ":*";
 }

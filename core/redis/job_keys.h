@@ -23,6 +23,11 @@ class JobKeys {
   std::string Published() const;                        // set once by rank 0 after the publish
   std::string Summary() const;                          // rank 0's report JSON (for the launcher)
   std::string Failure() const;                          // why the attempt failed (first wins)
+  // Set when the job is no longer wanted (its `ccltune tune` got SIGINT/SIGTERM, or its
+  // resource was deleted): rank 0's publish checks it atomically (docs/design.md §3). Per job,
+  // not per attempt, and outside JobPattern, so the controller's key cleanup leaves it to
+  // expire on its own: "ccltune:v1:cancelled:{jobId}".
+  std::string Cancelled() const;
   // Prefix for all keys of a job (every attempt), for cleanup by the controller.
   static std::string JobPattern(const std::string& job_id);
 

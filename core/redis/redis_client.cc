@@ -200,18 +200,24 @@ Result<RedisValue> RedisClient::CommandOnce(const std::vector<std::string>& argv
 }
 
 Status RedisClient::ReconnectUntil(Clock::time_point give_up, const std::string& what) {
+  const auto started = Clock::now();
   auto backoff = std::chrono::milliseconds(20);
+  // The last attempt's own error ("cannot connect to URL: Connection refused") says why
+  // better than the deadline does.
+  Status last = Unavailable(endpoint_.ToString() + " unreachable (or loading)");
   for (;;) {
     if (Clock::now() + backoff >= give_up) {
-      return Unavailable("redis " + what + ": " + endpoint_.ToString() +
-                         " unreachable (or loading) for " +
-                         std::to_string(options_.reconnect_deadline.count()) + " ms");
+      const auto tried =
+          std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started);
+      return Unavailable("redis " + what + ": " + last.message() + " (reconnecting for " +
+                         std::to_string(tried.count()) + " ms)");
     }
     std::this_thread::sleep_for(backoff);
     backoff = std::min(backoff * 2, std::chrono::milliseconds(500));
     Status s = Reconnect();
     if (s.ok()) return s;
     if (s.code() != StatusCode::kUnavailable) return s;  // e.g. wrong password: no retry
+    last = std::move(s);
   }
 }
 
@@ -293,6 +299,43 @@ Result<RedisValue> RedisClient::Transaction(const std::vector<std::vector<std::s
     auto r = TransactionOnce(commands, &sent_nothing);
     if (r.ok() || !sent_nothing) return r;
     CCLTUNE_RETURN_IF_ERROR(ReconnectUntil(give_up, "MULTI"));
+  }
+}
+
+Status RedisClient::WatchGuards(const std::vector<std::string>& guards, bool* connection_error) {
+  std::vector<std::string> watch{"WATCH"}, mget{"MGET"};
+  watch.insert(watch.end(), guards.begin(), guards.end());
+  mget.insert(mget.end(), guards.begin(), guards.end());
+  CCLTUNE_RETURN_IF_ERROR(CommandOnce(watch, connection_error).status());
+  CCLTUNE_ASSIGN_OR_RETURN(RedisValue v, CommandOnce(mget, connection_error));
+  for (std::size_t i = 0; i < guards.size() && i < v.elements.size(); ++i) {
+    if (v.elements[i].is_nil()) continue;
+    bool ignored = false;
+    (void)CommandOnce({"UNWATCH"}, &ignored);
+    return Aborted(guards[i] + " is set (" + v.elements[i].str + ")");
+  }
+  return Status::Ok();
+}
+
+Result<RedisValue> RedisClient::TransactionUnless(
+    const std::vector<std::string>& guards, const std::vector<std::vector<std::string>>& commands) {
+  if (guards.empty()) return Transaction(commands);
+  const auto give_up = Clock::now() + options_.reconnect_deadline;
+  for (;;) {
+    bool retry = false;
+    Status watched = WatchGuards(guards, &retry);
+    if (!watched.ok() && !retry) return watched;
+    if (watched.ok()) {
+      auto r = TransactionOnce(commands, &retry);
+      // EXEC answered nil: a guard changed after WATCH. Read them again to name it.
+      const bool guard_touched = !r.ok() && r.status().code() == StatusCode::kAborted;
+      if (r.ok() || (!retry && !guard_touched)) return r;
+      if (guard_touched) {
+        if (Clock::now() >= give_up) return r.status().WithContext("guards " + guards.front());
+        continue;
+      }
+    }
+    CCLTUNE_RETURN_IF_ERROR(ReconnectUntil(give_up, "WATCH"));
   }
 }
 

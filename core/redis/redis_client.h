@@ -60,6 +60,11 @@ class RedisClient {
   // Runs commands inside MULTI/EXEC as one transaction (no retry after EXEC was sent
   // unless the connection broke before it); returns EXEC's array.
   Result<RedisValue> Transaction(const std::vector<std::vector<std::string>>& commands);
+  // The transaction, only if none of `guards` exists, atomically: WATCH the guards, read
+  // them, then MULTI/EXEC; a guard set in between makes EXEC apply nothing. Aborted, naming
+  // the guard and its value, when one is set.
+  Result<RedisValue> TransactionUnless(const std::vector<std::string>& guards,
+                                       const std::vector<std::vector<std::string>>& commands);
   // Server time in seconds (Redis TIME), the clock every rank agrees on.
   Result<double> ServerTime();
 
@@ -73,6 +78,8 @@ class RedisClient {
   Status ReconnectUntil(std::chrono::steady_clock::time_point give_up, const std::string& what);
   Result<RedisValue> TransactionOnce(const std::vector<std::vector<std::string>>& commands,
                                      bool* sent_nothing);
+  // WATCH + MGET of the guards: OK when none is set.
+  Status WatchGuards(const std::vector<std::string>& guards, bool* connection_error);
 
   struct ContextDeleter {
     void operator()(redisContext* c) const;

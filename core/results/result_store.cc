@@ -85,7 +85,8 @@ std::uint64_t NearestLog2Bucket(const std::vector<std::uint64_t>& tuned, std::ui
 }
 
 Status ResultStore::Publish(const std::string& fp, const std::string& fingerprint_json,
-                            const std::vector<ResultRecord>& records) {
+                            const std::vector<ResultRecord>& records,
+                            const std::vector<std::string>& guards) {
   CCLTUNE_RETURN_IF_ERROR(CheckFingerprint(fp));
   std::vector<std::vector<std::string>> cmds{{"SET", FingerprintKey(fp), fingerprint_json},
                                              {"SADD", kFingerprintSet, fp}};
@@ -100,7 +101,7 @@ Status ResultStore::Publish(const std::string& fp, const std::string& fingerprin
     cmds.push_back({"ZADD", IndexKey(fp, r.op, r.dtype, r.redop, r.epilogue), bytes, bytes});
     if (!r.epilogue.none()) cmds.push_back({"SADD", EpiloguesKey(fp), r.epilogue.Label()});
   }
-  auto r = redis_.Transaction(cmds);
+  auto r = redis_.TransactionUnless(guards, cmds);
   if (!r.ok()) return r.status().WithContext("publish " + fp);
   return Status::Ok();
 }

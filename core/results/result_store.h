@@ -29,9 +29,12 @@ class ResultStore {
  public:
   explicit ResultStore(RedisClient& redis) : redis_(redis) {}
 
-  // Idempotent: publishing the same records again leaves the same state.
+  // Idempotent: publishing the same records again leaves the same state. With `guards`,
+  // nothing is published (Aborted, naming the key) if one of those keys exists, checked
+  // atomically with the publish: a cancelled job publishes nothing (docs/design.md §4).
   Status Publish(const std::string& fp, const std::string& fingerprint_json,
-                 const std::vector<ResultRecord>& records);
+                 const std::vector<ResultRecord>& records,
+                 const std::vector<std::string>& guards = {});
   // Nearest tuned bucket to `bytes` in log2 space; NotFound when nothing is tuned.
   Result<ResultRecord> Lookup(const std::string& fp, Op op, Dtype dtype, RedOp redop,
                               std::uint64_t bytes, const Epilogue& epilogue = {});

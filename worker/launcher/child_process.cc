@@ -3,10 +3,12 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <thread>
 
@@ -43,20 +45,68 @@ int DecodeStatus(int status) {
   return 255;
 }
 
-}  // namespace
+// argv[0] as execve needs it: a path as given, a bare name looked up in PATH (done before
+// fork, since the child may only make async-signal-safe calls).
+std::string ResolveProgram(const std::string& program) {
+  if (program.find('/') != std::string::npos) return program;
+  const char* path = std::getenv("PATH");
+  std::string dirs = path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin";
+  for (std::size_t start = 0; start <= dirs.size();) {
+    std::size_t end = dirs.find(':', start);
+    if (end == std::string::npos) end = dirs.size();
+    const std::string candidate = dirs.substr(start, end - start) + "/" + program;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+    start = end + 1;
+  }
+  return program;
+}
 
-core::Result<ChildProcess> ChildProcess::Spawn(const std::vector<std::string>& argv,
-                                               const std::map<std::string, std::string>& env,
-                                               const std::string& output_file,
-                                               const std::vector<std::string>& unset) {
-  if (argv.empty()) return core::InvalidArgument("spawn: empty command");
-  std::vector<std::string> args = argv, envs = MergedEnv(env, unset);
+// The child side of a bound spawn: only async-signal-safe calls until execve.
+[[noreturn]] void ExecChild(const char* program, char* const* args, char* const* envs,
+                            const SpawnOptions& o, const char* output_file, pid_t parent) {
+  if (o.parent_death_signal != 0) {
+    ::prctl(PR_SET_PDEATHSIG, o.parent_death_signal);
+    if (::getppid() != parent) ::_exit(127);  // the parent died before prctl took effect
+  }
+  if (o.keep_fd >= 0) ::fcntl(o.keep_fd, F_SETFD, 0);
+  if (output_file != nullptr) {
+    const int fd = ::open(output_file, O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (fd < 0) ::_exit(127);
+    ::dup2(fd, 1);
+    ::dup2(fd, 2);
+    if (fd > 2) ::close(fd);
+  }
+  ::execve(program, args, envs);
+  ::_exit(127);
+}
+
+// posix_spawn cannot set a parent-death signal or hand down one descriptor: fork, then exec.
+core::Result<pid_t> ForkExec(const std::vector<std::string>& argv, std::vector<std::string>& envs,
+                             const SpawnOptions& o) {
+  const std::string program = ResolveProgram(argv[0]);
+  if (::access(program.c_str(), X_OK) != 0)
+    return core::Unavailable("cannot start " + argv[0] + ": " + std::strerror(errno));
+  std::vector<std::string> args = argv;
+  auto cargs = CStrings(args);
+  auto cenv = CStrings(envs);
+  const pid_t parent = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid < 0) return core::Unavailable("cannot start " + argv[0] + ": fork failed");
+  if (pid == 0)
+    ExecChild(program.c_str(), cargs.data(), cenv.data(), o,
+              o.output_file.empty() ? nullptr : o.output_file.c_str(), parent);
+  return pid;
+}
+
+core::Result<pid_t> PosixSpawn(const std::vector<std::string>& argv,
+                               std::vector<std::string>& envs, const SpawnOptions& o) {
+  std::vector<std::string> args = argv;
   auto cargs = CStrings(args);
   auto cenv = CStrings(envs);
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  if (!output_file.empty()) {
-    posix_spawn_file_actions_addopen(&actions, 1, output_file.c_str(),
+  if (!o.output_file.empty()) {
+    posix_spawn_file_actions_addopen(&actions, 1, o.output_file.c_str(),
                                      O_WRONLY | O_CREAT | O_APPEND, 0644);
     posix_spawn_file_actions_adddup2(&actions, 1, 2);
   }
@@ -64,7 +114,26 @@ core::Result<ChildProcess> ChildProcess::Spawn(const std::vector<std::string>& a
   const int rc = posix_spawnp(&pid, cargs[0], &actions, nullptr, cargs.data(), cenv.data());
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) return core::Unavailable("cannot start " + argv[0] + ": " + std::strerror(rc));
+  return pid;
+}
+
+}  // namespace
+
+core::Result<ChildProcess> ChildProcess::Spawn(const std::vector<std::string>& argv,
+                                               const SpawnOptions& options) {
+  if (argv.empty()) return core::InvalidArgument("spawn: empty command");
+  std::vector<std::string> envs = MergedEnv(options.env, options.unset);
+  const bool bound = options.parent_death_signal != 0 || options.keep_fd >= 0;
+  CCLTUNE_ASSIGN_OR_RETURN(pid_t pid,
+                           bound ? ForkExec(argv, envs, options) : PosixSpawn(argv, envs, options));
   return ChildProcess(pid);
+}
+
+core::Result<ChildProcess> ChildProcess::Spawn(const std::vector<std::string>& argv,
+                                               const std::map<std::string, std::string>& env,
+                                               const std::string& output_file,
+                                               const std::vector<std::string>& unset) {
+  return Spawn(argv, SpawnOptions{env, unset, output_file});
 }
 
 ChildProcess::ChildProcess(ChildProcess&& o) noexcept : pid_(o.pid_), exit_code_(o.exit_code_) {

@@ -1,5 +1,6 @@
 #include "worker/launcher/launcher.h"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -12,7 +13,10 @@
 #include "core/node/node_name.h"
 #include "core/redis/job_keys.h"
 #include "core/results/result.h"
+#include "core/base/log.h"
+#include "worker/launcher/cancel_signals.h"
 #include "worker/launcher/local_redis.h"
+#include "worker/rendezvous/job_control.h"
 #include "worker/launcher/report_table.h"
 
 namespace ccltune::worker {
@@ -20,17 +24,37 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The progress line: rewritten in place on a terminal, a line every few seconds otherwise.
+// The progress line, rewritten in place on a terminal, a line every few seconds otherwise;
+// and the launcher's own watch on Redis: it polls twice a second on a client that gives up
+// each call after 300 ms, so an unreachable cache is noticed within kRedisLostAfterSeconds
+// while a restarted one is found again.
 class ProgressLine {
  public:
-  explicit ProgressLine(core::RedisClient& redis, const core::JobKeys& keys)
-      : redis_(redis), keys_(keys), tty_(::isatty(2)) {}
+  ProgressLine(std::unique_ptr<core::RedisClient> redis, const core::JobKeys& keys)
+      : redis_(std::move(redis)), keys_(keys), tty_(::isatty(2)) {}
+  static core::RedisOptions FastOptions() {
+    core::RedisOptions o;
+    o.connect_timeout = std::chrono::milliseconds(500);
+    o.command_timeout = std::chrono::milliseconds(2000);
+    o.reconnect_deadline = std::chrono::milliseconds(300);  // rides out no outage on its own
+    return o;
+  }
   void Tick() {
-    if (Clock::now() < next_) return;
-    next_ = Clock::now() + std::chrono::milliseconds(tty_ ? 200 : 5000);
-    auto v = redis_.Command({"GET", keys_.Progress()});
-    if (!v.ok() || v->is_nil() || v->str == last_) return;
-    last_ = v->str;
+    const auto now = Clock::now();
+    if (now < next_poll_) return;
+    next_poll_ = now + std::chrono::milliseconds(tty_ ? 200 : 500);
+    auto v = redis_->Command({"GET", keys_.Progress()});
+    if (!v.ok()) {
+      error_ = v.status();
+      return;
+    }
+    ok_at_ = Clock::now();
+    error_ = core::Status::Ok();
+    if (v->is_nil()) return;
+    latest_ = v->str;
+    if (latest_ == last_ || (!tty_ && now < next_print_)) return;
+    next_print_ = now + std::chrono::seconds(5);
+    last_ = latest_;
     int done = 0, total = 0;
     char label[256] = {0};
     std::sscanf(last_.c_str(), "%d %d %255[^\n]", &done, &total, label);
@@ -40,13 +64,35 @@ class ProgressLine {
   void End() {
     if (tty_ && !last_.empty()) std::fprintf(stderr, "\n");
   }
+  // Seconds since Redis last answered (0 while it does).
+  double SecondsUnreachable() const {
+    return error_.ok() ? 0 : std::chrono::duration<double>(Clock::now() - ok_at_).count();
+  }
+  // "lost the Redis cache at URL while tuning (problem 3 of 26 done: ...): unreachable for
+  // 10.2 s (cause)".
+  std::string LostMessage() const {
+    char seconds[32];
+    std::snprintf(seconds, sizeof seconds, "%.1f", SecondsUnreachable());
+    return "lost the Redis cache at " + redis_->endpoint().ToString() + " while " + Activity() +
+           ": unreachable for " + seconds + " s (" + error_.message() + ")";
+  }
+  std::string Activity() const {
+    if (latest_.empty()) return "running the ranks (no progress read yet)";
+    int done = 0, total = 0;
+    std::sscanf(latest_.c_str(), "%d %d", &done, &total);
+    return "tuning (" + std::to_string(done) + " of " + std::to_string(total) + " problems done)";
+  }
+  core::RedisClient& redis() { return *redis_; }
 
  private:
-  core::RedisClient& redis_;
+  std::unique_ptr<core::RedisClient> redis_;
   const core::JobKeys& keys_;
   bool tty_;
-  std::string last_;
-  Clock::time_point next_{};
+  std::string last_;    // printed
+  std::string latest_;  // read
+  Clock::time_point next_poll_{}, next_print_{};
+  Clock::time_point ok_at_ = Clock::now();
+  core::Status error_;
 };
 
 std::string WriteJobFiles(const TuneOptions& o, const std::string& job_id) {
@@ -61,9 +107,15 @@ int Fail(const std::string& message) {
   return 1;
 }
 
-std::string FailureReason(core::RedisClient& redis, const core::JobKeys& keys, int code) {
-  auto f = redis.Command({"GET", keys.Failure()});
+std::string FailureReason(ProgressLine& watch, const core::JobKeys& keys, int code) {
+  auto f = watch.redis().Command({"GET", keys.Failure()});
   if (f.ok() && !f->is_nil()) return f->str;
+  if (!f.ok() && f.status().code() != core::StatusCode::kFailedPrecondition) {
+    // The ranks recorded why in a Redis that is gone: name that, not just an exit code.
+    return "a rank exited with code " + std::to_string(code) + "; the Redis cache at " +
+           watch.redis().endpoint().ToString() + " is unreachable (" + f.status().message() +
+           ") while " + watch.Activity();
+  }
   return "a rank exited with code " + std::to_string(code);
 }
 
@@ -176,14 +228,24 @@ core::Result<std::vector<ChildProcess>> SpawnRanks(const RankLaunch& l,
     std::map<std::string, std::string> env;
     if (!l.redis_password.empty()) env["CCLTUNE_REDIS_PASSWORD"] = l.redis_password;
     if (!l.node_name.empty()) env[core::kNodeNameEnv] = l.node_name;
-    CCLTUNE_ASSIGN_OR_RETURN(auto child, ChildProcess::Spawn(argv, env));
+    // SIGKILL when the launcher goes, even by kill -9: a rank without its launcher must not
+    // go on and publish a job nobody waits for.
+    CCLTUNE_ASSIGN_OR_RETURN(auto child, ChildProcess::Spawn(argv, SpawnOptions{env, {}, "", SIGKILL}));
     children.push_back(std::move(child));
   }
   return children;
 }
 
+void StopRanks(std::vector<ChildProcess>& children, double grace_seconds) {
+  for (auto& c : children) c.Signal(SIGTERM);
+  const Deadline deadline = DeadlineIn(grace_seconds);
+  for (auto& c : children) {
+    if (!c.Wait(deadline).ok()) c.Stop(0);  // SIGKILL, then reaped
+  }
+}
+
 int SuperviseRanks(std::vector<ChildProcess>& children, const std::vector<int>& ranks,
-                   double grace_seconds, const std::function<void()>& on_tick) {
+                   double grace_seconds, const std::function<bool()>& stop_requested) {
   int first_failure = 0;
   std::optional<Deadline> kill_at;
   while (true) {
@@ -204,12 +266,66 @@ int SuperviseRanks(std::vector<ChildProcess>& children, const std::vector<int>& 
       for (auto& c : children) c.Stop(0);
       return first_failure;
     }
-    if (on_tick) on_tick();
+    if (stop_requested && stop_requested()) {
+      StopRanks(children, kStopGraceSeconds);
+      return first_failure;
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
 }
 
+namespace {
+
+// After SIGINT/SIGTERM: marks the job cancelled first (so a publish racing the signal applies
+// nothing), then the ranks are stopped.
+void MarkCancelled(ProgressLine& watch, const core::JobKeys& keys, int sig) {
+  auto r = watch.redis().Command(
+      {"SET", keys.Cancelled(), "ccltune tune got " + CancelSignals::Name(sig), "EX", "3600"});
+  if (!r.ok()) core::LogWarn("could not mark the job cancelled: " + r.status().message());
+}
+
+int Cancelled(ProgressLine& watch, const core::JobKeys& keys, int sig, int ranks, bool local) {
+  auto published = watch.redis().Command({"EXISTS", keys.Published()});
+  const bool none = published.ok() && published->integer == 0;
+  std::fprintf(stderr, "ccltune tune: cancelled by %s: stopped %d ranks%s; %s\n",
+               CancelSignals::Name(sig).c_str(), ranks, local ? " and the private Redis" : "",
+               none ? "nothing was published"
+                    : (published.ok() ? "the job had published its winners before the signal"
+                                      : "whether it published is unknown (Redis unreachable)"));
+  return 128 + sig;
+}
+
+struct Supervised {
+  int code = 0;
+  int signal = 0;          // the cancelling signal, if any
+  std::string redis_lost;  // why the launcher gave up on Redis, if it did
+};
+
+Supervised Supervise(std::vector<ChildProcess>& children, const std::vector<int>& ranks,
+                     const TuneOptions& o, ProgressLine& watch, const CancelSignals& signals,
+                     const core::JobKeys& keys) {
+  Supervised out;
+  auto stop = [&] {
+    watch.Tick();
+    if ((out.signal = signals.received()) != 0) {
+      MarkCancelled(watch, keys, out.signal);
+      return true;
+    }
+    if (watch.SecondsUnreachable() >= kRedisLostAfterSeconds) {
+      out.redis_lost = watch.LostMessage();
+      return true;
+    }
+    return false;
+  };
+  out.code = SuperviseRanks(children, ranks, o.plan.benchmark.choice_timeout_seconds + 10, stop);
+  watch.End();
+  return out;
+}
+
+}  // namespace
+
 int RunTune(const TuneOptions& o) {
+  const CancelSignals signals;
   std::unique_ptr<LocalRedis> local;
   core::RedisEndpoint ep;
   if (o.redis) {
@@ -222,6 +338,8 @@ int RunTune(const TuneOptions& o) {
   }
   auto redis = core::RedisClient::Connect(ep);
   if (!redis.ok()) return Fail(redis.status().message());
+  auto fast = core::RedisClient::Connect(ep, ProgressLine::FastOptions());
+  if (!fast.ok()) return Fail(fast.status().message());
   const std::string job_id = o.job_id.empty() ? RandomJobId() : o.job_id;
   const core::JobKeys keys(job_id, 0);
   const std::string dir = WriteJobFiles(o, job_id);
@@ -242,13 +360,14 @@ int RunTune(const TuneOptions& o) {
   for (int r = 0; r < o.ranks; ++r) ranks[r] = r;
   std::fprintf(stderr, "ccltune tune: job %s, %d ranks, backend %s, Redis %s\n", job_id.c_str(),
                o.ranks, o.backend.c_str(), ep.ToString().c_str());
+  ProgressLine watch(std::move(fast).value(), keys);
+  if (int sig = signals.received(); sig != 0) return Cancelled(watch, keys, sig, 0, local != nullptr);
   auto children = SpawnRanks(launch, ranks, dir + "/summary.json");
   if (!children.ok()) return Fail(children.status().message());
-  ProgressLine progress(**redis, keys);
-  const int code = SuperviseRanks(*children, ranks, o.plan.benchmark.choice_timeout_seconds + 10,
-                                  [&] { progress.Tick(); });
-  progress.End();
-  if (code != 0) return Fail(FailureReason(**redis, keys, code));
+  const Supervised done = Supervise(*children, ranks, o, watch, signals, keys);
+  if (done.signal != 0) return Cancelled(watch, keys, done.signal, o.ranks, local != nullptr);
+  if (!done.redis_lost.empty()) return Fail(done.redis_lost + "; stopped the ranks");
+  if (done.code != 0) return Fail(FailureReason(watch, keys, done.code));
   return PrintSummary(**redis, keys, o);
 }
 

@@ -1,5 +1,8 @@
 // `ccltune tune`: a whole tuning job on this machine (docs/design.md §9): private Redis unless one
 // is given, N rank processes of this same binary, a progress line, the table, --json.
+// Ends within a bound when cancelled (SIGINT/SIGTERM/SIGHUP: job marked cancelled, ranks and
+// private Redis stopped, exit 128+signal) or when Redis stays unreachable for
+// kRedisLostAfterSeconds (exit 1 naming Redis, its URL and what was being done).
 // Also the pod supervisor of `ccltune worker` when a pod holds several ranks.
 #pragma once
 
@@ -53,10 +56,15 @@ core::Result<std::vector<ChildProcess>> SpawnRanks(const RankLaunch& launch,
                                                    const std::vector<int>& ranks,
                                                    const std::string& report_file);
 
+// How long stopped ranks get between SIGTERM and SIGKILL.
+inline constexpr double kStopGraceSeconds = 5;
+
 // Waits for every child. After the first failure the others get `grace_seconds` to end on
-// their own (they notice through Redis), then are killed. Returns the first non-zero code.
+// their own (they notice through Redis), then are killed. `stop_requested` (optional) runs
+// every 20 ms; true stops every rank now (SIGTERM, SIGKILL after kStopGraceSeconds).
+// Returns the first non-zero code.
 int SuperviseRanks(std::vector<ChildProcess>& children, const std::vector<int>& ranks,
-                   double grace_seconds, const std::function<void()>& on_tick);
+                   double grace_seconds, const std::function<bool()>& stop_requested);
 
 std::string RandomJobId();
 

@@ -1,6 +1,7 @@
 #include "worker/launcher/local_redis.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <netinet/in.h>
 #include <sys/file.h>
 #include <sys/socket.h>
@@ -45,20 +46,44 @@ core::Result<int> PickFreePort() {
 
 namespace {
 
-core::Result<int> LockDataDir(const std::string& dir) {
+// Who holds the lock, as its holder wrote it ("redis-server pid 123 of ccltune tune pid 120").
+std::string LockHolder(int fd) {
+  char buf[128] = {0};
+  const ssize_t n = ::pread(fd, buf, sizeof buf - 1, 0);
+  std::string holder(buf, n > 0 ? static_cast<std::size_t>(n) : 0);
+  while (!holder.empty() && (holder.back() == '\n' || holder.back() == '\0')) holder.pop_back();
+  return holder.empty() ? "another process" : holder;
+}
+
+// The data directory's lock: an flock on `lock`, handed down to redis-server, so it is held
+// as long as the server runs, even after the launcher crashed (docs/design.md §9). A server
+// that is still shutting down (its launcher was killed) gets `wait_seconds` to let go.
+core::Result<int> LockDataDir(const std::string& dir, double wait_seconds) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) return core::Unavailable("cannot create " + dir + ": " + ec.message());
   const std::string lock = dir + "/lock";
   const int fd = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0) return core::Unavailable("cannot open " + lock);
-  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
-    ::close(fd);
-    return core::FailedPrecondition(
-        "another `ccltune tune` is using the private Redis in " + dir +
-        "; wait for it, or share one Redis between jobs with --redis URL");
+  const Deadline deadline = DeadlineIn(wait_seconds);
+  while (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    if (Expired(deadline)) {
+      const std::string holder = LockHolder(fd);
+      ::close(fd);
+      return core::FailedPrecondition(
+          "the private Redis in " + dir + " is in use by " + holder +
+          "; wait for that job to end, or share one Redis between jobs with --redis URL");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   return fd;
+}
+
+void RecordLockHolder(int fd, pid_t server) {
+  const std::string holder = "redis-server pid " + std::to_string(server) +
+                             " of ccltune tune pid " + std::to_string(::getpid()) + "\n";
+  if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, holder.data(), holder.size(), 0) < 0)
+    return;  // the lock itself holds; only the message of a refused second tune is poorer
 }
 
 core::Status WaitForPing(const core::RedisEndpoint& ep, ChildProcess& proc, Deadline deadline) {
@@ -79,15 +104,21 @@ core::Status WaitForPing(const core::RedisEndpoint& ep, ChildProcess& proc, Dead
 
 core::Result<std::unique_ptr<LocalRedis>> LocalRedis::Start(const std::string& data_dir) {
   const std::string dir = data_dir + "/redis";
-  CCLTUNE_ASSIGN_OR_RETURN(int lock_fd, LockDataDir(dir));
+  CCLTUNE_ASSIGN_OR_RETURN(int lock_fd, LockDataDir(dir, kLockWaitSeconds));
   core::Status last = core::Unavailable("not started");
   for (int attempt = 0; attempt < 3; ++attempt) {  // a picked port can be taken meanwhile
     auto port = PickFreePort();
     if (!port.ok()) break;
+    // SIGTERM (Redis flushes its append-only file) when the launcher goes, even by kill -9;
+    // the server holds the directory's lock until it has exited.
+    SpawnOptions bound;
+    bound.parent_death_signal = SIGTERM;
+    bound.keep_fd = lock_fd;
     auto proc = ChildProcess::Spawn({"redis-server", "--port", std::to_string(*port), "--bind",
                                      "127.0.0.1", "--protected-mode", "yes", "--dir", dir,
                                      "--appendonly", "yes", "--save", "", "--daemonize", "no",
-                                     "--loglevel", "warning", "--logfile", dir + "/redis.log"});
+                                     "--loglevel", "warning", "--logfile", dir + "/redis.log"},
+                                    bound);
     if (!proc.ok()) {
       ::close(lock_fd);
       return core::Unavailable(proc.status().message() +
@@ -95,6 +126,7 @@ core::Result<std::unique_ptr<LocalRedis>> LocalRedis::Start(const std::string& d
     }
     core::RedisEndpoint ep;
     ep.port = *port;
+    RecordLockHolder(lock_fd, proc->pid());
     last = WaitForPing(ep, *proc, DeadlineIn(10));
     if (last.ok())
       return std::unique_ptr<LocalRedis>(new LocalRedis(std::move(proc).value(), ep, lock_fd));

@@ -1,6 +1,8 @@
 // The private redis-server of `ccltune tune` (docs/design.md §9): loopback only, on a free port,
 // data under ~/.cache/ccltune/redis (append-only file) so results persist between runs.
-// One at a time per data directory (a lock file says who owns it). Stopped on destruction.
+// One server per data directory, ever: the server itself holds the directory's lock, so a
+// launcher killed with -9 leaves no second server beside the first (docs/design.md §9).
+// Stopped on destruction; ends with its launcher (parent-death signal) otherwise.
 #pragma once
 
 #include <memory>
@@ -11,6 +13,10 @@
 #include "worker/launcher/child_process.h"
 
 namespace ccltune::worker {
+
+// How long Start waits for a data directory whose server is still running (one whose
+// launcher was just killed is shutting down) before refusing with who holds it.
+inline constexpr double kLockWaitSeconds = 10;
 
 class LocalRedis {
  public:

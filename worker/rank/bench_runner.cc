@@ -44,6 +44,8 @@ Result<std::vector<core::ResultRecord>> BenchRunner::Run(
   const auto t0 = Clock::now();
   std::vector<core::ResultRecord> records;
   for (std::size_t i = 0; i < problems.size(); ++i) {
+    control_.SetActivity("tuning " + problems[i].Key() + " (problem " + std::to_string(i + 1) +
+                         " of " + std::to_string(problems.size()) + ")");
     auto rec = RunProblem(problems[i]);
     if (!rec.ok()) {
       for (auto* o : observers_) o->OnFinished(Since(t0), false);

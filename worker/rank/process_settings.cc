@@ -1,7 +1,6 @@
 // Process settings measured by rank processes of their own (process_settings.h).
 #include "worker/rank/process_settings.h"
 
-#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <csignal>
@@ -20,10 +19,6 @@ namespace ccltune::worker {
 namespace {
 
 using core::Status;
-
-// The rank that started a setting process: the process checks it is still its parent once
-// PR_SET_PDEATHSIG is armed (a pod's only rank may well be PID 1).
-constexpr const char* kParentEnv = "CCLTUNE_SETTING_PARENT_PID";
 
 double Since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
@@ -81,11 +76,11 @@ core::Result<ChildProcess> SpawnSetting(const SettingsLaunch& l, const Child& ch
                                       name.ToString()};
   std::map<std::string, std::string> env(setting.env.begin(), setting.env.end());
   if (!c.redis.password.empty()) env["CCLTUNE_REDIS_PASSWORD"] = c.redis.password;
-  env[kParentEnv] = std::to_string(::getpid());
   // A pod's metrics port and Pushgateway belong to its ranks, not to these processes.
   std::vector<std::string> unset = l.unset_env;
   unset.insert(unset.end(), {"CCLTUNE_METRICS_PORT", "CCLTUNE_PUSHGATEWAY"});
-  return ChildProcess::Spawn(argv, env, child.log, unset);
+  // Ends with the rank that started it, even when that rank is killed.
+  return ChildProcess::Spawn(argv, SpawnOptions{env, unset, child.log, SIGKILL});
 }
 
 // This rank's process of one setting, to its end: "" when it exited 0, else why not. Error
@@ -241,11 +236,6 @@ core::Result<SettingResults> MeasureProcessSettings(const SettingsLaunch& l, Bac
 }
 
 Status EnterSettingProcess(RankConfig& cfg) {
-  // Ends with the rank that started it, even when that rank is killed.
-  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (const char* parent = std::getenv(kParentEnv);
-      parent != nullptr && ::getppid() != std::atoi(parent))
-    return core::Aborted("the rank that started this process is gone");
   CCLTUNE_ASSIGN_OR_RETURN(core::ChoiceName name, core::ParseChoice(cfg.measure_setting));
   std::optional<apply::ProcessSetting> setting = apply::ProcessSettingOf(name, cfg.backend);
   if (!setting) {

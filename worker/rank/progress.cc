@@ -5,10 +5,16 @@
 
 namespace ccltune::worker {
 
-ProgressPublisher::ProgressPublisher(core::RedisClient& redis, const core::JobKeys& keys,
-                                     std::size_t total)
-    : redis_(redis), keys_(keys) {
-  (void)redis_.Command({"SET", keys_.Progress(), "0 " + std::to_string(total), "EX", "3600"});
+ProgressPublisher::ProgressPublisher(core::RedisClient& redis, JobControl& control,
+                                     const core::JobKeys& keys, std::size_t total)
+    : redis_(redis), control_(control), keys_(keys) {
+  Write("0 " + std::to_string(total));
+}
+
+void ProgressPublisher::Write(const std::string& value) {
+  if (control_.RedisLost()) return;  // declared already: do not wait out the deadline again
+  auto r = redis_.Command({"SET", keys_.Progress(), value, "EX", "3600"});
+  if (!r.ok()) control_.ReportRedisError(r.status());
 }
 
 void ProgressPublisher::OnRecord(const core::ResultRecord& r) {
@@ -23,9 +29,7 @@ void ProgressPublisher::OnRecord(const core::ResultRecord& r) {
 }
 
 void ProgressPublisher::OnProblemDone(std::size_t index, std::size_t total) {
-  (void)redis_.Command({"SET", keys_.Progress(),
-                        std::to_string(index) + " " + std::to_string(total) + " " + last_, "EX",
-                        "3600"});
+  Write(std::to_string(index) + " " + std::to_string(total) + " " + last_);
 }
 
 }  // namespace ccltune::worker

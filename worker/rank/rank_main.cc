@@ -193,8 +193,13 @@ Status PublishAndSummarize(Attempt& a, const Backend& backend,
   CCLTUNE_RETURN_IF_ERROR(a.control.Fatal());
   if (a.cfg.publish) {
     core::ResultStore store(a.redis);
-    CCLTUNE_RETURN_IF_ERROR(
-        store.Publish(fp, core::CanonicalFingerprintJson(fp_in), winners).WithContext("publish"));
+    // Guarded: a job cancelled meanwhile (tune's SIGTERM, the resource deleted) or failed on
+    // another rank publishes nothing, decided atomically with the publish itself.
+    a.control.SetActivity("publishing " + std::to_string(winners.size()) + " winners");
+    CCLTUNE_RETURN_IF_ERROR(store
+                                .Publish(fp, core::CanonicalFingerprintJson(fp_in), winners,
+                                         {a.keys.Cancelled(), a.keys.Failure()})
+                                .WithContext("publish"));
     auto marked = a.redis.Command({"SET", a.keys.Published(), fp, "EX", "86400"});
     if (!marked.ok()) return marked.status().WithContext("marking the attempt published");
   }
@@ -206,6 +211,7 @@ Status PublishAndSummarize(Attempt& a, const Backend& backend,
   summary["records"] = std::move(all);
   summary["unresolved"] = std::move(unresolved);
   const std::string text = summary.dump();
+  a.control.SetActivity("writing the job's summary");
   auto w = a.redis.Command({"SET", a.keys.Summary(), text, "EX", "86400"});
   if (!w.ok()) return w.status().WithContext("writing the summary");
   if (!a.cfg.report_file.empty()) std::ofstream(a.cfg.report_file) << summary.dump(2) << "\n";
@@ -217,6 +223,7 @@ Status PublishAndSummarize(Attempt& a, const Backend& backend,
 Status Finish(Attempt& a, Backend& backend, std::vector<core::ResultRecord> records,
               const StatsObserver& stats, const TimingBreakdown& timing) {
   const Deadline deadline = DeadlineIn(a.cfg.plan.benchmark.choice_timeout_seconds + 5);
+  a.control.SetActivity("the final exchange of the ranks' figures");
   CCLTUNE_RETURN_IF_ERROR(backend.Barrier(deadline).WithContext("final barrier"));
   RankStats mine = stats.stats;
   AddNcclLog(a, mine);
@@ -258,6 +265,7 @@ Status Finish(Attempt& a, Backend& backend, std::vector<core::ResultRecord> reco
 Status RunWithBackend(Attempt& a, Backend& backend, TimingBreakdown setup) {
   const auto& bench = a.cfg.plan.benchmark;
   MaybeDelayForTest(a.cfg.rank);
+  a.control.SetActivity("waiting in the pre-sync window");
   StatsObserver stats;
   auto t0 = Clock::now();
   std::vector<BenchObserver*> observers{&stats};
@@ -272,10 +280,11 @@ Status RunWithBackend(Attempt& a, Backend& backend, TimingBreakdown setup) {
   setup.presync = std::chrono::duration<double>(Clock::now() - t0).count();
   for (auto* o : observers) o->OnPreSync(presync->wait_seconds, presync->skew_seconds);
   const auto problems = core::ExpandPlan(a.cfg.plan);
+  a.control.SetActivity("measuring process settings");
   CCLTUNE_RETURN_IF_ERROR(RunProcessSettings(a, backend, problems));
   std::unique_ptr<ProgressPublisher> progress;
   if (a.cfg.rank == 0) {
-    progress = std::make_unique<ProgressPublisher>(a.redis, a.keys, problems.size());
+    progress = std::make_unique<ProgressPublisher>(a.redis, a.control, a.keys, problems.size());
     observers.push_back(progress.get());
   }
   BenchRunner runner(backend, a.control, a.rendezvous, bench, a.cfg.plan.search, observers);
@@ -292,12 +301,14 @@ Status RunWithBackend(Attempt& a, Backend& backend, TimingBreakdown setup) {
 
 Status RunAttempt(Attempt& a) {
   const auto& bench = a.cfg.plan.benchmark;
+  a.control.SetActivity("joining the rendezvous");
   CCLTUNE_ASSIGN_OR_RETURN(a.peers,
                            a.rendezvous.Join(LocalRankRecord(a.cfg.rank, a.node),
                                              DeadlineIn(bench.rendezvous_timeout_seconds)));
   a.control.WatchPeers();
   TimingBreakdown setup;
   auto t0 = Clock::now();
+  a.control.SetActivity("setting up the " + a.cfg.backend + " backend");
   BackendParams bp{a.cfg.backend, a.cfg.rank, a.cfg.world_size, a.cfg.local_rank,
                    a.cfg.listen_host};
   CCLTUNE_ASSIGN_OR_RETURN(auto backend,
@@ -305,6 +316,8 @@ Status RunAttempt(Attempt& a) {
                                          DeadlineIn(bench.rendezvous_timeout_seconds)));
   setup.comm_setup = std::chrono::duration<double>(Clock::now() - t0).count();
   Status st = RunWithBackend(a, *backend, setup);
+  // Whatever call noticed it first, a lost cache is the cause to name (Redis, URL, activity).
+  if (!st.ok() && a.control.RedisLost()) st = a.control.Fatal();
   // Raised while this rank's connections are still open: once they close, the peers see
   // this rank disconnect and could record that as the attempt's first failure, hiding the
   // cause (a rank killed mid-benchmark was then reported as "rank 0 disconnected").

@@ -1,5 +1,7 @@
 #include "worker/rendezvous/job_control.h"
 
+#include <cstdio>
+
 #include "core/base/log.h"
 
 namespace ccltune::worker {
@@ -15,8 +17,12 @@ core::Result<std::unique_ptr<JobControl>> JobControl::Start(const core::RedisEnd
                                                             JobControlOptions options) {
   core::RedisOptions ro;
   ro.command_timeout = std::chrono::milliseconds(2000);
-  CCLTUNE_ASSIGN_OR_RETURN(auto watcher, core::RedisClient::Connect(endpoint, ro));
   CCLTUNE_ASSIGN_OR_RETURN(auto caller, core::RedisClient::Connect(endpoint, ro));
+  // The heartbeat thread gives up each call quickly: its own clock (NoteRedis) decides when
+  // an unreachable Redis is lost, so one tick never blocks for the whole bound.
+  ro.connect_timeout = std::chrono::milliseconds(1000);
+  ro.reconnect_deadline = std::chrono::milliseconds(500);
+  CCLTUNE_ASSIGN_OR_RETURN(auto watcher, core::RedisClient::Connect(endpoint, ro));
   std::unique_ptr<JobControl> jc(new JobControl(std::move(watcher), std::move(caller),
                                                 std::move(keys), rank, world_size, options));
   jc->thread_ = std::thread([p = jc.get()] { p->Loop(); });
@@ -59,18 +65,60 @@ void JobControl::WatchPeers() { watch_peers_ = true; }
 
 void JobControl::SetEpoch(int epoch) { epoch_ = epoch; }
 
+void JobControl::SetActivity(std::string what) {
+  std::lock_guard lock(mu_);
+  activity_ = std::move(what);
+}
+
+void JobControl::ReportRedisError(const core::Status& error) {
+  if (error.code() != core::StatusCode::kUnavailable &&
+      error.code() != core::StatusCode::kTimeout)
+    return;  // a refused command is the caller's error to report, not a lost cache
+  DeclareRedisLost(error);
+}
+
+double JobControl::SecondsSinceRedisOk() const {
+  const Clock::time_point ok_at{Clock::duration(redis_ok_at_.load())};
+  return std::chrono::duration<double>(Clock::now() - ok_at).count();
+}
+
+void JobControl::DeclareRedisLost(const core::Status& error) {
+  std::string activity;
+  {
+    std::lock_guard lock(mu_);
+    activity = activity_;
+  }
+  char seconds[32];
+  std::snprintf(seconds, sizeof seconds, "%.1f", SecondsSinceRedisOk());
+  redis_lost_ = true;
+  SetState(core::Unavailable("lost the Redis cache at " + redis_->endpoint().ToString() +
+                             " while " + activity + ": unreachable for " + seconds +
+                             " s (" + error.message() + ")"));
+}
+
+void JobControl::NoteRedis(const core::Status& outcome) {
+  if (outcome.ok()) {
+    redis_ok_at_ = Clock::now().time_since_epoch().count();
+    return;
+  }
+  if (SecondsSinceRedisOk() >= options_.redis_lost_after_seconds && !redis_lost_)
+    DeclareRedisLost(outcome);
+}
+
 core::Status JobControl::RaiseAbort(int epoch, const std::string& reason) {
   {
     std::lock_guard lock(mu_);
     if (aborted_epoch_.load() != epoch) abort_reason_ = reason;
     aborted_epoch_ = epoch;
   }
+  if (redis_lost_) return core::Status::Ok();  // nobody could read it; Check() fails anyway
   auto r = caller_redis_->Command({"SET", AbortKey(keys_, epoch), reason, "NX", "EX",
                                    std::to_string(options_.key_ttl_seconds)});
   return r.ok() ? core::Status::Ok() : r.status().WithContext("raise abort");
 }
 
 std::string JobControl::RaiseFailure(const std::string& message) {
+  if (redis_lost_) return message;  // no Redis to record it in: do not wait for one
   auto r = caller_redis_->Command({"SET", keys_.Failure(), message, "NX", "GET", "EX",
                                    std::to_string(options_.key_ttl_seconds)});
   if (!r.ok()) {
@@ -97,12 +145,13 @@ void JobControl::Loop() {
 }
 
 // One pass: heartbeat, abort flag of the current epoch, failure flag, peers' heartbeats.
-// Redis errors here are not fatal: the client reconnects, and a peer is only declared lost
-// after its heartbeat stayed missing while ours could be written.
+// A Redis error here is fatal only once Redis stayed unreachable for the bound (NoteRedis);
+// a peer is only declared lost after its heartbeat stayed missing while ours could be written.
 void JobControl::Tick() {
   const int epoch = epoch_.load();
   const auto ttl_ms = std::to_string(static_cast<int>(options_.heartbeat_ttl_seconds * 1000));
   auto hb = redis_->Command({"SET", keys_.Heartbeat(rank_), std::to_string(epoch), "PX", ttl_ms});
+  NoteRedis(hb.status());
   if (!hb.ok()) return;
   std::vector<std::string> mget{"MGET", AbortKey(keys_, epoch), keys_.Failure()};
   for (int r = 0; r < world_; ++r) mget.push_back(keys_.Heartbeat(r));

@@ -18,6 +18,11 @@
 
 namespace ccltune::worker {
 
+// How long a rank (and `ccltune tune`) tolerates an unreachable Redis before the attempt is
+// failed as "lost the Redis cache": long enough to ride out a restart, and one bound for the
+// whole job, not one per Redis call (docs/design.md §3).
+inline constexpr double kRedisLostAfterSeconds = 10;
+
 struct JobControlOptions {
   double heartbeat_interval_seconds = 0.5;
   double heartbeat_ttl_seconds = 3.0;
@@ -25,6 +30,7 @@ struct JobControlOptions {
   // beat interval so that a Redis restart (which drops every key) is ridden out.
   double peer_lost_after_seconds = 1.5;
   int key_ttl_seconds = 3600;
+  double redis_lost_after_seconds = kRedisLostAfterSeconds;
 };
 
 class JobControl final : public CancelToken {
@@ -50,6 +56,12 @@ class JobControl final : public CancelToken {
   // Moves to a new epoch: its abort flag is down until someone raises it.
   void SetEpoch(int epoch);
   int epoch() const { return epoch_.load(); }
+  // What this rank is doing, for the message of a lost cache ("tuning problem 4 of 13 ...").
+  void SetActivity(std::string what);
+  // A Redis call of the main thread failed after its own reconnect deadline: the cache is
+  // lost; every wait of the rank ends with a message naming Redis, its URL and the activity.
+  void ReportRedisError(const core::Status& error);
+  bool RedisLost() const { return redis_lost_.load(); }
   // Attempt-level failure: first writer wins; every rank's Check() then fails with it.
   // Returns the failure that won (ours, or an earlier one of another rank).
   std::string RaiseFailure(const std::string& message);
@@ -62,6 +74,10 @@ class JobControl final : public CancelToken {
   void Tick();
   void CheckPeers(const std::vector<bool>& present);
   void SetState(core::Status st);
+  // Heartbeat thread: notes a Redis outcome; past the bound, the cache is declared lost.
+  void NoteRedis(const core::Status& outcome);
+  void DeclareRedisLost(const core::Status& error);
+  double SecondsSinceRedisOk() const;
 
   std::unique_ptr<core::RedisClient> redis_;         // used by the thread only
   std::unique_ptr<core::RedisClient> caller_redis_;  // used by the main thread only
@@ -73,11 +89,15 @@ class JobControl final : public CancelToken {
   std::atomic<bool> watch_peers_{false};
   std::atomic<bool> stop_{false};
   std::atomic<int> aborted_epoch_{-1};
+  std::atomic<bool> redis_lost_{false};
+  // When the heartbeat thread last reached Redis (Clock ticks; read by ReportRedisError).
+  std::atomic<Clock::rep> redis_ok_at_{Clock::now().time_since_epoch().count()};
   std::vector<Clock::time_point> peer_missing_since_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   core::Status fatal_;        // guarded by mu_
   std::string abort_reason_;  // guarded by mu_
+  std::string activity_ = "starting";  // guarded by mu_
   std::thread thread_;
 };
 

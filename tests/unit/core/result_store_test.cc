@@ -129,6 +129,25 @@ TEST_F(ResultStoreTest, RepublishIsIdempotent) {
   EXPECT_EQ(store_->List(fp)->size(), 4u);
 }
 
+// A cancelled job publishes nothing: the guard is read under WATCH, so a guard set before
+// the publish, or between its read and EXEC, leaves the cache as it was (issue 44).
+TEST_F(ResultStoreTest, GuardedPublishAppliesNothingOnceAGuardIsSet) {
+  const std::string fp = "00aa11bb22cc33dd";
+  const std::vector<std::string> guards{"ccltune:v1:cancelled:j", "ccltune:v1:job:j:0:failure"};
+  ASSERT_TRUE(store_->Publish(fp, "{}", Records(fp), guards).ok());
+  EXPECT_EQ(store_->List(fp)->size(), 4u);
+  ASSERT_TRUE(client_->Command({"FLUSHDB"}).ok());
+  ASSERT_TRUE(client_->Command({"SET", guards[0], "ccltune tune got SIGTERM"}).ok());
+  const Status st = store_->Publish(fp, "{}", Records(fp), guards);
+  EXPECT_EQ(st.code(), StatusCode::kAborted) << st.ToString();
+  EXPECT_NE(st.message().find(guards[0] + " is set (ccltune tune got SIGTERM)"), std::string::npos)
+      << st.message();
+  EXPECT_EQ(client_->Command({"DBSIZE"})->integer, 1);  // the guard alone
+  // The client is usable afterwards (no WATCH left behind to abort its next transaction).
+  ASSERT_TRUE(client_->Command({"DEL", guards[0]}).ok());
+  EXPECT_TRUE(store_->Publish(fp, "{}", Records(fp), guards).ok());
+}
+
 TEST_F(ResultStoreTest, TwoFingerprintsDoNotMix) {
   const std::string a = "aaaaaaaaaaaaaaaa", b = "bbbbbbbbbbbbbbbb";
   ASSERT_TRUE(store_->Publish(a, "{}", Records(a)).ok());
