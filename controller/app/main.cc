@@ -10,6 +10,35 @@
 
 namespace {
 std::atomic<bool> g_stop{false};
+
+// The pod-injection webhook's flags (docs/inject.md).
+void AddWebhookFlags(CLI::App& cli, ccltune::controller::WebhookOptions& w) {
+  cli.add_option("--webhook-port", w.port, "HTTPS port of the pod-injection webhook (0: off)")
+      ->check(CLI::Range(0, 65535));
+  cli.add_option("--webhook-namespace", w.ns, "namespace of its Secret (default: the config's)");
+  cli.add_option("--webhook-secret", w.secret, "Secret holding tls.crt, tls.key, ca.crt");
+  cli.add_option("--webhook-config", w.config_name,
+                 "MutatingWebhookConfiguration whose caBundle the controller keeps current");
+  cli.add_option("--webhook-service", w.service, "Service in front of the webhook");
+  cli.add_option("--webhook-hosts", w.hosts,
+                 "comma list of certificate names/IPs (default: the Service's DNS names)");
+  cli.add_flag("--webhook-cert-manager", w.cert_manager,
+               "cert-manager writes the Secret and caBundle; only load it");
+  cli.add_option("--webhook-cert-validity", w.cert_validity_seconds,
+                 "seconds a serving certificate is valid (renewed after two thirds)")
+      ->check(CLI::Range(30, 10 * 365 * 24 * 3600));
+  cli.add_option("--webhook-cert-check", w.cert_check_seconds,
+                 "seconds between checks of the Secret")
+      ->check(CLI::Range(1, 3600));
+  cli.add_option("--inject-image", w.image, "init container image (default: --worker-image)");
+  cli.add_option("--inject-redis-url", w.redis_url, "cache URL for programs (default: --redis-url)");
+  cli.add_option("--inject-reader-secret", w.reader_secret,
+                 "NAME/KEY, in the pod's namespace, of the ccltune-reader password");
+  cli.add_option("--inject-telemetry-secret", w.telemetry_secret,
+                 "NAME/KEY, in the pod's namespace, of the ccltune-telemetry password");
+  cli.add_option("--inject-metrics-port", w.metrics_port, "programs' metrics port")
+      ->check(CLI::Range(1, 65535));
+}
 extern "C" void OnSignal(int) { g_stop = true; }
 }  // namespace
 
@@ -38,6 +67,7 @@ int main(int argc, char** argv) {
   cli.add_option("--watch-timeout", o.watch_timeout_seconds, "watch timeoutSeconds")
       ->check(CLI::Range(1, 3600));
   cli.add_option("--identity", o.identity, "leader-election identity (default: host-random)");
+  AddWebhookFlags(cli, o.webhook);
   try {
     cli.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
