@@ -5,6 +5,7 @@
 #include <csignal>
 #include <iostream>
 
+#include "controller/admission/pod_injection.h"
 #include "controller/app/controller_app.h"
 #include "core/base/log.h"
 
@@ -40,6 +41,20 @@ void AddWebhookFlags(CLI::App& cli, ccltune::controller::WebhookOptions& w) {
       ->check(CLI::Range(1, 65535));
 }
 extern "C" void OnSignal(int) { g_stop = true; }
+// `ccltune-controller inject-pod [--redis-url URL] [--image IMAGE] < pod.json`: the pod as the
+// webhook would leave it (the same InjectPod), for scripts that run a program under an injected
+// pod's environment without a cluster (tests/gpu/inject_on_device.sh) and for reading a patch.
+int InjectPodCommand(const ccltune::controller::InjectConfig& config) {
+  nlohmann::json pod = nlohmann::json::parse(std::cin, nullptr, false);
+  if (pod.is_discarded()) {
+    std::cerr << "inject-pod: stdin is not a JSON pod\n";
+    return 2;
+  }
+  ccltune::controller::Injection inj = ccltune::controller::InjectPod(pod, config);
+  std::cout << pod.patch(inj.patch).dump(2) << "\n";
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -68,11 +83,16 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 3600));
   cli.add_option("--identity", o.identity, "leader-election identity (default: host-random)");
   AddWebhookFlags(cli, o.webhook);
+  ccltune::controller::InjectConfig inject;
+  auto* inject_cmd = cli.add_subcommand("inject-pod", "Print the pod on stdin as the webhook patches it");
+  inject_cmd->add_option("--redis-url", inject.redis_url, "the cache URL programs get");
+  inject_cmd->add_option("--image", inject.image, "the init container's image");
   try {
     cli.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return cli.exit(e) == 0 ? 0 : 2;
   }
+  if (inject_cmd->parsed()) return InjectPodCommand(inject);
   ccltune::core::InitLogging("controller");
   std::signal(SIGTERM, OnSignal);
   std::signal(SIGINT, OnSignal);
