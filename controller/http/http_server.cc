@@ -55,17 +55,14 @@ int ReadBody(mg_connection* conn, size_t max_body, std::string& body) {
 
 }  // namespace
 
-// civetweb asks for the SSL_CTX at start and again when it stops (then *ssl_ctx is ours,
-// returned as is: 1 tells it not to free it; the destructor does).
-int HttpServer::ProvideSslContext(void** ssl_ctx, void* self) {
+// civetweb made the SSL_CTX (with the libssl it loads itself, the same library as ours):
+// the certificate comes from the ServingCertificate on each handshake. 1: nothing for civetweb
+// to load. (Not external_ssl_ctx: with that callback civetweb 1.15 never loads its libssl
+// function table and its worker thread calls a null pointer on the first connection.)
+int HttpServer::InitSsl(void* ssl_ctx, void* self) {
   auto* server = static_cast<HttpServer*>(self);
-  if (*ssl_ctx != nullptr) return 1;
-  SSL_CTX* ctx = SSL_CTX_new(TLS_server_method());
-  if (ctx == nullptr) return -1;
-  SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
-  server->options_.tls->AttachTo(ctx);
-  server->ssl_ctx_ = ctx;
-  *ssl_ctx = ctx;
+  SSL_CTX_set_min_proto_version(static_cast<SSL_CTX*>(ssl_ctx), TLS1_2_VERSION);
+  server->options_.tls->AttachTo(ssl_ctx);
   return 1;
 }
 
@@ -97,7 +94,13 @@ core::Result<std::unique_ptr<HttpServer>> HttpServer::Start(const BindAddress& a
   // clang-format on
   std::unique_ptr<HttpServer> server(new HttpServer(std::move(handler), o));
   mg_callbacks callbacks{};
-  if (o.tls) callbacks.external_ssl_ctx = &HttpServer::ProvideSslContext;
+  if (o.tls) {
+    // civetweb loads its libssl function table only when the library is initialized with
+    // TLS (before the first HTTPS context; once per process is enough, later calls count).
+    if ((mg_init_library(MG_FEATURES_TLS) & MG_FEATURES_TLS) == 0)
+      return core::Unavailable("HTTPS server: civetweb cannot load libssl.so/libcrypto.so");
+    callbacks.init_ssl = &HttpServer::InitSsl;
+  }
   server->context_ = mg_start(&callbacks, server.get(), options);
   if (server->context_ == nullptr)
     return core::Unavailable("HTTP server: cannot listen on " + ports);
@@ -111,7 +114,6 @@ core::Result<std::unique_ptr<HttpServer>> HttpServer::Start(const BindAddress& a
 
 HttpServer::~HttpServer() {
   if (context_ != nullptr) mg_stop(context_);
-  if (ssl_ctx_ != nullptr) SSL_CTX_free(static_cast<SSL_CTX*>(ssl_ctx_));
 }
 
 int HttpServer::OnRequest(mg_connection* conn, void* self) {

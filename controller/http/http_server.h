@@ -83,11 +83,10 @@ class HttpServer {
   HttpServer(HttpHandler handler, const HttpServerOptions& options)
       : handler_(std::move(handler)), options_(options) {}
   static int OnRequest(mg_connection* conn, void* self);
-  static int ProvideSslContext(void** ssl_ctx, void* self);
+  static int InitSsl(void* ssl_ctx, void* self);
 
   HttpHandler handler_;
   HttpServerOptions options_;
-  void* ssl_ctx_ = nullptr;  // SSL_CTX*, ours: civetweb does not free an external one
   mg_context* context_ = nullptr;
   int port_ = 0;
 };
