@@ -23,13 +23,15 @@ std::string Data(const Json& secret, const std::string& key) {
              : "";
 }
 
-// Renew once two thirds of the certificate's life have passed (or it does not parse).
+// Renew once two thirds of the certificate's life have passed (or it does not parse). Its
+// notBefore lies a minute early (clock skew, cert_authority.cc): not part of the life.
 bool Due(const Json& secret) {
   CertPair pair{Data(secret, "tls.crt"), Data(secret, "tls.key")};
   if (!KeyMatches(pair) || Data(secret, "ca.crt").empty()) return true;
   auto v = ValidityOf(pair.cert_pem);
   if (!v.ok()) return true;
-  return Clock::now() > v->not_before + (v->not_after - v->not_before) * 2 / 3;
+  const auto life = v->not_after - v->not_before - std::chrono::minutes(1);
+  return Clock::now() > v->not_after - life / 3;
 }
 
 // The previous CA (first certificate of the old bundle) stays trusted next to the new one.
