@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "controller/app/controller_options.h"
+#include "controller/app/webhook.h"
 #include "controller/cache/job_redis.h"
 #include "controller/http/http_server.h"
 #include "controller/http/results_api.h"
@@ -30,6 +31,7 @@ struct App {
   std::unique_ptr<JobReconciler> reconciler;
   std::unique_ptr<LeaderElector> elector;
   std::unique_ptr<ResultsApi> results;
+  std::unique_ptr<Webhook> webhook;  // null while --webhook-port is 0
   std::atomic<bool> leader{false};
   std::atomic<long long> worker_heartbeat_ms{0};
   // ccltune_cache_entries walks Redis: the last count and when it was taken (steady ms).

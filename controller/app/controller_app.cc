@@ -135,6 +135,8 @@ core::Status RunController(const ControllerOptions& options, const std::atomic<b
   app->reconciler = std::make_unique<JobReconciler>(
       ReconcilerDeps{*app->kube, *app->redis, app->metrics, defaults, options.ccltune_command});
   MakeInformers(*app);  // before the servers: their handlers read app->jobs and app->pods
+  CCLTUNE_ASSIGN_OR_RETURN(app->webhook,
+                           StartWebhook(options, config.default_namespace, *app->kube, stop));
   CCLTUNE_ASSIGN_OR_RETURN(
       auto probes, HttpServer::Start(probe_at, HttpServer::kProbeThreads, MakeProbeHandler(*app)));
   CCLTUNE_ASSIGN_OR_RETURN(

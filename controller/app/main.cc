@@ -5,12 +5,56 @@
 #include <csignal>
 #include <iostream>
 
+#include "controller/admission/pod_injection.h"
 #include "controller/app/controller_app.h"
 #include "core/base/log.h"
 
 namespace {
 std::atomic<bool> g_stop{false};
+
+// The pod-injection webhook's flags (docs/inject.md).
+void AddWebhookFlags(CLI::App& cli, ccltune::controller::WebhookOptions& w) {
+  cli.add_option("--webhook-port", w.port, "HTTPS port of the pod-injection webhook (0: off)")
+      ->check(CLI::Range(0, 65535));
+  cli.add_option("--webhook-namespace", w.ns, "namespace of its Secret (default: the config's)");
+  cli.add_option("--webhook-secret", w.secret, "Secret holding tls.crt, tls.key, ca.crt");
+  cli.add_option("--webhook-config", w.config_name,
+                 "MutatingWebhookConfiguration whose caBundle the controller keeps current");
+  cli.add_option("--webhook-service", w.service, "Service in front of the webhook");
+  cli.add_option("--webhook-hosts", w.hosts,
+                 "comma list of certificate names/IPs (default: the Service's DNS names)");
+  cli.add_flag("--webhook-cert-manager", w.cert_manager,
+               "cert-manager writes the Secret and caBundle; only load it");
+  cli.add_option("--webhook-cert-validity", w.cert_validity_seconds,
+                 "seconds a serving certificate is valid (renewed after two thirds)")
+      ->check(CLI::Range(30, 10 * 365 * 24 * 3600));
+  cli.add_option("--webhook-cert-check", w.cert_check_seconds,
+                 "seconds between checks of the Secret")
+      ->check(CLI::Range(1, 3600));
+  cli.add_option("--inject-image", w.image, "init container image (default: --worker-image)");
+  cli.add_option("--inject-redis-url", w.redis_url, "cache URL for programs (default: --redis-url)");
+  cli.add_option("--inject-reader-secret", w.reader_secret,
+                 "NAME/KEY, in the pod's namespace, of the ccltune-reader password");
+  cli.add_option("--inject-telemetry-secret", w.telemetry_secret,
+                 "NAME/KEY, in the pod's namespace, of the ccltune-telemetry password");
+  cli.add_option("--inject-metrics-port", w.metrics_port, "programs' metrics port")
+      ->check(CLI::Range(1, 65535));
+}
 extern "C" void OnSignal(int) { g_stop = true; }
+// `ccltune-controller inject-pod [--redis-url URL] [--image IMAGE] < pod.json`: the pod as the
+// webhook would leave it (the same InjectPod), for scripts that run a program under an injected
+// pod's environment without a cluster (tests/gpu/inject_on_device.sh) and for reading a patch.
+int InjectPodCommand(const ccltune::controller::InjectConfig& config) {
+  nlohmann::json pod = nlohmann::json::parse(std::cin, nullptr, false);
+  if (pod.is_discarded()) {
+    std::cerr << "inject-pod: stdin is not a JSON pod\n";
+    return 2;
+  }
+  ccltune::controller::Injection inj = ccltune::controller::InjectPod(pod, config);
+  std::cout << pod.patch(inj.patch).dump(2) << "\n";
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -38,11 +82,17 @@ int main(int argc, char** argv) {
   cli.add_option("--watch-timeout", o.watch_timeout_seconds, "watch timeoutSeconds")
       ->check(CLI::Range(1, 3600));
   cli.add_option("--identity", o.identity, "leader-election identity (default: host-random)");
+  AddWebhookFlags(cli, o.webhook);
+  ccltune::controller::InjectConfig inject;
+  auto* inject_cmd = cli.add_subcommand("inject-pod", "Print the pod on stdin as the webhook patches it");
+  inject_cmd->add_option("--redis-url", inject.redis_url, "the cache URL programs get");
+  inject_cmd->add_option("--image", inject.image, "the init container's image");
   try {
     cli.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return cli.exit(e) == 0 ? 0 : 2;
   }
+  if (inject_cmd->parsed()) return InjectPodCommand(inject);
   ccltune::core::InitLogging("controller");
   std::signal(SIGTERM, OnSignal);
   std::signal(SIGINT, OnSignal);

@@ -1,9 +1,14 @@
 #include "controller/http/http_server.h"
 
 #include <civetweb.h>
+#include <openssl/ssl.h>
 
+#include <chrono>
+#include <cstdlib>
 #include <exception>
 #include <string>
+
+#include "controller/certs/serving_certificate.h"
 
 namespace ccltune::controller {
 namespace {
@@ -28,11 +33,55 @@ HttpResponse Handle(const HttpHandler& handler, const HttpRequest& req) {
   }
 }
 
+// The body of a POST, whole, within kBodyDeadlineMs. One byte per mg_read: civetweb's mg_read
+// loops until it has all it was asked for as long as bytes keep coming, so a larger read would
+// let a client trickling a byte a second hold the thread past any deadline; a one-byte read
+// waits at most the request timeout and comes from OpenSSL's buffer when the record is there
+// (measured: tests/bench/results/admission-load.txt).
+// 0 when read; otherwise the HTTP code to answer.
+int ReadBody(mg_connection* conn, size_t max_body, std::string& body) {
+  const long long length = mg_get_request_info(conn)->content_length;
+  if (length < 0) return 411;
+  if (static_cast<unsigned long long>(length) > max_body) return 413;
+  body.resize(static_cast<size_t>(length));
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::milliseconds(HttpServer::kBodyDeadlineMs);
+  size_t got = 0;
+  while (got < body.size()) {
+    if (std::chrono::steady_clock::now() > deadline) return 408;
+    const int n = mg_read(conn, body.data() + got, 1);
+    if (n <= 0) return 408;  // closed or timed out mid-body
+    got += static_cast<size_t>(n);
+  }
+  return 0;
+}
+
 }  // namespace
+
+// civetweb made the SSL_CTX (with the libssl it loads itself, the same library as ours):
+// the certificate comes from the ServingCertificate on each handshake. 1: nothing for civetweb
+// to load. (Not external_ssl_ctx: with that callback civetweb 1.15 never loads its libssl
+// function table and its worker thread calls a null pointer on the first connection.)
+int HttpServer::InitSsl(void* ssl_ctx, void* self) {
+  auto* server = static_cast<HttpServer*>(self);
+  SSL_CTX_set_min_proto_version(static_cast<SSL_CTX*>(ssl_ctx), TLS1_2_VERSION);
+  server->options_.tls->AttachTo(ssl_ctx);
+  return 1;
+}
 
 core::Result<std::unique_ptr<HttpServer>> HttpServer::Start(const BindAddress& at, int threads,
                                                             HttpHandler handler) {
-  const std::string ports = at.ListeningPorts(), thread_count = std::to_string(threads),
+  HttpServerOptions options;
+  options.threads = threads;
+  return Start(at, options, std::move(handler));
+}
+
+core::Result<std::unique_ptr<HttpServer>> HttpServer::Start(const BindAddress& at,
+                                                            const HttpServerOptions& o,
+                                                            HttpHandler handler) {
+  // A trailing 's' is civetweb's mark of an HTTPS port.
+  const std::string ports = at.ListeningPorts() + (o.tls ? "s" : ""),
+                    thread_count = std::to_string(o.threads),
                     timeout = std::to_string(kRequestTimeoutMs),
                     head = std::to_string(kMaxRequestBytes);
   // clang-format off
@@ -46,9 +95,16 @@ core::Result<std::unique_ptr<HttpServer>> HttpServer::Start(const BindAddress& a
       "tcp_nodelay", "1",  // no Nagle wait on the last segment of a long answer
       nullptr};
   // clang-format on
-  std::unique_ptr<HttpServer> server(new HttpServer(std::move(handler)));
+  std::unique_ptr<HttpServer> server(new HttpServer(std::move(handler), o));
   mg_callbacks callbacks{};
-  server->context_ = mg_start(&callbacks, nullptr, options);
+  if (o.tls) {
+    // civetweb loads its libssl function table only when the library is initialized with
+    // TLS (before the first HTTPS context; once per process is enough, later calls count).
+    if ((mg_init_library(MG_FEATURES_TLS) & MG_FEATURES_TLS) == 0)
+      return core::Unavailable("HTTPS server: civetweb cannot load libssl.so/libcrypto.so");
+    callbacks.init_ssl = &HttpServer::InitSsl;
+  }
+  server->context_ = mg_start(&callbacks, server.get(), options);
   if (server->context_ == nullptr)
     return core::Unavailable("HTTP server: cannot listen on " + ports);
   mg_set_request_handler(server->context_, "/", &HttpServer::OnRequest, server.get());
@@ -65,18 +121,26 @@ HttpServer::~HttpServer() {
 
 int HttpServer::OnRequest(mg_connection* conn, void* self) {
   const mg_request_info* info = mg_get_request_info(conn);
-  HttpRequest req{info->request_method, info->local_uri ? info->local_uri : "/", {}};
+  auto* server = static_cast<HttpServer*>(self);
+  HttpRequest req{info->request_method, info->local_uri ? info->local_uri : "/", {}, {}};
   const bool head = req.method == "HEAD";
+  const bool post = req.method == "POST" && server->options_.max_body > 0;
   HttpResponse resp;
   auto query = ParseQueryString(info->query_string ? info->query_string : "");
-  if (req.method != "GET" && !head) {
-    resp = {405, "text/plain", "only GET\n"};
+  int body_error = post ? ReadBody(conn, server->options_.max_body, req.body) : 0;
+  if (req.method != "GET" && !head && !post) {
+    resp = {405, "text/plain", server->options_.max_body > 0 ? "only GET and POST\n" : "only GET\n"};
+  } else if (body_error != 0) {
+    resp = {body_error, "application/json",
+            body_error == 413   ? "{\"error\":\"body larger than this server accepts\"}"
+            : body_error == 411 ? "{\"error\":\"Content-Length required\"}"
+                                : "{\"error\":\"body not received in time\"}"};
   } else if (!query.ok()) {
     resp = {400, "application/json",
             "{\"error\":\"malformed query string (a '%' escape needs two hex digits)\"}"};
   } else {
     req.query = std::move(query).value();
-    resp = Handle(static_cast<HttpServer*>(self)->handler_, req);
+    resp = Handle(server->handler_, req);
   }
   Send(conn, resp, !head);
   return resp.code;

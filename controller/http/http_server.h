@@ -14,6 +14,11 @@
 // closed; one request per connection. Before the handler: GET and HEAD only (405 otherwise),
 // and a malformed query string is answered 400.
 //
+// The webhook's listener (HttpServerOptions) adds HTTPS, whose certificate comes from a
+// ServingCertificate on each handshake (rotation without a restart; the handshake is bounded
+// by the same request timeout), and POST with a body of at most max_body bytes, read whole
+// within kBodyDeadlineMs: a longer body is answered 413, a slower one 408.
+//
 // Thread-safety: the handler runs on civetweb's threads, several at once: it must be
 // thread-safe. RAII: the destructor stops the threads and closes the socket.
 #pragma once
@@ -31,10 +36,13 @@ struct mg_connection;
 
 namespace ccltune::controller {
 
+class ServingCertificate;
+
 struct HttpRequest {
   std::string method;
   std::string path;                          // without the query
   std::map<std::string, std::string> query;  // decoded
+  std::string body;                          // POST only (HttpServerOptions::max_body > 0)
 };
 
 struct HttpResponse {
@@ -45,16 +53,26 @@ struct HttpResponse {
 
 using HttpHandler = std::function<HttpResponse(const HttpRequest&)>;
 
+struct HttpServerOptions {
+  int threads = 32;
+  ServingCertificate* tls = nullptr;  // HTTPS when set; must outlive the server
+  size_t max_body = 0;                // > 0: POST allowed, with a body up to this size
+};
+
 class HttpServer {
  public:
   static constexpr int kThreads = 32;      // the API port's
   static constexpr int kProbeThreads = 4;  // the probe port's: a kubelet sends one at a time
   static constexpr int kRequestTimeoutMs = 2000;
   static constexpr int kMaxRequestBytes = 16384;
+  static constexpr int kBodyDeadlineMs = 3000;
 
   // Listens on `at` (port 0: any free port, see port()) before returning; Unavailable when it
   // cannot.
   static core::Result<std::unique_ptr<HttpServer>> Start(const BindAddress& at, int threads,
+                                                         HttpHandler handler);
+  static core::Result<std::unique_ptr<HttpServer>> Start(const BindAddress& at,
+                                                         const HttpServerOptions& options,
                                                          HttpHandler handler);
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;
@@ -62,10 +80,13 @@ class HttpServer {
   int port() const { return port_; }
 
  private:
-  explicit HttpServer(HttpHandler handler) : handler_(std::move(handler)) {}
+  HttpServer(HttpHandler handler, const HttpServerOptions& options)
+      : handler_(std::move(handler)), options_(options) {}
   static int OnRequest(mg_connection* conn, void* self);
+  static int InitSsl(void* ssl_ctx, void* self);
 
   HttpHandler handler_;
+  HttpServerOptions options_;
   mg_context* context_ = nullptr;
   int port_ = 0;
 };

@@ -1,11 +1,30 @@
-// Base64 decoding (base64.h).
+// Base64 (base64.h).
 #include "controller/kube/base64.h"
 
 namespace ccltune::controller {
+namespace {
+const std::string kChars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+}  // namespace
+
+std::string Base64Encode(const std::string& in) {
+  std::string out;
+  out.reserve((in.size() + 2) / 3 * 4);
+  unsigned val = 0;
+  int bits = -6;
+  for (unsigned char c : in) {
+    val = (val << 8) + c;
+    bits += 8;
+    while (bits >= 0) {
+      out.push_back(kChars[(val >> bits) & 0x3F]);
+      bits -= 6;
+    }
+  }
+  if (bits > -6) out.push_back(kChars[((val << 8) >> (bits + 8)) & 0x3F]);
+  while (out.size() % 4 != 0) out.push_back('=');
+  return out;
+}
 
 std::string Base64Decode(const std::string& in) {
-  static const std::string kChars =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
   std::string out;
   int val = 0, bits = -8;
   for (char c : in) {

@@ -80,7 +80,8 @@ core::Result<std::vector<Reply>> Pipeline(redisContext* c, const std::vector<Arg
 core::Status Authenticate(redisContext* c, const core::RedisEndpoint& ep,
                           Clock::time_point deadline) {
   std::vector<Argv> cmds;
-  if (!ep.password.empty()) cmds.push_back({"AUTH", ep.password});
+  // "user:password" is AUTH's two arguments, never one (an ACL user would be refused).
+  if (auto auth = core::AuthArgv(ep); !auth.empty()) cmds.push_back(std::move(auth));
   if (ep.db != 0) cmds.push_back({"SELECT", std::to_string(ep.db)});
   if (cmds.empty()) return core::Status::Ok();
   auto r = Pipeline(c, cmds, deadline);
@@ -191,7 +192,13 @@ core::Result<ParsedFile> LoadFromRedis(const std::string& url, const std::string
                                        std::optional<core::Dtype> pinned,
                                        Clock::time_point deadline) {
   CCLTUNE_ASSIGN_OR_RETURN(core::RedisEndpoint ep, core::ParseRedisUrl(url));
-  if (const char* pw = std::getenv("CCLTUNE_REDIS_PASSWORD"); pw && *pw) ep.password = pw;
+  if (const char* pw = std::getenv("CCLTUNE_REDIS_PASSWORD"); pw && *pw) {
+    // An injected pod's ACL user (docs/inject.md) comes in its own variable: the password
+    // is a Secret's, the URL a plain value that must not carry it.
+    const char* user = std::getenv("CCLTUNE_REDIS_USERNAME");
+    ep.password = user && *user ? std::string(user) + ":" + pw
+                                : (std::string(pw).find(':') == std::string::npos ? pw : ":" + std::string(pw));
+  }
   CCLTUNE_ASSIGN_OR_RETURN(Context c, Connect(ep, deadline));
   CCLTUNE_RETURN_IF_ERROR(Authenticate(c.get(), ep, deadline));
   CCLTUNE_ASSIGN_OR_RETURN(auto sizes, ReadIndexes(c.get(), fingerprint, deadline));

@@ -27,6 +27,9 @@ struct RedisEndpoint {
 
 // redis://[[user]:password@]host[:port][/db]; error names what is wrong.
 Result<RedisEndpoint> ParseRedisUrl(const std::string& url);
+// The AUTH command for `ep` (empty without a password): AUTH password, or AUTH user password
+// for a Redis 6+ ACL user (the "user:password" convention of RedisEndpoint::password).
+std::vector<std::string> AuthArgv(const RedisEndpoint& ep);
 
 // A decoded reply: what hiredis returns, copied into value types.
 struct RedisValue {

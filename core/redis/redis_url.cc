@@ -128,4 +128,12 @@ Result<RedisEndpoint> ParseRedisUrl(const std::string& url) {
   return ep;
 }
 
+std::vector<std::string> AuthArgv(const RedisEndpoint& ep) {
+  if (ep.password.empty()) return {};
+  const auto colon = ep.password.find(':');
+  if (colon == std::string::npos) return {"AUTH", ep.password};
+  if (colon == 0) return {"AUTH", ep.password.substr(1)};  // ":pa:ss", no user
+  return {"AUTH", ep.password.substr(0, colon), ep.password.substr(colon + 1)};
+}
+
 }  // namespace ccltune::core

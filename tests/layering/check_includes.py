@@ -39,10 +39,13 @@ RULES = {
     "controller/metrics": CORE_ALL,
     "controller/reconcile": ["controller/kube", "controller/job", "controller/cache",
                              "controller/metrics"] + CORE_ALL,
-    "controller/http": ["controller/cache"] + CORE_ALL,
+    # The webhook's pure patch logic, and its certificates (OpenSSL; the rotator's Secret).
+    "controller/admission": ["controller/kube"] + CORE_ALL,
+    "controller/certs": ["controller/kube"] + CORE_ALL,
+    "controller/http": ["controller/cache", "controller/certs"] + CORE_ALL,
     "controller/app": ["controller/kube", "controller/machinery", "controller/job",
                        "controller/cache", "controller/metrics", "controller/reconcile",
-                       "controller/http"] + CORE_ALL,
+                       "controller/http", "controller/admission", "controller/certs"] + CORE_ALL,
 }
 SOURCE = re.compile(r"\.(h|cc|cu|cuh)$")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')

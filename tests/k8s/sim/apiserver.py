@@ -7,6 +7,7 @@
 
 import argparse
 import base64
+import copy
 import hashlib
 import http.server
 import json
@@ -25,6 +26,7 @@ import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import k8sadmission  # noqa: E402
 import k8spatch      # noqa: E402
 import k8sproto      # noqa: E402
 import k8sselect     # noqa: E402
@@ -101,6 +103,7 @@ class Server:
         self.stop = threading.Event()
         self.port = None
         self.stats = {'requests': 0}
+        self.admission = k8sadmission.Admission(self.store)
 
     # ---- discovery -----------------------------------------------------------
     def groups(self):
@@ -413,6 +416,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if method == 'POST':
             obj = self.body_json(body)
             self.check_kind(rt, version, obj)
+            obj = self.admit(rt, version, ns, obj, dry)
             created = store.create(rt, ns, obj, dry_run=dry, version=version, strict=strict, warnings=warnings)
             return self.send_obj(rt, version, created, 201, warnings)
         if method == 'PUT':
@@ -453,6 +457,21 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 return self.send_json(200, {'kind': 'Status', 'apiVersion': 'v1', 'metadata': {}, 'status': 'Success',
                                             'details': details})
             return self.send_obj(rt, version, obj, 200)
+
+    def admit(self, rt, version, ns, obj, dry):
+        """Mutating webhooks (k8sadmission.py) see the object as kube-apiserver hands it to them:
+        defaulted (pods), in the request's namespace; outside the store's lock, so that a slow
+        webhook holds up only its own request."""
+        if rt.key == ('', 'pods') and isinstance(obj.get('spec', {}), dict):
+            obj = copy.deepcopy(obj)
+            k8sstore._default_pod(obj)
+            obj.pop('status', None)
+        if rt.namespaced:
+            md = obj.get('metadata') if isinstance(obj.get('metadata'), dict) else {}
+            ns = ns or md.get('namespace') or 'default'
+            if isinstance(obj.get('metadata'), dict):
+                obj = dict(obj, metadata=dict(md, namespace=ns))
+        return self.sim.admission.admit(rt, version, obj, ns if rt.namespaced else None, dry)
 
     def check_kind(self, rt, version, obj):
         if not isinstance(obj, dict):
@@ -784,6 +803,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
                       'historySize': sum(len(h) for h in store.history.values()), 'watches': len(store.watchers),
                       'objects': counts,
                       'requests': sim.stats['requests'], 'faults': sim.faults.rules}
+            st['admission'] = sim.admission.state()
             if sim.agent:
                 st['processes'] = sim.agent.processes()
             return self.send_json(200, st)

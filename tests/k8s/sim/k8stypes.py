@@ -69,6 +69,8 @@ BUILTIN = [
     ResourceType('rbac.authorization.k8s.io', ['v1'], 'clusterroles', 'ClusterRole', namespaced=False),
     ResourceType('rbac.authorization.k8s.io', ['v1'], 'clusterrolebindings', 'ClusterRoleBinding', namespaced=False),
     ResourceType('scheduling.k8s.io', ['v1'], 'priorityclasses', 'PriorityClass', namespaced=False, short_names=['pc']),
+    ResourceType('admissionregistration.k8s.io', ['v1'], 'mutatingwebhookconfigurations',
+                 'MutatingWebhookConfiguration', namespaced=False),
 ]
 
 # Field selectors each built-in type accepts besides metadata.name / metadata.namespace.

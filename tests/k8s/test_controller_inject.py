@@ -1,0 +1,259 @@
+"""The pod-injection webhook (issue 46) through the API-server simulator's admission, as a
+cluster calls it: the real ccltune-controller serves it over HTTPS with the certificate it made
+and put in the caBundle of manifests/webhook's MutatingWebhookConfiguration.
+
+Shown: each variant on a labelled pod; an unlabelled pod and a pod in a namespace that did not
+opt in untouched; reinvocation after a later webhook adds a container adds nothing twice; the
+user's own LD_PRELOAD and NCCL_TUNER_PLUGIN kept; the webhook down: the pod still created, the
+failure recorded; certificate rotation while pods are created; the patched specs pass
+`kubectl apply --dry-run=client`; bad requests (malformed, another kind, huge, deep, slow) get a
+400/413/408 or an allow-without-change, and the controller stays up.
+"""
+
+import base64
+import http.server
+import json
+import os
+import socket
+import ssl
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, 'sim'))
+from apiserver import make_cert  # noqa: E402
+from inject_fixture import (HOOKS, OPTED_NS, PLAIN_NS, InjectEnv, cert_pems, env_of, pod,  # noqa: E402
+                            webhook_config)
+from test_controller_common import free_port, test_failed, wait_until  # noqa: E402
+
+LIB = '/opt/ccltune/lib/'
+
+
+class SidecarWebhook:
+    """Another mutating webhook (its configuration sorts after ccltune's): adds a container."""
+
+    def __init__(self, workdir):
+        key, crt = make_cert(workdir)
+        with open(crt, 'rb') as f:
+            self.ca = base64.b64encode(f.read()).decode()
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *a):
+                pass
+
+            def do_POST(self):
+                review = json.loads(self.rfile.read(int(self.headers['Content-Length'])))
+                ops = [{'op': 'add', 'path': '/spec/containers/-', 'value': {'name': 'sidecar', 'image': 'envoy'}}]
+                have = [c['name'] for c in review['request']['object']['spec']['containers']]
+                resp = {'uid': review['request']['uid'], 'allowed': True}
+                if 'sidecar' not in have:
+                    resp.update(patchType='JSONPatch', patch=base64.b64encode(json.dumps(ops).encode()).decode())
+                body = json.dumps({'apiVersion': 'admission.k8s.io/v1', 'kind': 'AdmissionReview',
+                                   'response': resp}).encode()
+                self.send_response(200)
+                self.send_header('Content-Type', 'application/json')
+                self.send_header('Content-Length', str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        self.httpd = http.server.ThreadingHTTPServer(('127.0.0.1', 0), Handler)
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(crt, key)
+        self.httpd.socket = ctx.wrap_socket(self.httpd.socket, server_side=True)
+        self.url = 'https://127.0.0.1:%d/' % self.httpd.server_address[1]
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def stop(self):
+        self.httpd.shutdown()
+
+
+class InjectTest(unittest.TestCase):
+    def setUp(self):
+        self.env = InjectEnv()
+        self.addCleanup(lambda: self.env.close(failed=test_failed(self)))
+
+    def test_each_variant_on_a_labelled_pod_and_the_specs_pass_kubectl_dry_run(self):
+        made = {}
+        for value in ('plugin', 'preload', 'telemetry', 'plugin.preload.telemetry'):
+            p = self.env.create(pod('job-' + value.replace('.', '-'), inject=value))
+            made[value] = p
+            self.assertEqual(p['metadata']['annotations']['ccltune.io/injected'], value.replace('.', ','))
+            self.assertEqual(env_of(p, 'CCLTUNE_REDIS_URL'), 'redis://ccltune-redis.ccltune-system:6379/0')
+            self.assertEqual(env_of(p, 'CCLTUNE_NODE_NAME'), {'fieldRef': {'apiVersion': 'v1', 'fieldPath': 'spec.nodeName'}})
+            self.assertEqual(env_of(p, 'CCLTUNE_REDIS_PASSWORD')['secretKeyRef']['optional'], True)
+        self.assertEqual(env_of(made['plugin'], 'NCCL_TUNER_PLUGIN'), LIB + 'libnccl-tuner-ccltune.so')
+        self.assertIsNone(env_of(made['plugin'], 'LD_PRELOAD'))
+        self.assertEqual(env_of(made['preload'], 'LD_PRELOAD'), LIB + 'libccltune-nccl.so')
+        self.assertEqual(made['preload']['spec']['containers'][0]['volumeMounts'],
+                         [{'name': 'ccltune-lib', 'mountPath': '/opt/ccltune/lib', 'readOnly': True}])
+        self.assertEqual(made['preload']['spec']['initContainers'][0]['command'],
+                         ['cp', '-L', '/usr/local/lib/libccltune-nccl.so', LIB])
+        tel = made['telemetry']
+        self.assertNotIn('initContainers', tel['spec'])  # no library of its own yet
+        self.assertEqual(tel['metadata']['labels']['ccltune.io/metrics'], 'true')
+        self.assertEqual(env_of(tel, 'CCLTUNE_REDIS_USERNAME'), 'ccltune-telemetry')
+        self.assertEqual(env_of(made['plugin'], 'CCLTUNE_REDIS_USERNAME'), 'ccltune-reader')
+        all3 = made['plugin.preload.telemetry']['spec']['initContainers'][0]['command']
+        self.assertEqual(len(all3), 5)
+        # The patched specs, as stored, are valid manifests for kubectl.
+        path = os.path.join(self.env.dir, 'patched.json')
+        items = []
+        for p in made.values():
+            md = p['metadata']
+            items.append({'apiVersion': 'v1', 'kind': 'Pod', 'spec': p['spec'],
+                          'metadata': {'name': md['name'] + '-copy', 'namespace': md['namespace'],
+                                       'labels': md['labels'], 'annotations': md['annotations']}})
+        with open(path, 'w') as f:
+            json.dump({'apiVersion': 'v1', 'kind': 'List', 'items': items}, f)
+        r = self.env.sim.kubectl('apply', '--dry-run=client', '-f', path)
+        self.assertEqual(r.stdout.count('created (dry run)'), 4, r.stdout)
+
+    def test_unlabelled_pod_and_a_namespace_that_did_not_opt_in_are_untouched(self):
+        for ns, p in ((OPTED_NS, pod('plain')), (PLAIN_NS, pod('labelled', inject='preload'))):
+            got = self.env.create(p, ns=ns)
+            self.assertNotIn('initContainers', got['spec'])
+            self.assertNotIn('annotations', got['metadata'])
+            self.assertEqual(got['spec']['containers'][0].get('env'), None)
+        self.assertEqual([r for r in self.env.admission_records() if 'ms' in r], [])
+        # A label value cannot hold a comma: the API server refuses it before any webhook.
+        code, body = self.env.api('POST', '/api/v1/namespaces/%s/pods' % OPTED_NS, pod('comma', inject='plugin,preload'))
+        self.assertEqual(code, 422, body)
+
+    def test_reinvocation_after_another_webhook_adds_nothing_twice(self):
+        side = SidecarWebhook(self.env.dir)
+        self.addCleanup(side.stop)
+        cfg = webhook_config(side.url, side.ca, name='sidecar.example.com', reinvocationPolicy='Never')
+        cfg['metadata']['name'] = 'zz-sidecar-injector'
+        self.env.check(self.env.api('POST', HOOKS, cfg), 201)
+        p = self.env.create(pod('with-sidecar', inject='plugin.preload'))
+        names = [c['name'] for c in p['spec']['containers']]
+        self.assertEqual(names, ['main', 'sidecar'])
+        self.assertEqual(len(p['spec']['initContainers']), 1)
+        self.assertEqual(len(p['spec']['volumes']), 1)
+        for i in (0, 1):
+            envs = [e['name'] for e in p['spec']['containers'][i]['env']]
+            self.assertEqual(len(envs), len(set(envs)), envs)
+            self.assertEqual(env_of(p, 'LD_PRELOAD', i), LIB + 'libccltune-nccl.so')
+        rounds = [r['round'] for r in self.env.admission_records() if r.get('webhook') == 'inject.ccltune.io']
+        self.assertEqual(rounds, [0, 1])
+
+    def test_users_own_ld_preload_and_tuner_plugin_are_kept(self):
+        env = [{'name': 'LD_PRELOAD', 'value': '/usr/lib/x86_64-linux-gnu/libjemalloc.so.2'},
+               {'name': 'NCCL_TUNER_PLUGIN', 'value': '/opt/mine/libtuner.so'}]
+        p = self.env.create(pod('own-env', inject='plugin.preload', env=env))
+        self.assertEqual(env_of(p, 'LD_PRELOAD'), '/usr/lib/x86_64-linux-gnu/libjemalloc.so.2:' + LIB + 'libccltune-nccl.so')
+        self.assertEqual(env_of(p, 'NCCL_TUNER_PLUGIN'), '/opt/mine/libtuner.so')
+        self.assertIn('keeps its own NCCL_TUNER_PLUGIN', p['metadata']['annotations']['ccltune.io/injected'])
+
+    def test_webhook_down_the_pod_is_created_and_the_reason_recorded(self):
+        self.env.stop_controller()
+        t0 = time.monotonic()
+        p = self.env.create(pod('while-down', inject='preload'))
+        self.assertLess(time.monotonic() - t0, 5)
+        self.assertNotIn('initContainers', p['spec'])
+        failed = [r for r in self.env.admission_records() if r.get('name') == 'while-down']
+        self.assertEqual(len(failed), 1, failed)
+        self.assertEqual(failed[0]['annotation'], 'failed-open.mutation.webhook.admission.k8s.io/round_0_index_0')
+        self.assertIn('Connection refused', failed[0]['error'])
+        # Strict mode (failurePolicy Fail, docs/inject.md): the create is refused instead.
+        code, cfg = self.env.api('GET', HOOKS + '/ccltune-inject')
+        cfg['webhooks'][0]['failurePolicy'] = 'Fail'
+        self.env.check(self.env.api('PUT', HOOKS + '/ccltune-inject', cfg), 200)
+        code, body = self.env.api('POST', '/api/v1/namespaces/%s/pods' % OPTED_NS, pod('strict', inject='preload'))
+        self.assertEqual(code, 500, body)
+        self.assertIn('failed calling webhook "inject.ccltune.io"', body['message'])
+
+
+class RotationTest(unittest.TestCase):
+    def setUp(self):
+        # 30 s certificates, renewed after 20 s, the Secret checked every second.
+        self.env = InjectEnv(controller_args=['--webhook-cert-validity', '30', '--webhook-cert-check', '1'])
+        self.addCleanup(lambda: self.env.close(failed=test_failed(self)))
+
+    def test_rotation_while_pods_are_created(self):
+        first = self.env.secret()['data']['tls.crt']
+        self.assertEqual(len(cert_pems(self.env.ca_bundle())), 1)
+        n, end = 0, time.monotonic() + 30
+        while time.monotonic() < end:
+            p = self.env.create(pod('rot-%d' % n, inject='plugin'))
+            self.assertEqual(p['metadata']['annotations'].get('ccltune.io/injected'), 'plugin', 'pod %d' % n)
+            n += 1
+            time.sleep(0.1)
+        self.assertNotEqual(self.env.secret()['data']['tls.crt'], first)
+        wait_until(self.env.ca_bundle_current, 10, 'caBundle to follow the renewed Secret')
+        self.assertEqual(len(cert_pems(self.env.ca_bundle())), 2)   # new CA + the previous one
+        self.assertFalse([r for r in self.env.admission_records() if 'error' in r])
+        self.assertGreater(n, 50)
+
+
+class InjectAbuseTest(unittest.TestCase):
+    """Bad requests straight at the webhook's port (the API server never sends them)."""
+
+    def setUp(self):
+        self.env = InjectEnv()
+        self.addCleanup(lambda: self.env.close(failed=test_failed(self)))
+        ca = base64.b64decode(self.env.ca_bundle()).decode()
+        self.ctx = ssl.create_default_context(cadata=ca)
+
+    def post(self, body, timeout=10):
+        import http.client
+        c = http.client.HTTPSConnection('127.0.0.1', self.env.port, timeout=timeout, context=self.ctx)
+        c.request('POST', '/mutate-pods', body=body, headers={'Content-Type': 'application/json'})
+        r = c.getresponse()
+        out = r.status, r.read()
+        c.close()
+        return out
+
+    def review(self, obj, kind='Pod'):
+        return json.dumps({'apiVersion': 'admission.k8s.io/v1', 'kind': 'AdmissionReview',
+                           'request': {'uid': 'u', 'operation': 'CREATE', 'object': obj,
+                                       'kind': {'group': '', 'version': 'v1', 'kind': kind}}}).encode()
+
+    def test_bad_requests_get_400_413_408_or_allow_and_the_controller_stays_up(self):
+        self.assertEqual(self.post(b'{not json')[0], 400)
+        self.assertEqual(self.post(b'[' * 200000)[0], 400)
+        self.assertEqual(self.post(b'{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"}')[0], 400)
+        code, body = self.post(self.review({'metadata': {'name': 's'}}, kind='Service'))
+        self.assertEqual((code, 'patch' in json.loads(body)['response']), (200, False))
+        code, body = self.post(self.review({'metadata': 5, 'spec': []}))
+        self.assertEqual((code, json.loads(body)['response']['allowed']), (200, True))
+        huge = pod('huge', inject='preload')
+        huge['metadata']['annotations'] = {'blob': 'x' * (2 * 1024 * 1024)}
+        code, body = self.post(self.review(huge))
+        self.assertEqual((code, json.loads(body)['response']['patchType']), (200, 'JSONPatch'))
+        self.assertEqual(self.post(b'x' * (4 * 1024 * 1024))[0], 413)
+        # A client that sends its body one byte a second: answered 408 within the bound.
+        s = socket.create_connection(('127.0.0.1', self.env.port))
+        t = self.ctx.wrap_socket(s, server_hostname='127.0.0.1')
+        t.sendall(b'POST /mutate-pods HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n')
+        t0, answer = time.monotonic(), b''
+        t.settimeout(1.2)
+        while time.monotonic() - t0 < 15 and not answer:
+            try:
+                t.sendall(b'{')
+                answer = t.recv(200)
+            except socket.timeout:
+                continue
+            except OSError:
+                break
+        t.close()
+        self.assertLess(time.monotonic() - t0, 8)
+        self.assertTrue(answer.startswith(b'HTTP/1.1 408') or answer == b'', answer)
+        # A client that never says hello: the TLS handshake is bounded too.
+        idle = socket.create_connection(('127.0.0.1', self.env.port))
+        idle.settimeout(15)
+        t0 = time.monotonic()
+        self.assertEqual(idle.recv(10), b'')
+        self.assertLess(time.monotonic() - t0, 8)
+        idle.close()
+        self.assertIsNone(self.env.proc.poll(), 'controller exited')
+        self.assertEqual(self.env.create(pod('after', inject='plugin'))['metadata']['annotations']['ccltune.io/injected'], 'plugin')
+
+
+if __name__ == '__main__':
+    unittest.main()
