@@ -7,8 +7,7 @@ core::Status FencedKubeClient::Check(const std::string& what) const {
   return s.ok() ? s : s.WithContext(what);
 }
 
-core::Result<Json> FencedKubeClient::Create(const std::string& collection_path,
-                                            const Json& body) {
+core::Result<Json> FencedKubeClient::Create(const std::string& collection_path, const Json& body) {
   CCLTUNE_RETURN_IF_ERROR(Check("create " + collection_path));
   return inner_.Create(collection_path, body);
 }

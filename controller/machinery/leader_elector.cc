@@ -104,8 +104,8 @@ void LeaderElector::Run(const std::atomic<bool>& stop) {
     }
     for (auto slept = std::chrono::milliseconds(0); slept < config_.retry_period && !stop.load();
          slept += std::chrono::milliseconds(100)) {
-      std::this_thread::sleep_for(std::min(std::chrono::milliseconds(100),
-                                           config_.retry_period - slept));
+      std::this_thread::sleep_for(
+          std::min(std::chrono::milliseconds(100), config_.retry_period - slept));
     }
   }
 }

@@ -27,8 +27,9 @@ TEST(PodFailure, CarriesTheRanksOwnLineAfterExitCodeAndReason) {
               {{"terminated",
                 {{"exitCode", 1},
                  {"reason", "Error"},
-                 {"message", "error: lost the Redis cache at redis://10.0.0.5:6379/0 while "
-                             "publishing: connection refused\n"}}}}}};
+                 {"message",
+                  "error: lost the Redis cache at redis://10.0.0.5:6379/0 while "
+                  "publishing: connection refused\n"}}}}}};
   EXPECT_EQ(PodFailureMessage(FailedPod(cs)),
             "pod j-a0-0 failed: exit code 1 (Error): error: lost the Redis cache at "
             "redis://10.0.0.5:6379/0 while publishing: connection refused");
