@@ -126,8 +126,9 @@ class FaultTest(unittest.TestCase):
         env = self.env
         cache = Redis(env.dir)  # the job's own cache; the controller's default one stays up
         self.addCleanup(lambda: cache.proc.poll() is None and cache.stop())
-        bench = dict(SLOW_BENCH, rounds=20)  # tens of seconds of work: it is killed long before
-        env.create_job('lost', slow_spec(cache={'redisURL': cache.url}, benchmark=bench))
+        spec = slow_spec(cache={'redisURL': cache.url})
+        spec['benchmark'] = dict(SLOW_BENCH, rounds=20)  # tens of seconds: killed long before
+        env.create_job('lost', spec)
         wait_until(lambda: (env.condition('lost', 'Benchmarking') or {}).get('status') == 'True', 60,
                    'Benchmarking=True')
         cache.proc.kill()
