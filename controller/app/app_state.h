@@ -12,6 +12,7 @@
 #include "controller/http/http_server.h"
 #include "controller/http/results_api.h"
 #include "controller/kube/kube_client.h"
+#include "controller/machinery/fenced_kube_client.h"
 #include "controller/machinery/informer.h"
 #include "controller/machinery/leader_elector.h"
 #include "controller/machinery/work_queue.h"
@@ -23,7 +24,8 @@ namespace ccltune::controller {
 // Everything the process runs, so thread bodies can reach it through one pointer.
 struct App {
   ControllerOptions options;
-  std::unique_ptr<KubeClient> kube;
+  std::unique_ptr<KubeClient> kube;    // informers, the elector: reads and the Lease
+  std::unique_ptr<KubeClient> writer;  // the reconciler's: writes fenced by the elector
   ControllerMetrics metrics;
   std::unique_ptr<JobRedis> redis;
   WorkQueue queue;

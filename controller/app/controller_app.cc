@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <memory>
 #include <random>
@@ -16,6 +17,7 @@
 #include "controller/http/results_api.h"
 #include "controller/kube/kube_client.h"
 #include "controller/kube/kube_paths.h"
+#include "controller/machinery/fenced_kube_client.h"
 #include "controller/machinery/informer.h"
 #include "controller/machinery/leader_elector.h"
 #include "controller/metrics/metrics.h"
@@ -61,6 +63,23 @@ core::Result<BindAddress> ProbeAddress(const ControllerOptions& o) {
   return at;
 }
 
+LeaderElectionConfig ElectionConfig(const ControllerOptions& o, const KubeConfig& config) {
+  LeaderElectionConfig le;
+  le.ns = o.lease_namespace.empty() ? config.default_namespace : o.lease_namespace;
+  le.name = o.lease_name;
+  le.identity = o.identity.empty() ? DefaultIdentity() : o.identity;
+  le.lease_duration = std::chrono::seconds(o.lease_duration_seconds);
+  le.renew_deadline = std::chrono::milliseconds(std::lround(o.renew_deadline_seconds * 1000));
+  le.retry_period = std::chrono::milliseconds(std::lround(o.retry_period_seconds * 1000));
+  return le;
+}
+
+// Reconciles only while the fence is open: a leader whose renewal is overdue (frozen and
+// resumed) waits for its elector instead of starting a reconcile whose writes would be refused.
+bool MayReconcile(const App& app) {
+  return app.leader.load() && (!app.elector || app.elector->CheckFence().ok());
+}
+
 long long NowMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
@@ -71,6 +90,14 @@ void ReconcileOne(App& app, const std::string& key) {
   auto t0 = std::chrono::steady_clock::now();
   auto r = app.reconciler->Reconcile(key);
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (!r.ok() && !MayReconcile(app)) {
+    // Stopped by the fence: not the job's fault, so no back-off; the leader (this replica
+    // once renewed, or another) reconciles the key again.
+    core::LogInfo("reconcile " + key + " stopped: " + r.status().message());
+    app.metrics.CountReconcile("error", secs);
+    app.queue.AddAfter(key, std::chrono::milliseconds(500));
+    return;
+  }
   if (!r.ok()) {
     core::LogWarn("reconcile " + key + ": " + r.status().ToString());
     app.metrics.CountReconcile("error", secs);
@@ -103,13 +130,13 @@ void MakeInformers(App& app) {
 void WorkerLoop(App& app, const std::atomic<bool>& stop) {
   while (!stop.load()) {
     app.worker_heartbeat_ms = NowMs();
-    if (!app.leader.load()) {
+    if (!MayReconcile(app)) {
       std::this_thread::sleep_for(100ms);
       continue;
     }
     auto key = app.queue.Get(500ms);
     if (!key) continue;
-    if (app.leader.load()) {
+    if (MayReconcile(app)) {
       ReconcileOne(app, *key);
     } else {
       app.queue.Add(*key);  // picked up just as the lease went: keep it for the next leader
@@ -126,14 +153,21 @@ core::Status RunController(const ControllerOptions& options, const std::atomic<b
                                                   ? InClusterConfig()
                                                   : LoadKubeconfig(options.kubeconfig));
   CCLTUNE_ASSIGN_OR_RETURN(JobDefaults defaults, MakeDefaults(options));
+  LeaderElectionConfig le = ElectionConfig(options, config);
+  if (options.leader_elect) CCLTUNE_RETURN_IF_ERROR(CheckLeaderElectionConfig(le));
   auto app = std::make_unique<App>();
   app->options = options;
-  app->kube = MakeCpprestKubeClient(config);
+  // The identity is in the User-Agent too, so the API server's audit log tells replicas apart.
+  app->kube = MakeCpprestKubeClient(
+      config, std::string("ccltune-controller/") + CCLTUNE_VERSION + " (" + le.identity + ")");
+  app->writer = std::make_unique<FencedKubeClient>(*app->kube, [a = app.get()] {
+    return a->elector ? a->elector->CheckFence() : core::Status::Ok();
+  });
   const char* pw = std::getenv("CCLTUNE_REDIS_PASSWORD");
   app->redis = std::make_unique<JobRedis>(pw ? pw : "");
   app->results = std::make_unique<ResultsApi>(options.redis_url, pw ? pw : "");
   app->reconciler = std::make_unique<JobReconciler>(
-      ReconcilerDeps{*app->kube, *app->redis, app->metrics, defaults, options.ccltune_command});
+      ReconcilerDeps{*app->writer, *app->redis, app->metrics, defaults, options.ccltune_command});
   MakeInformers(*app);  // before the servers: their handlers read app->jobs and app->pods
   CCLTUNE_ASSIGN_OR_RETURN(app->webhook,
                            StartWebhook(options, config.default_namespace, *app->kube, stop));
@@ -150,10 +184,6 @@ core::Status RunController(const ControllerOptions& options, const std::atomic<b
   std::thread([raw, &stop] { raw->jobs->Run(stop); }).detach();
   std::thread([raw, &stop] { raw->pods->Run(stop); }).detach();
   if (options.leader_elect) {
-    LeaderElectionConfig le;
-    le.ns = options.lease_namespace.empty() ? config.default_namespace : options.lease_namespace;
-    le.name = options.lease_name;
-    le.identity = options.identity.empty() ? DefaultIdentity() : options.identity;
     App* a = app.get();
     app->elector = std::make_unique<LeaderElector>(*app->kube, le, [a](bool leading) {
       a->leader = leading;

@@ -29,7 +29,10 @@ struct ControllerOptions {
   std::string watch_namespace;  // empty: all namespaces
   bool leader_elect = false;
   std::string lease_name = "ccltune-controller";
-  std::string lease_namespace;                      // empty: the config's namespace
+  std::string lease_namespace;      // empty: the config's namespace
+  int lease_duration_seconds = 15;  // kube-controller-manager's defaults
+  double renew_deadline_seconds = 10;
+  double retry_period_seconds = 2;
   int metrics_port = 8080;                          // /metrics and the results API
   std::string health_probe_bind_address = ":8081";  // /healthz, /readyz: [HOST]:PORT
   std::string worker_image;

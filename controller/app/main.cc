@@ -68,6 +68,15 @@ int main(int argc, char** argv) {
   cli.add_option("--lease-name", o.lease_name, "Lease name for leader election");
   cli.add_option("--lease-namespace", o.lease_namespace,
                  "Lease namespace (default: the config's namespace)");
+  cli.add_option("--leader-elect-lease-duration", o.lease_duration_seconds,
+                 "seconds a standby waits after the leader's last renewal before taking over")
+      ->check(CLI::Range(1, 3600));
+  cli.add_option("--leader-elect-renew-deadline", o.renew_deadline_seconds,
+                 "seconds the leader keeps trying to renew before it stops (and writes nothing)")
+      ->check(CLI::Range(0.1, 3600.0));
+  cli.add_option("--leader-elect-retry-period", o.retry_period_seconds,
+                 "seconds between acquire/renew attempts")
+      ->check(CLI::Range(0.1, 3600.0));
   cli.add_option("--metrics-port", o.metrics_port, "port of /metrics and /api/v1")
       ->check(CLI::Range(0, 65535));
   cli.add_option("--health-probe-bind-address", o.health_probe_bind_address,

@@ -42,7 +42,9 @@ class KubeClient {
                              const std::function<bool(const Json&)>& on_event) = 0;
 };
 
-std::unique_ptr<KubeClient> MakeCpprestKubeClient(const KubeConfig& config);
+// `user_agent` goes in every request's User-Agent header (what audit logs record).
+std::unique_ptr<KubeClient> MakeCpprestKubeClient(const KubeConfig& config,
+                                                  const std::string& user_agent);
 
 inline bool IsNotFound(const core::Status& s) { return s.code() == core::StatusCode::kNotFound; }
 inline bool IsAlreadyExists(const core::Status& s) {

@@ -25,8 +25,11 @@ constexpr int kWatchTimeoutMarginSeconds = 60;
 
 class CpprestKubeClient : public KubeClient {
  public:
-  explicit CpprestKubeClient(KubeConfig config)
-      : config_(config), tokens_(config), client_(config.server, MakeConfig(kRequestTimeout)) {}
+  CpprestKubeClient(KubeConfig config, std::string user_agent)
+      : config_(config),
+        tokens_(config),
+        client_(config.server, MakeConfig(kRequestTimeout)),
+        user_agent_(std::move(user_agent)) {}
 
   core::Result<Json> Get(const std::string& path) override {
     return Call(http::methods::GET, path, nullptr, "application/json", "GET " + path);
@@ -69,6 +72,7 @@ class CpprestKubeClient : public KubeClient {
     http::http_request req(m);
     req.set_request_uri(path);
     req.headers().add("Accept", "application/json");
+    req.headers().add("User-Agent", user_agent_);
     std::string token = tokens_.Token();
     if (!token.empty()) req.headers().add("Authorization", "Bearer " + token);
     return req;
@@ -83,6 +87,7 @@ class CpprestKubeClient : public KubeClient {
   KubeConfig config_;
   TokenSource tokens_;
   http_client client_;
+  std::string user_agent_;
 };
 
 core::Result<Json> CpprestKubeClient::Call(const http::method& m, const std::string& path,
@@ -148,8 +153,9 @@ core::Status CpprestKubeClient::Watch(const std::string& path, int timeout_secon
 
 }  // namespace
 
-std::unique_ptr<KubeClient> MakeCpprestKubeClient(const KubeConfig& config) {
-  return std::make_unique<CpprestKubeClient>(config);
+std::unique_ptr<KubeClient> MakeCpprestKubeClient(const KubeConfig& config,
+                                                  const std::string& user_agent) {
+  return std::make_unique<CpprestKubeClient>(config, user_agent);
 }
 
 }  // namespace ccltune::controller

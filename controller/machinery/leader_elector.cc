@@ -1,5 +1,6 @@
 #include "controller/machinery/leader_elector.h"
 
+#include <algorithm>
 #include <thread>
 
 #include "controller/kube/kube_paths.h"
@@ -63,20 +64,48 @@ void LeaderElector::SetLeader(bool leader) {
   if (on_change_) on_change_(leader);
 }
 
+core::Status CheckLeaderElectionConfig(const LeaderElectionConfig& c) {
+  using std::chrono::milliseconds;
+  if (c.retry_period <= milliseconds(0) || c.retry_period >= c.renew_deadline ||
+      c.renew_deadline >= milliseconds(c.lease_duration)) {
+    return core::InvalidArgument(
+        "--leader-elect-retry-period < --leader-elect-renew-deadline < "
+        "--leader-elect-lease-duration is required (got " +
+        std::to_string(c.retry_period.count()) + " ms, " +
+        std::to_string(c.renew_deadline.count()) + " ms, " +
+        std::to_string(c.lease_duration.count()) + " s)");
+  }
+  return core::Status::Ok();
+}
+
+core::Status LeaderElector::CheckFence() const {
+  if (!leader_.load()) return core::Unavailable("not the leader (" + config_.identity + ")");
+  auto renewed = SteadyClock::time_point(SteadyClock::duration(renewed_at_ns_.load()));
+  auto age = std::chrono::duration_cast<std::chrono::milliseconds>(SteadyClock::now() - renewed);
+  if (age < config_.renew_deadline) return core::Status::Ok();
+  return core::Unavailable("fenced: " + config_.identity + " last renewed its Lease " +
+                           std::to_string(age.count()) + " ms ago (renew deadline " +
+                           std::to_string(config_.renew_deadline.count()) +
+                           " ms); no write until it renews");
+}
+
 void LeaderElector::Run(const std::atomic<bool>& stop) {
-  auto last_renew = SteadyClock::now();
   while (!stop.load()) {
+    // Timed from before the GET: the others count our lease from when they see the PUT, later.
+    auto attempt_start = SteadyClock::now();
+    auto renewed = SteadyClock::time_point(SteadyClock::duration(renewed_at_ns_.load()));
     if (TryAcquireOrRenew()) {
-      last_renew = SteadyClock::now();
+      renewed_at_ns_ = attempt_start.time_since_epoch().count();
       SetLeader(true);
-    } else if (leader_.load() && SteadyClock::now() - last_renew > config_.renew_deadline) {
+    } else if (leader_.load() && SteadyClock::now() - renewed > config_.renew_deadline) {
       SetLeader(false);
     } else if (leader_.load() && observed_record_.rfind(config_.identity + "|", 0) != 0) {
       SetLeader(false);  // someone else's name is on the lease: we were replaced
     }
     for (auto slept = std::chrono::milliseconds(0); slept < config_.retry_period && !stop.load();
          slept += std::chrono::milliseconds(100)) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      std::this_thread::sleep_for(
+          std::min(std::chrono::milliseconds(100), config_.retry_period - slept));
     }
   }
 }

@@ -4,6 +4,7 @@
 // failed pod's message.
 #include "controller/job/conditions.h"
 #include "controller/reconcile/events.h"
+#include "controller/reconcile/pod_failure.h"
 #include "controller/reconcile/policies.h"
 #include "core/base/log.h"
 

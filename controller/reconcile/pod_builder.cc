@@ -91,7 +91,11 @@ Json Container(const JobContext& ctx, const std::string& command, int attempt, i
             {"args", ctx.spec.publish ? Json::array() : Json::array({"--no-publish"})},
             {"ports", MetricsPorts(ctx.spec.gpus_per_pod)},
             {"volumeMounts",
-             Json::array({{{"name", "plan"}, {"mountPath", kPlanMountDir}, {"readOnly", true}}})}};
+             Json::array({{{"name", "plan"}, {"mountPath", kPlanMountDir}, {"readOnly", true}}})},
+            // The worker writes its fatal line to /dev/termination-log (the default path);
+            // a rank that died before writing one still leaves its log's tail. Either way the
+            // job's Failed condition carries the rank's own words (pod_failure.h).
+            {"terminationMessagePolicy", "FallbackToLogsOnError"}};
   if (t.contains("resources")) c["resources"] = t["resources"];
   return c;
 }

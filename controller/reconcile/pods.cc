@@ -1,5 +1,6 @@
 // Pod helpers shared by the policies: which pods belong to the job (label + owner uid, so a
-// re-created job of the same name never adopts its predecessor's pods) and why one failed.
+// re-created job of the same name never adopts its predecessor's pods); why one failed is
+// pod_failure.cc.
 #include <set>
 
 #include "controller/kube/kube_client.h"
@@ -46,21 +47,6 @@ core::Status DeleteJobPods(ReconcilerDeps& deps, JobContext& ctx) {
 
 std::string PodPhase(const Json& pod) {
   return pod.value("status", Json::object()).value("phase", "Pending");
-}
-
-std::string PodFailureMessage(const Json& pod) {
-  const Json& st = pod.value("status", Json::object());
-  std::string name = pod["metadata"].value("name", "");
-  std::string msg = st.value("message", "");
-  for (const Json& cs : st.value("containerStatuses", Json::array())) {
-    const Json& term = cs.value("state", Json::object()).value("terminated", Json::object());
-    if (term.empty()) continue;
-    std::string detail = "exit code " + std::to_string(term.value("exitCode", -1));
-    if (!term.value("reason", "").empty()) detail += " (" + term.value("reason", "") + ")";
-    if (!term.value("message", "").empty()) detail += ": " + term.value("message", "");
-    msg = msg.empty() ? detail : msg + "; " + detail;
-  }
-  return "pod " + name + " failed" + (msg.empty() ? "" : ": " + msg);
 }
 
 }  // namespace ccltune::controller

@@ -39,7 +39,5 @@ std::vector<nlohmann::json> AttemptPods(const JobContext& ctx, int attempt);
 // Deletes every pod of the job (all attempts); NotFound is fine.
 core::Status DeleteJobPods(ReconcilerDeps& deps, JobContext& ctx);
 std::string PodPhase(const nlohmann::json& pod);
-// Why a pod failed, from its status (message, container exit code/reason).
-std::string PodFailureMessage(const nlohmann::json& pod);
 
 }  // namespace ccltune::controller

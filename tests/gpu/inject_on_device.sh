@@ -35,7 +35,7 @@ torch_nccl=$(python3 -c 'import os, nvidia.nccl; print(os.path.join(os.path.dirn
 sizes_csv=$(echo "$SIZES" | tr ' ' ',')
 CUDA_VISIBLE_DEVICES=$(seq -s, 0 $((GPUS - 1))) LD_LIBRARY_PATH=${torch_nccl:+$torch_nccl:}$LD_LIBRARY_PATH \
   timeout -k 5 600 ccltune tune --backend nccl --ranks "$GPUS" --op allReduce --dtypes bf16 \
-  --sizes "$sizes_csv" --redis-url "redis://:$REDIS_PASSWORD@127.0.0.1:$port/0" >"$work/tune.txt" 2>&1 ||
+  --sizes "$sizes_csv" --redis "redis://:$REDIS_PASSWORD@127.0.0.1:$port/0" >"$work/tune.txt" 2>&1 ||
   fail "ccltune tune: $(tail -3 "$work/tune.txt")"
 
 # The pod as the webhook patches it, and its first container's environment.

@@ -1,6 +1,6 @@
 """Fault handling of the controller with real worker processes: a killed worker pod, an
-exhausted backoffLimit, a pod that never schedules, a controller killed mid-job, and a watch
-whose history expired (410) while a job was created."""
+exhausted backoffLimit, a pod that never schedules, a controller killed mid-job, a watch
+whose history expired (410) while a job was created, and the job's Redis killed mid-tune."""
 
 import os
 import signal
@@ -10,13 +10,19 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_controller_common import ControllerEnv, free_port, test_failed, tiny_spec, wait_until  # noqa: E402
+from test_controller_common import ControllerEnv, Redis, free_port, test_failed, tiny_spec, wait_until  # noqa: E402
 
 # Long enough (several seconds of host-backend benchmarking) that a pod can be killed mid-run.
 SLOW_COLLECTIVES = [{'op': 'allReduce', 'dtypes': ['fp32'], 'reduceOp': 'sum',
                      'sizes': {'min': '1KiB', 'max': '4MiB', 'factor': 2}}]
 SLOW_BENCH = {'warmupIters': 2, 'iters': 20, 'rounds': 5, 'preSyncWindowSeconds': 10,
               'rendezvousTimeoutSeconds': 60, 'choiceTimeoutSeconds': 20}
+
+
+# Issue 44: from the moment the job's redis-server dies to the job's Failed status. The worker
+# ends within its one bound for the whole job (not one per problem), then the pod exits and the
+# controller fails the job on the pod's status (it needs no Redis for that).
+LOST_REDIS_BOUND_S = 45
 
 
 def slow_spec(**over):
@@ -115,6 +121,27 @@ class FaultTest(unittest.TestCase):
         self.assertEqual(st['attempt'], 0)
         self.assertEqual(sorted(n for n, _ in watcher.seen), ['adopt-a0-0', 'adopt-a0-1'],
                          'one pod per index, never re-created: %s' % watcher.seen)
+
+    def test_lost_redis_fails_the_job_within_the_bound_naming_redis_and_its_address(self):
+        env = self.env
+        cache = Redis(env.dir)  # the job's own cache; the controller's default one stays up
+        self.addCleanup(lambda: cache.proc.poll() is None and cache.stop())
+        spec = slow_spec(cache={'redisURL': cache.url})
+        spec['benchmark'] = dict(SLOW_BENCH, rounds=20)  # tens of seconds: killed long before
+        env.create_job('lost', spec)
+        wait_until(lambda: (env.condition('lost', 'Benchmarking') or {}).get('status') == 'True', 60,
+                   'Benchmarking=True')
+        cache.proc.kill()
+        cache.proc.wait(timeout=10)
+        killed = time.monotonic()
+        st = env.wait_phase('lost', ('Succeeded', 'Failed'), timeout=LOST_REDIS_BOUND_S + 30)
+        elapsed = time.monotonic() - killed
+        self.assertEqual(st['phase'], 'Failed', st)
+        msg = env.condition('lost', 'Failed')['message']
+        self.assertIn('redis', msg.lower(), msg)
+        self.assertIn('127.0.0.1:%d' % cache.port, msg)
+        self.assertLess(elapsed, LOST_REDIS_BOUND_S, 'Failed %.1f s after Redis died: %s' % (elapsed, msg))
+        sys.stderr.write('[lost redis] Failed %.1f s after the kill: %s\n' % (elapsed, msg))
 
     def test_watch_410_relists_and_sees_a_job_created_meanwhile(self):
         env = self.env

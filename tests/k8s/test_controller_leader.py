@@ -1,6 +1,8 @@
 """Two controller replicas with --leader-elect: exactly one holds the Lease and reconciles;
 the standby is ready (synced caches) but idle; when the leader dies without releasing the
-Lease, the standby takes over after the lease duration and reconciles new jobs."""
+Lease, the standby takes over after the lease duration and reconciles new jobs; a leader
+frozen past its lease (SIGSTOP) and resumed writes nothing before it has checked its Lease
+(issue 44), as the simulator's audit log shows."""
 
 import os
 import signal
@@ -9,7 +11,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_controller_common import ControllerEnv, test_failed, tiny_spec, wait_until  # noqa: E402
+from test_controller_common import FINAL, ControllerEnv, test_failed, tiny_spec, wait_until  # noqa: E402
 
 LEASE = '/apis/coordination.k8s.io/v1/namespaces/default/leases/ccltune-controller'
 
@@ -63,6 +65,43 @@ class LeaderElectionTest(unittest.TestCase):
         env.api('DELETE', '/_sim/faults')
         wait_until(lambda: c.probe('/readyz')[1].strip() == 'ready: leader', 30, 'leadership regained')
         self.assertEqual(env.wait_phase('while-standby', ('Succeeded', 'Failed'), 60)['phase'], 'Succeeded')
+
+    def test_a_resumed_former_leader_sends_no_write_before_checking_its_lease(self):
+        env = self.env
+        # Short lease so the test takes seconds: lease 4 s, renew deadline 3 s, retry 0.5 s.
+        fast = ['--leader-elect', '--leader-elect-lease-duration', '4', '--leader-elect-renew-deadline', '3',
+                '--leader-elect-retry-period', '0.5']
+        a = env.start_controller('replica-a', fast)
+        wait_until(lambda: self.holder() == 'replica-a', 20, 'replica-a to lead')
+        b = env.start_controller('replica-b', fast)
+        env.create_job('before', tiny_spec())
+        self.assertEqual(env.wait_phase('before', FINAL, 60)['phase'], 'Succeeded')
+        a.proc.send_signal(signal.SIGSTOP)
+        self.addCleanup(lambda: a.proc.poll() is None and a.proc.send_signal(signal.SIGCONT))
+        # Work that lands in the frozen replica's watch streams and queue while it sleeps.
+        env.create_job('during', tiny_spec())
+        wait_until(lambda: self.holder() == 'replica-b', 20, 'replica-b to take the lease over')
+        self.assertEqual(env.wait_phase('during', FINAL, 60)['phase'], 'Succeeded')
+        mark = env.api('GET', '/_sim/audit?since=0')[1]['next']
+        env.create_job('at-resume', tiny_spec())  # both replicas race for it as A wakes up
+        a.proc.send_signal(signal.SIGCONT)
+        wait_until(lambda: a.probe('/readyz')[1].strip() == 'ready: standby', 10, 'A to step down')
+        self.assertEqual(env.wait_phase('at-resume', FINAL, 60)['phase'], 'Succeeded')
+        time.sleep(1)
+        events = env.api('GET', '/_sim/audit?since=%d' % mark)[1]['items']
+        by_a = [e for e in events if '(replica-a)' in e.get('userAgent', '')]
+        writes = ['%s %s' % (e['verb'], e['requestURI']) for e in by_a
+                  if e['verb'] in MUTATING and e.get('objectRef', {}).get('resource') != 'leases']
+        self.assertEqual(writes, [], 'the resumed former leader wrote')
+        self.assertTrue(any(e.get('objectRef', {}).get('resource') == 'leases' for e in by_a),
+                        'A read its Lease after resuming')
+        self.assertTrue(any('(replica-b)' in e.get('userAgent', '') and e['verb'] in MUTATING for e in events),
+                        'the new leader did the work')
+        self.assertEqual(self.holder(), 'replica-b')
+        self.assertEqual(b.probe('/readyz')[1].strip(), 'ready: leader')
+
+
+MUTATING = ('create', 'update', 'patch', 'delete', 'deletecollection')
 
 
 if __name__ == '__main__':

@@ -227,6 +227,8 @@ TEST(PodBuilder, PodCarriesTheEnvContractOwnerAndGangLabels) {
   EXPECT_EQ(pod["spec"]["schedulerName"], "volcano");
   const Json& c = pod["spec"]["containers"][0];
   EXPECT_EQ(c["command"], Json::array({"/bin/ccltune", "worker"}));
+  // The rank's own fatal line reaches the job's Failed condition (issue 44).
+  EXPECT_EQ(c["terminationMessagePolicy"], "FallbackToLogsOnError");
   std::map<std::string, Json> env;
   for (const Json& e : c["env"]) env[e["name"]] = e;
   EXPECT_EQ(env["CCLTUNE_JOB_ID"]["value"], "u-1");

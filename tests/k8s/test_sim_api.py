@@ -42,6 +42,31 @@ class SimApiTest(unittest.TestCase):
     def status_of(self, exc):
         return json.loads(exc.body)
 
+    # ---- audit log -----------------------------------------------------------
+    def test_audit_log_records_each_request_with_its_client_verb_object_and_code(self):
+        start = self.sim.control('GET', '/_sim/audit?since=0')['next']
+        import urllib.request
+        body = json.dumps({'apiVersion': 'v1', 'kind': 'ConfigMap', 'metadata': {'name': 'audited'}}).encode()
+        req = urllib.request.Request(self.sim.url + '/api/v1/namespaces/default/configmaps', data=body, method='POST',
+                                     headers={'Content-Type': 'application/json', 'User-Agent': 'auditee/1 (x)'})
+        with urllib.request.urlopen(req, timeout=10) as r:
+            self.assertEqual(r.status, 201)
+            audit_id = r.headers['Audit-Id']
+        self.core.read_namespaced_config_map('audited', 'default')
+        got = self.sim.control('GET', '/_sim/audit?since=%d' % start)
+        self.assertEqual(got['apiVersion'], 'audit.k8s.io/v1')
+        mine = [e for e in got['items'] if e['userAgent'] == 'auditee/1 (x)']
+        self.assertEqual(len(mine), 1, got['items'])
+        ev = mine[0]
+        self.assertEqual((ev['verb'], ev['stage'], ev['responseStatus']['code'], ev['auditID']),
+                         ('create', 'ResponseComplete', 201, audit_id))
+        self.assertEqual(ev['objectRef'], {'resource': 'configmaps', 'namespace': 'default', 'apiGroup': '',
+                                           'apiVersion': 'v1'})
+        gets = [e for e in got['items'] if e['verb'] == 'get' and e.get('objectRef', {}).get('name') == 'audited']
+        self.assertEqual(len(gets), 1)
+        self.assertGreaterEqual(got['next'], start + 2)
+        self.assertEqual(self.sim.control('GET', '/_sim/audit?since=%d' % got['next'])['items'], [])
+
     # ---- CRUD --------------------------------------------------------------
     def test_crud_and_conflicts(self):
         cm = client.V1ConfigMap(metadata=client.V1ObjectMeta(name='c1', labels={'a': 'b'}), data={'k': 'v'})

@@ -68,6 +68,40 @@ class NodeAgentTest(unittest.TestCase):
             self.core.delete_namespaced_pod(n, 'default')      # terminal pods go at once
             self.assertRaises(ApiException, self.core.read_namespaced_pod, n, 'default')
 
+    def terminated(self, name, command, policy=None):
+        c = {'terminationMessagePolicy': policy} if policy else {}
+        self.core.create_namespaced_pod('default', pod(name, ['sh', '-c', command], container=c))
+        p = self.wait_phase(name, ('Failed', 'Succeeded'))
+        return p.status.container_statuses[0].state.terminated
+
+    def test_termination_message_file_as_the_kubelet_reads_it(self):
+        # The process finds its termination-log file in CCLTUNE_TERMINATION_LOG (the kubelet
+        # would mount it at terminationMessagePath, /dev/termination-log by default).
+        t = self.terminated('tm-file', 'echo "log line"; printf "the reason" > "$CCLTUNE_TERMINATION_LOG"; exit 1')
+        self.assertEqual((t.exit_code, t.message), (1, 'the reason'))
+        t = self.terminated('tm-ok', 'printf done > "$CCLTUNE_TERMINATION_LOG"')
+        self.assertEqual((t.exit_code, t.message), (0, 'done'), 'a message is reported on success too')
+        t = self.terminated('tm-none', 'echo "only a log"; exit 2')
+        self.assertIsNone(t.message, 'policy File (the default) never falls back to the log')
+        t = self.terminated('tm-big', 'head -c 5000 /dev/zero | tr "\\0" a > "$CCLTUNE_TERMINATION_LOG";'
+                            'printf END >> "$CCLTUNE_TERMINATION_LOG"; exit 1')
+        self.assertEqual((len(t.message), t.message[-3:]), (4096, 'END'), 'the last 4096 bytes')
+
+    def test_fallback_to_logs_on_error_takes_the_log_tail_only_without_a_file(self):
+        t = self.terminated('tm-fb', 'for i in $(seq 1 100); do echo "line $i"; done; echo "error: why" >&2; exit 1',
+                            'FallbackToLogsOnError')
+        lines = t.message.splitlines()
+        self.assertEqual((len(lines), lines[0], lines[-1]), (80, 'line 22', 'error: why'))
+        t = self.terminated('tm-fb-file', 'echo noise; printf "from the file" > "$CCLTUNE_TERMINATION_LOG"; exit 1',
+                            'FallbackToLogsOnError')
+        self.assertEqual(t.message, 'from the file')
+        t = self.terminated('tm-fb-ok', 'echo fine', 'FallbackToLogsOnError')
+        self.assertIsNone(t.message, 'no fallback for a container that succeeded')
+        t = self.terminated('tm-fb-long', 'head -c 3000 /dev/zero | tr "\\0" b; echo; echo last; exit 1',
+                            'FallbackToLogsOnError')
+        self.assertLessEqual(len(t.message), 2048)
+        self.assertTrue(t.message.endswith('last\n'), t.message[-20:])
+
     def test_downward_api_node_name_is_the_bound_node(self):
         # As the kubelet: fieldRef spec.nodeName is the node the scheduler bound the pod to.
         env = [{'name': 'NODE', 'valueFrom': {'fieldRef': {'fieldPath': 'spec.nodeName'}}}]

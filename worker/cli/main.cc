@@ -6,11 +6,14 @@
 #include <cstdio>
 
 #include "worker/cli/commands.h"
+#include "worker/cli/termination_message.h"
 
 namespace ccltune::worker::cli {
 
 int UsageError(const std::string& message) {
   std::fprintf(stderr, "ccltune: error: %s\n", message.c_str());
+  // In a pod this line becomes the container's termination message (the job's Failed reason).
+  WriteTerminationMessage("ccltune: error: " + message);
   return 2;
 }
 }  // namespace ccltune::worker::cli

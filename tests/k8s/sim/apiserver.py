@@ -27,6 +27,7 @@ import urllib.parse
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import k8sadmission  # noqa: E402
+import k8saudit      # noqa: E402
 import k8spatch      # noqa: E402
 import k8sproto      # noqa: E402
 import k8sselect     # noqa: E402
@@ -104,6 +105,7 @@ class Server:
         self.port = None
         self.stats = {'requests': 0}
         self.admission = k8sadmission.Admission(self.store)
+        self.audit = k8saudit.AuditLog()
 
     # ---- discovery -----------------------------------------------------------
     def groups(self):
@@ -198,6 +200,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
     server_version = 'ccltune-apiserver-sim'
     sim = None   # the Server, set at start-up
 
+    def send_response(self, code, message=None):
+        k8saudit.AuditLog.respond(getattr(self, 'audit_event', None), code)
+        super().send_response(code, message)
+
     def log_message(self, fmt, *a):
         if self.sim.args.verbose:
             sys.stderr.write('[sim] %s %s\n' % (self.address_string(), fmt % a))
@@ -209,7 +215,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.send_header('Content-Type', 'application/json')
         self.send_header('Content-Length', str(len(body)))
         self.send_header('Cache-Control', 'no-cache, private')
-        self.send_header('Audit-Id', '00000000-0000-0000-0000-%012d' % random.randint(0, 10 ** 12))
+        ev = getattr(self, 'audit_event', None)
+        self.send_header('Audit-Id', ev['auditID'] if ev else '00000000-0000-0000-0000-%012d' % random.randint(0, 10 ** 12))
         for k, v in (headers or {}).items():
             if isinstance(v, list):
                 for x in v:
@@ -299,6 +306,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
         url = urllib.parse.urlsplit(self.path)
         q = {k: v[-1] for k, v in urllib.parse.parse_qs(url.query, keep_blank_values=True).items()}
         path = url.path.rstrip('/') or '/'
+        self.audit_event = None
+        if not path.startswith('/_sim/'):
+            self.audit_event = sim.audit.begin(method, self.path, self.headers, self.client_address[0])
         try:
             body = self.read_body() if method in ('POST', 'PUT', 'PATCH', 'DELETE') else b''
             if path.startswith('/_sim/'):
@@ -386,6 +396,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
             raise ApiError(404, 'NotFound', 'the server could not find the requested resource')
         verb = {'GET': 'watch' if watch else ('get' if name else 'list'), 'POST': 'create', 'PUT': 'update',
                 'PATCH': 'patch', 'DELETE': 'delete' if name else 'deletecollection'}[method]
+        if self.audit_event is not None:
+            self.audit_event['verb'] = verb
+            ref = {'resource': plural, 'apiGroup': group, 'apiVersion': version}
+            ref.update({k: v for k, v in (('namespace', ns), ('name', name), ('subresource', sub)) if v})
+            self.audit_event['objectRef'] = ref
         if method == 'POST' and name:
             raise ApiError(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource')
         fault = sim.faults.take(verb, rt, sub, ns, name)
@@ -795,6 +810,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if what == 'gc' and method == 'POST':
             store.gc_once()
             return self.send_json(200, {'done': True})
+        if what == 'audit' and method == 'GET':
+            items, nxt = sim.audit.since(int(q.get('since') or 0))
+            return self.send_json(200, {'kind': 'EventList', 'apiVersion': 'audit.k8s.io/v1', 'items': items,
+                                        'next': nxt})
         if what == 'state' and method == 'GET':
             with store.lock:
                 counts = {'%s/%s' % k if k[0] else k[1]: len(v) for k, v in store.objects.items() if v}

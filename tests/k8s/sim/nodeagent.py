@@ -25,6 +25,12 @@ except (OSError, AttributeError):   # pragma: no cover
 POD = ('', 'pods')
 NODE = ('', 'nodes')
 
+# The kubelet's bounds on a termination message (pkg/kubelet/container: MaxContainerTermination
+# MessageLength, ...LogLength, ...LogLines).
+TERMINATION_MESSAGE_MAX = 4096
+TERMINATION_LOG_TAIL_BYTES = 2048
+TERMINATION_LOG_TAIL_LINES = 80
+
 _Q = re.compile(r'^([+-]?[0-9.]+(?:[eE][+-]?\d+)?)([a-zA-Z]*)$')
 _SUFFIX = {'': 1, 'n': 1e-9, 'u': 1e-6, 'm': 1e-3, 'k': 1e3, 'M': 1e6, 'G': 1e9, 'T': 1e12, 'P': 1e15, 'E': 1e18,
            'Ki': 2 ** 10, 'Mi': 2 ** 20, 'Gi': 2 ** 30, 'Ti': 2 ** 40, 'Pi': 2 ** 50, 'Ei': 2 ** 60}
@@ -526,10 +532,15 @@ class NodeAgent:
                 self._event(pod, 'Warning', 'Failed', 'Error: %s' % e, 'kubelet', pod['spec'].get('nodeName'))
             self._waiting(rt, pod, 'CreateContainerConfigError', str(e))
             return
+        # The kubelet bind-mounts a fresh, empty file at terminationMessagePath; here the
+        # process gets that file's path in CCLTUNE_TERMINATION_LOG instead (README.md).
+        term_log = os.path.join(d, 'termination-log')
+        with open(term_log, 'wb'):
+            pass
         env = dict(os.environ)
         env.update({'HOSTNAME': md['name'], 'KUBERNETES_SERVICE_HOST': '127.0.0.1',
                     'KUBERNETES_SERVICE_PORT': str(getattr(self.args, 'bound_port', '') or ''),
-                    'CCLTUNE_MOUNT_ROOT': root, 'CCLTUNE_POD_DIR': d})
+                    'CCLTUNE_MOUNT_ROOT': root, 'CCLTUNE_POD_DIR': d, 'CCLTUNE_TERMINATION_LOG': term_log})
         for k, v in penv.items():
             env[k] = self._rewrite(v, mounts)
         cmd = [_env_expand(x, penv) for x in (c.get('command') or [])]
@@ -627,15 +638,7 @@ class NodeAgent:
         code = rc if rc >= 0 else 128 + (-rc)
         now = k8sstore.now_iso()
         started = time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(proc.started))
-        message = None
-        if code != 0 and c.get('terminationMessagePolicy') == 'FallbackToLogsOnError':
-            try:
-                with open(os.path.join(proc.dir, 'log'), 'rb') as f:
-                    f.seek(0, 2)
-                    f.seek(max(0, f.tell() - 2048))
-                    message = b''.join(f.read().splitlines(keepends=True)[-80:]).decode('utf-8', 'replace')
-            except OSError:
-                pass
+        message = self._termination_message(c, proc, code)
 
         def f(o):
             st = o.setdefault('status', {})
@@ -661,6 +664,35 @@ class NodeAgent:
             st['conditions'] = conds
         self.store.mutate(rt, md['namespace'], md['name'], f, uid=md['uid'])
         proc.reported = True
+
+    @staticmethod
+    def _tail(path, max_bytes, max_lines=None):
+        with open(path, 'rb') as f:
+            f.seek(0, 2)
+            f.seek(max(0, f.tell() - max_bytes))
+            data = f.read()
+        if max_lines is not None:
+            data = b''.join(data.splitlines(keepends=True)[-max_lines:])
+        return data.decode('utf-8', 'replace')
+
+    def _termination_message(self, c, proc, code):
+        """As the kubelet's getTerminationMessage: the end of the termination-log file (at most
+        4096 bytes); with FallbackToLogsOnError, a failed container and an empty or missing
+        file, the log's last 80 lines / 2048 bytes."""
+        fallback = c.get('terminationMessagePolicy') == 'FallbackToLogsOnError' and code != 0
+        try:
+            message = self._tail(os.path.join(proc.dir, 'termination-log'), TERMINATION_MESSAGE_MAX)
+        except FileNotFoundError:
+            message = ''
+        except OSError as e:
+            return 'Error on reading termination log %s: %s' % (c.get('terminationMessagePath'), e)
+        if not message and fallback:
+            try:
+                message = self._tail(os.path.join(proc.dir, 'log'), TERMINATION_LOG_TAIL_BYTES,
+                                     TERMINATION_LOG_TAIL_LINES)
+            except OSError:
+                pass
+        return message or None
 
     def _terminate(self, rt, pod, proc):
         md = pod['metadata']
