@@ -87,9 +87,19 @@ layout=$work/oci
 umoci init --layout "$layout"
 umoci new --image "$layout:$ref"
 umoci insert --image "$layout:$ref" "$rootfs" /
+# The NCCL the image carries, for its io.ccltune.image.nccl label: what the libnccl.so.2 that
+# stage-build.sh copied says of itself (ncclGetVersion needs no GPU).
+nccl=none
+if [[ $variant == cuda ]]; then
+  nccl=$(python3 -c 'import ctypes, sys
+v = ctypes.c_int()
+ctypes.CDLL(sys.argv[1]).ncclGetVersion(ctypes.byref(v))
+print("%d.%d.%d" % (v.value // 10000, v.value // 100 % 100, v.value % 100))' \
+    "$(ls "$work"/staging/usr/local/cuda/lib64/libnccl.so.2)") || die "cannot read the staged NCCL's version"
+fi
 mapfile -t config < <(python3 "$here/image_config.py" "$here/Containerfile" "$variant" \
   VERSION="$version" REVISION="$(git -C "$here" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)" \
-  CREATED="$(date -u +%Y-%m-%dT%H:%M:%SZ)")
+  CREATED="$(date -u +%Y-%m-%dT%H:%M:%SZ)" NCCL_VERSION="$nccl")
 umoci config --image "$layout:$ref" --os=linux --architecture=amd64 "${config[@]}"
 umoci gc --layout "$layout"
 archive=$out/ccltune-$tag.oci.tar
@@ -101,5 +111,5 @@ unpacked=$(du -sm "$rootfs" | cut -f1)
 echo "image $ref ($variant): $archive"
 echo "  size: ${compressed} MiB compressed (what a registry stores and a node pulls), ${unpacked} MiB unpacked"
 if [[ $variant == cuda ]]; then
-  echo "  CUDA libraries inside: $(cd "$rootfs/usr/local/cuda/lib64" && ls | xargs)"
+  echo "  CUDA libraries inside: $(cd "$rootfs/usr/local/cuda/lib64" && ls | xargs); NCCL $nccl"
 fi

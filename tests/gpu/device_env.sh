@@ -63,3 +63,10 @@ export CCLTUNE_CACHE_DIR=${CCLTUNE_CACHE_DIR:-/tmp/ccltune-cache}
 export NCCL_TESTS_BIN=${NCCL_TESTS_BIN:-${CCLTUNE_GPU_BUNDLE:+$CCLTUNE_GPU_BUNDLE/nccl-tests}}
 OUT=${OUT:-$PWD/gpu-out}
 mkdir -p "$OUT"
+
+# The folder of the NCCL PyTorch loads (its nvidia.nccl wheel; a namespace package, so found by
+# __path__): tunes put it first on LD_LIBRARY_PATH so their fingerprint names torch's NCCL.
+# Prints nothing where torch has no NCCL wheel.
+torch_nccl_dir() {
+  python3 -c 'import os, nvidia.nccl as n; print(os.path.join(list(n.__path__)[0], "lib"))' 2>/dev/null
+}

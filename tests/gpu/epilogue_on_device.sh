@@ -29,10 +29,6 @@ cache=/tmp/ccltune-epilogue
 
 # The NCCL PyTorch loads: the runtime finds the winners only when `ccltune tune` measured
 # with the NCCL the application runs (the fingerprint names the NCCL version).
-torch_nccl_dir() {
-  python3 -c 'import os, nvidia.nccl as n; print(os.path.join(list(n.__path__)[0], "lib"))' 2>/dev/null
-}
-
 tune() {  # tune <name> <args...>: `ccltune tune` on every GPU, JSON and winners kept
   local name=$1 rc nccl_dir
   shift

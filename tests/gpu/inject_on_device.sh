@@ -31,12 +31,14 @@ for _ in $(seq 50); do redis-cli -p "$port" ping 2>/dev/null | grep -q NOAUTH &&
 
 # Winners for this machine and the NCCL torch loads (its nvidia/nccl/lib first), published as
 # a tuning job would (the default user).
-torch_nccl=$(python3 -c 'import os, nvidia.nccl; print(os.path.join(os.path.dirname(nvidia.nccl.__file__), "lib"))' 2>/dev/null || true)
+torch_nccl=$(torch_nccl_dir)
+[ -n "$torch_nccl" ] || fail "no NCCL of torch's (nvidia.nccl) found: the program's NCCL must be the tuned one"
 sizes_csv=$(echo "$SIZES" | tr ' ' ',')
 CUDA_VISIBLE_DEVICES=$(seq -s, 0 $((GPUS - 1))) LD_LIBRARY_PATH=${torch_nccl:+$torch_nccl:}$LD_LIBRARY_PATH \
   timeout -k 5 600 ccltune tune --backend nccl --ranks "$GPUS" --op allReduce --dtypes bf16 \
   --sizes "$sizes_csv" --redis "redis://:$REDIS_PASSWORD@127.0.0.1:$port/0" >"$work/tune.txt" 2>&1 ||
   fail "ccltune tune: $(tail -3 "$work/tune.txt")"
+grep "^# .*fingerprint" "$work/tune.txt"
 
 # The pod as the webhook patches it, and its first container's environment.
 cat >"$work/pod.json" <<'POD'
@@ -90,5 +92,12 @@ echo "== the preload's destroy lines (calls served by winners)"
 grep -h "calls served by winners" "$work"/injected.rank*.log | sort | uniq -c
 served=$(grep -ho "[0-9]* calls served by winners" "$work"/injected.rank*.log | awk '{s+=$1} END {print s+0}')
 grep -h "ccltune-nccl:" "$work"/injected.rank0.log | grep -v " -> " | head -5
-[ "$served" -gt 0 ] || fail "no call served by winners (fingerprint or cache not reached: see above)"
+if [ "$served" -eq 0 ]; then
+  echo "== what the cache holds (fingerprints and their inputs)"
+  for fp in $(redis-cli -p "$port" --user default --pass "$REDIS_PASSWORD" --no-auth-warning \
+    smembers ccltune:v1:fingerprints); do
+    echo "$fp: $(redis-cli -p "$port" --user default --pass "$REDIS_PASSWORD" --no-auth-warning get "ccltune:v1:fp:$fp")"
+  done
+  fail "no call served by winners (fingerprint or cache not reached: see above)"
+fi
 echo "PASSED: $served calls served by winners over $GPUS ranks, outputs bitwise equal to plain NCCL"

@@ -24,7 +24,7 @@ D=$OUT/shim-multi
 mkdir -p "$D"
 SHIM=$(gpu_file libccltune-nccl.so)
 NT=${NCCL_TESTS_BIN:-}
-nccl_dir=$(python3 -c 'import os, nvidia.nccl as m; print(os.path.join(list(m.__path__)[0], "lib"))')
+nccl_dir=$(torch_nccl_dir)
 with_nccl() { LD_LIBRARY_PATH="$nccl_dir:$LD_LIBRARY_PATH" "$@"; }
 
 # TUNE_MODES (default "graph eager") and TUNE_SIZES (default 1KiB:64MiB:2) narrow the tuning;

@@ -107,6 +107,14 @@ if [[ $variant == cuda ]]; then
     fail "libccltune-nccl does not load or finds no NCCL in the image"
   grep -q '^real NCCL: .*libnccl.*found by' "$work/shim.log" ||
     fail "check-nccl did not report the image's NCCL"
+  label=$(python3 -c "import json, sys
+print(json.load(open(sys.argv[1]))['annotations'].get('io.ccltune.image.nccl', ''))" "$work/bundle/config.json")
+  IFS=. read -r major minor patch <<<"$label"
+  grep -q "version code $((major * 10000 + minor * 100 + patch))," "$work/shim.log" ||
+    fail "label io.ccltune.image.nccl '$label' is not the NCCL check-nccl found"
+  echo "label io.ccltune.image.nccl: $label (the image's NCCL)"
+  bash "$src/tests/image/injected_pod_test.sh" "$build" "$src" "$work" "$ref" ||
+    fail "an injected pod's check-nccl (above)"
 else
   echo "--- $variant variant: no NCCL tuner plugin in this image (it needs CUDA); not loaded"
   [[ $variant == host ]] || fail "image label io.ccltune.image.variant is '$variant'"

@@ -19,9 +19,10 @@ SLOW_BENCH = {'warmupIters': 2, 'iters': 20, 'rounds': 5, 'preSyncWindowSeconds'
               'rendezvousTimeoutSeconds': 60, 'choiceTimeoutSeconds': 20}
 
 
-# Issue 44: from the moment the job's redis-server dies to the job's Failed status. The worker
-# ends within its one bound for the whole job (not one per problem), then the pod exits and the
-# controller fails the job on the pod's status (it needs no Redis for that).
+# Issue 44: from the moment the job's redis-server dies to the job's Failed status. A rank ends
+# within its one bound for the whole job (not one per problem): 10 s unreachable, plus at most
+# one main-thread call's own 10 s reconnect and 5 s of timeouts (integration_cancel checks it);
+# then the pod exits and the controller fails the job on the pod's status (no Redis needed).
 LOST_REDIS_BOUND_S = 45
 
 
@@ -138,8 +139,7 @@ class FaultTest(unittest.TestCase):
         elapsed = time.monotonic() - killed
         self.assertEqual(st['phase'], 'Failed', st)
         msg = env.condition('lost', 'Failed')['message']
-        self.assertIn('redis', msg.lower(), msg)
-        self.assertIn('127.0.0.1:%d' % cache.port, msg)
+        self.assertIn('lost the Redis cache at redis://127.0.0.1:%d' % cache.port, msg)
         self.assertLess(elapsed, LOST_REDIS_BOUND_S, 'Failed %.1f s after Redis died: %s' % (elapsed, msg))
         sys.stderr.write('[lost redis] Failed %.1f s after the kill: %s\n' % (elapsed, msg))
 

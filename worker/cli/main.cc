@@ -6,7 +6,7 @@
 #include <cstdio>
 
 #include "worker/cli/commands.h"
-#include "worker/cli/termination_message.h"
+#include "worker/rank/termination_message.h"
 
 namespace ccltune::worker::cli {
 

@@ -25,6 +25,7 @@
 #include "worker/rank/process_settings.h"
 #include "worker/rank/progress.h"
 #include "worker/rank/rank_node.h"
+#include "worker/rank/termination_message.h"
 #include "worker/rendezvous/job_control.h"
 #include "worker/rendezvous/poll.h"
 #include "worker/rendezvous/rendezvous.h"
@@ -333,7 +334,10 @@ int RunRank(const RankConfig& config) {
   core::InitLogging("rank " + std::to_string(cfg.rank) +
                     (own_setting ? " (" + cfg.measure_setting + ")" : std::string()));
   auto fail = [&](const Status& st) {
-    std::fprintf(stderr, "ccltune worker: rank %d: error: %s\n", cfg.rank, st.message().c_str());
+    const std::string line =
+        "ccltune worker: rank " + std::to_string(cfg.rank) + ": error: " + st.message();
+    std::fprintf(stderr, "%s\n", line.c_str());
+    WriteTerminationMessage(line);  // in a pod: the job's Failed condition carries this line
     return st.code() == core::StatusCode::kInvalidArgument ? 2 : 1;
   };
   if (own_setting) {

@@ -1,6 +1,6 @@
 // WriteTerminationMessage: the container's termination message (issue 44) goes to
 // $CCLTUNE_TERMINATION_LOG, is bounded to Kubernetes' 4096 bytes, and the first one wins.
-#include "worker/cli/termination_message.h"
+#include "worker/rank/termination_message.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>

@@ -1,4 +1,4 @@
-#include "worker/cli/termination_message.h"
+#include "worker/rank/termination_message.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
