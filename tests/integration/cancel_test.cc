@@ -15,7 +15,7 @@
 
 #include "tests/integration/ccltune_process.h"
 #include "tests/integration/process_scan.h"
-#include "tests/support/redis_test.h"
+#include "tests/integration/job_test.h"
 #include "worker/launcher/launcher.h"
 #include "worker/launcher/local_redis.h"
 #include "worker/rendezvous/job_control.h"
@@ -30,16 +30,6 @@ double Since(worker::Clock::time_point t0) {
   return std::chrono::duration<double>(worker::Clock::now() - t0).count();
 }
 
-// Long enough that every case below strikes mid-tune (13 sizes, 4 ranks).
-const char* kLongPlan = R"(
-collectives:
-- op: allReduce
-  dtypes: [fp32]
-  sizes: {min: 1KiB, max: 4MiB, factor: 2}
-benchmark: {warmupIters: 2, iters: 20, rounds: 10, choiceTimeoutSeconds: 5,
-            rendezvousTimeoutSeconds: 20}
-)";
-
 // Alive and not a zombie.
 bool Running(pid_t pid) {
   std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
@@ -49,7 +39,7 @@ bool Running(pid_t pid) {
   return close != std::string::npos && close + 2 < line.size() && line[close + 2] != 'Z';
 }
 
-class CancelTest : public RedisTest {
+class CancelTest : public JobTest {
  protected:
   // The private redis-server, by the pid its lock file names (redis-server retitles its
   // command line, so /proc's cmdline does not show its data directory).
@@ -71,20 +61,6 @@ class CancelTest : public RedisTest {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     return !Running(pid);
   }
-  std::size_t CountKeys(const std::string& pattern) {
-    auto r = client_->Command({"KEYS", pattern});
-    EXPECT_TRUE(r.ok()) << r.status().ToString();
-    return r.ok() ? r->elements.size() : 0;
-  }
-  void WaitForProgress(const std::string& job, int problems, double seconds) {
-    const auto deadline = DeadlineIn(seconds);
-    while (!worker::Expired(deadline)) {
-      auto v = client_->Command({"GET", "ccltune:v1:job:" + job + ":0:progress"});
-      if (v.ok() && !v->is_nil() && std::atoi(v->str.c_str()) >= problems) return;
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    FAIL() << "job " << job << " made no progress in " << seconds << " s";
-  }
   // Waits until `count` rank processes of the job run (the ranks carry `--job-id ID`).
   void WaitForRanks(const std::string& job, std::size_t count, double seconds) {
     const auto deadline = DeadlineIn(seconds);
@@ -92,6 +68,13 @@ class CancelTest : public RedisTest {
       ASSERT_FALSE(worker::Expired(deadline)) << "the ranks of " << job << " never ran";
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
+  }
+  // A tune on the private Redis once its 4 ranks run; the server's pid in *server.
+  ChildProcess StartPrivateTune(const std::string& job, pid_t* server) {
+    auto tune = StartTune(job, {}, "tune.log");
+    WaitForRanks(job, 4, 30);
+    *server = PrivateServer(10);
+    return tune;
   }
   ChildProcess StartTune(const std::string& job, const std::vector<std::string>& where,
                          const std::string& log) {
@@ -185,9 +168,8 @@ TEST_F(CancelTest, SigtermStopsRanksAndPublishesNothing) {
 }
 
 TEST_F(CancelTest, SigintStopsThePrivateRedisToo) {
-  auto tune = StartTune("cancel-int", {}, "tune.log");
-  WaitForRanks("cancel-int", 4, 30);
-  const pid_t server = PrivateServer(10);
+  pid_t server = -1;
+  auto tune = StartPrivateTune("cancel-int", &server);
   ASSERT_GT(server, 0);
   tune.Signal(SIGINT);
   const double bound = worker::kStopGraceSeconds + 5 + 3;  // ranks, then Redis's own grace
@@ -204,9 +186,8 @@ TEST_F(CancelTest, SigintStopsThePrivateRedisToo) {
 // parent-death signal; the server holds the directory's lock until it is gone, so a second
 // tune started at once waits for it instead of running a second server on the same data.
 TEST_F(CancelTest, KillNineLeavesNoOrphanAndASecondTuneWaitsForTheDirectory) {
-  auto tune = StartTune("cancel-nine", {}, "tune.log");
-  WaitForRanks("cancel-nine", 4, 30);
-  const pid_t server = PrivateServer(10);
+  pid_t server = -1;
+  auto tune = StartPrivateTune("cancel-nine", &server);
   ASSERT_GT(server, 0);
   tune.Signal(SIGKILL);
   auto second = RunCcltune({"tune", "--ranks", "2", "--backend", "host", "--op", "allReduce",

@@ -8,7 +8,7 @@
 #include "core/results/result_store.h"
 #include "tests/integration/ccltune_process.h"
 #include "tests/support/free_port.h"
-#include "tests/support/redis_test.h"
+#include "tests/integration/job_test.h"
 
 namespace ccltune::testing {
 namespace {
@@ -16,23 +16,8 @@ namespace {
 using worker::ChildProcess;
 using worker::DeadlineIn;
 
-class FaultTest : public RedisTest {
+class FaultTest : public JobTest {
  protected:
-  std::size_t CountKeys(const std::string& pattern) {
-    auto r = client_->Command({"KEYS", pattern});
-    EXPECT_TRUE(r.ok()) << r.status().ToString();
-    return r.ok() ? r->elements.size() : 0;
-  }
-  // Blocks until the job's progress key says `problems` are done (or fails the test).
-  void WaitForProgress(const std::string& job, int problems, double seconds) {
-    const auto deadline = DeadlineIn(seconds);
-    while (!worker::Expired(deadline)) {
-      auto v = client_->Command({"GET", "ccltune:v1:job:" + job + ":0:progress"});
-      if (v.ok() && !v->is_nil() && std::atoi(v->str.c_str()) >= problems) return;
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    FAIL() << "job " << job << " made no progress in " << seconds << " s";
-  }
   std::vector<ChildProcess> StartWorkers(const std::string& job, const std::string& plan,
                                          const std::vector<int>& ranks, int world) {
     std::vector<ChildProcess> out;
@@ -46,15 +31,6 @@ class FaultTest : public RedisTest {
 
   TempDir dir_{"ccltune-fault"};
 };
-
-const char* kLongPlan = R"(
-collectives:
-- op: allReduce
-  dtypes: [fp32]
-  sizes: {min: 1KiB, max: 4MiB, factor: 2}
-benchmark: {warmupIters: 2, iters: 20, rounds: 10, choiceTimeoutSeconds: 5,
-            rendezvousTimeoutSeconds: 20}
-)";
 
 TEST_F(FaultTest, RankKilledMidBenchmarkEndsTheJobAndPublishesNothing) {
   const auto plan = WritePlan(dir_, "plan.yaml", kLongPlan);
