@@ -6,7 +6,8 @@
 # volume; the pod's container, with that volume read-only and the injected environment, runs
 # `ccltune check-nccl` on the injected library. It must find the library, the cache (a real
 # redis-server with the manifests' ACL users, read as ccltune-reader) and the winners tuned for
-# the pod's fingerprint (pinned by the pod's own CCLTUNE_FINGERPRINT, which the webhook keeps).
+# the pod's fingerprint (pinned by the pod's own CCLTUNE_FINGERPRINT, which the webhook keeps:
+# without a GPU none is computed).
 set -euo pipefail
 build=$1 src=$2 work=$3 ref=$4
 inj=$work/inject
@@ -32,17 +33,20 @@ for _ in $(seq 100); do
   sleep 0.05
 done
 
-# Winners for the pod's fingerprint, published as a tuning job does (the jobs' user).
-CCLTUNE_FINGERPRINT=ci-inject timeout 120 "$build/worker/ccltune" tune --ranks 2 --backend host \
-  --op allReduce --dtypes fp32 --sizes 4KiB,64KiB --redis "redis://:$REDIS_PASSWORD@127.0.0.1:$port/0" \
+# Winners, published as a tuning job does (the jobs' user). No GPU here, so the pod pins the
+# fingerprint they were tuned under (CCLTUNE_FINGERPRINT, as docs/winners.md describes).
+timeout 120 "$build/worker/ccltune" tune --ranks 2 --backend host --op allReduce --dtypes fp32 \
+  --sizes 4KiB,64KiB --redis "redis://:$REDIS_PASSWORD@127.0.0.1:$port/0" \
   >"$inj/tune.log" 2>&1 || { cat "$inj/tune.log"; fail "publishing winners"; }
+fp=$(sed -n 's/^# .*, fingerprint \([0-9a-f]*\), .* published$/\1/p' "$inj/tune.log")
+[[ -n $fp ]] || { cat "$inj/tune.log"; fail "the tune printed no fingerprint"; }
 
-cat >"$inj/pod.json" <<'POD'
+cat >"$inj/pod.json" <<POD
 {"apiVersion": "v1", "kind": "Pod",
  "metadata": {"name": "trainer", "namespace": "team-a", "labels": {"ccltune.io/inject": "preload"}},
  "spec": {"nodeName": "gpu-node-1",
           "containers": [{"name": "main", "image": "team-a/trainer",
-                          "env": [{"name": "CCLTUNE_FINGERPRINT", "value": "ci-inject"}]}]}}
+                          "env": [{"name": "CCLTUNE_FINGERPRINT", "value": "$fp"}]}]}}
 POD
 "$build/controller/ccltune-controller" inject-pod --redis-url "redis://127.0.0.1:$port/0" \
   --image "$ref" <"$inj/pod.json" >"$inj/injected.json" || fail "ccltune-controller inject-pod"
@@ -73,7 +77,7 @@ export INJECT_SECRET_VALUE=$READER_PASSWORD  # the Secret the pod's secretKeyRef
 run_container main main ccltune check-nccl "$preload" --world 2 \
   2>&1 | tee "$inj/check.log" || fail "check-nccl in the injected pod"
 grep -q '^winners source: redis' "$inj/check.log" || fail "check-nccl did not read the cache"
-grep -q '^fingerprint .*: ci-inject$' "$inj/check.log" || fail "not the pod's fingerprint"
+grep -q "^fingerprint .*: $fp\$" "$inj/check.log" || fail "not the pod's fingerprint"
 grep -Eq '^winners: 2 records for 2 ranks' "$inj/check.log" || fail "the pod's winners were not found"
 if grep -q "$READER_PASSWORD\|$REDIS_PASSWORD" "$inj/check.log"; then fail "a password was printed"; fi
 echo "PASSED: an injected pod finds its library, the cache as ccltune-reader, and its winners"
