@@ -33,43 +33,47 @@ wait_progress() {  # wait_progress PORT JOB N: until N problems are done (60 s a
 # A job long enough to be struck mid-tune: 14 sizes of bf16 all-reduce.
 tune_args=(tune --backend "${BACKEND:-nccl}" --ranks "$GPUS" --op allReduce --dtypes bf16 --sizes 1KiB:8MiB:2)
 
-case_redis_lost() {
-  local port t0 rc
+# start_job NAME JOB: a redis-server of its own, then tune on it until 2 problems are done.
+# Sets port, redis (its pid), tune (tune's pid).
+start_job() {
   port=$(free_port)
-  redis-server --port "$port" --save '' --appendonly no >"$work/redis-lost.redis.log" 2>&1 &
-  local redis=$!
+  redis-server --port "$port" --save '' --appendonly no >"$work/$1.redis.log" 2>&1 &
+  redis=$!
   sleep 0.5
-  ccltune "${tune_args[@]}" --job-id gpu-lost --redis "redis://127.0.0.1:$port/0" >"$work/redis-lost.log" 2>&1 &
-  local tune=$!
-  wait_progress "$port" gpu-lost 2 || fail "redis-lost: no progress"
+  ccltune "${tune_args[@]}" --job-id "$2" --redis "redis://127.0.0.1:$port/0" >"$work/$1.log" 2>&1 &
+  tune=$!
+  wait_progress "$port" "$2" 2 || fail "$1: no progress"
+}
+
+# end_job NAME JOB WHAT: waits for tune (t0: the fault's time), prints what it took and what is left.
+end_job() {
+  wait "$tune"
+  rc=$?
+  echo "$1: exit $rc $(awk "BEGIN {printf \"%.1f\", $(now) - $t0}") s after $3; $(procs_of "$2" | wc -l) processes left"
+  tail -1 "$work/$1.log"
+}
+
+case_redis_lost() {
+  start_job redis-lost gpu-lost
   kill -9 "$redis"
   t0=$(now)
-  wait "$tune"; rc=$?
-  echo "redis-lost: exit $rc $(awk "BEGIN {printf \"%.1f\", $(now) - $t0}") s after Redis was killed; $(procs_of gpu-lost | wc -l) processes left"
-  tail -1 "$work/redis-lost.log"
+  end_job redis-lost gpu-lost "Redis was killed"
   [[ $rc == 1 ]] || fail "redis-lost: exit $rc"
   tail -1 "$work/redis-lost.log" | grep -q "lost the Redis cache at redis://127.0.0.1:$port/0" || fail "redis-lost: Redis not named"
 }
 
 case_sigterm() {
-  local port t0 rc
-  port=$(free_port)
-  redis-server --port "$port" --save '' --appendonly no >"$work/sigterm.redis.log" 2>&1 &
-  local redis=$!
-  sleep 0.5
-  ccltune "${tune_args[@]}" --job-id gpu-term --redis "redis://127.0.0.1:$port/0" >"$work/sigterm.log" 2>&1 &
-  local tune=$!
-  wait_progress "$port" gpu-term 2 || fail "sigterm: no progress"
+  start_job sigterm gpu-term
   kill -TERM "$tune"
   t0=$(now)
-  wait "$tune"; rc=$?
-  echo "sigterm: exit $rc $(awk "BEGIN {printf \"%.1f\", $(now) - $t0}") s after SIGTERM; $(procs_of gpu-term | wc -l) processes left"
+  end_job sigterm gpu-term SIGTERM
   sleep 5  # a rank living on would publish within this
-  echo "sigterm: results in Redis: $(redis-cli -p "$port" --scan --pattern 'ccltune:v1:result:*' | wc -l)"
-  tail -1 "$work/sigterm.log"
+  local results
+  results=$(redis-cli -p "$port" --scan --pattern 'ccltune:v1:result:*' | wc -l)
+  echo "sigterm: results in Redis: $results"
   [[ $rc == 143 ]] || fail "sigterm: exit $rc"
   [[ $(procs_of gpu-term | wc -l) == 0 ]] || fail "sigterm: processes left"
-  [[ $(redis-cli -p "$port" --scan --pattern 'ccltune:v1:result:*' | wc -l) == 0 ]] || fail "sigterm: published"
+  [[ $results == 0 ]] || fail "sigterm: published"
   kill "$redis"
 }
 
