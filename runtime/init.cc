@@ -13,6 +13,7 @@
 #include "core/gpu/fingerprint_probe.h"
 #include "core/gpu/nccl_api.h"
 #include "core/gpu/peer_memory.h"
+#include "core/node/fingerprint_gap.h"
 #include "core/node/node_name.h"
 #include "runtime/runtime_comm.h"
 #include "runtime/waits.h"
@@ -156,7 +157,7 @@ std::string RuntimeComm::Mode() const {
 // Never fails init: a missing source, an unreachable cache or a bad file becomes the
 // error whose message the summary line carries, and the table stays empty (NCCL).
 core::Result<std::vector<apply::WinnerRecord>> RuntimeComm::LoadRecords(
-    const std::string& fingerprint) {
+    const std::string& fingerprint, const nlohmann::json& mine) {
   const auto deadline = std::chrono::steady_clock::now() + config_.source.load_timeout;
   core::Result<apply::ParsedFile> loaded =
       apply::LoadWinners(config_.source, fingerprint, deadline);
@@ -167,15 +168,23 @@ core::Result<std::vector<apply::WinnerRecord>> RuntimeComm::LoadRecords(
     return loaded.status().WithContext("winners not loaded");
   }
   if (loaded->records.empty()) {
-    return core::NotFound("no winners for fingerprint " + fingerprint +
-                          (loaded->rejected > 0 ? " (" + loaded->first_error + ")" : ""));
+    std::string why = "no winners for fingerprint " + fingerprint +
+                      (loaded->rejected > 0 ? " (" + loaded->first_error + ")" : "");
+    // "tuned with ncclVersion 2.28.3 where this process has 2.28.9", not just two hashes.
+    const std::string gap =
+        mine.is_null() ? "" : core::DescribeFingerprintGap(mine, loaded->other_fingerprints);
+    return core::NotFound(gap.empty() ? why : why + ": " + gap);
   }
   return std::move(loaded->records);
 }
 
 std::vector<apply::WinnerRecord> RuntimeComm::LoadRecordsOrNote(const std::string& fingerprint,
                                                                 int nodes, std::string* note) {
-  core::Result<std::vector<apply::WinnerRecord>> records = LoadRecords(fingerprint);
+  const nlohmann::json mine =
+      config_.fingerprint.empty()
+          ? core::FingerprintJson(gpu::CommunicatorFingerprintInput(world_, nodes, nccl_version_))
+          : nlohmann::json();
+  core::Result<std::vector<apply::WinnerRecord>> records = LoadRecords(fingerprint, mine);
   if (records.ok()) {
     *note = std::to_string(records->size()) + " records";
     return std::move(records).value();

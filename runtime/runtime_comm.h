@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -156,7 +157,10 @@ class RuntimeComm {
   core::Status Collective(core::Deadline deadline);
   core::Result<int> CountNodes(core::Deadline deadline);
   core::Status CountProcesses(core::Deadline deadline);
-  core::Result<std::vector<apply::WinnerRecord>> LoadRecords(const std::string& fingerprint);
+  // `mine`: this communicator's fingerprint inputs (null when the fingerprint is pinned), to
+  // name what differs from the cache's fingerprints when none matches.
+  core::Result<std::vector<apply::WinnerRecord>> LoadRecords(const std::string& fingerprint,
+                                                             const nlohmann::json& mine);
   // The records, or none with the reason in *note (the summary line carries it).
   std::vector<apply::WinnerRecord> LoadRecordsOrNote(const std::string& fingerprint, int nodes,
                                                      std::string* note);

@@ -39,9 +39,12 @@ bool TooDeep(const std::string& body) {
   bool in_string = false, escaped = false;
   for (char c : body) {
     if (in_string) {
-      if (escaped) escaped = false;
-      else if (c == '\\') escaped = true;
-      else if (c == '"') in_string = false;
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        in_string = false;
     } else if (c == '"') {
       in_string = true;
     } else if (c == '[' || c == '{') {
@@ -66,8 +69,7 @@ AdmissionAnswer ReviewAdmission(const std::string& body, const InjectConfig& con
   const Json& req = review.value("request", Json());
   if (!req.is_object()) return BadRequest("request: missing");
   const Json& uid = req.value("uid", Json());
-  if (!uid.is_string() || uid.get<std::string>().empty())
-    return BadRequest("request.uid: missing");
+  if (!uid.is_string() || uid.get<std::string>().empty()) return BadRequest("request.uid: missing");
   Json out = Allowed(uid);
   if (!IsPodCreate(req)) return {200, out.dump(), "not a Pod CREATE: allowed unchanged"};
   Injection inj = InjectPod(req["object"], config);

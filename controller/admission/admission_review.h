@@ -15,8 +15,8 @@ namespace ccltune::controller {
 
 struct AdmissionAnswer {
   int code = 200;
-  std::string body;      // JSON
-  std::string summary;   // for the log: what was injected, or why not
+  std::string body;     // JSON
+  std::string summary;  // for the log: what was injected, or why not
 };
 
 AdmissionAnswer ReviewAdmission(const std::string& body, const InjectConfig& config);

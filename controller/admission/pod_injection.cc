@@ -82,8 +82,9 @@ std::vector<Json> DesiredEnv(const Plan& plan, const InjectConfig& c) {
                     {{"name", plan.credential->secret_name},
                      {"key", plan.credential->secret_key},
                      {"optional", true}}}}}});
-  env.push_back({{"name", "CCLTUNE_NODE_NAME"},
-                 {"valueFrom", {{"fieldRef", {{"apiVersion", "v1"}, {"fieldPath", "spec.nodeName"}}}}}});
+  env.push_back(
+      {{"name", "CCLTUNE_NODE_NAME"},
+       {"valueFrom", {{"fieldRef", {{"apiVersion", "v1"}, {"fieldPath", "spec.nodeName"}}}}}});
   if (plan.Has(Feature::kPlugin))
     env.push_back(EnvValue("NCCL_TUNER_PLUGIN", LibPath(c, kLibPlugin)));
   if (plan.Has(Feature::kPreload)) env.push_back(EnvValue("LD_PRELOAD", LibPath(c, kLibPreload)));
@@ -102,7 +103,8 @@ void EnsurePreload(Json& ops, const Json& var, const std::string& at, const std:
   }
   const std::string cur = var["value"];
   if (cur.find(lib) != std::string::npos) return;
-  ops.push_back({{"op", "replace"}, {"path", at + "/value"}, {"value", cur.empty() ? lib : cur + ":" + lib}});
+  ops.push_back(
+      {{"op", "replace"}, {"path", at + "/value"}, {"value", cur.empty() ? lib : cur + ":" + lib}});
 }
 
 void EnsureEnv(Json& ops, const Json& container, const std::string& path, Plan& plan,
@@ -117,8 +119,7 @@ void EnsureEnv(Json& ops, const Json& container, const std::string& path, Plan& 
       missing.push_back(std::move(want));
     } else if (name == "LD_PRELOAD") {
       const auto index = static_cast<size_t>(have - &env[0]);
-      EnsurePreload(ops, *have, path + "/env/" + std::to_string(index), want["value"], cname,
-                    plan);
+      EnsurePreload(ops, *have, path + "/env/" + std::to_string(index), want["value"], cname, plan);
     } else if (name == "NCCL_TUNER_PLUGIN" && have->value("value", Json()) != want["value"]) {
       plan.notes.push_back("container " + cname + " keeps its own NCCL_TUNER_PLUGIN");
     }
@@ -156,8 +157,8 @@ Json InitContainer(const Plan& plan, const InjectConfig& c) {
           {"imagePullPolicy", "IfNotPresent"},
           {"command", cmd},
           {"volumeMounts", {{{"name", kInjectVolume}, {"mountPath", c.mount_path}}}},
-          {"resources", {{"requests", {{"cpu", "10m"}, {"memory", "16Mi"}}},
-                         {"limits", {{"memory", "64Mi"}}}}},
+          {"resources",
+           {{"requests", {{"cpu", "10m"}, {"memory", "16Mi"}}}, {"limits", {{"memory", "64Mi"}}}}},
           {"securityContext",
            {{"allowPrivilegeEscalation", false},
             {"readOnlyRootFilesystem", true},
@@ -221,9 +222,12 @@ core::Result<std::vector<Feature>> ParseInjectLabel(const std::string& value) {
   std::string item;
   while (std::getline(in, item, '.')) {
     Feature f;
-    if (item == "plugin") f = Feature::kPlugin;
-    else if (item == "preload") f = Feature::kPreload;
-    else if (item == "telemetry") f = Feature::kTelemetry;
+    if (item == "plugin")
+      f = Feature::kPlugin;
+    else if (item == "preload")
+      f = Feature::kPreload;
+    else if (item == "telemetry")
+      f = Feature::kTelemetry;
     else
       return core::InvalidArgument(std::string("label ") + kInjectLabel + ": \"" + item +
                                    "\" is not one of plugin, preload, telemetry (join several "

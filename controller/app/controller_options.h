@@ -8,17 +8,17 @@ namespace ccltune::controller {
 
 // The pod-injection webhook (docs/inject.md): off while port is 0.
 struct WebhookOptions {
-  int port = 0;                                       // HTTPS, e.g. 9443
-  std::string ns;                                     // of the Secret; empty: the config's
-  std::string secret = "ccltune-webhook-tls";         // tls.crt, tls.key, ca.crt
-  std::string config_name = "ccltune-inject";         // MutatingWebhookConfiguration
-  std::string hosts;           // comma list; empty: the Service's names in `ns`
+  int port = 0;                                // HTTPS, e.g. 9443
+  std::string ns;                              // of the Secret; empty: the config's
+  std::string secret = "ccltune-webhook-tls";  // tls.crt, tls.key, ca.crt
+  std::string config_name = "ccltune-inject";  // MutatingWebhookConfiguration
+  std::string hosts;                           // comma list; empty: the Service's names in `ns`
   std::string service = "ccltune-webhook";
-  bool cert_manager = false;   // cert-manager writes the Secret and the caBundle
+  bool cert_manager = false;  // cert-manager writes the Secret and the caBundle
   int cert_validity_seconds = 90 * 24 * 3600;
   int cert_check_seconds = 60;
-  std::string image;           // init container image; empty: --worker-image
-  std::string redis_url;       // programs' cache; empty: --redis-url
+  std::string image;      // init container image; empty: --worker-image
+  std::string redis_url;  // programs' cache; empty: --redis-url
   std::string reader_secret = "ccltune-redis-reader/password";
   std::string telemetry_secret = "ccltune-redis-telemetry/password";
   int metrics_port = 9464;

@@ -32,7 +32,8 @@ void AddWebhookFlags(CLI::App& cli, ccltune::controller::WebhookOptions& w) {
                  "seconds between checks of the Secret")
       ->check(CLI::Range(1, 3600));
   cli.add_option("--inject-image", w.image, "init container image (default: --worker-image)");
-  cli.add_option("--inject-redis-url", w.redis_url, "cache URL for programs (default: --redis-url)");
+  cli.add_option("--inject-redis-url", w.redis_url,
+                 "cache URL for programs (default: --redis-url)");
   cli.add_option("--inject-reader-secret", w.reader_secret,
                  "NAME/KEY, in the pod's namespace, of the ccltune-reader password");
   cli.add_option("--inject-telemetry-secret", w.telemetry_secret,
@@ -93,7 +94,8 @@ int main(int argc, char** argv) {
   cli.add_option("--identity", o.identity, "leader-election identity (default: host-random)");
   AddWebhookFlags(cli, o.webhook);
   ccltune::controller::InjectConfig inject;
-  auto* inject_cmd = cli.add_subcommand("inject-pod", "Print the pod on stdin as the webhook patches it");
+  auto* inject_cmd =
+      cli.add_subcommand("inject-pod", "Print the pod on stdin as the webhook patches it");
   inject_cmd->add_option("--redis-url", inject.redis_url, "the cache URL programs get");
   inject_cmd->add_option("--image", inject.image, "the init container's image");
   try {

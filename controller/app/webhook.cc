@@ -37,10 +37,10 @@ core::Result<InjectConfig> MakeInjectConfig(const ControllerOptions& o) {
     return core::InvalidArgument("--webhook-port needs --inject-image or --worker-image");
   c.redis_url = o.webhook.redis_url.empty() ? o.redis_url : o.webhook.redis_url;
   c.metrics_port = o.webhook.metrics_port;
-  CCLTUNE_ASSIGN_OR_RETURN(c.reader, Credential("--inject-reader-secret", "ccltune-reader",
-                                                o.webhook.reader_secret));
-  CCLTUNE_ASSIGN_OR_RETURN(c.telemetry, Credential("--inject-telemetry-secret",
-                                                   "ccltune-telemetry", o.webhook.telemetry_secret));
+  CCLTUNE_ASSIGN_OR_RETURN(
+      c.reader, Credential("--inject-reader-secret", "ccltune-reader", o.webhook.reader_secret));
+  CCLTUNE_ASSIGN_OR_RETURN(c.telemetry, Credential("--inject-telemetry-secret", "ccltune-telemetry",
+                                                   o.webhook.telemetry_secret));
   return c;
 }
 

@@ -87,7 +87,8 @@ std::string SubjectAltNames(const std::vector<std::string>& hosts) {
   std::string out;
   for (const auto& h : hosts) {
     unsigned char buf[16];
-    const bool ip = inet_pton(AF_INET, h.c_str(), buf) == 1 || inet_pton(AF_INET6, h.c_str(), buf) == 1;
+    const bool ip =
+        inet_pton(AF_INET, h.c_str(), buf) == 1 || inet_pton(AF_INET6, h.c_str(), buf) == 1;
     out += (out.empty() ? "" : ",") + std::string(ip ? "IP:" : "DNS:") + h;
   }
   return out;

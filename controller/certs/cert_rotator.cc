@@ -80,8 +80,8 @@ core::Result<Json> CertRotator::EnsureSecret() {
 
 core::Status CertRotator::EnsureCaBundle(const std::string& bundle_b64) {
   if (!config_.manage || config_.webhook_config.empty()) return core::Status::Ok();
-  const std::string path =
-      "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/" + config_.webhook_config;
+  const std::string path = "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/" +
+                           config_.webhook_config;
   CCLTUNE_ASSIGN_OR_RETURN(Json cfg, kube_.Get(path));
   bool changed = false;
   for (Json& hook : cfg["webhooks"]) {

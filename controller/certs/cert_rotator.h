@@ -25,8 +25,8 @@ namespace ccltune::controller {
 struct CertRotatorConfig {
   std::string ns;
   std::string secret_name;
-  std::string webhook_config;       // MutatingWebhookConfiguration; empty: leave caBundle alone
-  std::vector<std::string> hosts;   // subjectAltNames of the serving certificate
+  std::string webhook_config;      // MutatingWebhookConfiguration; empty: leave caBundle alone
+  std::vector<std::string> hosts;  // subjectAltNames of the serving certificate
   std::chrono::seconds validity{std::chrono::hours(24 * 90)};
   std::chrono::milliseconds check_every{std::chrono::minutes(1)};
   bool manage = true;

@@ -70,8 +70,8 @@ int ServingCertificate::OnHandshake(void* ssl, void* self) {
 
 void ServingCertificate::AttachTo(void* ssl_ctx) {
   SSL_CTX_set_cert_cb(
-      static_cast<SSL_CTX*>(ssl_ctx),
-      [](SSL* ssl, void* self) { return OnHandshake(ssl, self); }, this);
+      static_cast<SSL_CTX*>(ssl_ctx), [](SSL* ssl, void* self) { return OnHandshake(ssl, self); },
+      this);
 }
 
 }  // namespace ccltune::controller

@@ -44,8 +44,8 @@ int ReadBody(mg_connection* conn, size_t max_body, std::string& body) {
   if (length < 0) return 411;
   if (static_cast<unsigned long long>(length) > max_body) return 413;
   body.resize(static_cast<size_t>(length));
-  const auto deadline = std::chrono::steady_clock::now() +
-                        std::chrono::milliseconds(HttpServer::kBodyDeadlineMs);
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(HttpServer::kBodyDeadlineMs);
   size_t got = 0;
   while (got < body.size()) {
     if (std::chrono::steady_clock::now() > deadline) return 408;
@@ -129,7 +129,8 @@ int HttpServer::OnRequest(mg_connection* conn, void* self) {
   auto query = ParseQueryString(info->query_string ? info->query_string : "");
   int body_error = post ? ReadBody(conn, server->options_.max_body, req.body) : 0;
   if (req.method != "GET" && !head && !post) {
-    resp = {405, "text/plain", server->options_.max_body > 0 ? "only GET and POST\n" : "only GET\n"};
+    resp = {405, "text/plain",
+            server->options_.max_body > 0 ? "only GET and POST\n" : "only GET\n"};
   } else if (body_error != 0) {
     resp = {body_error, "application/json",
             body_error == 413   ? "{\"error\":\"body larger than this server accepts\"}"

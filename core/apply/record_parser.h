@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/apply/forced_choice.h"
@@ -72,6 +73,9 @@ struct ParsedFile {
   std::vector<WinnerRecord> records;
   std::size_t rejected = 0;  // array entries that were not valid records
   std::string first_error;   // the first rejection's reason, for the log
+  // From the cache, when nothing was tuned under the fingerprint asked for: the fingerprints
+  // it holds and their inputs (JSON text), for core::DescribeFingerprintGap.
+  std::vector<std::pair<std::string, std::string>> other_fingerprints;
 };
 // A JSON array of records. The whole file is an error when it is not a JSON array (or too
 // big/deep); single bad entries are counted and skipped. At most kMaxRecords are kept.

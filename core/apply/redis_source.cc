@@ -186,6 +186,30 @@ void Accept(ParsedFile& out, const std::string& fp, const IndexedSize& s, const 
   out.records.push_back(std::move(rec).value());
 }
 
+// The other fingerprints the cache holds and their inputs (ccltune:v1:fp:{fp}), at most
+// kMaxOtherFingerprints: what a communicator that found nothing is told it differs from.
+constexpr std::size_t kMaxOtherFingerprints = 32;
+core::Status ReadOtherFingerprints(redisContext* c, Clock::time_point deadline, ParsedFile& out) {
+  CCLTUNE_ASSIGN_OR_RETURN(auto members,
+                           Pipeline(c, {{"SMEMBERS", core::kFingerprintSet}}, deadline));
+  const redisReply* set = members.front().get();
+  if (set->type != REDIS_REPLY_ARRAY) return core::Status::Ok();
+  std::vector<std::string> fps;
+  std::vector<Argv> gets;
+  for (std::size_t i = 0; i < set->elements && fps.size() < kMaxOtherFingerprints; ++i) {
+    if (set->element[i]->type != REDIS_REPLY_STRING) continue;
+    fps.emplace_back(set->element[i]->str, set->element[i]->len);
+    gets.push_back({"GETRANGE", core::FingerprintKey(fps.back()), "0", "4095"});
+  }
+  if (gets.empty()) return core::Status::Ok();
+  CCLTUNE_ASSIGN_OR_RETURN(auto inputs, Pipeline(c, gets, deadline));
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i]->type == REDIS_REPLY_STRING)
+      out.other_fingerprints.emplace_back(fps[i], std::string(inputs[i]->str, inputs[i]->len));
+  }
+  return core::Status::Ok();
+}
+
 }  // namespace
 
 core::Result<ParsedFile> LoadFromRedis(const std::string& url, const std::string& fingerprint,
@@ -196,12 +220,19 @@ core::Result<ParsedFile> LoadFromRedis(const std::string& url, const std::string
     // An injected pod's ACL user (docs/inject.md) comes in its own variable: the password
     // is a Secret's, the URL a plain value that must not carry it.
     const char* user = std::getenv("CCLTUNE_REDIS_USERNAME");
-    ep.password = user && *user ? std::string(user) + ":" + pw
-                                : (std::string(pw).find(':') == std::string::npos ? pw : ":" + std::string(pw));
+    ep.password =
+        user && *user
+            ? std::string(user) + ":" + pw
+            : (std::string(pw).find(':') == std::string::npos ? pw : ":" + std::string(pw));
   }
   CCLTUNE_ASSIGN_OR_RETURN(Context c, Connect(ep, deadline));
   CCLTUNE_RETURN_IF_ERROR(Authenticate(c.get(), ep, deadline));
   CCLTUNE_ASSIGN_OR_RETURN(auto sizes, ReadIndexes(c.get(), fingerprint, deadline));
+  if (sizes.empty()) {
+    ParsedFile none;  // nothing tuned under this fingerprint: say what the cache has instead
+    CCLTUNE_RETURN_IF_ERROR(ReadOtherFingerprints(c.get(), deadline, none));
+    return none;
+  }
   std::set<SliceKey> available;
   for (const auto& s : sizes) {
     if (s.epilogue.none()) available.insert(s.slice);

@@ -20,8 +20,9 @@
 namespace ccltune::apply {
 
 // `url`: redis://[[user]:password@]host[:port][/db]; CCLTUNE_REDIS_PASSWORD overrides the
-// URL's password (as for the worker), for the ACL user CCLTUNE_REDIS_USERNAME when set. Records that do not parse or do not match their key
-// are counted in `rejected`; connection problems and timeouts are errors.
+// URL's password (as for the worker), for the ACL user CCLTUNE_REDIS_USERNAME when set. Records
+// that do not parse or do not match their key are counted in `rejected`; connection problems and
+// timeouts are errors.
 core::Result<ParsedFile> LoadFromRedis(const std::string& url, const std::string& fingerprint,
                                        std::optional<core::Dtype> pinned,
                                        std::chrono::steady_clock::time_point deadline);

@@ -9,7 +9,6 @@ namespace ccltune::core {
 namespace {
 
 constexpr char kPrefix[] = "ccltune:v1:";
-constexpr char kFingerprintSet[] = "ccltune:v1:fingerprints";
 
 // Fingerprints become parts of keys and SCAN patterns: keep them to [0-9a-z-_].
 Status CheckFingerprint(const std::string& fp) {

@@ -19,6 +19,8 @@
 
 namespace ccltune::core {
 
+// The set of every fingerprint with results.
+inline constexpr char kFingerprintSet[] = "ccltune:v1:fingerprints";
 std::string ResultKey(const std::string& fp, const std::string& problem_key);
 std::string IndexKey(const std::string& fp, Op op, Dtype dtype, RedOp redop,
                      const Epilogue& epilogue = {});

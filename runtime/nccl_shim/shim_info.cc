@@ -18,6 +18,7 @@
 #include "core/apply/node_span.h"
 #include "core/apply/winner_loader.h"
 #include "core/gpu/fingerprint_probe.h"
+#include "core/node/fingerprint_gap.h"
 #include "core/node/node_name.h"
 #include "runtime/dispatch_table.h"
 #include "runtime/nccl_shim/first_init.h"
@@ -153,6 +154,12 @@ void AddWinners(int world, int nodes, nlohmann::json* out) {
   for (const auto& r : loaded->records) usable += r.world_size == world ? 1 : 0;
   (*out)["winners"] = usable;
   (*out)["rejected"] = loaded->rejected;
+  if (loaded->records.empty() && cfg->fingerprint.empty()) {
+    const std::string gap = core::DescribeFingerprintGap(
+        core::FingerprintJson(gpu::CommunicatorFingerprintInput(world, nodes, Real().version)),
+        loaded->other_fingerprints);
+    if (!gap.empty()) (*out)["fingerprintGap"] = gap;
+  }
   if (loaded->rejected > 0) (*out)["firstRejection"] = loaded->first_error;
   const NetPlan net = PlanNetSettings(*cfg, world, nodes, Real().version);
   (*out)["networkSettings"] = {{"text", net.text}, {"env", net.env}};

@@ -2,11 +2,10 @@
 // (issue 44): each case ends within its stated bound, with the real binary, real rank
 // processes and real redis-servers; the processes left are read from /proc, not from the
 // launcher's word.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/file.h>
-
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -14,8 +13,8 @@
 #include <thread>
 
 #include "tests/integration/ccltune_process.h"
-#include "tests/integration/process_scan.h"
 #include "tests/integration/job_test.h"
+#include "tests/integration/process_scan.h"
 #include "worker/launcher/launcher.h"
 #include "worker/launcher/local_redis.h"
 #include "worker/rendezvous/job_control.h"
@@ -78,9 +77,15 @@ class CancelTest : public JobTest {
   }
   ChildProcess StartTune(const std::string& job, const std::vector<std::string>& where,
                          const std::string& log) {
-    std::vector<std::string> args{"tune",  "--ranks",  "4",    "--backend", "host",
-                                  "--plan", WritePlan(dir_, "plan.yaml", kLongPlan),
-                                  "--job-id", job};
+    std::vector<std::string> args{"tune",
+                                  "--ranks",
+                                  "4",
+                                  "--backend",
+                                  "host",
+                                  "--plan",
+                                  WritePlan(dir_, "plan.yaml", kLongPlan),
+                                  "--job-id",
+                                  job};
     args.insert(args.end(), where.begin(), where.end());
     return StartCcltune(args, {{"CCLTUNE_CACHE_DIR", cache_}}, dir_.File(log));
   }
@@ -122,9 +127,10 @@ TEST_F(CancelTest, RankWithoutLauncherNamesTheLostCacheWithinTheBound) {
   const auto plan = WritePlan(dir_, "plan.yaml", kLongPlan);
   std::vector<ChildProcess> ranks;
   for (int r = 0; r < 2; ++r)
-    ranks.push_back(StartCcltune({"worker", "--rank", std::to_string(r), "--world-size", "2",
-                                  "--job-id", "cancel-podlost", "--redis", redis_->url(), "--plan", plan},
-                                 {}, dir_.File("rank" + std::to_string(r) + ".log")));
+    ranks.push_back(
+        StartCcltune({"worker", "--rank", std::to_string(r), "--world-size", "2", "--job-id",
+                      "cancel-podlost", "--redis", redis_->url(), "--plan", plan},
+                     {}, dir_.File("rank" + std::to_string(r) + ".log")));
   WaitForProgress("cancel-podlost", 2, 60);
   ASSERT_TRUE(redis_->Kill().ok());
   const auto t0 = worker::Clock::now();
@@ -136,9 +142,9 @@ TEST_F(CancelTest, RankWithoutLauncherNamesTheLostCacheWithinTheBound) {
     const std::string log = ReadFile(dir_.File("rank" + std::to_string(r) + ".log"));
     ASSERT_TRUE(code.ok()) << "rank " << r << " still running\n" << log;
     EXPECT_EQ(*code, 1) << log;
-    EXPECT_NE(log.find("lost the Redis cache at redis://127.0.0.1:" +
-                       std::to_string(redis_->port())),
-              std::string::npos)
+    EXPECT_NE(
+        log.find("lost the Redis cache at redis://127.0.0.1:" + std::to_string(redis_->port())),
+        std::string::npos)
         << log;
     EXPECT_NE(log.find("while tuning allReduce"), std::string::npos) << log;
   }
@@ -207,9 +213,9 @@ TEST_F(CancelTest, ASecondTuneRefusesADirectoryInUseNamingItsHolder) {
   ASSERT_EQ(::flock(fd, LOCK_EX | LOCK_NB), 0);
   const std::string holder = "redis-server pid 4242 of ccltune tune pid 4240";
   ASSERT_EQ(::pwrite(fd, holder.data(), holder.size(), 0), static_cast<ssize_t>(holder.size()));
-  auto run = RunCcltune({"tune", "--ranks", "2", "--backend", "host", "--op", "allReduce",
-                         "--sizes", "4096"},
-                        {{"CCLTUNE_CACHE_DIR", cache_}}, 60);
+  auto run = RunCcltune(
+      {"tune", "--ranks", "2", "--backend", "host", "--op", "allReduce", "--sizes", "4096"},
+      {{"CCLTUNE_CACHE_DIR", cache_}}, 60);
   ::close(fd);
   EXPECT_EQ(run.code, 1) << run.output;
   EXPECT_NE(run.output.find("is in use by " + holder), std::string::npos) << run.output;

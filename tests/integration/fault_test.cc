@@ -7,8 +7,8 @@
 
 #include "core/results/result_store.h"
 #include "tests/integration/ccltune_process.h"
-#include "tests/support/free_port.h"
 #include "tests/integration/job_test.h"
+#include "tests/support/free_port.h"
 
 namespace ccltune::testing {
 namespace {

@@ -89,7 +89,8 @@ TEST(PodInjection, UsersVariablesKeepTheirValuesAndLdPreloadIsAppendedTo) {
               {{"name", "NCCL_TUNER_PLUGIN"}, {"value", "/mine/tuner.so"}},
               {{"name", "CCLTUNE_REDIS_URL"}, {"value", "redis://mine:6379/0"}}};
   Json pod = Apply(Pod("plugin.preload", env), InjectPod(Pod("plugin.preload", env), Config()));
-  EXPECT_EQ(EnvOf(pod, "LD_PRELOAD"), "/usr/lib/libjemalloc.so:/opt/ccltune/lib/libccltune-nccl.so");
+  EXPECT_EQ(EnvOf(pod, "LD_PRELOAD"),
+            "/usr/lib/libjemalloc.so:/opt/ccltune/lib/libccltune-nccl.so");
   EXPECT_EQ(EnvOf(pod, "NCCL_TUNER_PLUGIN"), "/mine/tuner.so");
   EXPECT_EQ(EnvOf(pod, "CCLTUNE_REDIS_URL"), "redis://mine:6379/0");
   EXPECT_EQ(pod["metadata"]["annotations"][kInjectedAnnotation],
@@ -111,11 +112,16 @@ TEST(AdmissionReview, BadEnvelopesAre400AndOtherKindsAllowedUnchanged) {
   EXPECT_EQ(ReviewAdmission("[]", Config()).code, 400);
   EXPECT_EQ(ReviewAdmission(std::string(100000, '['), Config()).code, 400);
   EXPECT_EQ(ReviewAdmission(R"({"apiVersion":"admission.k8s.io/v1beta1","kind":"AdmissionReview"})",
-                            Config()).code, 400);
-  Json svc = {{"apiVersion", "admission.k8s.io/v1"}, {"kind", "AdmissionReview"},
-              {"request", {{"uid", "u1"}, {"operation", "CREATE"},
-                           {"kind", {{"group", ""}, {"version", "v1"}, {"kind", "Service"}}},
-                           {"object", {{"metadata", {{"name", "s"}}}}}}}};
+                            Config())
+                .code,
+            400);
+  Json svc = {{"apiVersion", "admission.k8s.io/v1"},
+              {"kind", "AdmissionReview"},
+              {"request",
+               {{"uid", "u1"},
+                {"operation", "CREATE"},
+                {"kind", {{"group", ""}, {"version", "v1"}, {"kind", "Service"}}},
+                {"object", {{"metadata", {{"name", "s"}}}}}}}};
   AdmissionAnswer a = ReviewAdmission(svc.dump(), Config());
   EXPECT_EQ(a.code, 200);
   Json r = Json::parse(a.body)["response"];
@@ -125,10 +131,13 @@ TEST(AdmissionReview, BadEnvelopesAre400AndOtherKindsAllowedUnchanged) {
 }
 
 TEST(AdmissionReview, PodCreateCarriesABase64JsonPatch) {
-  Json review = {{"apiVersion", "admission.k8s.io/v1"}, {"kind", "AdmissionReview"},
-                 {"request", {{"uid", "u2"}, {"operation", "CREATE"},
-                              {"kind", {{"group", ""}, {"version", "v1"}, {"kind", "Pod"}}},
-                              {"object", Pod("plugin")}}}};
+  Json review = {{"apiVersion", "admission.k8s.io/v1"},
+                 {"kind", "AdmissionReview"},
+                 {"request",
+                  {{"uid", "u2"},
+                   {"operation", "CREATE"},
+                   {"kind", {{"group", ""}, {"version", "v1"}, {"kind", "Pod"}}},
+                   {"object", Pod("plugin")}}}};
   Json r = Json::parse(ReviewAdmission(review.dump(), Config()).body)["response"];
   EXPECT_EQ(r["patchType"], "JSONPatch");
   Json ops = Json::parse(Base64Decode(r["patch"].get<std::string>()));
@@ -150,7 +159,8 @@ TEST(Certificates, ServingCertificateVerifiesAgainstItsCaAndLoads) {
   X509_STORE_add_cert(store, cac);
   X509_STORE_CTX* ctx = X509_STORE_CTX_new();
   X509_STORE_CTX_init(ctx, store, lc, nullptr);
-  EXPECT_EQ(X509_verify_cert(ctx), 1) << X509_verify_cert_error_string(X509_STORE_CTX_get_error(ctx));
+  EXPECT_EQ(X509_verify_cert(ctx), 1)
+      << X509_verify_cert_error_string(X509_STORE_CTX_get_error(ctx));
   EXPECT_EQ(X509_check_ip_asc(lc, "127.0.0.1", 0), 1);
   EXPECT_EQ(X509_check_host(lc, "svc.ns.svc", 0, 0, nullptr), 1);
   X509_STORE_CTX_free(ctx);

@@ -99,6 +99,8 @@ void Print(const std::string& path, const nlohmann::json& j) {
     const std::string first = Field(j, "firstRejection");
     std::printf("winners: %d records for %d ranks (%d rejected%s)\n", j.value("winners", 0), world,
                 j.value("rejected", 0), first.empty() ? "" : (", the first: " + first).c_str());
+    if (j.contains("fingerprintGap"))
+      std::printf("  nothing tuned for this fingerprint: %s\n", Field(j, "fingerprintGap").c_str());
   } else if (j.contains("winnersProblem")) {
     std::printf("winners: none loaded: %s\n", Field(j, "winnersProblem").c_str());
   }

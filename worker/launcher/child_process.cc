@@ -98,8 +98,8 @@ core::Result<pid_t> ForkExec(const std::vector<std::string>& argv, std::vector<s
   return pid;
 }
 
-core::Result<pid_t> PosixSpawn(const std::vector<std::string>& argv,
-                               std::vector<std::string>& envs, const SpawnOptions& o) {
+core::Result<pid_t> PosixSpawn(const std::vector<std::string>& argv, std::vector<std::string>& envs,
+                               const SpawnOptions& o) {
   std::vector<std::string> args = argv;
   auto cargs = CStrings(args);
   auto cenv = CStrings(envs);

@@ -9,15 +9,15 @@
 #include <random>
 #include <thread>
 
+#include "core/base/log.h"
 #include "core/node/nccl_init_log.h"
 #include "core/node/node_name.h"
 #include "core/redis/job_keys.h"
 #include "core/results/result.h"
-#include "core/base/log.h"
 #include "worker/launcher/cancel_signals.h"
 #include "worker/launcher/local_redis.h"
-#include "worker/rendezvous/job_control.h"
 #include "worker/launcher/report_table.h"
+#include "worker/rendezvous/job_control.h"
 
 namespace ccltune::worker {
 namespace {
@@ -230,7 +230,8 @@ core::Result<std::vector<ChildProcess>> SpawnRanks(const RankLaunch& l,
     if (!l.node_name.empty()) env[core::kNodeNameEnv] = l.node_name;
     // SIGKILL when the launcher goes, even by kill -9: a rank without its launcher must not
     // go on and publish a job nobody waits for.
-    CCLTUNE_ASSIGN_OR_RETURN(auto child, ChildProcess::Spawn(argv, SpawnOptions{env, {}, "", SIGKILL}));
+    CCLTUNE_ASSIGN_OR_RETURN(auto child,
+                             ChildProcess::Spawn(argv, SpawnOptions{env, {}, "", SIGKILL}));
     children.push_back(std::move(child));
   }
   return children;
@@ -361,7 +362,8 @@ int RunTune(const TuneOptions& o) {
   std::fprintf(stderr, "ccltune tune: job %s, %d ranks, backend %s, Redis %s\n", job_id.c_str(),
                o.ranks, o.backend.c_str(), ep.ToString().c_str());
   ProgressLine watch(std::move(fast).value(), keys);
-  if (int sig = signals.received(); sig != 0) return Cancelled(watch, keys, sig, 0, local != nullptr);
+  if (int sig = signals.received(); sig != 0)
+    return Cancelled(watch, keys, sig, 0, local != nullptr);
   auto children = SpawnRanks(launch, ranks, dir + "/summary.json");
   if (!children.ok()) return Fail(children.status().message());
   const Supervised done = Supervise(*children, ranks, o, watch, signals, keys);

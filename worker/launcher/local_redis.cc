@@ -1,8 +1,8 @@
 #include "worker/launcher/local_redis.h"
 
 #include <fcntl.h>
-#include <signal.h>
 #include <netinet/in.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -114,11 +114,11 @@ core::Result<std::unique_ptr<LocalRedis>> LocalRedis::Start(const std::string& d
     SpawnOptions bound;
     bound.parent_death_signal = SIGTERM;
     bound.keep_fd = lock_fd;
-    auto proc = ChildProcess::Spawn({"redis-server", "--port", std::to_string(*port), "--bind",
-                                     "127.0.0.1", "--protected-mode", "yes", "--dir", dir,
-                                     "--appendonly", "yes", "--save", "", "--daemonize", "no",
-                                     "--loglevel", "warning", "--logfile", dir + "/redis.log"},
-                                    bound);
+    auto proc = ChildProcess::Spawn(
+        {"redis-server", "--port", std::to_string(*port), "--bind", "127.0.0.1", "--protected-mode",
+         "yes", "--dir", dir, "--appendonly", "yes", "--save", "", "--daemonize", "no",
+         "--loglevel", "warning", "--logfile", dir + "/redis.log"},
+        bound);
     if (!proc.ok()) {
       ::close(lock_fd);
       return core::Unavailable(proc.status().message() +

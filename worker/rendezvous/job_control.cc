@@ -71,8 +71,7 @@ void JobControl::SetActivity(std::string what) {
 }
 
 void JobControl::ReportRedisError(const core::Status& error) {
-  if (error.code() != core::StatusCode::kUnavailable &&
-      error.code() != core::StatusCode::kTimeout)
+  if (error.code() != core::StatusCode::kUnavailable && error.code() != core::StatusCode::kTimeout)
     return;  // a refused command is the caller's error to report, not a lost cache
   DeclareRedisLost(error);
 }
@@ -92,8 +91,8 @@ void JobControl::DeclareRedisLost(const core::Status& error) {
   std::snprintf(seconds, sizeof seconds, "%.1f", SecondsSinceRedisOk());
   redis_lost_ = true;
   SetState(core::Unavailable("lost the Redis cache at " + redis_->endpoint().ToString() +
-                             " while " + activity + ": unreachable for " + seconds +
-                             " s (" + error.message() + ")"));
+                             " while " + activity + ": unreachable for " + seconds + " s (" +
+                             error.message() + ")"));
 }
 
 void JobControl::NoteRedis(const core::Status& outcome) {

@@ -95,8 +95,8 @@ class JobControl final : public CancelToken {
   std::vector<Clock::time_point> peer_missing_since_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  core::Status fatal_;        // guarded by mu_
-  std::string abort_reason_;  // guarded by mu_
+  core::Status fatal_;                 // guarded by mu_
+  std::string abort_reason_;           // guarded by mu_
   std::string activity_ = "starting";  // guarded by mu_
   std::thread thread_;
 };

@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "core/apply/winner_loader.h"
+#include "core/node/fingerprint_gap.h"
 #include "core/results/result_store.h"
 #include "runtime/dispatch_table.h"
 #include "runtime/runtime_config.h"
@@ -61,6 +62,34 @@ TEST(WinnerLoading, FromTheSharedCache) {
   auto other = Load("fedcba9876543210");
   ASSERT_TRUE(other.ok()) << other.status().ToString();
   EXPECT_TRUE(other->records.empty());
+}
+
+// Nothing tuned under the communicator's fingerprint: the loader brings back the cache's
+// fingerprints and their inputs, so the one log line can name what differs (issue 43).
+TEST(WinnerLoading, NoWinnersBringsTheCachedFingerprintsInputs) {
+  auto redis = ccltune::testing::RedisServer::Start();
+  ASSERT_TRUE(redis.ok()) << redis.status().ToString();
+  auto client = core::RedisClient::Connect((*redis)->endpoint());
+  ASSERT_TRUE(client.ok()) << client.status().ToString();
+  const std::string tuned = R"({"backend":"nccl","ncclVersion":"2.28.3","nodes":1})";
+  ASSERT_TRUE(core::ResultStore(**client).Publish(kFp, tuned, Published()).ok());
+  ScopedEnv env({{"CCLTUNE_REDIS_URL", (*redis)->url()}, {"CCLTUNE_PLUGIN_TIMEOUT_MS", "2000"}});
+  auto loaded = Load("fedcba9876543210");
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  EXPECT_TRUE(loaded->records.empty());
+  ASSERT_EQ(loaded->other_fingerprints.size(), 1u);
+  EXPECT_EQ(loaded->other_fingerprints[0].first, kFp);
+  EXPECT_EQ(loaded->other_fingerprints[0].second, tuned);
+  // What the runtime's line then says.
+  const nlohmann::json mine = {{"backend", "nccl"}, {"ncclVersion", "2.28.9"}, {"nodes", 1}};
+  EXPECT_EQ(core::DescribeFingerprintGap(mine, loaded->other_fingerprints),
+            std::string("the cache's closest fingerprint ") + kFp +
+                " (of 1) was tuned with ncclVersion 2.28.3 where this process has 2.28.9");
+  // Its own fingerprint's winners come without that list.
+  auto own = Load(kFp);
+  ASSERT_TRUE(own.ok()) << own.status().ToString();
+  EXPECT_EQ(own->records.size(), 2u);
+  EXPECT_TRUE(own->other_fingerprints.empty());
 }
 
 // All-reduce + epilogue winners come from the cache too: the fingerprint's epilogue set
