@@ -68,13 +68,8 @@ class ProgressLine {
   double SecondsUnreachable() const {
     return error_.ok() ? 0 : std::chrono::duration<double>(Clock::now() - ok_at_).count();
   }
-  // "lost the Redis cache at URL while tuning (problem 3 of 26 done: ...): unreachable for
-  // 10.2 s (cause)".
   std::string LostMessage() const {
-    char seconds[32];
-    std::snprintf(seconds, sizeof seconds, "%.1f", SecondsUnreachable());
-    return "lost the Redis cache at " + redis_->endpoint().ToString() + " while " + Activity() +
-           ": unreachable for " + seconds + " s (" + error_.message() + ")";
+    return RedisLostMessage(redis_->endpoint(), Activity(), SecondsUnreachable(), error_);
   }
   std::string Activity() const {
     if (latest_.empty()) return "running the ranks (no progress read yet)";

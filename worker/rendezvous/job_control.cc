@@ -11,6 +11,14 @@ std::string AbortKey(const core::JobKeys& k, int epoch) {
 }
 }  // namespace
 
+std::string RedisLostMessage(const core::RedisEndpoint& endpoint, const std::string& activity,
+                             double unreachable_seconds, const core::Status& cause) {
+  char seconds[32];
+  std::snprintf(seconds, sizeof seconds, "%.1f", unreachable_seconds);
+  return "lost the Redis cache at " + endpoint.ToString() + " while " + activity +
+         ": unreachable for " + seconds + " s (" + cause.message() + ")";
+}
+
 core::Result<std::unique_ptr<JobControl>> JobControl::Start(const core::RedisEndpoint& endpoint,
                                                             core::JobKeys keys, int rank,
                                                             int world_size,
@@ -87,12 +95,9 @@ void JobControl::DeclareRedisLost(const core::Status& error) {
     std::lock_guard lock(mu_);
     activity = activity_;
   }
-  char seconds[32];
-  std::snprintf(seconds, sizeof seconds, "%.1f", SecondsSinceRedisOk());
   redis_lost_ = true;
-  SetState(core::Unavailable("lost the Redis cache at " + redis_->endpoint().ToString() +
-                             " while " + activity + ": unreachable for " + seconds + " s (" +
-                             error.message() + ")"));
+  SetState(core::Unavailable(
+      RedisLostMessage(redis_->endpoint(), activity, SecondsSinceRedisOk(), error)));
 }
 
 void JobControl::NoteRedis(const core::Status& outcome) {

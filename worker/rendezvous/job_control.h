@@ -23,6 +23,11 @@ namespace ccltune::worker {
 // whole job, not one per Redis call (docs/design.md §3).
 inline constexpr double kRedisLostAfterSeconds = 10;
 
+// The one line of a lost cache, for the ranks and `ccltune tune` alike: "lost the Redis cache
+// at redis://HOST:PORT/DB while <activity>: unreachable for N s (<cause>)".
+std::string RedisLostMessage(const core::RedisEndpoint& endpoint, const std::string& activity,
+                             double unreachable_seconds, const core::Status& cause);
+
 struct JobControlOptions {
   double heartbeat_interval_seconds = 0.5;
   double heartbeat_ttl_seconds = 3.0;
