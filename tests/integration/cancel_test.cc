@@ -29,15 +29,6 @@ double Since(worker::Clock::time_point t0) {
   return std::chrono::duration<double>(worker::Clock::now() - t0).count();
 }
 
-// Alive and not a zombie.
-bool Running(pid_t pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string line;
-  if (!std::getline(stat, line)) return false;
-  const auto close = line.rfind(')');
-  return close != std::string::npos && close + 2 < line.size() && line[close + 2] != 'Z';
-}
-
 class CancelTest : public JobTest {
  protected:
   // The private redis-server, by the pid its lock file names (redis-server retitles its

@@ -11,14 +11,6 @@
 namespace ccltune::testing {
 namespace {
 
-bool IsZombie(const std::filesystem::path& proc) {
-  std::ifstream stat(proc / "stat");
-  std::string line;
-  std::getline(stat, line);
-  const auto close = line.rfind(')');
-  return close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'Z';
-}
-
 bool HasArg(const std::filesystem::path& proc, const std::string& arg) {
   std::ifstream in(proc / "cmdline", std::ios::binary);
   std::string item;
@@ -29,6 +21,14 @@ bool HasArg(const std::filesystem::path& proc, const std::string& arg) {
 
 }  // namespace
 
+bool Running(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return false;
+  const auto close = line.rfind(')');
+  return close != std::string::npos && close + 2 < line.size() && line[close + 2] != 'Z';
+}
+
 std::vector<pid_t> PidsWithArg(const std::string& arg) {
   std::vector<pid_t> out;
   std::error_code ec;
@@ -36,7 +36,7 @@ std::vector<pid_t> PidsWithArg(const std::string& arg) {
     const std::string name = e.path().filename().string();
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
     const pid_t pid = static_cast<pid_t>(std::stol(name));
-    if (pid == ::getpid() || !HasArg(e.path(), arg) || IsZombie(e.path())) continue;
+    if (pid == ::getpid() || !HasArg(e.path(), arg) || !Running(pid)) continue;
     out.push_back(pid);
   }
   return out;

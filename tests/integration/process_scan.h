@@ -10,6 +10,8 @@
 
 namespace ccltune::testing {
 
+// Alive and not a zombie (its /proc stat state is not Z).
+bool Running(pid_t pid);
 // Pids (other than this process) with an argv element equal to `arg`; zombies excluded.
 std::vector<pid_t> PidsWithArg(const std::string& arg);
 // Waits until no process carries `arg` or `seconds` pass; returns those still there.
