@@ -34,6 +34,12 @@ bool InPlace(const Call& c, std::size_t esize, int rank) {
   return send == recv;
 }
 
+// The whole message, as records count it (allGather's and reduceScatter's total).
+std::uint64_t RecordBytes(const Call& c, int world) {
+  return (c.op == core::Op::kAllReduce ? c.count : c.count * static_cast<std::uint64_t>(world)) *
+         core::DtypeSize(*c.dtype);
+}
+
 std::string Signature(const AppliedRun& run, const Call& c) {
   return run.name + "|" + core::OpName(c.op) + "|" + core::DtypeName(*c.dtype) + "|" +
          core::RedOpName(*c.redop) + "|" + std::to_string(c.count);
@@ -52,9 +58,14 @@ core::Result<RuntimeComm::Served> RuntimeComm::Serve(const Call& call) {
   DeviceGuard guard(device_);
   std::lock_guard<std::mutex> lock(mu_);
   Chosen c = Choose(call);
-  if (c.run == nullptr) return Served{false, c.why};
-  if (c.run->name == "nccl")
+  if (c.run == nullptr) {
+    if (timing_) timing_->Forwarded(c.why);
+    return Served{false, c.why};
+  }
+  if (c.run->name == "nccl") {
+    if (timing_) timing_->Forwarded("winner is NCCL's own");  // as libccltune-nccl names it
     return Served{false, c.run->reason.empty() ? c.run->name : c.run->reason};
+  }
   CCLTUNE_RETURN_IF_ERROR(RunChoice(call, *c.run, c.cls, c.send_off, c.recv_off));
   return Served{true, c.run->name};
 }
@@ -83,9 +94,7 @@ RuntimeComm::Chosen RuntimeComm::Choose(const Call& call) const {
   if (!call.dtype || !call.redop) return c.Not("type or op not tuned");
   if (call.count == 0) return c.Not("empty");
   const std::size_t esize = core::DtypeSize(*call.dtype);
-  // The whole message, as records count it (allGather's and reduceScatter's total).
-  const std::uint64_t bytes =
-      (call.op == core::Op::kAllReduce ? call.count : call.count * world_) * esize;
+  const std::uint64_t bytes = RecordBytes(call, world_);
   c.cls = GroupBuffers(call)
               ? BufferClass::kPooled
               : ClassOf(call, SendElems(call.op, call.count, world_) * esize,
@@ -211,17 +220,19 @@ core::Status RuntimeComm::RunPeer(const Call& call, const AppliedRun& run,
   const std::uint64_t staging =
       kernels::StagingBytes(gpu::PeerAlgoFor(run.spec, call.op), gpu::PeerShapeOf(run.spec),
                             call.count, *call.dtype, world_);
+  const std::string signature = Signature(run, call);
   if (staging > 0) {
     bool fits = true;
-    CCLTUNE_ASSIGN_OR_RETURN(std::size_t at,
-                             StagingFor(Signature(run, call), staging, call.stream, &fits));
+    CCLTUNE_ASSIGN_OR_RETURN(std::size_t at, StagingFor(signature, staging, call.stream, &fits));
     if (!fits) return RunNccl(call, nccl_);
     for (int r = 0; r < world_; ++r) ops.staging[r] = peers_->Data(r, at);
   }
-  const gpu::PeerEnqueuer* enqueuer = EnqueuerFor(Signature(run, call), run.spec, shape);
+  const gpu::PeerEnqueuer* enqueuer = EnqueuerFor(signature, run.spec, shape);
   if (enqueuer == nullptr) return core::Internal("peer enqueuer for " + run.name);
+  const kernels::PeerTeam team =
+      TimedTeam(signature, call.op, *call.dtype, RecordBytes(call, world_), run.name);
   CCLTUNE_RETURN_IF_ERROR(OrderPeerLaunch(call.stream, /*before=*/true));
-  CCLTUNE_RETURN_IF_ERROR(enqueuer->Enqueue(KernelTeam(), ops, call.stream));
+  CCLTUNE_RETURN_IF_ERROR(enqueuer->Enqueue(team, ops, call.stream));
   return OrderPeerLaunch(call.stream, /*before=*/false);
 }
 
@@ -287,6 +298,17 @@ std::uint64_t RuntimeComm::KernelTimeoutNs() const {
 kernels::PeerTeam RuntimeComm::KernelTeam(const gpu::PeerMemory& memory) const {
   kernels::PeerTeam team = memory.Team(KernelTimeoutNs());
   team.fail_stop = 1;
+  return team;
+}
+
+kernels::PeerTeam RuntimeComm::TimedTeam(const std::string& signature, core::Op op,
+                                         core::Dtype dtype, std::uint64_t bytes,
+                                         std::string_view choice) {
+  kernels::PeerTeam team = KernelTeam();
+  if (timing_ == nullptr) return team;
+  const CallTiming::Launch launch = timing_->Site(signature, op, dtype, bytes, choice);
+  team.timing = launch.timing;
+  team.site = launch.site;
   return team;
 }
 

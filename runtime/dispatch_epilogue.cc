@@ -106,7 +106,11 @@ core::Status RuntimeComm::RunFused(const EpilogueCall& c, const AppliedRun& run,
     for (int r = 0; r < world_; ++r) ops.staging[r] = peers_->Data(r, where);
   }
   CCLTUNE_RETURN_IF_ERROR(OrderPeerLaunch(c.stream, /*before=*/true));
-  CCLTUNE_RETURN_IF_ERROR(gpu::EnqueueFused(run.spec, KernelTeam(), ops, c.tokens,
+  const kernels::PeerTeam team =
+      TimedTeam(FusedSignature(run, c), core::Op::kAllReduce, c.dtype,
+                c.tokens * static_cast<std::uint64_t>(c.epilogue.hidden) * core::DtypeSize(c.dtype),
+                run.name);
+  CCLTUNE_RETURN_IF_ERROR(gpu::EnqueueFused(run.spec, team, ops, c.tokens,
                                             gpu::EpilogueParamsOf(c.epilogue, c.weight), c.dtype,
                                             c.stream));
   return OrderPeerLaunch(c.stream, /*before=*/false);

@@ -66,6 +66,12 @@ class DispatchTable {
                            BufferClass cls, const core::Epilogue& epilogue = {}) const;
 
   std::size_t size() const;
+  // fn(key, entry) for every tuned size of every slice, in order.
+  template <class F>
+  void ForEachEntry(F fn) const {
+    for (const auto& [key, entries] : slices_)
+      for (const TableEntry& e : entries) fn(key, e);
+  }
   // The CTA counts of the `nccl:ctas=N` choices entries apply: the communicators to split.
   std::set<int> CtasNeeded() const;
   // Whether some entry applies the hierarchical all-reduce: the node team to build.

@@ -58,7 +58,23 @@ core::Result<std::unique_ptr<RuntimeComm>> RuntimeComm::Init(ncclComm_t nccl,
   if (abandoned) (void)c.release();  // its thread still uses it: leaked, never freed under it
   CCLTUNE_RETURN_IF_ERROR(st);
   c->StartFailureWatch();
+  c->StartTelemetry();
   return c;
+}
+
+// With CCLTUNE_TELEMETRY on: the ring our kernels time themselves into, and what each tuned
+// size runs with its tuned time, beside what the program's calls then take.
+void RuntimeComm::StartTelemetry() {
+  const TelemetryApi* api = Telemetry();
+  if (api == nullptr) return;
+  timing_ = CallTiming::Start(*api, {CommHash(clique_), rank_, world_, device_});
+  table_.ForEachEntry([this](const SliceKey& key, const TableEntry& e) {
+    const auto& [op, dtype, redop, kind, hidden] = key;
+    if (kind != core::EpilogueKind::kNone) return;  // the fused sites are keyed by tokens
+    timing_->Tuned(op, dtype, e.bytes, e.plain.name, e.plain.time_us * 1e-6);
+    if (e.pooled.name != e.plain.name)
+      timing_->Tuned(op, dtype, e.bytes, e.pooled.name, e.pooled.time_us * 1e-6);
+  });
 }
 
 // Only where our kernels can run: nothing else of ours stops the context. They run on one

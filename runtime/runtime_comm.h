@@ -28,6 +28,7 @@
 #include "runtime/node_team_plan.h"
 #include "runtime/pool_allocator.h"
 #include "runtime/runtime_config.h"
+#include "runtime/telemetry/call_timing.h"
 
 namespace ccltune::runtime {
 
@@ -233,7 +234,12 @@ class RuntimeComm {
   // `memory`'s ranks (peers_ when not named: every rank of one node).
   kernels::PeerTeam KernelTeam() const { return KernelTeam(*peers_); }
   kernels::PeerTeam KernelTeam(const gpu::PeerMemory& memory) const;
+  // KernelTeam, timed (issue 45) when telemetry is on: the one launch of a call, never the
+  // barriers around or before it. Under mu_.
+  kernels::PeerTeam TimedTeam(const std::string& signature, core::Op op, core::Dtype dtype,
+                              std::uint64_t bytes, std::string_view choice);
   void StartFailureWatch();
+  void StartTelemetry();
 
   ncclComm_t nccl_;
   RuntimeConfig config_;
@@ -279,6 +285,8 @@ class RuntimeComm {
   cudaStream_t last_peer_stream_ = nullptr;
   bool logged_staging_full_ = false;
   std::string summary_;
+  // Program telemetry (issue 45): null when off. Last: stopped (its thread joined) first.
+  std::unique_ptr<CallTiming> timing_;
 };
 
 // The device of the communicator current while a call runs; the caller's is restored.

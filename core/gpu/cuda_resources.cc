@@ -3,10 +3,25 @@
 
 #include <nccl.h>
 
+#include <chrono>
+#include <string>
+#include <thread>
+
 #include "core/gpu/cuda_check.h"
 #include "core/gpu/nccl_api.h"
 
 namespace ccltune::gpu {
+
+core::Status WaitStreamIdle(cudaStream_t stream, core::Deadline deadline, const char* what) {
+  for (;;) {
+    const cudaError_t q = cudaStreamQuery(stream);
+    if (q == cudaSuccess) return core::Status::Ok();
+    if (q != cudaErrorNotReady) return CudaError(q, what, __FILE__, __LINE__);
+    if (core::Expired(deadline))
+      return core::TimeoutError(std::string(what) + ": GPU did not finish");
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+}
 
 core::Result<DeviceBuffer> DeviceBuffer::Allocate(std::size_t bytes, MemoryKind kind) {
   DeviceBuffer b;

@@ -9,9 +9,14 @@
 #include <cstddef>
 #include <utility>
 
+#include "core/base/deadline.h"
 #include "core/base/status.h"
 
 namespace ccltune::gpu {
+
+// Polls `stream` until its work is done (50 µs apart): Timeout naming `what` at `deadline`,
+// or the CUDA error the stream reported.
+core::Status WaitStreamIdle(cudaStream_t stream, core::Deadline deadline, const char* what);
 
 enum class MemoryKind {
   kCuda,  // cudaMalloc

@@ -23,17 +23,6 @@ constexpr std::size_t kMinData = std::size_t{64} << 20;
 constexpr std::size_t kDataGrain = std::size_t{2} << 20;
 constexpr unsigned int kProbeValue = 0x5eed0000u;
 
-core::Status WaitStream(cudaStream_t stream, core::Deadline deadline, const char* what) {
-  for (;;) {
-    const cudaError_t q = cudaStreamQuery(stream);
-    if (q == cudaSuccess) return core::Status::Ok();
-    if (q != cudaErrorNotReady) return CudaError(q, what, __FILE__, __LINE__);
-    if (core::Expired(deadline))
-      return core::TimeoutError(std::string(what) + ": GPU did not finish");
-    std::this_thread::sleep_for(std::chrono::microseconds(50));
-  }
-}
-
 std::string CudaText(cudaError_t e) {
   (void)cudaGetLastError();  // not sticky: the next check must not see it again
   return std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e);
@@ -242,7 +231,7 @@ core::Status PeerMemory::CheckWrites(cudaStream_t stream, core::Deadline deadlin
         reinterpret_cast<unsigned int*>(static_cast<char*>(signals_.base[r]) + kSignalBytes);
   }
   CCLTUNE_CUDA_TRY(kernels::LaunchPeerProbeWrite(Team(0), slots, kProbeValue, stream));
-  CCLTUNE_RETURN_IF_ERROR(WaitStream(stream, deadline, "peer probe write"));
+  CCLTUNE_RETURN_IF_ERROR(WaitStreamIdle(stream, deadline, "peer probe write"));
   CCLTUNE_RETURN_IF_ERROR(dir_.AllGather("peer-probe-written", "", deadline).status());
   // Read back on our stream into pinned memory, so this wait too has the deadline.
   CCLTUNE_ASSIGN_OR_RETURN(MappedHost readback,
@@ -250,7 +239,7 @@ core::Status PeerMemory::CheckWrites(cudaStream_t stream, core::Deadline deadlin
   CCLTUNE_CUDA_TRY(cudaMemcpyAsync(readback.host(), slots.slot[rank_],
                                    sizeof(unsigned int) * kernels::kMaxPeers,
                                    cudaMemcpyDeviceToHost, stream));
-  CCLTUNE_RETURN_IF_ERROR(WaitStream(stream, deadline, "peer probe read-back"));
+  CCLTUNE_RETURN_IF_ERROR(WaitStreamIdle(stream, deadline, "peer probe read-back"));
   const auto* seen = static_cast<const unsigned int*>(readback.host());
   std::string local;
   for (int r = 0; r < world_ && local.empty(); ++r) {
@@ -265,7 +254,7 @@ core::Status PeerMemory::CheckWrites(cudaStream_t stream, core::Deadline deadlin
     if (!verdicts[r].empty()) problem_ = "rank " + std::to_string(r) + ": " + verdicts[r];
   }
   CCLTUNE_RETURN_IF_ERROR(Reset(stream));
-  return WaitStream(stream, deadline, "peer signal reset");
+  return WaitStreamIdle(stream, deadline, "peer signal reset");
 }
 
 core::Status PeerMemory::Reserve(std::size_t bytes, core::Deadline deadline) {

@@ -212,6 +212,7 @@ __global__ void __launch_bounds__(kMaxReduceThreads, 1)
       if (!ok) MarkTimedOut(team);
       return;
     }
+    NoteArrival(team, &s);  // the first row's lines from every peer are in
     FinishRow<T, OP>(p, r, nvec, TargetsOf<T, OP>(team, ops, row * hidden, 1), scratch);
   }
   EndBlock(team, &s, 1);

@@ -38,6 +38,35 @@ struct PeerSignals {
   unsigned int flags[kMaxPeerBlocks][kMaxPeers];
 };
 
+// Self-timing (issue 45, docs/design.md §13): each launch of a timed team leaves one record
+// of what it took on this GPU, by %globaltimer (ns): the earliest block's entry, the last
+// peer's arrival it saw (the first barrier's wait ended, or an LL kernel's first lines from
+// every peer came; 0 when the kernel has no such point), and the last block's finish.
+// Sync wait = arrival - entry, transfer = finish - arrival.
+inline constexpr unsigned long long kTimingRecords = 8192;  // a power of two
+struct TimingRecord {
+  unsigned long long entry;
+  unsigned long long arrival;
+  unsigned long long finish;
+  unsigned int site;    // PeerTeam::site of the launch: what the host registered it as
+  unsigned int blocks;  // the launch's grid
+};
+// One team's ring, in device memory. The blocks of a launch fold their stamps into the
+// launch's running values with atomics; the last block to finish writes record
+// head % kTimingRecords, resets the running values and then advances head. Launches of one
+// team never overlap (they share its signal flags), so one set of running values serves.
+// A host thread reads head, the records, then head again (core/gpu/timing_ring.h): nothing
+// here waits for the host, and a full ring overwrites the oldest records (counted there).
+struct TimingRing {
+  unsigned long long entry;  // running values of the launch in flight; entry starts at ~0
+  unsigned long long arrival;
+  unsigned long long finish;
+  unsigned int blocks_done;
+  unsigned int unused;
+  unsigned long long head;  // records written so far
+  TimingRecord records[kTimingRecords];
+};
+
 // Who we are and how to reach everyone's signals. Passed by value to each kernel.
 struct PeerTeam {
   int rank = 0;
@@ -51,6 +80,9 @@ struct PeerTeam {
   // 0: a wait that ran out returns (launches behind it return at once). 1: it traps, so the
   // GPU context fails and no result of it or of a later launch reaches the program as valid.
   int fail_stop = 0;
+  // Self-timing: null (the tuning worker, barrier-only launches) records nothing.
+  TimingRing* timing = nullptr;
+  unsigned int site = 0;
 };
 
 // Where one op's data lives, as mapped here, indexed by rank.

@@ -211,6 +211,7 @@ __global__ void __launch_bounds__(kMaxReduceThreads)
       MarkTimedOut(team);
       return;
     }
+    NoteArrival(team, &s);  // this thread's first line from every peer is in
     float acc[kE], tmp[kE];
     Unpack8<T>(w[0], acc);
 #pragma unroll

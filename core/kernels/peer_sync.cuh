@@ -68,16 +68,55 @@ __device__ inline void MarkTimedOut(const PeerTeam& team) {
   }
 }
 
-// Per-launch state of one block: its epoch base and whether a wait ran out.
+// Per-launch state of one block: its epoch base, whether a wait ran out, and with a timed
+// team (PeerTeam::timing) its entry and the last peer's arrival it saw (0: none yet).
 struct BlockSync {
   unsigned int base;
   int failed;
+  unsigned long long entry;
+  unsigned long long arrival;
 };
+
+// The last peer's arrival, seen now by thread 0 (the first time only: later barriers of
+// the launch wait for peers that were slower at the work, not at the call).
+__device__ inline void NoteArrival(const PeerTeam& team, BlockSync* s) {
+  if (team.timing != nullptr && threadIdx.x == 0 && s->arrival == 0) s->arrival = PeerNowNs();
+}
+
+// Folds this block's stamps into the launch's running values; the last block to finish
+// writes the record and opens the next launch's values (peer_kernels.h, TimingRing).
+__device__ inline void RecordBlockTiming(const PeerTeam& team, const BlockSync* s) {
+  TimingRing* t = team.timing;
+  atomicMin(&t->entry, s->entry);
+  if (s->arrival != 0) atomicMax(&t->arrival, s->arrival);
+  atomicMax(&t->finish, PeerNowNs());
+  __threadfence();
+  if (atomicAdd(&t->blocks_done, 1u) != gridDim.x - 1) return;
+  __threadfence();  // every other block's stamps, folded before its blocks_done, are in
+  TimingRecord r;
+  r.entry = atomicOr(&t->entry, 0ull);
+  r.arrival = atomicOr(&t->arrival, 0ull);
+  r.finish = atomicOr(&t->finish, 0ull);
+  r.site = team.site;
+  r.blocks = gridDim.x;
+  const unsigned long long i = t->head;
+  t->records[i & (kTimingRecords - 1)] = r;
+  t->entry = ~0ull;
+  t->arrival = 0;
+  t->finish = 0;
+  t->blocks_done = 0;
+  __threadfence();  // the record and the reset before the head that publishes them
+  *reinterpret_cast<volatile unsigned long long*>(&t->head) = i + 1;
+}
 
 // Thread 0 reads the block's epoch; every thread sees it after the __syncthreads. False
 // when an earlier launch timed out: the block then does nothing (with fail_stop, traps).
 __device__ inline bool BeginBlock(const PeerTeam& team, BlockSync* s) {
   if (threadIdx.x == 0) {
+    if (team.timing != nullptr) {
+      s->entry = PeerNowNs();
+      s->arrival = 0;
+    }
     s->base = team.epochs[blockIdx.x];
     s->failed =
         static_cast<int>(*reinterpret_cast<volatile unsigned int*>(&team.epochs[kMaxPeerBlocks]));
@@ -87,9 +126,12 @@ __device__ inline bool BeginBlock(const PeerTeam& team, BlockSync* s) {
   return s->failed == 0;
 }
 
-// Stores the epoch the block reached (`used` barriers this launch).
+// Stores the epoch the block reached (`used` barriers this launch); with a timed team, the
+// block's stamps.
 __device__ inline void EndBlock(const PeerTeam& team, const BlockSync* s, unsigned int used) {
-  if (threadIdx.x == 0) team.epochs[blockIdx.x] = s->base + used;
+  if (threadIdx.x != 0) return;
+  team.epochs[blockIdx.x] = s->base + used;
+  if (team.timing != nullptr) RecordBlockTiming(team, s);
 }
 
 __device__ inline void StoreRelaxed(unsigned int* p, unsigned int v) {
@@ -140,6 +182,7 @@ __device__ inline bool PeerBarrier(const PeerTeam& team, BlockSync* s, unsigned 
   }
   __syncthreads();
   if (s->failed != 0 && threadIdx.x == 0) MarkTimedOut(team);
+  if (n == 1) NoteArrival(team, s);
   return s->failed == 0;
 }
 

@@ -1,7 +1,15 @@
 // The communicators libccltune-nccl tracks (comm_registry.h).
 #include "runtime/nccl_shim/comm_registry.h"
 
+#include "runtime/telemetry/telemetry_link.h"
+
 namespace ccltune::shim {
+
+void CommEntry::Count(Forward f) {
+  forwarded[static_cast<int>(f)].fetch_add(1, std::memory_order_relaxed);
+  if (f == Forward::kWinnerNccl) return;
+  if (const runtime::TelemetryApi* t = runtime::Telemetry()) t->forwarded(ForwardName(f), 1);
+}
 
 const char* ForwardName(Forward f) {
   switch (f) {

@@ -64,7 +64,9 @@ struct CommEntry {
   void FoldRan();
   std::array<std::atomic<std::uint64_t>, static_cast<int>(Forward::kCount)> forwarded{};
 
-  void Count(Forward f) { forwarded[static_cast<int>(f)].fetch_add(1, std::memory_order_relaxed); }
+  // Also counted in program telemetry (issue 45), but for kWinnerNccl, which the context
+  // counts itself (RuntimeComm::Serve, for libccltune's calls too).
+  void Count(Forward f);
 
   // The context's failure (issue 36), kept past the context and read without `mu`: the
   // application's watchdog asks ncclCommGetAsyncError from its own thread, maybe while

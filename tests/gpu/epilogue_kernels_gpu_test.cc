@@ -10,7 +10,8 @@
 //  - the separate LaunchEpilogue after a reference all-reduce, in place and not;
 //  - a peer that never launches: the kernel returns and reports the timeout and the rank;
 //    with fail_stop (the runtime's teams, issue 36) it stops the GPU context instead;
-//  - argument checks (these run without a GPU).
+//  - argument checks (these run without a GPU);
+//  - self-timing (issue 45): a late rank's delay is the others' sync wait, a full ring.
 // Skips the GPU cases without a GPU.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
@@ -23,6 +24,8 @@
 #include <string>
 #include <vector>
 
+#include "core/base/deadline.h"
+#include "core/gpu/timing_ring.h"
 #include "core/kernels/epilogue_kernels.h"
 #include "core/kernels/kernels.h"
 #include "core/kernels/peer_kernels.h"
@@ -520,6 +523,113 @@ TEST(FusedEpilogueArgs, StagingOnlyForLL) {
   EXPECT_EQ(2u * 4 * 3072 * 16,
             kernels::FusedStagingBytes(PeerAlgo::kOneShot, shape, 3, 4096, Dtype::kBf16, 4));
 }
+
+// Self-timing (issue 45, peer_kernels.h TimingRing): the fused kernels' records, drained by
+// gpu::TimingRingReader. Rank 1 starts each launch kDelayNs late (a bounded spin on its
+// stream first), so rank 0's sync wait is that delay and rank 1's nearly nothing; one
+// record per launch, in launch order, each naming its launch's site.
+class SelfTimingTest : public ::testing::TestWithParam<bool> {
+ protected:
+  void SetUp() override {
+    const std::string missing = GpuMissing();
+    if (!missing.empty()) GTEST_SKIP() << "needs a GPU: " << missing;
+  }
+};
+
+struct TimedWorld {
+  FusedCase c;
+  PeerShape shape;
+  SimWorld w;
+  EpilogueParams p;
+  std::vector<std::unique_ptr<gpu::TimingRingReader>> rings;
+  explicit TimedWorld(bool ll)
+      : c{"", PeerAlgo::kOneShot, ll, 2, Dtype::kBf16, 4096, 3, EpilogueOp::kResidualRmsNorm},
+        shape(ShapeFor(c)),
+        w(Layout{c.world, c.tokens, c.hidden, c.dtype,
+                 kernels::FusedStagingBytes(c.algo, shape, c.tokens, c.hidden, c.dtype, c.world)}) {
+    p = ParamsFor(c.op, c.hidden, w.weight());
+    for (int r = 0; r < c.world; ++r) {
+      auto ring = gpu::TimingRingReader::Create();
+      rings.push_back(ring.ok() ? std::move(ring).value() : nullptr);
+    }
+  }
+  bool ok() { return w.ok() && w.Fill() == cudaSuccess && rings[0] && rings[1]; }
+  // Launch `site` on both ranks, rank 1 after a spin of `delay_ns` on its stream.
+  cudaError_t Launch(unsigned int site, std::uint64_t delay_ns, const int* never, int* spun) {
+    for (int r = 0; r < c.world; ++r) {
+      PeerTeam team = w.Team(r, kBoundNs);
+      team.timing = rings[static_cast<std::size_t>(r)]->ring();
+      team.site = site;
+      cudaStream_t s = w.rank(r).stream.get();
+      if (r == 1 && delay_ns > 0) {
+        const cudaError_t e = kernels::LaunchBoundedSpin(never, delay_ns, spun, s);
+        if (e != cudaSuccess) return e;
+      }
+      const cudaError_t e =
+          kernels::LaunchFusedAllReduce(c.algo, team, w.Operands(), c.tokens, p, c.dtype, shape, s);
+      if (e != cudaSuccess) return e;
+    }
+    return cudaSuccess;
+  }
+};
+
+TEST_P(SelfTimingTest, SyncWaitIsTheLateRanksDelay) {
+  constexpr std::uint64_t kDelayNs = 200'000;
+  constexpr unsigned int kLaunches = 6, kFirstSite = 40;
+  TimedWorld t(GetParam());
+  ASSERT_TRUE(t.ok()) << "allocation failed";
+  HostMem never = Mapped(sizeof(int)), spun = Mapped(sizeof(int));
+  for (unsigned int i = 0; i < kLaunches; ++i) {
+    CUDA_ASSERT(t.Launch(kFirstSite + i, kDelayNs, static_cast<int*>(never.get()),
+                         static_cast<int*>(spun.get())));
+  }
+  CUDA_ASSERT(cudaDeviceSynchronize());
+  for (int r = 0; r < 2; ++r) {
+    auto d = t.rings[static_cast<std::size_t>(r)]->Drain(core::DeadlineIn(5));
+    ASSERT_TRUE(d.ok()) << d.status().ToString();
+    EXPECT_EQ(0u, d->lost);
+    ASSERT_EQ(kLaunches, d->records.size()) << "rank " << r;
+    for (unsigned int i = 0; i < kLaunches; ++i) {
+      const kernels::TimingRecord& rec = d->records[i];
+      EXPECT_EQ(kFirstSite + i, rec.site);
+      EXPECT_EQ(static_cast<unsigned int>(t.shape.blocks), rec.blocks);
+      ASSERT_LE(rec.entry, rec.arrival) << "rank " << r << " launch " << i;
+      ASSERT_LE(rec.arrival, rec.finish) << "rank " << r << " launch " << i;
+      const double wait = static_cast<double>(rec.arrival - rec.entry);
+      if (i == 0) continue;  // the first launch also waits for the other's first start
+      if (r == 0) {
+        EXPECT_NEAR(wait, kDelayNs, 0.1 * kDelayNs + 5000) << "launch " << i;
+      } else {
+        EXPECT_LT(wait, 5000) << "the late rank waited, launch " << i;
+      }
+    }
+  }
+}
+
+// A ring nobody drains keeps the newest kTimingRecords launches and counts the rest lost.
+TEST_P(SelfTimingTest, FullRingKeepsTheNewestAndCountsTheLost) {
+  constexpr unsigned int kExtra = 100;
+  const auto total = static_cast<unsigned int>(kernels::kTimingRecords) + kExtra;
+  TimedWorld t(GetParam());
+  ASSERT_TRUE(t.ok()) << "allocation failed";
+  for (unsigned int i = 0; i < total; ++i) CUDA_ASSERT(t.Launch(i, 0, nullptr, nullptr));
+  CUDA_ASSERT(cudaDeviceSynchronize());
+  auto d = t.rings[0]->Drain(core::DeadlineIn(5));
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_EQ(kExtra, d->lost);
+  ASSERT_EQ(kernels::kTimingRecords, d->records.size());
+  EXPECT_EQ(kExtra, d->records.front().site);
+  EXPECT_EQ(total - 1, d->records.back().site);
+  auto again = t.rings[0]->Drain(core::DeadlineIn(5));
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(again->records.empty());
+  EXPECT_EQ(0u, again->lost);
+}
+
+INSTANTIATE_TEST_SUITE_P(Fused, SelfTimingTest, ::testing::Values(false, true),
+                         [](const ::testing::TestParamInfo<bool>& i) {
+                           return i.param ? std::string("ll") : std::string("pull");
+                         });
 
 }  // namespace
 }  // namespace ccltune::testing

@@ -1,0 +1,118 @@
+"""One rank late by D µs on the GPU before every all-reduce (issue 45), started like torchrun.
+
+Nothing here knows of ccltune: telemetry_on_device.sh starts it with or without
+libccltune-nccl preloaded, NCCL's profiler plugin named and CCLTUNE_TELEMETRY=on, and a real
+Prometheus scrapes each rank's /metrics while it runs.
+
+  python3 telemetry_delay_program.py OUT_JSON PHASES...     PHASE = MODE:BYTES:DELAY_US
+
+Per phase (MODE eager or graph; bf16 all-reduce of BYTES; one size per phase, so the `size`
+label keeps the phases apart): the last rank spins DELAY_US on its stream before each
+all-reduce (torch.cuda._sleep, calibrated here against CUDA events, and that measured delay
+is what the checker compares with), the others do not. eager: 400 calls; graph: 20 calls
+captured in one graph, replayed 20 times. Every result is checked (the sum of every rank's
+input, exact in bf16: small integers). Rank 0 writes OUT_JSON: per phase the delay
+measured on the late rank, the wrong elements over every rank, and (eager) rank 0's host
+time per step (fill + all-reduce enqueued, before the stream is synchronised). Then every rank stays up
+until OUT_JSON.done exists (the checker has queried Prometheus) or 60 s passed.
+"""
+import json
+import os
+import sys
+import time
+
+import torch
+import torch.distributed as dist
+
+EAGER_CALLS, GRAPH_CALLS, GRAPH_REPLAYS = 400, 20, 20
+
+
+def cycles_per_us(dev):
+    """SM cycles of torch.cuda._sleep per µs, from one long spin timed by CUDA events."""
+    a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    torch.cuda._sleep(1000)
+    a.record()
+    torch.cuda._sleep(20_000_000)
+    b.record()
+    b.synchronize()
+    return 20_000_000 / (a.elapsed_time(b) * 1000.0)
+
+
+def measured_delay_us(cycles):
+    """The spin's own time, median of 21, µs."""
+    times = []
+    for _ in range(21):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        torch.cuda._sleep(cycles)
+        b.record()
+        b.synchronize()
+        times.append(a.elapsed_time(b) * 1000.0)
+    return sorted(times)[len(times) // 2]
+
+
+def run_phase(mode, n, cycles, late, dev, rank, world):
+    x = torch.full((n,), float(rank + 1), device=dev, dtype=torch.bfloat16)
+
+    def step():
+        x.fill_(float(rank + 1))
+        if late and cycles > 0:
+            torch.cuda._sleep(cycles)
+        dist.all_reduce(x)
+
+    host_us = 0.0
+    if mode == "eager":
+        t0 = time.perf_counter()
+        for _ in range(EAGER_CALLS):
+            step()
+        host_us = (time.perf_counter() - t0) * 1e6 / EAGER_CALLS
+    else:
+        s = torch.cuda.Stream()
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s):
+            for _ in range(3):
+                step()  # warm-up outside the graph, as graph users do
+        torch.cuda.current_stream().wait_stream(s)
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            for _ in range(GRAPH_CALLS):
+                step()
+        for _ in range(GRAPH_REPLAYS):
+            g.replay()
+    torch.cuda.synchronize()
+    want = float(world * (world + 1) // 2)
+    return int((x.float() != want).sum().item()), host_us
+
+
+def main():
+    out, phases = sys.argv[1], [p.split(":") for p in sys.argv[2:]]
+    rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+    local = int(os.environ["LOCAL_RANK"])
+    torch.cuda.set_device(local)
+    dev = torch.device("cuda", local)
+    dist.init_process_group("nccl", device_id=dev)
+    late = rank == world - 1
+    per_us = cycles_per_us(dev)
+    results = []
+    for mode, size, delay in phases:
+        cycles = int(float(delay) * per_us)
+        measured = measured_delay_us(cycles) if late and cycles > 0 else 0.0
+        t = torch.tensor([measured], device=dev)
+        dist.broadcast(t, world - 1)
+        bad, host_us = run_phase(mode, int(size) // 2, cycles, late, dev, rank, world)
+        wrong = torch.tensor([bad], device=dev)
+        dist.all_reduce(wrong)
+        results.append({"mode": mode, "bytes": int(size), "delay_us": float(delay),
+                        "measured_delay_us": t.item(), "wrong": int(wrong.item()),
+                        "host_us_per_step": host_us})
+    if rank == 0:
+        with open(out, "w") as f:
+            json.dump({"world": world, "late_rank": world - 1, "phases": results}, f)
+    deadline = time.time() + 60
+    while not os.path.exists(out + ".done") and time.time() < deadline:
+        time.sleep(0.2)
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
