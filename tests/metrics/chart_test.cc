@@ -265,9 +265,14 @@ TEST(Chart, ProgramsPodMonitorOffByDefaultAndOnSelectsTelemetryPods) {
                    "programs.podMonitor.namespaces={team-a,team-b}"));
   ASSERT_TRUE(pm) << "no PodMonitor t-ccltune-programs";
   EXPECT_EQ(pm["apiVersion"].as<std::string>(), "monitoring.coreos.com/v1");
-  EXPECT_EQ(FlowYaml(pm["spec"]["selector"]), "{matchLabels: {ccltune.io/metrics: true}}");
-  EXPECT_EQ(pm["spec"]["selector"]["matchLabels"]["ccltune.io/metrics"].Tag(), "!");  // a string
-  EXPECT_EQ(FlowYaml(pm["spec"]["namespaceSelector"]), "{matchNames: [team-a, team-b]}");
+  const YAML::Node match = pm["spec"]["selector"]["matchLabels"];
+  ASSERT_EQ(match.size(), 1u);
+  EXPECT_EQ(match["ccltune.io/metrics"].as<std::string>(), "true");
+  EXPECT_EQ(match["ccltune.io/metrics"].Tag(), "!");  // quoted: a string, as labels must be
+  const YAML::Node names = pm["spec"]["namespaceSelector"]["matchNames"];
+  ASSERT_EQ(names.size(), 2u);
+  EXPECT_EQ(names[0].as<std::string>() + "," + names[1].as<std::string>(), "team-a,team-b");
+  EXPECT_FALSE(pm["spec"]["namespaceSelector"]["any"]);
   const YAML::Node eps = pm["spec"]["podMetricsEndpoints"];
   ASSERT_EQ(eps.size(), 2u);
   for (const auto& ep : eps) {
@@ -280,7 +285,8 @@ TEST(Chart, ProgramsPodMonitorOffByDefaultAndOnSelectsTelemetryPods) {
   EXPECT_EQ(eps[1]["relabelings"][0]["targetLabel"].as<std::string>(), "__address__");
   YAML::Node any = ProgramsPodMonitor(HelmTemplate("programs.podMonitor.enabled=true"));
   ASSERT_TRUE(any);
-  EXPECT_EQ(FlowYaml(any["spec"]["namespaceSelector"]), "{any: true}");
+  EXPECT_TRUE(any["spec"]["namespaceSelector"]["any"].as<bool>());
+  EXPECT_FALSE(any["spec"]["namespaceSelector"]["matchNames"]);
   EXPECT_EQ(any["spec"]["podMetricsEndpoints"].size(), 1u);
 }
 
