@@ -1,7 +1,7 @@
-// The tuning dashboards (Overview, Results) against real data: a real `prometheus` scrapes the rank processes of real
-// local tuning jobs (`ccltune tune --backend host`, a real redis-server) and the controller's
-// /metrics, and a real Pushgateway receives the ranks' final pushes; then every panel query of
-// those dashboards, with its template variables filled from label_values() through the
+// The tuning dashboards (Overview, Results) against real data: a real `prometheus` scrapes the rank
+// processes of real local tuning jobs (`ccltune tune --backend host`, a real redis-server) and the
+// controller's /metrics, and a real Pushgateway receives the ranks' final pushes; then every panel
+// query of those dashboards, with its template variables filled from label_values() through the
 // Prometheus API, must return at least one finite series.
 // The host backend runs no epilogues (issue 16) and no GPU is here, so one more target serves
 // the synthetic run (synthetic_run.h, WorkerMetrics fed like a 4-GPU rank) with its fused
