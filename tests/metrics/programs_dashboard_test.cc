@@ -312,7 +312,8 @@ TEST(ProgramsDashboard, EveryPanelQueryReturnsDataAndTheLateRankIsNamed) {
       << named->dump();
   EXPECT_EQ((*named)["result"][0]["metric"].value("pod", ""), PodOf(kLateRank)) << named->dump();
 
-  // Its peers waited about the delay for it each call; it waited next to nothing.
+  // Its peers waited about the delay for it each call (a peer descheduled after a barrier
+  // enters later and waits less: hence half, on a loaded machine); it waited next to nothing.
   const json mean = PanelNamed(dash, "Mean sync wait per call, per rank");
   auto waits = Query(prom->port, Substitute(mean["targets"][0]["expr"], all), *at);
   ASSERT_TRUE(waits.ok()) << waits.status().ToString();
@@ -323,7 +324,7 @@ TEST(ProgramsDashboard, EveryPanelQueryReturnsDataAndTheLateRankIsNamed) {
     if (s["metric"].value("rank", "") == std::to_string(kLateRank)) {
       EXPECT_LT(wait, kDelayUs * 0.2e-6) << s.dump();
     } else {
-      EXPECT_GT(wait, kDelayUs * 0.8e-6) << s.dump();
+      EXPECT_GT(wait, kDelayUs * 0.5e-6) << s.dump();
     }
   }
 
