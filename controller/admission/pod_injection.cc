@@ -4,6 +4,7 @@
 #include "controller/admission/pod_injection.h"
 
 #include <algorithm>
+#include <iterator>
 #include <sstream>
 
 namespace ccltune::controller {
@@ -13,6 +14,11 @@ using Json = nlohmann::json;
 
 const char* const kLibPlugin = "libnccl-tuner-ccltune.so";
 const char* const kLibPreload = "libccltune-nccl.so";
+const char* const kLibProfiler = "libnccl-profiler-ccltune.so";
+// The telemetry exporter the profiler plugin links by soname (design §13).
+const char* const kLibTelemetry = "libccltune-telemetry.so.1";
+// NCCL's plugin variables: a user's own value wins, and the annotation says so.
+const char* const kPluginVariables[] = {"NCCL_TUNER_PLUGIN", "NCCL_PROFILER_PLUGIN"};
 
 // What one pod asked for, resolved against the config.
 struct Plan {
@@ -69,6 +75,17 @@ Json EnvValue(const std::string& name, const std::string& value) {
   return {{"name", name}, {"value", value}};
 }
 
+// A variable from the downward API (the pod's own fields).
+Json EnvField(const std::string& name, const std::string& field_path) {
+  return {{"name", name},
+          {"valueFrom", {{"fieldRef", {{"apiVersion", "v1"}, {"fieldPath", field_path}}}}}};
+}
+
+bool IsPluginVariable(const std::string& name) {
+  return std::find(std::begin(kPluginVariables), std::end(kPluginVariables), name) !=
+         std::end(kPluginVariables);
+}
+
 // The variables every injected container gets, in order.
 std::vector<Json> DesiredEnv(const Plan& plan, const InjectConfig& c) {
   std::vector<Json> env;
@@ -82,14 +99,18 @@ std::vector<Json> DesiredEnv(const Plan& plan, const InjectConfig& c) {
                     {{"name", plan.credential->secret_name},
                      {"key", plan.credential->secret_key},
                      {"optional", true}}}}}});
-  env.push_back(
-      {{"name", "CCLTUNE_NODE_NAME"},
-       {"valueFrom", {{"fieldRef", {{"apiVersion", "v1"}, {"fieldPath", "spec.nodeName"}}}}}});
+  env.push_back(EnvField("CCLTUNE_NODE_NAME", "spec.nodeName"));
   if (plan.Has(Feature::kPlugin))
     env.push_back(EnvValue("NCCL_TUNER_PLUGIN", LibPath(c, kLibPlugin)));
   if (plan.Has(Feature::kPreload)) env.push_back(EnvValue("LD_PRELOAD", LibPath(c, kLibPreload)));
-  if (plan.Has(Feature::kTelemetry))
+  if (plan.Has(Feature::kTelemetry)) {
+    // The exporter's const labels (design §13) and NCCL's own calls through the profiler.
+    env.push_back(EnvField("CCLTUNE_POD_NAME", "metadata.name"));
+    env.push_back(EnvField("CCLTUNE_POD_NAMESPACE", "metadata.namespace"));
+    env.push_back(EnvValue("CCLTUNE_TELEMETRY", "on"));
+    env.push_back(EnvValue("NCCL_PROFILER_PLUGIN", LibPath(c, kLibProfiler)));
     env.push_back(EnvValue("CCLTUNE_METRICS_PORT", std::to_string(c.metrics_port)));
+  }
   return env;
 }
 
@@ -120,8 +141,8 @@ void EnsureEnv(Json& ops, const Json& container, const std::string& path, Plan& 
     } else if (name == "LD_PRELOAD") {
       const auto index = static_cast<size_t>(have - &env[0]);
       EnsurePreload(ops, *have, path + "/env/" + std::to_string(index), want["value"], cname, plan);
-    } else if (name == "NCCL_TUNER_PLUGIN" && have->value("value", Json()) != want["value"]) {
-      plan.notes.push_back("container " + cname + " keeps its own NCCL_TUNER_PLUGIN");
+    } else if (IsPluginVariable(name) && have->value("value", Json()) != want["value"]) {
+      plan.notes.push_back("container " + cname + " keeps its own " + name);
     }
   }
   if (missing.empty()) return;
@@ -202,6 +223,10 @@ Plan MakePlan(std::vector<Feature> features, const InjectConfig& c) {
   plan.features = std::move(features);
   if (plan.Has(Feature::kPlugin)) plan.libs.push_back(kLibPlugin);
   if (plan.Has(Feature::kPreload)) plan.libs.push_back(kLibPreload);
+  if (plan.Has(Feature::kTelemetry)) {
+    plan.libs.push_back(kLibProfiler);
+    plan.libs.push_back(kLibTelemetry);
+  }
   plan.credential = plan.Has(Feature::kTelemetry) ? &c.telemetry : &c.reader;
   return plan;
 }

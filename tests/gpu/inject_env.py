@@ -52,6 +52,10 @@ def render(pod_path, lib_dir, root, node):
             v = os.environ.get('INJECT_SECRET_VALUE', '')
         elif e.get('valueFrom', {}).get('fieldRef', {}).get('fieldPath') == 'spec.nodeName':
             v = node
+        elif e.get('valueFrom', {}).get('fieldRef', {}).get('fieldPath') == 'metadata.name':
+            v = pod['metadata']['name']
+        elif e.get('valueFrom', {}).get('fieldRef', {}).get('fieldPath') == 'metadata.namespace':
+            v = pod['metadata'].get('namespace', 'default')
         else:
             raise SystemExit('inject_env.py: cannot resolve %s' % e['name'])
         if mount:

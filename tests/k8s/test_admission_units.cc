@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "controller/admission/admission_review.h"
 #include "controller/admission/pod_injection.h"
@@ -59,12 +60,40 @@ TEST(PodInjection, PluginGetsInitContainerReadOnlyVolumeAndItsVariables) {
   EXPECT_EQ(EnvOf(pod, "CCLTUNE_REDIS_USERNAME"), "ccltune-reader");
   EXPECT_NE(EnvOf(pod, "CCLTUNE_REDIS_PASSWORD").find("\"secretKeyRef\""), std::string::npos);
   EXPECT_NE(EnvOf(pod, "CCLTUNE_NODE_NAME").find("spec.nodeName"), std::string::npos);
+  // Telemetry's variables only with telemetry.
+  for (const char* name : {"CCLTUNE_TELEMETRY", "NCCL_PROFILER_PLUGIN", "CCLTUNE_POD_NAME",
+                           "CCLTUNE_POD_NAMESPACE", "CCLTUNE_METRICS_PORT"})
+    EXPECT_EQ(EnvOf(pod, name), "<unset>") << name;
   EXPECT_EQ(pod["metadata"]["annotations"][kInjectedAnnotation], "plugin");
+}
+
+std::vector<std::string> EnvNames(const Json& pod, int container = 0) {
+  std::vector<std::string> names;
+  for (const Json& e : pod["spec"]["containers"][container].value("env", Json::array()))
+    names.push_back(e["name"]);
+  return names;
 }
 
 TEST(PodInjection, PreloadAndTelemetryTogether) {
   Json pod = Apply(Pod("preload.telemetry"), InjectPod(Pod("preload.telemetry"), Config()));
+  EXPECT_EQ(pod["spec"]["initContainers"][0]["command"].dump(),
+            R"(["cp","-L","/usr/local/lib/libccltune-nccl.so",)"
+            R"("/usr/local/lib/libnccl-profiler-ccltune.so",)"
+            R"("/usr/local/lib/libccltune-telemetry.so.1","/opt/ccltune/lib/"])");
+  EXPECT_EQ(EnvNames(pod),
+            (std::vector<std::string>{
+                "CCLTUNE_REDIS_URL", "CCLTUNE_REDIS_USERNAME", "CCLTUNE_REDIS_PASSWORD",
+                "CCLTUNE_NODE_NAME", "LD_PRELOAD", "CCLTUNE_POD_NAME", "CCLTUNE_POD_NAMESPACE",
+                "CCLTUNE_TELEMETRY", "NCCL_PROFILER_PLUGIN", "CCLTUNE_METRICS_PORT"}));
   EXPECT_EQ(EnvOf(pod, "LD_PRELOAD"), "/opt/ccltune/lib/libccltune-nccl.so");
+  EXPECT_EQ(EnvOf(pod, "CCLTUNE_TELEMETRY"), "on");
+  EXPECT_EQ(EnvOf(pod, "NCCL_PROFILER_PLUGIN"), "/opt/ccltune/lib/libnccl-profiler-ccltune.so");
+  EXPECT_EQ(EnvOf(pod, "CCLTUNE_POD_NAME"),
+            R"({"name":"CCLTUNE_POD_NAME","valueFrom":{"fieldRef":{"apiVersion":"v1",)"
+            R"("fieldPath":"metadata.name"}}})");
+  EXPECT_EQ(EnvOf(pod, "CCLTUNE_POD_NAMESPACE"),
+            R"({"name":"CCLTUNE_POD_NAMESPACE","valueFrom":{"fieldRef":{"apiVersion":"v1",)"
+            R"("fieldPath":"metadata.namespace"}}})");
   EXPECT_EQ(EnvOf(pod, "CCLTUNE_METRICS_PORT"), "9464");
   EXPECT_EQ(EnvOf(pod, "CCLTUNE_REDIS_USERNAME"), "ccltune-telemetry");
   EXPECT_EQ(pod["metadata"]["labels"][kMetricsLabel], "true");
@@ -95,6 +124,21 @@ TEST(PodInjection, UsersVariablesKeepTheirValuesAndLdPreloadIsAppendedTo) {
   EXPECT_EQ(EnvOf(pod, "CCLTUNE_REDIS_URL"), "redis://mine:6379/0");
   EXPECT_EQ(pod["metadata"]["annotations"][kInjectedAnnotation],
             "plugin,preload; container main keeps its own NCCL_TUNER_PLUGIN");
+  EXPECT_TRUE(InjectPod(pod, Config()).patch.empty());
+}
+
+TEST(PodInjection, UsersOwnProfilerPluginAndTelemetrySettingKeepTheirValues) {
+  Json env = {{{"name", "NCCL_PROFILER_PLUGIN"}, {"value", "/opt/inspector/libnccl-profiler.so"}},
+              {{"name", "CCLTUNE_TELEMETRY"}, {"value", "off"}}};
+  Json pod = Apply(Pod("telemetry", env), InjectPod(Pod("telemetry", env), Config()));
+  EXPECT_EQ(EnvOf(pod, "NCCL_PROFILER_PLUGIN"), "/opt/inspector/libnccl-profiler.so");
+  EXPECT_EQ(EnvOf(pod, "CCLTUNE_TELEMETRY"), "off");
+  EXPECT_EQ(EnvOf(pod, "CCLTUNE_METRICS_PORT"), "9464");
+  EXPECT_EQ(pod["spec"]["initContainers"][0]["command"].dump(),
+            R"(["cp","-L","/usr/local/lib/libnccl-profiler-ccltune.so",)"
+            R"("/usr/local/lib/libccltune-telemetry.so.1","/opt/ccltune/lib/"])");
+  EXPECT_EQ(pod["metadata"]["annotations"][kInjectedAnnotation],
+            "telemetry; container main keeps its own NCCL_PROFILER_PLUGIN");
   EXPECT_TRUE(InjectPod(pod, Config()).patch.empty());
 }
 

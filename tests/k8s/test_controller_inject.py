@@ -94,12 +94,26 @@ class InjectTest(unittest.TestCase):
         self.assertEqual(made['preload']['spec']['initContainers'][0]['command'],
                          ['cp', '-L', '/usr/local/lib/libccltune-nccl.so', LIB])
         tel = made['telemetry']
-        self.assertNotIn('initContainers', tel['spec'])  # no library of its own yet
+        self.assertEqual(tel['spec']['initContainers'][0]['command'],
+                         ['cp', '-L', '/usr/local/lib/libnccl-profiler-ccltune.so',
+                          '/usr/local/lib/libccltune-telemetry.so.1', LIB])
         self.assertEqual(tel['metadata']['labels']['ccltune.io/metrics'], 'true')
         self.assertEqual(env_of(tel, 'CCLTUNE_REDIS_USERNAME'), 'ccltune-telemetry')
+        self.assertEqual(env_of(tel, 'CCLTUNE_TELEMETRY'), 'on')
+        self.assertEqual(env_of(tel, 'NCCL_PROFILER_PLUGIN'), LIB + 'libnccl-profiler-ccltune.so')
+        self.assertEqual(env_of(tel, 'CCLTUNE_POD_NAME'), {'fieldRef': {'apiVersion': 'v1', 'fieldPath': 'metadata.name'}})
+        self.assertEqual(env_of(tel, 'CCLTUNE_POD_NAMESPACE'),
+                         {'fieldRef': {'apiVersion': 'v1', 'fieldPath': 'metadata.namespace'}})
+        self.assertEqual(env_of(tel, 'CCLTUNE_METRICS_PORT'), '9464')
+        self.assertEqual(tel['spec']['containers'][0]['ports'], [{'name': 'ccltune-metrics', 'containerPort': 9464}])
+        for value in ('plugin', 'preload'):
+            for name in ('CCLTUNE_TELEMETRY', 'NCCL_PROFILER_PLUGIN', 'CCLTUNE_POD_NAME', 'CCLTUNE_POD_NAMESPACE'):
+                self.assertIsNone(env_of(made[value], name), (value, name))
         self.assertEqual(env_of(made['plugin'], 'CCLTUNE_REDIS_USERNAME'), 'ccltune-reader')
         all3 = made['plugin.preload.telemetry']['spec']['initContainers'][0]['command']
-        self.assertEqual(len(all3), 5)
+        self.assertEqual(all3, ['cp', '-L'] + ['/usr/local/lib/' + lib for lib in (
+            'libnccl-tuner-ccltune.so', 'libccltune-nccl.so', 'libnccl-profiler-ccltune.so',
+            'libccltune-telemetry.so.1')] + [LIB])
         # The patched specs, as stored, are valid manifests for kubectl.
         path = os.path.join(self.env.dir, 'patched.json')
         items = []

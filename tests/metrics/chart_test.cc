@@ -1,4 +1,5 @@
 // The Helm chart: `helm lint` / `helm template` when helm is on PATH (else skipped, said so),
+// the programs' PodMonitor off by default and selecting what the webhook adds,
 // CRDs byte-identical to manifests/crds/, dashboards identical to dashboards/, RBAC rules equal
 // to manifests/rbac/, optional parts gated on their value, the probes on their own port (chart
 // and manifests), and every values.yaml key both referenced by a template and documented by a
@@ -6,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -14,6 +16,11 @@
 #include <sstream>
 
 #include "tests/metrics/child_process.h"
+#ifdef CCLTUNE_TEST_HAVE_CONTROLLER
+#include <nlohmann/json.hpp>
+
+#include "controller/admission/pod_injection.h"
+#endif
 
 namespace ccltune::testing {
 namespace {
@@ -154,6 +161,7 @@ TEST(Chart, OptionalPartsAreGatedOnTheirValues) {
       {"redis-pvc.yaml", ".Values.redis.enabled"},
       {"servicemonitor.yaml", ".Values.metrics.serviceMonitor.enabled"},
       {"podmonitor.yaml", ".Values.metrics.podMonitor.enabled"},
+      {"programs-podmonitor.yaml", ".Values.programs.podMonitor.enabled"},
       {"dashboards-configmap.yaml", ".Values.dashboards.enabled"}};
   for (const auto& [file, gate] : gates) {
     std::string text = ReadFile(Chart() / "templates" / file);
@@ -225,6 +233,86 @@ TEST(Chart, EveryValueIsReferencedAndDocumented) {
     EXPECT_TRUE(above || inline_comment || has_children)
         << "values.yaml:" << line_no << " key '" << m[1] << "' has no comment";
   }
+}
+
+// `helm template` with `set` (--set syntax): its output, or the test's failure.
+std::string HelmTemplate(const std::string& set) {
+  std::vector<std::string> argv = {"helm",           "template",       "t",
+                                   Chart().string(), "--kube-version", "1.30.0"};
+  if (!set.empty()) argv.insert(argv.end(), {"--set", set});
+  auto out = RunCommand(argv, "", 120s);
+  EXPECT_TRUE(out.ok()) << out.status().ToString();
+  if (!out.ok()) return "";
+  EXPECT_EQ(out->exit_code, 0) << set << "\n" << out->output;
+  return out->output;
+}
+
+YAML::Node ProgramsPodMonitor(const std::string& rendered) {
+  for (const auto& doc : YAML::LoadAll(rendered))
+    if (doc["kind"] && doc["kind"].as<std::string>() == "PodMonitor" &&
+        doc["metadata"]["name"].as<std::string>() == "t-ccltune-programs")
+      return doc;
+  return YAML::Node();
+}
+
+// The programs' PodMonitor (issue 45): absent by default; on, it selects the pods the webhook
+// labels, on the port it adds, one endpoint per local rank (port + r), in the namespaces named.
+TEST(Chart, ProgramsPodMonitorOffByDefaultAndOnSelectsTelemetryPods) {
+  if (!OnPath("helm")) GTEST_SKIP() << "helm is not on PATH: helm template skipped";
+  EXPECT_FALSE(ProgramsPodMonitor(HelmTemplate("")));
+  YAML::Node pm = ProgramsPodMonitor(
+      HelmTemplate("programs.podMonitor.enabled=true,programs.podMonitor.ranksPerPod=2,"
+                   "programs.podMonitor.namespaces={team-a,team-b}"));
+  ASSERT_TRUE(pm) << "no PodMonitor t-ccltune-programs";
+  EXPECT_EQ(pm["apiVersion"].as<std::string>(), "monitoring.coreos.com/v1");
+  const YAML::Node match = pm["spec"]["selector"]["matchLabels"];
+  ASSERT_EQ(match.size(), 1u);
+  EXPECT_EQ(match["ccltune.io/metrics"].as<std::string>(), "true");
+  EXPECT_EQ(match["ccltune.io/metrics"].Tag(), "!");  // quoted: a string, as labels must be
+  const YAML::Node names = pm["spec"]["namespaceSelector"]["matchNames"];
+  ASSERT_EQ(names.size(), 2u);
+  EXPECT_EQ(names[0].as<std::string>() + "," + names[1].as<std::string>(), "team-a,team-b");
+  EXPECT_FALSE(pm["spec"]["namespaceSelector"]["any"]);
+  const YAML::Node eps = pm["spec"]["podMetricsEndpoints"];
+  ASSERT_EQ(eps.size(), 2u);
+  for (const auto& ep : eps) {
+    EXPECT_EQ(ep["port"].as<std::string>(), "ccltune-metrics");
+    EXPECT_EQ(ep["path"].as<std::string>(), "/metrics");
+    EXPECT_TRUE(ep["honorLabels"].as<bool>());
+  }
+  EXPECT_FALSE(eps[0]["relabelings"]);
+  EXPECT_EQ(eps[1]["relabelings"][0]["replacement"].as<std::string>(), "$1:9465");
+  EXPECT_EQ(eps[1]["relabelings"][0]["targetLabel"].as<std::string>(), "__address__");
+  YAML::Node any = ProgramsPodMonitor(HelmTemplate("programs.podMonitor.enabled=true"));
+  ASSERT_TRUE(any);
+  EXPECT_TRUE(any["spec"]["namespaceSelector"]["any"].as<bool>());
+  EXPECT_FALSE(any["spec"]["namespaceSelector"]["matchNames"]);
+  EXPECT_EQ(any["spec"]["podMetricsEndpoints"].size(), 1u);
+}
+
+// What the PodMonitor selects is what the webhook adds (controller/admission): the label and
+// the port name, read from the template and, where the controller is built, from InjectPod.
+TEST(Chart, ProgramsPodMonitorSelectsWhatTheWebhookAdds) {
+  const std::string tpl = ReadFile(Chart() / "templates/programs-podmonitor.yaml");
+  EXPECT_NE(tpl.find("      ccltune.io/metrics: \"true\"\n"), std::string::npos) << tpl;
+  EXPECT_NE(tpl.find("  - port: ccltune-metrics\n"), std::string::npos) << tpl;
+  EXPECT_NE(tpl.find("add $.Values.webhook.metricsPort $r"), std::string::npos) << tpl;
+#ifdef CCLTUNE_TEST_HAVE_CONTROLLER
+  nlohmann::json pod = {
+      {"metadata", {{"name", "trainer"}, {"labels", {{controller::kInjectLabel, "telemetry"}}}}},
+      {"spec", {{"containers", {{{"name", "main"}, {"image", "pytorch"}}}}}}};
+  controller::InjectConfig config;
+  config.image = "ccltune:cuda";
+  pod = pod.patch(controller::InjectPod(pod, config).patch);
+  EXPECT_EQ(pod["metadata"]["labels"][controller::kMetricsLabel], "true");
+  EXPECT_EQ(std::string(controller::kMetricsLabel), "ccltune.io/metrics");
+  EXPECT_EQ(pod["spec"]["containers"][0]["ports"][0]["name"], "ccltune-metrics");
+  YAML::Node values = YAML::LoadFile((Chart() / "values.yaml").string());
+  EXPECT_EQ(pod["spec"]["containers"][0]["ports"][0]["containerPort"],
+            values["webhook"]["metricsPort"].as<int>());
+#else
+  std::fprintf(stderr, "the controller is not built: InjectPod's label and port not compared\n");
+#endif
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
-// The dashboards against real data: a real `prometheus` scrapes the rank processes of real
-// local tuning jobs (`ccltune tune --backend host`, a real redis-server) and the controller's
-// /metrics, and a real Pushgateway receives the ranks' final pushes; then every panel query of
-// dashboards/*.json, with its template variables filled from label_values() through the
+// The tuning dashboards (Overview, Results) against real data: a real `prometheus` scrapes the rank
+// processes of real local tuning jobs (`ccltune tune --backend host`, a real redis-server) and the
+// controller's /metrics, and a real Pushgateway receives the ranks' final pushes; then every panel
+// query of those dashboards, with its template variables filled from label_values() through the
 // Prometheus API, must return at least one finite series.
 // The host backend runs no epilogues (issue 16) and no GPU is here, so one more target serves
 // the synthetic run (synthetic_run.h, WorkerMetrics fed like a 4-GPU rank) with its fused
@@ -9,26 +9,19 @@
 // show it; the real job is checked with its own $job too, where only the epilogue panels
 // (titles "Epilogue: …") are empty.
 // Also a static check of the dashboards: units on every panel, datasource variable, variables.
-#include <arpa/inet.h>
+// The Programs dashboard: programs_dashboard_test.cc. Shared helpers: dashboard_queries.h.
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <chrono>
-#include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <random>
-#include <regex>
 #include <set>
-#include <sstream>
 #include <thread>
 
 #include "tests/metrics/child_process.h"
+#include "tests/metrics/dashboard_queries.h"
 #include "tests/metrics/prom_servers.h"
 #include "tests/metrics/synthetic_run.h"
 #include "tests/support/redis_server.h"
@@ -49,16 +42,6 @@ using nlohmann::json;
 constexpr char kNamespace[] = "ccltune-test";  // what Kubernetes SD would attach to workers
 const char* const kDashboards[] = {"ccltune-overview", "ccltune-results"};
 
-std::string SourceDir() {
-  const char* dir = std::getenv("CCLTUNE_SOURCE_DIR");
-  return dir ? dir : CCLTUNE_TEST_SOURCE_DIR;
-}
-
-json LoadDashboard(const std::string& name) {
-  std::ifstream in(SourceDir() + "/dashboards/" + name + ".json");
-  return json::parse(in);  // throws (test failure) on a missing or broken file
-}
-
 // ---------------------------------------------------------------------------------------
 // The tuning jobs that Prometheus watches: the real `ccltune tune` binary ($CCLTUNE_BIN) with
 // two host-backend rank processes each, sharing one real redis-server.
@@ -74,41 +57,6 @@ constexpr char kEpilogueJob[] = "dash-0-synthetic-epilogue";
 constexpr char kTuneJob[] = "dash-a-tune";
 constexpr char kPreSyncJob[] = "dash-b-presync-timeout";
 constexpr double kLinger = 6;
-
-// A port P with P … P+n-1 all free a moment ago (bound on 0.0.0.0, as the ranks bind),
-// below the kernel's ephemeral range: the ranks bind them only after the tune processes have
-// opened many connections (Redis, the TCP mesh, the Pushgateway), and an ephemeral port taken
-// by one of those would make a rank's /metrics bind fail.
-int FreePortRange(int n) {
-  int ephemeral_low = 32768, ephemeral_high = 60999;
-  std::ifstream("/proc/sys/net/ipv4/ip_local_port_range") >> ephemeral_low >> ephemeral_high;
-  int lo = 20000, hi = ephemeral_low - n;  // the range to pick from
-  if (hi <= lo) lo = ephemeral_high + 1, hi = 65535 - n;
-  std::mt19937 gen(std::random_device{}());
-  for (int attempt = 0; attempt < 100; ++attempt) {
-    const int base = std::uniform_int_distribution<int>(lo, hi)(gen);
-    bool all_free = true;
-    for (int i = 0; i < n && all_free; ++i) {
-      int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-      sockaddr_in addr{};
-      addr.sin_family = AF_INET;
-      addr.sin_addr.s_addr = htonl(INADDR_ANY);
-      addr.sin_port = htons(static_cast<std::uint16_t>(base + i));
-      all_free = fd >= 0 && ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
-      if (fd >= 0) ::close(fd);
-    }
-    if (all_free) return base;
-  }
-  return 0;
-}
-
-std::string ReadTail(const std::string& path, std::size_t max = 4000) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string text = ss.str();
-  return text.size() > max ? "…" + text.substr(text.size() - max) : text;
-}
 
 struct TuneProcess {
   std::string job_id;
@@ -214,38 +162,6 @@ std::string PrometheusConfig(const std::vector<int>& workers, int pushgateway, i
          std::to_string(controller) + "']}]\n";
 }
 
-core::Result<json> PromApi(int port, const std::string& path_and_query) {
-  CCLTUNE_ASSIGN_OR_RETURN(HttpAnswer answer, HttpGet(port, path_and_query, 10s));
-  json body = json::parse(answer.body, nullptr, false);
-  if (answer.code != 200 || body.is_discarded() || body.value("status", "") != "success")
-    return core::Internal("prometheus " + path_and_query + " → " + std::to_string(answer.code) +
-                          ": " + answer.body.substr(0, 500));
-  return body["data"];
-}
-
-// An instant query evaluated at `at` (Unix seconds, as Prometheus takes it). The panels are
-// evaluated at one moment while the ranks were still up: once a rank exits, its next scrape
-// fails and Prometheus marks its scraped series stale, as a dashboard's "now" would see.
-core::Result<json> Query(int port, const std::string& expr, const std::string& at) {
-  return PromApi(port, "/api/v1/query?query=" + UrlEncode(expr) + "&time=" + at);
-}
-
-std::string UnixNow() {
-  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                std::chrono::system_clock::now().time_since_epoch())
-                .count();
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%lld.%03lld", static_cast<long long>(ms / 1000),
-                static_cast<long long>(ms % 1000));
-  return buf;
-}
-
-// Number of series of an instant query (0 on an error or no data).
-std::size_t SeriesCount(int port, const std::string& expr, const std::string& at) {
-  auto data = Query(port, expr, at);
-  return data.ok() ? (*data)["result"].size() : 0;
-}
-
 // Waits, while the tune processes run, until Prometheus holds the final state of the
 // healthy job through both paths and the failed job's push, and returns that moment:
 //  - every rank of kTuneJob scraped directly (job ccltune-worker) after tuning finished: its
@@ -285,137 +201,15 @@ core::Result<std::string> WaitForData(int prom_port, TuneProcess& tune, double s
                             std::to_string(static_cast<int>(seconds)) + " s: " + seen);
 }
 
-std::vector<json> AllPanels(const json& dashboard) {
-  std::vector<json> out;
-  for (const auto& p : dashboard.value("panels", json::array())) {
-    out.push_back(p);
-    for (const auto& inner : p.value("panels", json::array())) out.push_back(inner);  // rows
-  }
-  return out;
-}
-
-std::string Substitute(std::string text, const std::map<std::string, std::string>& values) {
-  for (const auto& [name, value] : values) {
-    for (const std::string& form : {"${" + name + "}", "[[" + name + "]]", "$" + name}) {
-      for (std::size_t at; (at = text.find(form)) != std::string::npos;) {
-        // "$job" must not eat the start of "$jobs": check the next character.
-        std::size_t end = at + form.size();
-        if (form[1] != '{' && form[0] == '$' && end < text.size() &&
-            (std::isalnum(static_cast<unsigned char>(text[end])) || text[end] == '_')) {
-          text.replace(at, 1, "\x01");  // park it; restored below
-          continue;
-        }
-        text.replace(at, form.size(), value);
-      }
-    }
-    for (char& c : text)
-      if (c == '\x01') c = '$';
-  }
-  return text;
-}
-
-// Fills the query variables in dashboard order like Grafana does: label_values(selector,
-// label) over the series API, each selector seeing the variables before it. `use_all` picks
-// the All value (".*") where the variable allows it, else the first value; `pinned` values
-// are taken as given where the variable's values hold them (a user's pick).
-core::Result<std::map<std::string, std::string>> ResolveVariables(
-    int port, const json& dash, bool use_all, const std::map<std::string, std::string>& pinned) {
-  std::map<std::string, std::string> values;
-  std::regex label_values(R"(^label_values\((.*),\s*([A-Za-z_][A-Za-z0-9_]*)\)$)");
-  for (const auto& v : dash["templating"]["list"]) {
-    if (v.value("type", "") != "query") continue;
-    std::string def = v.value("definition", ""), name = v["name"];
-    std::smatch m;
-    if (!std::regex_match(def, m, label_values))
-      return core::InvalidArgument("variable " + name + ": unsupported query '" + def + "'");
-    std::string selector = Substitute(m[1].str(), values);
-    CCLTUNE_ASSIGN_OR_RETURN(json series,
-                             PromApi(port, "/api/v1/series?match[]=" + UrlEncode(selector)));
-    std::set<std::string> found;
-    for (const auto& s : series)
-      if (s.contains(m[2].str())) found.insert(s[m[2].str()]);
-    if (found.empty())
-      return core::NotFound("variable " + name + ": label_values(" + selector + ", " + m[2].str() +
-                            ") is empty");
-    values[name] =
-        (use_all && v.value("includeAll", false)) ? v.value("allValue", ".*") : *found.begin();
-    if (auto p = pinned.find(name); p != pinned.end()) {
-      if (!found.count(p->second))
-        return core::NotFound("variable " + name + ": '" + p->second + "' is not among its values");
-      values[name] = p->second;
-    }
-  }
-  return values;
-}
-
 bool EpiloguePanel(const json& panel) {
   return panel.value("title", "").rfind("Epilogue:", 0) == 0;
 }
 
-// Runs every target of every panel at `at`; returns one line per query that returned
-// nothing, an error, or a non-finite value. With `no_epilogues` (a job without epilogue
-// problems) the epilogue panels must return nothing instead. The failed kPreSyncJob has empty
-// histograms (nothing was measured): the quantile queries drop its NaN series (`>= 0`), so "All"
-// shows no line for it rather than NaN.
-std::vector<std::string> CheckPanels(int port, const json& dash,
-                                     const std::map<std::string, std::string>& values,
-                                     const std::string& at, int& queries,
-                                     bool no_epilogues = false) {
-  std::vector<std::string> problems;
-  for (const auto& panel : AllPanels(dash)) {
-    for (const auto& target : panel.value("targets", json::array())) {
-      if (!target.contains("expr")) continue;
-      ++queries;
-      std::string expr = Substitute(target["expr"], values);
-      std::string where = dash["uid"].get<std::string>() + " / " +
-                          panel["title"].get<std::string>() + " / " + target.value("refId", "?") +
-                          ": " + expr;
-      auto data = Query(port, expr, at);
-      if (!data.ok()) {
-        problems.push_back(where + " → " + data.status().ToString());
-        continue;
-      }
-      const json& result = (*data)["result"];
-      if (no_epilogues && EpiloguePanel(panel)) {
-        if (!result.empty()) problems.push_back(where + " → data for a job without epilogues");
-        continue;
-      }
-      std::size_t finite = 0;
-      for (const auto& s : result) {
-        if (std::isfinite(std::stod(s["value"][1].get<std::string>()))) {
-          ++finite;
-        } else {
-          problems.push_back(where + " → non-finite value " + s.dump());
-        }
-      }
-      if (finite == 0) problems.push_back(where + " → no finite series: " + result.dump());
-    }
-  }
-  return problems;
-}
-
 TEST(Dashboards, EveryPanelHasAUnitTheDatasourceVariableAndAnExpr) {
-  for (const char* name : kDashboards) {
-    json dash = LoadDashboard(name);
-    EXPECT_GE(dash.value("schemaVersion", 0), 36) << name;
-    std::set<std::string> vars;
-    for (const auto& v : dash["templating"]["list"]) vars.insert(v["name"].get<std::string>());
-    for (const char* v : {"datasource", "namespace", "job", "fingerprint"})
-      EXPECT_TRUE(vars.count(v)) << name << " lacks variable " << v;
-    for (const auto& v : dash["templating"]["list"]) {
-      if (v["name"] == "datasource") EXPECT_EQ(v["query"], "prometheus");
-      // The live test resolves `definition`: it must be the query Grafana runs.
-      if (v["type"] == "query") EXPECT_EQ(v["query"], v["definition"]) << v.dump();
-    }
-    for (const auto& panel : AllPanels(dash)) {
-      if (panel.value("type", "") == "row") continue;
-      std::string title = panel.value("title", "?");
-      EXPECT_NE(panel["fieldConfig"]["defaults"].value("unit", ""), "") << name << ": " << title;
-      EXPECT_EQ(panel["datasource"]["uid"], "${datasource}") << name << ": " << title;
-      ASSERT_FALSE(panel.value("targets", json::array()).empty()) << name << ": " << title;
-      for (const auto& t : panel["targets"]) EXPECT_NE(t.value("expr", ""), "") << title;
-    }
-  }
+  for (const char* name : kDashboards)
+    for (const auto& p :
+         StaticProblems(LoadDashboard(name), {"datasource", "namespace", "job", "fingerprint"}))
+      ADD_FAILURE() << name << ": " << p;
 }
 
 #ifdef CCLTUNE_TEST_HAVE_CONTROLLER
@@ -517,7 +311,8 @@ TEST(Dashboards, EveryPanelQueryReturnsDataFromARealPrometheus) {
       const bool real_job = !pass.pinned.empty();
       if (real_job && values->count("epilogue")) EXPECT_EQ(values->at("epilogue"), "none") << name;
       int queries = 0;
-      auto problems = CheckPanels(prom->port, dash, *values, *at, queries, real_job);
+      auto problems =
+          CheckPanels(prom->port, dash, *values, *at, queries, real_job ? EpiloguePanel : nullptr);
       EXPECT_GT(queries, 4) << name;
       for (const auto& p : problems) ADD_FAILURE() << p;
       std::fprintf(stderr, "%s (%s): %d panel queries checked\n", name, pass.what,
