@@ -243,27 +243,20 @@ struct ProfilerV4 {
   NcclResult (*finalize)(void* context);
 };
 
-// ncclProfiler_v5_t: init takes (ctx, commId, mask, commName, nNodes, nranks, rank, log).
-struct ProfilerV5 {
+// ncclProfiler_v5_t and ncclProfiler_v6_t: init takes (ctx, commId, mask, commName, nNodes,
+// nranks, rank, log); v6 has v5's functions with its own descriptor.
+template <typename Descr>
+struct ProfilerV5Table {
   const char* name;
   NcclResult (*init)(void** context, std::uint64_t commId, int* eActivationMask,
                      const char* commName, int nNodes, int nranks, int rank, DebugLogger logfn);
-  NcclResult (*startEvent)(void* context, void** eHandle, EventDescrV5* eDescr);
+  NcclResult (*startEvent)(void* context, void** eHandle, Descr* eDescr);
   NcclResult (*stopEvent)(void* eHandle);
   NcclResult (*recordEventState)(void* eHandle, EventState eState, EventStateArgs* eStateArgs);
   NcclResult (*finalize)(void* context);
 };
-
-// ncclProfiler_v6_t: v5's functions with v6's descriptor.
-struct ProfilerV6 {
-  const char* name;
-  NcclResult (*init)(void** context, std::uint64_t commId, int* eActivationMask,
-                     const char* commName, int nNodes, int nranks, int rank, DebugLogger logfn);
-  NcclResult (*startEvent)(void* context, void** eHandle, EventDescrV6* eDescr);
-  NcclResult (*stopEvent)(void* eHandle);
-  NcclResult (*recordEventState)(void* eHandle, EventState eState, EventStateArgs* eStateArgs);
-  NcclResult (*finalize)(void* context);
-};
+using ProfilerV5 = ProfilerV5Table<EventDescrV5>;
+using ProfilerV6 = ProfilerV5Table<EventDescrV6>;
 
 // The offsets NCCL's own headers give on LP64 (x86-64, aarch64): a change here is an ABI break.
 static_assert(offsetof(EventDescrV4, parentObj) == 8 && offsetof(EventDescrV4, coll) == 24);
