@@ -29,7 +29,7 @@ RULES = {
                  "core/kernels"],
     # The four programs link core's libraries and never reach into each other.
     "worker": CORE_ALL + ["core/kernels", "core/gpu"],
-    "plugin": CORE_ALL + ["core/gpu"],
+    "plugin": CORE_ALL + ["core/gpu", "core/telemetry"],
     "runtime": CORE_ALL + ["core/kernels", "core/gpu"],
     # The controller, from its wiring (app/) down to the API server's client (kube/).
     "controller/kube": ["core/base"],

@@ -1,0 +1,36 @@
+// What the strings of NCCL's Coll event descriptor mean to ccltune: NCCL's function name
+// ("AllReduce") → our op name (docs/design.md §5, "allReduce"), NCCL's datatype name
+// ("ncclBfloat16") → ours ("bf16") and its size, NCCL's algorithm and protocol names
+// ("RING", "LL128") → the choice name that ran ("nccl:algo=ring,proto=ll128"), and the call's
+// bytes as the tune keys a problem (docs/design.md §4). Every name returned is a string
+// literal: the telemetry library may keep the pointer after the call returns.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+namespace ccltune::plugin::profiler {
+
+struct OpName {
+  const char* name;  // "allReduce"; "unknown" for a function we do not know
+  // The tune keys allGather, reduceScatter, allToAll, gather and scatter by the whole
+  // buffer (nccl-tests' size): NCCL's count is per rank, so bytes = count x nranks x size.
+  bool per_rank_count;
+};
+OpName LookupOp(std::string_view nccl_func);
+
+struct DtypeName {
+  const char* name;  // "bf16"; "unknown" (NCCL 2.27-2.29 also name ncclUint8 "Unknown")
+  std::size_t size;  // bytes per element; 1 for "unknown"
+};
+DtypeName LookupDtype(std::string_view nccl_datatype);
+
+// "nccl:algo=A,proto=P" with NCCL's names lowercased (NCCL_ALGO's spellings: ring, tree,
+// collnetdirect, collnetchain, nvls, nvlstree, pat; protocols ll, ll128, simple); "nccl"
+// when either is not one NCCL 2.27-2.29 names.
+const char* ChoiceName(std::string_view nccl_algo, std::string_view nccl_proto);
+
+std::uint64_t CallBytes(const OpName& op, const DtypeName& dtype, std::uint64_t count, int nranks);
+
+}  // namespace ccltune::plugin::profiler

@@ -1,0 +1,148 @@
+#include "plugin/profiler/profiler_context.h"
+
+#include <cstdlib>
+#include <new>
+#include <string>
+
+#include "core/telemetry/ccltune_telemetry.h"
+#include "plugin/profiler/nccl_names.h"
+
+namespace ccltune::plugin::profiler {
+namespace {
+
+// NCCL's logger is printf-like: our text goes through "%s", never as the format.
+void Log(abi::DebugLogger log, int level, unsigned long flags, int line, const std::string& s) {
+  if (log != nullptr) log(level, flags, __FILE__, line, "ccltune profiler: %s", s.c_str());
+}
+
+std::string Hex16(std::uint64_t v) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string s(16, '0');
+  for (int i = 15; i >= 0; --i, v >>= 4) s[i] = kDigits[v & 0xf];
+  return s;
+}
+
+void AtomicMin(std::atomic<std::uint64_t>& a, std::uint64_t v) {
+  std::uint64_t cur = a.load(std::memory_order_relaxed);
+  while (v < cur && !a.compare_exchange_weak(cur, v, std::memory_order_relaxed)) {
+  }
+}
+
+void AtomicMax(std::atomic<std::uint64_t>& a, std::uint64_t v) {
+  std::uint64_t cur = a.load(std::memory_order_relaxed);
+  while (v > cur && !a.compare_exchange_weak(cur, v, std::memory_order_relaxed)) {
+  }
+}
+
+}  // namespace
+
+std::unique_ptr<ProfilerContext> ProfilerContext::Create(const CommIdentity& comm,
+                                                         abi::DebugLogger log) {
+  if (ccltuneTelemetryEnabled() == 0) return nullptr;  // off: the library said nothing runs
+  const InFlightSetting in_flight = ReadInFlightSetting(std::getenv(kInFlightVariable));
+  if (!in_flight.error.empty()) {
+    Log(log, abi::kLogWarn, abi::kLogInit, __LINE__,
+        in_flight.error + "; NCCL's calls are not profiled");
+    return nullptr;
+  }
+  std::unique_ptr<ProfilerContext> ctx(new (std::nothrow)
+                                           ProfilerContext(comm, in_flight.value, log));
+  if (ctx == nullptr) return nullptr;
+  ccltuneTelemetryComm_t c{};
+  c.size = sizeof(c);
+  c.comm_hash = comm.comm_hash;
+  c.rank = comm.rank;
+  c.nranks = comm.nranks;
+  c.cuda_device = -1;  // the plugin links no CUDA; the library falls back to LOCAL_RANK
+  ccltuneTelemetryCommInit(&c);
+  Log(log, abi::kLogInfo, abi::kLogInit | abi::kLogProfile, __LINE__,
+      "comm " + Hex16(comm.comm_hash) + " rank " + std::to_string(comm.rank) + "/" +
+          std::to_string(comm.nranks) + ", up to " + std::to_string(in_flight.value) +
+          " collectives in flight");
+  return ctx;
+}
+
+ProfilerContext::ProfilerContext(const CommIdentity& comm, std::size_t in_flight,
+                                 abi::DebugLogger log)
+    : comm_(comm), log_(log), pool_(in_flight, this) {}
+
+void* ProfilerContext::StartColl(const CollStart& coll) {
+  if (coll.channels <= 0) {
+    // No channel events will tell when it ends (or NCCL did not say how many will come).
+    ccltuneTelemetryDropped("profiler-coll-no-channels", 1);
+    return nullptr;
+  }
+  CollEvent* e = pool_.Acquire();
+  if (e == nullptr) {
+    DropFull();
+    return nullptr;
+  }
+  const OpName op = LookupOp(coll.func ? coll.func : "");
+  const DtypeName dtype = LookupDtype(coll.datatype ? coll.datatype : "");
+  e->op = op.name;
+  e->dtype = dtype.name;
+  e->bytes = CallBytes(op, dtype, coll.count, comm_.nranks);
+  e->choice = ChoiceName(coll.algo ? coll.algo : "", coll.proto ? coll.proto : "");
+  e->seq = coll.seq;
+  e->channels = coll.channels;
+  e->stops_pending.store(coll.channels + 1, std::memory_order_release);
+  return e;
+}
+
+void* ProfilerContext::StartKernelCh(void* parent, std::uint64_t start_ns) {
+  if (parent == nullptr || !pool_.Contains(parent)) return nullptr;
+  auto* e = static_cast<CollEvent*>(parent);
+  // A Coll that finished already (NCCL sent more channels than it announced), or a channel
+  // beyond those announced, which could stop after the event was recycled: not counted.
+  if (!e->busy.load(std::memory_order_acquire)) return nullptr;
+  if (e->channels_started.fetch_add(1, std::memory_order_relaxed) >= e->channels) return nullptr;
+  if (start_ns != 0) AtomicMin(e->first_start, start_ns);
+  return e;
+}
+
+void ProfilerContext::RecordKernelStop(void* handle, std::uint64_t stop_ns) {
+  AtomicMax(static_cast<CollEvent*>(handle)->last_stop, stop_ns);
+}
+
+void ProfilerContext::Stop(void* handle) {
+  auto* e = static_cast<CollEvent*>(handle);
+  // The last of the Coll's own stop and its channels' stops reports the call.
+  if (e->stops_pending.fetch_sub(1, std::memory_order_acq_rel) == 1)
+    static_cast<ProfilerContext*>(e->owner)->Finish(e);
+}
+
+void ProfilerContext::Finish(CollEvent* e) {
+  const std::uint64_t first = e->first_start.load(std::memory_order_relaxed);
+  const std::uint64_t last = e->last_stop.load(std::memory_order_relaxed);
+  if (first == kNoStart || last == 0 || last < first) {
+    ccltuneTelemetryDropped("profiler-no-gpu-time", 1);
+  } else {
+    ccltuneTelemetryCall_t call{};
+    call.size = sizeof(call);
+    call.comm_hash = comm_.comm_hash;
+    call.op = e->op;
+    call.dtype = e->dtype;
+    call.bytes = e->bytes;
+    call.choice = e->choice;
+    call.seq = e->seq;
+    call.total_ns = last - first;
+    call.split = ccltuneTelemetrySplitNone;
+    call.channels = e->channels;
+    ccltuneTelemetryRecordCall(&call);
+  }
+  pool_.Release(e);
+}
+
+void ProfilerContext::DropFull() {
+  ccltuneTelemetryDropped("profiler-events-full", 1);
+  if (!full_logged_.exchange(true, std::memory_order_relaxed)) {
+    Log(log_, abi::kLogWarn, abi::kLogProfile, __LINE__,
+        "comm " + Hex16(comm_.comm_hash) + ": " + std::to_string(pool_.capacity()) +
+            " collectives in flight, the pool is full; further ones are not profiled while it "
+            "stays full (counted in ccltune_program_telemetry_dropped_total{what=\"profiler-"
+            "events-full\"}; raise " +
+            kInFlightVariable + ")");
+  }
+}
+
+}  // namespace ccltune::plugin::profiler
