@@ -141,8 +141,8 @@ void ApplyRedisCredentials(const char* username, const char* password, RedisEndp
   const std::string pw(password);
   // A password with ':' and no user must not read as "user:password" (see AuthArgv).
   ep->password = username != nullptr && *username != '\0' ? std::string(username) + ":" + pw
-                 : pw.find(':') == std::string::npos     ? pw
-                                                         : ":" + pw;
+                 : pw.find(':') == std::string::npos      ? pw
+                                                          : ":" + pw;
 }
 
 }  // namespace ccltune::core

@@ -100,8 +100,8 @@ void ccltuneTelemetryRecordCall(const ccltuneTelemetryCall_t* call) {
     const ccltuneTelemetryCall_t c = Known(call);
     // The library sets min-over-ranks itself; a caller's is read as no split.
     const auto split = c.split == ccltuneTelemetrySplitKernel ? c.split : ccltuneTelemetrySplitNone;
-    t.RecordCall(CallRecord{c.comm_hash, Text(c.op), Text(c.dtype), Text(c.choice), c.bytes,
-                            c.seq, c.total_ns, split, c.wait_ns, c.transfer_ns, c.channels});
+    t.RecordCall(CallRecord{c.comm_hash, Text(c.op), Text(c.dtype), Text(c.choice), c.bytes, c.seq,
+                            c.total_ns, split, c.wait_ns, c.transfer_ns, c.channels});
   });
 }
 

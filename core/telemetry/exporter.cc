@@ -53,14 +53,13 @@ void PushLoop(const StopSignal& stop, prometheus::Gateway& gateway, const std::s
 core::Result<int> EndpointPort(int base, int local_rank) {
   const long port = static_cast<long>(base) + local_rank;
   if (port > 65535)
-    return core::InvalidArgument("CCLTUNE_METRICS_PORT " + std::to_string(base) +
-                                 " + local rank " + std::to_string(local_rank) + " = " +
-                                 std::to_string(port) + " is past 65535");
+    return core::InvalidArgument("CCLTUNE_METRICS_PORT " + std::to_string(base) + " + local rank " +
+                                 std::to_string(local_rank) + " = " + std::to_string(port) +
+                                 " is past 65535");
   return static_cast<int>(port);
 }
 
-core::Result<std::unique_ptr<Endpoint>> Endpoint::Start(const core::Registry& registry,
-                                                        int port) {
+core::Result<std::unique_ptr<Endpoint>> Endpoint::Start(const core::Registry& registry, int port) {
   std::unique_ptr<prometheus::Exposer> exposer;
   try {
     exposer = std::make_unique<prometheus::Exposer>(CivetOptions(port));

@@ -42,8 +42,8 @@ core::Result<int> EndpointPort(int base, int local_rank);
 class Pusher {
  public:
   // `pod`: the grouping value (the pod's name, else the host's). Starts the thread.
-  Pusher(const core::Registry& registry, PushTarget target, const std::string& pod,
-         int local_rank, double period_seconds);
+  Pusher(const core::Registry& registry, PushTarget target, const std::string& pod, int local_rank,
+         double period_seconds);
   ~Pusher();  // Stop(now)
   Pusher(const Pusher&) = delete;
   Pusher& operator=(const Pusher&) = delete;

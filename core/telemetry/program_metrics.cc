@@ -21,7 +21,8 @@ core::FamilyOptions Options(const char* name, const char* help, std::vector<std:
           histogram ? SecondsBuckets() : std::vector<double>{}};
 }
 
-double Seconds(std::uint64_t ns) { return static_cast<double>(ns) * 1e-9; }
+// Division, not * 1e-9: 4000 ns reads 4e-06, not 4.0000000000000003e-06.
+double Seconds(std::uint64_t ns) { return static_cast<double>(ns) / 1e9; }
 
 }  // namespace
 
@@ -61,29 +62,39 @@ core::Result<std::unique_ptr<ProgramMetrics>> ProgramMetrics::Create(core::Regis
     labels.push_back(std::move(extra));
     return labels;
   };
-  CCLTUNE_ASSIGN_OR_RETURN(m->collective_, r.AddHistogram(Options(
-      "ccltune_program_collective_seconds", "GPU time of a collective call on this rank.",
-      with("source"), true)));
-  CCLTUNE_ASSIGN_OR_RETURN(m->sync_wait_, r.AddHistogram(Options(
-      "ccltune_program_sync_wait_seconds",
-      "Part of a call spent waiting for the last rank to arrive.", with("method"), true)));
-  CCLTUNE_ASSIGN_OR_RETURN(m->transfer_, r.AddHistogram(Options(
-      "ccltune_program_transfer_seconds", "Part of a call spent moving data, after the wait.",
-      with("method"), true)));
-  CCLTUNE_ASSIGN_OR_RETURN(m->calls_, r.AddCounter(Options(
-      "ccltune_program_calls_total", "Collective calls recorded.",
-      {"comm", "rank", "op", "choice", "source"})));
-  CCLTUNE_ASSIGN_OR_RETURN(m->forwarded_, r.AddCounter(Options(
-      "ccltune_program_forwarded_calls_total",
-      "Calls a ccltune library forwarded to NCCL unchanged, by why.", {"reason"})));
-  CCLTUNE_ASSIGN_OR_RETURN(m->wait_ratio_, r.AddGauge(Options(
-      "ccltune_program_sync_wait_ratio",
-      "Sync wait over collective time of the calls with a split, last 10 s.", {"comm", "rank"})));
-  CCLTUNE_ASSIGN_OR_RETURN(m->tuned_, r.AddGauge(Options(
-      "ccltune_program_tuned_seconds", "The winner's tuned time for a size.",
-      {"comm", "op", "dtype", "size", "choice"})));
-  CCLTUNE_ASSIGN_OR_RETURN(m->dropped_, r.AddCounter(Options(
-      "ccltune_program_telemetry_dropped_total", "Call records lost, by where.", {"what"})));
+  CCLTUNE_ASSIGN_OR_RETURN(
+      m->collective_,
+      r.AddHistogram(Options("ccltune_program_collective_seconds",
+                             "GPU time of a collective call on this rank.", with("source"), true)));
+  CCLTUNE_ASSIGN_OR_RETURN(
+      m->sync_wait_,
+      r.AddHistogram(Options("ccltune_program_sync_wait_seconds",
+                             "Part of a call spent waiting for the last rank to arrive.",
+                             with("method"), true)));
+  CCLTUNE_ASSIGN_OR_RETURN(
+      m->transfer_, r.AddHistogram(Options("ccltune_program_transfer_seconds",
+                                           "Part of a call spent moving data, after the wait.",
+                                           with("method"), true)));
+  CCLTUNE_ASSIGN_OR_RETURN(
+      m->calls_, r.AddCounter(Options("ccltune_program_calls_total", "Collective calls recorded.",
+                                      {"comm", "rank", "op", "choice", "source"})));
+  CCLTUNE_ASSIGN_OR_RETURN(
+      m->forwarded_,
+      r.AddCounter(Options("ccltune_program_forwarded_calls_total",
+                           "Calls a ccltune library forwarded to NCCL unchanged, by why.",
+                           {"reason"})));
+  CCLTUNE_ASSIGN_OR_RETURN(
+      m->wait_ratio_,
+      r.AddGauge(Options("ccltune_program_sync_wait_ratio",
+                         "Sync wait over collective time of the calls with a split, last 10 s.",
+                         {"comm", "rank"})));
+  CCLTUNE_ASSIGN_OR_RETURN(
+      m->tuned_,
+      r.AddGauge(Options("ccltune_program_tuned_seconds", "The winner's tuned time for a size.",
+                         {"comm", "op", "dtype", "size", "choice"})));
+  CCLTUNE_ASSIGN_OR_RETURN(m->dropped_,
+                           r.AddCounter(Options("ccltune_program_telemetry_dropped_total",
+                                                "Call records lost, by where.", {"what"})));
   return m;
 }
 
@@ -99,9 +110,9 @@ void ProgramMetrics::ObserveCall(const CallRecord& c, int rank) {
 
 void ProgramMetrics::ObserveSplit(const CallRecord& c, int rank, ccltuneTelemetrySplit_t method,
                                   std::uint64_t wait_ns, std::uint64_t transfer_ns) {
-  const std::vector<std::string> labels = {CommLabel(c.comm_hash), std::to_string(rank), c.op,
-                                           c.dtype, SizeLabel(c.bytes), c.choice,
-                                           MethodLabel(method)};
+  const std::vector<std::string> labels = {
+      CommLabel(c.comm_hash), std::to_string(rank), c.op, c.dtype, SizeLabel(c.bytes), c.choice,
+      MethodLabel(method)};
   sync_wait_->WithLabels(labels).Observe(Seconds(wait_ns));
   transfer_->WithLabels(labels).Observe(Seconds(transfer_ns));
 }
@@ -118,9 +129,8 @@ void ProgramMetrics::Dropped(const std::string& what, std::uint64_t n) {
   dropped_->WithLabels({what}).Increment(static_cast<double>(n));
 }
 
-void ProgramMetrics::Tuned(std::uint64_t comm_hash, const std::string& op,
-                           const std::string& dtype, std::uint64_t bytes,
-                           const std::string& choice, double seconds) {
+void ProgramMetrics::Tuned(std::uint64_t comm_hash, const std::string& op, const std::string& dtype,
+                           std::uint64_t bytes, const std::string& choice, double seconds) {
   tuned_->WithLabels({CommLabel(comm_hash), op, dtype, SizeLabel(bytes), choice}).Set(seconds);
 }
 

@@ -46,11 +46,11 @@ core::Status ProgramTelemetry::Init() {
   CCLTUNE_RETURN_IF_ERROR(registry_.SetConstLabel("pod", settings_.pod_name));
   CCLTUNE_RETURN_IF_ERROR(registry_.SetConstLabel("node", settings_.node_name));
   if (settings_.redis) {
-    redis_ = std::make_unique<RedisExchange>(
-        *settings_.redis, collector_, [this](std::vector<MatchedCall> calls, int rank) {
-          std::lock_guard<std::mutex> lock(mu_);
-          matched_.emplace_back(std::move(calls), rank);
-        });
+    redis_ = std::make_unique<RedisExchange>(*settings_.redis, collector_,
+                                             [this](std::vector<MatchedCall> calls, int rank) {
+                                               std::lock_guard<std::mutex> lock(mu_);
+                                               matched_.emplace_back(std::move(calls), rank);
+                                             });
     redis_->Start();
   }
   drain_ = std::make_unique<StoppableThread>([this](const StopSignal& stop) {

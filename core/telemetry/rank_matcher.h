@@ -58,7 +58,7 @@ class WindowCollector {
  private:
   std::mutex mu_;
   std::map<std::pair<std::uint64_t, std::uint64_t>, Window> open_;  // by (comm, window)
-  std::map<std::uint64_t, std::uint64_t> highest_seq_;               // by comm
+  std::map<std::uint64_t, std::uint64_t> highest_seq_;              // by comm
 };
 
 // 16 bytes per call, little-endian: seq, total_ns.
@@ -73,7 +73,8 @@ struct MatchedCall {
 };
 // `own` against every rank's times (this rank's included). A call that some rank lacks is
 // not matched: the minimum over the others may not be the last arrival.
-std::vector<MatchedCall> MatchCalls(const std::vector<CallRecord>& own,
-                                    const std::vector<std::map<std::uint64_t, std::uint64_t>>& ranks);
+std::vector<MatchedCall> MatchCalls(
+    const std::vector<CallRecord>& own,
+    const std::vector<std::map<std::uint64_t, std::uint64_t>>& ranks);
 
 }  // namespace ccltune::telemetry

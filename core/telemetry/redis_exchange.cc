@@ -55,9 +55,9 @@ void RedisExchange::State::Lost(const core::Status& why) {
 
 void RedisExchange::State::Post(Window window, Clock::time_point now) {
   const std::string key = WindowKey(window.comm.comm_hash, window.index);
-  auto r = client->Transaction({{"HSET", key, std::to_string(window.comm.rank),
-                                 PackTimes(window.calls)},
-                                {"EXPIRE", key, std::to_string(kWindowTtlSeconds)}});
+  auto r =
+      client->Transaction({{"HSET", key, std::to_string(window.comm.rank), PackTimes(window.calls)},
+                           {"EXPIRE", key, std::to_string(kWindowTtlSeconds)}});
   if (!r.ok()) return Lost(r.status().WithContext("HSET " + key));
   posted.push_back({std::move(window), now});
 }
@@ -70,7 +70,8 @@ void RedisExchange::State::Poll(Clock::time_point now) {
     const auto& fields = r->elements;
     if (fields.size() / 2 >= static_cast<std::size_t>(w.comm.nranks)) {
       std::vector<std::map<std::uint64_t, std::uint64_t>> ranks;
-      for (std::size_t i = 1; i < fields.size(); i += 2) ranks.push_back(UnpackTimes(fields[i].str));
+      for (std::size_t i = 1; i < fields.size(); i += 2)
+        ranks.push_back(UnpackTimes(fields[i].str));
       sink(MatchCalls(w.calls, ranks), w.comm.rank);
     } else if (now - it->posted_at < kMatchBound) {
       ++it;

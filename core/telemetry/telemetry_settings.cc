@@ -22,8 +22,7 @@ std::optional<long> Integer(const std::string& text, long lo, long hi) {
 
 // Reads one variable when set: `parse` turns its text into the setting or a Status.
 template <class Parse>
-void Read(const EnvLookup& env, const char* name, std::vector<core::Status>* errors,
-          Parse parse) {
+void Read(const EnvLookup& env, const char* name, std::vector<core::Status>* errors, Parse parse) {
   const char* value = env(name);
   if (value == nullptr) return;
   if (core::Status s = parse(std::string(value)); !s.ok()) errors->push_back(s);
@@ -57,8 +56,8 @@ void ReadExport(const EnvLookup& env, TelemetrySettings& s, std::vector<core::St
   Read(env, "CCLTUNE_TELEMETRY_PUSH_SECONDS", errors, [&](const std::string& v) {
     char* end = nullptr;
     const double seconds = std::strtod(v.c_str(), &end);
-    const bool good = !v.empty() && *end == '\0' && std::isfinite(seconds) && seconds >= 0.1 &&
-                      seconds <= 86400;
+    const bool good =
+        !v.empty() && *end == '\0' && std::isfinite(seconds) && seconds >= 0.1 && seconds <= 86400;
     if (good) s.push_seconds = seconds;
     return good ? core::Status::Ok()
                 : Bad("CCLTUNE_TELEMETRY_PUSH_SECONDS", v,
@@ -77,9 +76,11 @@ void ReadProcess(const EnvLookup& env, TelemetrySettings& s, std::vector<core::S
   Read(env, "CCLTUNE_REDIS_URL", errors, [&](const std::string& v) {
     if (v.empty()) return core::Status::Ok();  // no Redis: no min-over-ranks split
     auto endpoint = core::ParseRedisUrl(v);
+    // Neither the value nor the parser's message (which quotes it): it may hold a password.
     if (!endpoint.ok())
-      return core::InvalidArgument("CCLTUNE_REDIS_URL: " + endpoint.status().message() +
-                                   " (allowed: redis://[[user]:password@]host[:port][/db])");
+      return core::InvalidArgument(
+          "CCLTUNE_REDIS_URL: the value is not redis://[[user]:password@]host[:port][/db] (not "
+          "shown: it may hold a password)");
     s.redis = *endpoint;
     core::ApplyRedisCredentials(env("CCLTUNE_REDIS_USERNAME"), env("CCLTUNE_REDIS_PASSWORD"),
                                 &*s.redis);

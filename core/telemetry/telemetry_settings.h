@@ -23,16 +23,16 @@ struct PushTarget {
 };
 
 struct TelemetrySettings {
-  bool enabled = false;                // CCLTUNE_TELEMETRY
-  int metrics_port = 9464;             // CCLTUNE_METRICS_PORT: the base; 0 = no endpoint
-  std::optional<int> local_rank;       // LOCAL_RANK, SLURM_LOCALID, OMPI_COMM_WORLD_LOCAL_RANK
-  std::optional<PushTarget> push;      // CCLTUNE_PUSHGATEWAY
-  double push_seconds = 15;            // CCLTUNE_TELEMETRY_PUSH_SECONDS
-  std::size_t queue_calls = 65536;     // CCLTUNE_TELEMETRY_QUEUE
+  bool enabled = false;             // CCLTUNE_TELEMETRY
+  int metrics_port = 9464;          // CCLTUNE_METRICS_PORT: the base; 0 = no endpoint
+  std::optional<int> local_rank;    // LOCAL_RANK, SLURM_LOCALID, OMPI_COMM_WORLD_LOCAL_RANK
+  std::optional<PushTarget> push;   // CCLTUNE_PUSHGATEWAY
+  double push_seconds = 15;         // CCLTUNE_TELEMETRY_PUSH_SECONDS
+  std::size_t queue_calls = 65536;  // CCLTUNE_TELEMETRY_QUEUE
   std::optional<core::RedisEndpoint> redis;  // CCLTUNE_REDIS_URL (+ _USERNAME, _PASSWORD)
-  std::string pod_namespace;           // CCLTUNE_POD_NAMESPACE ("" = label omitted)
-  std::string pod_name;                // CCLTUNE_POD_NAME
-  std::string node_name;               // CCLTUNE_NODE_NAME
+  std::string pod_namespace;                 // CCLTUNE_POD_NAMESPACE ("" = label omitted)
+  std::string pod_name;                      // CCLTUNE_POD_NAME
+  std::string node_name;                     // CCLTUNE_NODE_NAME
 };
 
 // getenv, or a test's table. Returns nullptr for an unset variable.

@@ -2,8 +2,8 @@
 
 namespace ccltune::telemetry {
 
-void WaitRatio::Add(std::uint64_t comm_hash, int rank, std::int64_t second,
-                    std::uint64_t wait_ns, std::uint64_t total_ns) {
+void WaitRatio::Add(std::uint64_t comm_hash, int rank, std::int64_t second, std::uint64_t wait_ns,
+                    std::uint64_t total_ns) {
   Slot& slot = slots_[{comm_hash, rank}][static_cast<std::size_t>(second % kWindowSeconds)];
   if (slot.second != second) slot = Slot{second, 0, 0};  // a slot of an older second: reuse
   slot.wait_ns += wait_ns;
