@@ -26,25 +26,27 @@ std::string Segment(const std::string& value) {
   return out;
 }
 
-// Pushes until stopped, then once more. Says the first failure (and a recovery) only.
+// Pushes until stopped, then once more. Says the first failure and the first recovery
+// after it, never more: a gateway that flaps must not fill the program's log.
 void PushLoop(const StopSignal& stop, prometheus::Gateway& gateway, const std::string& url,
               std::chrono::duration<double> period) {
-  bool failing = false;
+  bool said_failure = false, said_recovery = false;
   for (bool last = false; !last;) {
     last = stop.WaitFor(std::chrono::duration_cast<std::chrono::steady_clock::duration>(period));
-    int code = 0;
+    int code = -1;  // the HTTP status, or minus a CURLcode
     try {
-      code = gateway.Push();  // HTTP status, or minus a CURLcode
-    } catch (const std::exception& e) {
-      code = -1;
+      code = gateway.Push();
+    } catch (const std::exception&) {
     }
     const bool ok = code >= 200 && code < 300;
-    if (!ok && !failing)
+    if (!ok && !said_failure)
       core::LogWarn("telemetry: push to the Pushgateway " + url + " failed (" +
                     (code < 0 ? "no connection" : "HTTP " + std::to_string(code)) +
-                    "); retrying every push, said once");
-    if (ok && failing) core::LogInfo("telemetry: pushes to " + url + " work again");
-    failing = !ok;
+                    "); pushes go on, and this line is not repeated");
+    if (ok && said_failure && !said_recovery)
+      core::LogInfo("telemetry: pushes to " + url + " work again");
+    said_recovery = said_recovery || (ok && said_failure);
+    said_failure = said_failure || !ok;
   }
 }
 
