@@ -14,12 +14,14 @@
 #include "core/telemetry/telemetry_settings.h"
 #include "core/telemetry/wait_ratio.h"
 #include "tests/metrics/child_process.h"
+#include "tests/telemetry/samples.h"
 
 namespace ccltune::telemetry {
 namespace {
 
 using namespace std::chrono_literals;
 using Env = std::map<std::string, std::string>;
+using testing::Samples;
 
 EnvLookup Lookup(const Env& env) {
   return [&env](const char* name) -> const char* {
@@ -254,16 +256,8 @@ TEST(WaitRatio, OverTheLastTenSeconds) {
   EXPECT_DOUBLE_EQ((at(110)[{7, 0}]), 0.15);
 }
 
-// Series (name and labels, as written) -> value, for the sample lines starting with `prefix`.
-std::map<std::string, std::string> Samples(const std::string& text, const std::string& prefix) {
-  std::map<std::string, std::string> out;
-  std::stringstream in(text);
-  for (std::string line; std::getline(in, line);) {
-    const auto space = line.rfind(' ');
-    if (line.rfind(prefix, 0) == 0 && space != std::string::npos)
-      out[line.substr(0, space)] = line.substr(space + 1);
-  }
-  return out;
+Samples Parse(const std::string& text, const std::string& prefix) {
+  return testing::ParseSamples(text, prefix);
 }
 
 TEST(ProgramMetrics, KernelSplitSeriesAndPromtool) {
@@ -286,17 +280,17 @@ TEST(ProgramMetrics, KernelSplitSeriesAndPromtool) {
   const std::string l =
       "{comm=\"00000000000000ab\",rank=\"2\",op=\"allReduce\",dtype=\"bf16\",size=\"2KiB\","
       "choice=\"oneshot:mode=pull\",method=\"kernel\"";
-  auto wait = Samples(text, "ccltune_program_sync_wait_seconds");
+  auto wait = Parse(text, "ccltune_program_sync_wait_seconds");
   EXPECT_EQ(wait.size(), 22u) << text;  // 19 bounds, +Inf, _sum, _count
   EXPECT_EQ(wait["ccltune_program_sync_wait_seconds_count" + l + "}"], "2");
   EXPECT_EQ(wait["ccltune_program_sync_wait_seconds_sum" + l + "}"], "8e-06");
   EXPECT_EQ(wait["ccltune_program_sync_wait_seconds_bucket" + l + ",le=\"2e-06\"}"], "0");
   EXPECT_EQ(wait["ccltune_program_sync_wait_seconds_bucket" + l + ",le=\"5e-06\"}"], "2");
   EXPECT_EQ(wait["ccltune_program_sync_wait_seconds_bucket" + l + ",le=\"1\"}"], "2");
-  auto transfer = Samples(text, "ccltune_program_transfer_seconds_sum");
+  auto transfer = Parse(text, "ccltune_program_transfer_seconds_sum");
   EXPECT_EQ(transfer["ccltune_program_transfer_seconds_sum" + l + "}"], "1.2e-05") << text;
   EXPECT_EQ(
-      Samples(text, "ccltune_program_calls_total"),
+      Parse(text, "ccltune_program_calls_total"),
       (std::map<std::string, std::string>{
           {"ccltune_program_calls_total{comm=\"00000000000000ab\",rank=\"2\",op=\"allReduce\","
            "choice=\"oneshot:mode=pull\",source=\"ccltune\"}",

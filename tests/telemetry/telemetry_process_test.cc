@@ -21,6 +21,7 @@
 #include "tests/support/free_port.h"
 #include "tests/support/redis_server.h"
 #include "tests/support/temp_dir.h"
+#include "tests/telemetry/samples.h"
 
 namespace ccltune::testing {
 namespace {
@@ -28,7 +29,6 @@ namespace {
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 using Env = std::vector<std::string>;  // NAME=value
-using Samples = std::map<std::string, std::string>;
 
 // A rank: telemetry_rank under `env` (only these of our variables: the test's own are
 // removed), run on a thread of its own so that the test can scrape it meanwhile.
@@ -74,20 +74,10 @@ int CountLines(const std::string& text, const std::string& needle) {
 }
 
 Samples Parse(const std::string& text, const std::string& prefix = "ccltune_program_") {
-  Samples out;
-  std::stringstream in(text);
-  for (std::string line; std::getline(in, line);) {
-    const auto space = line.rfind(' ');
-    if (line.rfind(prefix, 0) == 0 && space != std::string::npos)
-      out[line.substr(0, space)] = line.substr(space + 1);
-  }
-  return out;
+  return ParseSamples(text, prefix);
 }
 
-double Num(const Samples& s, const std::string& series) {
-  auto it = s.find(series);
-  return it == s.end() ? NAN : std::strtod(it->second.c_str(), nullptr);
-}
+double Num(const Samples& s, const std::string& series) { return SampleValue(s, series); }
 
 std::string Scrape(int port) {
   auto answer = HttpGet(port, "/metrics", 2s);
@@ -267,18 +257,13 @@ TEST(TelemetryProcess, KnownCallsGiveExactSeries) {
       ScrapeUntil(port, [&](const std::string& t) { return without_buckets(t) == expected; });
   EXPECT_EQ(without_buckets(text), expected) << text;
   const Samples all = Parse(text);
-  EXPECT_EQ(
-      all.at("ccltune_program_sync_wait_seconds_bucket{" + ar + ",method=\"kernel\",le=\"2e-06\"}"),
-      "0");
-  EXPECT_EQ(
-      all.at("ccltune_program_sync_wait_seconds_bucket{" + ar + ",method=\"kernel\",le=\"5e-06\"}"),
-      "2");
-  EXPECT_EQ(
-      all.at("ccltune_program_collective_seconds_bucket{" + ag + ",source=\"nccl\",le=\"5e-05\"}"),
-      "1");
-  EXPECT_EQ(
-      all.at("ccltune_program_collective_seconds_bucket{" + ag + ",source=\"nccl\",le=\"2e-05\"}"),
-      "0");
+  const std::string wait = "ccltune_program_sync_wait_seconds_bucket{" + ar + ",method=\"kernel\",";
+  const std::string coll = "ccltune_program_collective_seconds_bucket{" + ag + ",source=\"nccl\",";
+  const Samples buckets = {{wait + "le=\"2e-06\"}", "0"},
+                           {wait + "le=\"5e-06\"}", "2"},
+                           {coll + "le=\"2e-05\"}", "0"},
+                           {coll + "le=\"5e-05\"}", "1"}};
+  for (const auto& [series, value] : buckets) EXPECT_EQ(all.at(series), value) << series;
   EXPECT_EQ(Promtool(text), "") << text;
   Touch(dir.File("stop"));
   const CommandOutput out = rank.Finish();
