@@ -22,7 +22,7 @@ struct RedisExchange::State {
 
   bool Connected(Clock::time_point now);
   void Lost(const core::Status& why);
-  void Post(Window window, Clock::time_point now);
+  void Post(std::vector<Window> ready, Clock::time_point now);
   void Poll(Clock::time_point now);
   void Step();
 };
@@ -53,42 +53,55 @@ void RedisExchange::State::Lost(const core::Status& why) {
   collector.Clear();
 }
 
-void RedisExchange::State::Post(Window window, Clock::time_point now) {
-  const std::string key = WindowKey(window.comm.comm_hash, window.index);
-  auto r =
-      client->Transaction({{"HSET", key, std::to_string(window.comm.rank), PackTimes(window.calls)},
-                           {"EXPIRE", key, std::to_string(kWindowTtlSeconds)}});
-  if (!r.ok()) return Lost(r.status().WithContext("HSET " + key));
-  posted.push_back({std::move(window), now});
+void RedisExchange::State::Post(std::vector<Window> ready, Clock::time_point now) {
+  std::vector<std::vector<std::string>> commands;
+  for (const Window& w : ready) {
+    const std::string key = WindowKey(w.comm.comm_hash, w.index);
+    commands.push_back({"HSET", key, std::to_string(w.comm.rank), PackTimes(w.calls)});
+    commands.push_back({"EXPIRE", key, std::to_string(kWindowTtlSeconds)});
+  }
+  auto r = client->Transaction(commands);
+  if (!r.ok()) return Lost(r.status().WithContext("HSET"));
+  for (Window& w : ready) posted.push_back({std::move(w), now});
+  // Peers that never post (telemetry off on some rank) must not grow the polls: the oldest
+  // windows go first.
+  if (posted.size() > kMaxOpenWindows)
+    posted.erase(posted.begin(), posted.end() - static_cast<std::ptrdiff_t>(kMaxOpenWindows));
 }
 
+// One round trip for every posted window (HGETALLs in one transaction): a window with all
+// its ranks' fields is matched, one past kMatchBound given up.
 void RedisExchange::State::Poll(Clock::time_point now) {
-  for (auto it = posted.begin(); it != posted.end();) {
-    const Window& w = it->window;
-    auto r = client->Command({"HGETALL", WindowKey(w.comm.comm_hash, w.index)});
-    if (!r.ok()) return Lost(r.status().WithContext("HGETALL"));
-    const auto& fields = r->elements;
+  std::vector<std::vector<std::string>> commands;
+  for (const Posted& p : posted)
+    commands.push_back({"HGETALL", WindowKey(p.window.comm.comm_hash, p.window.index)});
+  auto r = client->Transaction(commands);
+  if (!r.ok() || r->elements.size() != posted.size())
+    return Lost(r.ok() ? core::Internal("EXEC answered " + std::to_string(r->elements.size()) +
+                                        " replies for " + std::to_string(posted.size()))
+                       : r.status().WithContext("HGETALL"));
+  std::vector<Posted> waiting;
+  for (std::size_t i = 0; i < posted.size(); ++i) {
+    const Window& w = posted[i].window;
+    const auto& fields = r->elements[i].elements;  // field, value, field, value, ...
     if (fields.size() / 2 >= static_cast<std::size_t>(w.comm.nranks)) {
       std::vector<std::map<std::uint64_t, std::uint64_t>> ranks;
-      for (std::size_t i = 1; i < fields.size(); i += 2)
-        ranks.push_back(UnpackTimes(fields[i].str));
+      for (std::size_t f = 1; f < fields.size(); f += 2)
+        ranks.push_back(UnpackTimes(fields[f].str));
       sink(MatchCalls(w.calls, ranks), w.comm.rank);
-    } else if (now - it->posted_at < kMatchBound) {
-      ++it;
-      continue;
+    } else if (now - posted[i].posted_at < kMatchBound) {
+      waiting.push_back(std::move(posted[i]));
     }
-    it = posted.erase(it);
   }
+  posted.swap(waiting);
 }
 
 void RedisExchange::State::Step() {
   const Clock::time_point now = Clock::now();
   std::vector<Window> ready = collector.TakeReady(now);
-  if ((!ready.empty() || !posted.empty()) && Connected(now)) {
-    for (Window& w : ready)
-      if (client != nullptr) Post(std::move(w), now);
-    if (client != nullptr) Poll(now);
-  }
+  if ((ready.empty() && posted.empty()) || !Connected(now)) return;
+  if (!ready.empty()) Post(std::move(ready), now);
+  if (client != nullptr && !posted.empty()) Poll(now);
 }
 
 RedisExchange::RedisExchange(core::RedisEndpoint endpoint, WindowCollector& collector, Sink sink)

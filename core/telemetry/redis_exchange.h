@@ -3,10 +3,11 @@
 // library's draining thread: every Redis call has a short timeout (kRedisTimeout), and a
 // Redis that is slow or down only delays or loses splits, never records.
 //
-// Per window: HSET key rank packed-times + EXPIRE key 60 (one transaction), then HGETALL
-// every kPollInterval until all nranks fields are there or kMatchBound passes (then the
-// window's calls keep no split). Redis down: one line, the open windows are forgotten, a
-// reconnection is tried every kReconnectInterval.
+// Each round (kPollInterval): the ready windows' HSET key rank packed-times + EXPIRE key 60
+// in one transaction, then every posted window's HGETALL in one transaction; a window is
+// matched once all nranks fields are there, else given up after kMatchBound (its calls keep
+// no split); at most kMaxOpenWindows are posted (the oldest go first). Redis down: one line,
+// the open windows are forgotten, a reconnection is tried every kReconnectInterval.
 // Thread-safety: Start/Stop from one thread; the sink is called on the exchange's thread.
 // The collector and the sink must outlive the thread (a thread still in a Redis call at
 // Stop's deadline is left to end by itself, within kRedisTimeout).

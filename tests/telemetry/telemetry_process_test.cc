@@ -106,7 +106,9 @@ std::string Promtool(const std::string& text) {
 
 // ---- min-over-ranks --------------------------------------------------------------------
 
-constexpr std::uint64_t kCalls = 64, kTotalNs = 100000, kStepNs = 1000, kLateNs = 300000;
+// 1100 calls: the sampled ones are seq 0-63 and 1024-1087, two windows.
+constexpr std::uint64_t kCalls = 1100, kMatched = 128;
+constexpr std::uint64_t kTotalNs = 100000, kStepNs = 1000, kLateNs = 300000;
 
 std::string MatchedLabels(int rank, const std::string& method_or_source) {
   return "{comm=\"0000000000c0ffee\",rank=\"" + std::to_string(rank) +
@@ -133,23 +135,25 @@ TEST(TelemetryProcess, MinOverRanksSplitsTheWaitOfTheRanksThatWaited) {
             "extra_ns=" + std::to_string(r < 2 ? kLateNs : 0), "hold_ms=40000",
             "until=" + dir.File("stop")}));
   }
-  const double transfer_sum = (kCalls * kTotalNs + kStepNs * kCalls * (kCalls - 1) / 2) * 1e-9;
+  double transfer_sum = 0;  // the last rank's times of the sampled calls
+  for (std::uint64_t seq : {0, 1024})
+    for (std::uint64_t i = seq; i < seq + 64; ++i) transfer_sum += (kTotalNs + i * kStepNs) * 1e-9;
   for (int r = 0; r < 3; ++r) {
     const std::string wait = "ccltune_program_sync_wait_seconds";
     const std::string l = MatchedLabels(r, "method=\"min-over-ranks\"");
     const std::string text = ScrapeUntil(ports[r], [&](const std::string& t) {
-      return Num(Parse(t), wait + "_count" + l) == kCalls;
+      return Num(Parse(t), wait + "_count" + l) == kMatched;
     });
     const Samples s = Parse(text);
-    ASSERT_EQ(Num(s, wait + "_count" + l), kCalls) << "rank " << r << ":\n" << text;
-    const double expected_wait = r < 2 ? kCalls * kLateNs * 1e-9 : 0;
+    ASSERT_EQ(Num(s, wait + "_count" + l), kMatched) << "rank " << r << ":\n" << text;
+    const double expected_wait = r < 2 ? kMatched * kLateNs * 1e-9 : 0;
     EXPECT_NEAR(Num(s, wait + "_sum" + l), expected_wait, 1e-12) << r;
     EXPECT_NEAR(Num(s, "ccltune_program_transfer_seconds_sum" + l), transfer_sum, 1e-12) << r;
     // Every wait in one bucket: 300 us in (200 us, 500 us], 0 in [0, 1 us].
     const std::string bucket = wait + "_bucket" + l.substr(0, l.size() - 1);
-    EXPECT_EQ(Num(s, bucket + ",le=\"1e-06\"}"), r < 2 ? 0 : kCalls) << r;
-    EXPECT_EQ(Num(s, bucket + ",le=\"0.0002\"}"), r < 2 ? 0 : kCalls) << r;
-    EXPECT_EQ(Num(s, bucket + ",le=\"0.0005\"}"), kCalls) << r;
+    EXPECT_EQ(Num(s, bucket + ",le=\"1e-06\"}"), r < 2 ? 0 : kMatched) << r;
+    EXPECT_EQ(Num(s, bucket + ",le=\"0.0002\"}"), r < 2 ? 0 : kMatched) << r;
+    EXPECT_EQ(Num(s, bucket + ",le=\"0.0005\"}"), kMatched) << r;
     EXPECT_EQ(
         Num(s, "ccltune_program_calls_total{comm=\"0000000000c0ffee\",rank=\"" + std::to_string(r) +
                    "\",op=\"allReduce\",choice=\"nccl:algo=ring,proto=ll\",source=\"nccl\"}"),
@@ -157,12 +161,12 @@ TEST(TelemetryProcess, MinOverRanksSplitsTheWaitOfTheRanksThatWaited) {
     EXPECT_EQ(Promtool(text), "") << text;
   }
   // The ratio the library keeps for the last 10 s: wait over collective time.
-  const double collective = transfer_sum + kCalls * kLateNs * 1e-9;
+  const double collective = transfer_sum + kMatched * kLateNs * 1e-9;
   const std::string ratio = "ccltune_program_sync_wait_ratio{comm=\"0000000000c0ffee\",rank=\"0\"}";
   const std::string text = ScrapeUntil(ports[0], [&](const std::string& t) {
-    return std::abs(Num(Parse(t), ratio) - kCalls * kLateNs * 1e-9 / collective) < 1e-9;
+    return std::abs(Num(Parse(t), ratio) - kMatched * kLateNs * 1e-9 / collective) < 1e-9;
   });
-  EXPECT_NEAR(Num(Parse(text), ratio), kCalls * kLateNs * 1e-9 / collective, 1e-9) << text;
+  EXPECT_NEAR(Num(Parse(text), ratio), kMatched * kLateNs * 1e-9 / collective, 1e-9) << text;
 
   // A real Prometheus scrapes the three endpoints and sees the same split per rank.
   std::string config =
@@ -194,8 +198,8 @@ TEST(TelemetryProcess, MinOverRanksSplitsTheWaitOfTheRanksThatWaited) {
   }
   auto targets = HttpGet(prom->port, "/api/v1/targets", 5s);
   ASSERT_EQ(by_rank.size(), 3u) << last << "\n" << (targets.ok() ? targets->body : "");
-  EXPECT_NEAR(by_rank["0"], kCalls * kLateNs * 1e-9, 1e-12);
-  EXPECT_NEAR(by_rank["1"], kCalls * kLateNs * 1e-9, 1e-12);
+  EXPECT_NEAR(by_rank["0"], kMatched * kLateNs * 1e-9, 1e-12);
+  EXPECT_NEAR(by_rank["1"], kMatched * kLateNs * 1e-9, 1e-12);
   EXPECT_EQ(by_rank["2"], 0);
 
   Touch(dir.File("stop"));
