@@ -300,5 +300,21 @@ TEST(ProgramMetrics, KernelSplitSeriesAndPromtool) {
   EXPECT_EQ(out->exit_code, 0) << out->output << "\n--- exposition:\n" << text;
 }
 
+// Each labelled family stops at kMaxLabelSets; the rest is counted, not exported.
+TEST(ProgramMetrics, EachFamilyIsCappedAt512LabelSets) {
+  core::Registry registry;
+  auto m = ProgramMetrics::Create(registry);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  for (int i = 0; i < 600; ++i) (*m)->Forwarded("reason-" + std::to_string(i), 1);
+  const std::string text = registry.Text();
+  EXPECT_EQ(Parse(text, "ccltune_program_forwarded_calls_total{").size(), kMaxLabelSets);
+  EXPECT_EQ(Parse(text,
+                  "ccltune_metrics_label_sets_dropped_total{family=\"ccltune_program_"
+                  "forwarded_calls_total\"}")
+                .begin()
+                ->second,
+            "88");
+}
+
 }  // namespace
 }  // namespace ccltune::telemetry
