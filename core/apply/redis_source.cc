@@ -216,15 +216,9 @@ core::Result<ParsedFile> LoadFromRedis(const std::string& url, const std::string
                                        std::optional<core::Dtype> pinned,
                                        Clock::time_point deadline) {
   CCLTUNE_ASSIGN_OR_RETURN(core::RedisEndpoint ep, core::ParseRedisUrl(url));
-  if (const char* pw = std::getenv("CCLTUNE_REDIS_PASSWORD"); pw && *pw) {
-    // An injected pod's ACL user (docs/inject.md) comes in its own variable: the password
-    // is a Secret's, the URL a plain value that must not carry it.
-    const char* user = std::getenv("CCLTUNE_REDIS_USERNAME");
-    ep.password =
-        user && *user
-            ? std::string(user) + ":" + pw
-            : (std::string(pw).find(':') == std::string::npos ? pw : ":" + std::string(pw));
-  }
+  // An injected pod's ACL user (docs/inject.md).
+  core::ApplyRedisCredentials(std::getenv("CCLTUNE_REDIS_USERNAME"),
+                              std::getenv("CCLTUNE_REDIS_PASSWORD"), &ep);
   CCLTUNE_ASSIGN_OR_RETURN(Context c, Connect(ep, deadline));
   CCLTUNE_RETURN_IF_ERROR(Authenticate(c.get(), ep, deadline));
   CCLTUNE_ASSIGN_OR_RETURN(auto sizes, ReadIndexes(c.get(), fingerprint, deadline));

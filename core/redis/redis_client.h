@@ -30,6 +30,10 @@ Result<RedisEndpoint> ParseRedisUrl(const std::string& url);
 // The AUTH command for `ep` (empty without a password): AUTH password, or AUTH user password
 // for a Redis 6+ ACL user (the "user:password" convention of RedisEndpoint::password).
 std::vector<std::string> AuthArgv(const RedisEndpoint& ep);
+// CCLTUNE_REDIS_PASSWORD's value (`password`, may be null) overrides the URL's password, for
+// the ACL user CCLTUNE_REDIS_USERNAME (`username`, may be null) when set: an injected pod's
+// credentials come in their own variables (the password is a Secret's, the URL a plain value).
+void ApplyRedisCredentials(const char* username, const char* password, RedisEndpoint* ep);
 
 // A decoded reply: what hiredis returns, copied into value types.
 struct RedisValue {

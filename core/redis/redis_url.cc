@@ -136,4 +136,13 @@ std::vector<std::string> AuthArgv(const RedisEndpoint& ep) {
   return {"AUTH", ep.password.substr(0, colon), ep.password.substr(colon + 1)};
 }
 
+void ApplyRedisCredentials(const char* username, const char* password, RedisEndpoint* ep) {
+  if (password == nullptr || *password == '\0') return;
+  const std::string pw(password);
+  // A password with ':' and no user must not read as "user:password" (see AuthArgv).
+  ep->password = username != nullptr && *username != '\0' ? std::string(username) + ":" + pw
+                 : pw.find(':') == std::string::npos      ? pw
+                                                          : ":" + pw;
+}
+
 }  // namespace ccltune::core

@@ -62,7 +62,10 @@ typedef struct {
   uint64_t bytes;         /* the problem's size as the tune keys it (docs/design.md §4) */
   const char* choice;     /* the choice that ran, by its §5 name: "oneshot:...,mode=pull",
                              "nccl" (NCCL's pick), "nccl:algo=ring,proto=ll" (NCCL's calls:
-                             the algorithm and protocol the profiler saw) */
+                             the algorithm and protocol the profiler saw); it also gives the
+                             label `source`: "nccl" and "nccl:..." are NCCL's kernels
+                             (source="nccl", matched across ranks when sampled), any other
+                             choice ours (source="ccltune") */
   uint64_t seq;           /* the call's number on its communicator, equal on every rank for
                              the same call; UINT64_MAX unknown (then never matched) */
   uint64_t total_ns;      /* GPU time on this rank: entry to finish */

@@ -13,7 +13,7 @@ import sys
 # Folder (the longest matching prefix wins) -> the folders its files may include besides
 # their own. Folders are repository paths; "core/base" allows "core/base/..." alone.
 CORE_ALL = ["core/base", "core/plan", "core/redis", "core/results", "core/search", "core/node",
-            "core/peers", "core/metrics", "core/apply"]
+            "core/peers", "core/metrics", "core/apply", "core/telemetry"]
 RULES = {
     "core/base": [],
     "core/plan": ["core/base"],
@@ -24,6 +24,7 @@ RULES = {
     "core/peers": ["core/base"],
     "core/metrics": ["core/base"],
     "core/apply": ["core/base", "core/plan", "core/redis", "core/results"],
+    "core/telemetry": ["core/base", "core/redis", "core/metrics"],
     "core/kernels": ["core/plan"],
     "core/gpu": ["core/base", "core/plan", "core/node", "core/peers", "core/apply",
                  "core/kernels"],

@@ -59,5 +59,21 @@ TEST(ParseRedisUrl, ErrorsNameTheProblem) {
   }
 }
 
+// CCLTUNE_REDIS_PASSWORD (+ CCLTUNE_REDIS_USERNAME) over the URL's password, as AUTH sends it.
+TEST(ApplyRedisCredentials, PasswordAndUserOverrideTheUrl) {
+  RedisEndpoint ep;
+  ep.password = "from-url";
+  ApplyRedisCredentials(nullptr, nullptr, &ep);
+  EXPECT_EQ(ep.password, "from-url");
+  ApplyRedisCredentials("reader", "", &ep);  // an empty password is none
+  EXPECT_EQ(ep.password, "from-url");
+  ApplyRedisCredentials(nullptr, "pw", &ep);
+  EXPECT_EQ(AuthArgv(ep), (std::vector<std::string>{"AUTH", "pw"}));
+  ApplyRedisCredentials(nullptr, "p:w", &ep);  // no user: the colon is the password's
+  EXPECT_EQ(AuthArgv(ep), (std::vector<std::string>{"AUTH", "p:w"}));
+  ApplyRedisCredentials("ccltune-telemetry", "p:w", &ep);
+  EXPECT_EQ(AuthArgv(ep), (std::vector<std::string>{"AUTH", "ccltune-telemetry", "p:w"}));
+}
+
 }  // namespace
 }  // namespace ccltune::core
