@@ -21,21 +21,22 @@ std::uint64_t GetU64(std::string_view in) {
 
 bool Sampled(std::uint64_t seq) { return seq != UINT64_MAX && seq % kWindowCalls < kSampledCalls; }
 
-std::string WindowKey(std::uint64_t comm_hash, std::uint64_t window) {
-  return "ccltune:v1:telemetry:" + CommLabel(comm_hash) + ":" + std::to_string(window);
+std::string WindowKey(std::uint64_t comm_hash, const std::string& op, std::uint64_t window) {
+  return "ccltune:v1:telemetry:" + CommLabel(comm_hash) + ":" + op + ":" + std::to_string(window);
 }
 
 bool WindowCollector::Add(const CommInfo& comm, CallRecord call, Clock::time_point now) {
   if (call.seq == UINT64_MAX) return true;
   std::lock_guard<std::mutex> lock(mu_);
-  auto highest = highest_seq_.try_emplace(comm.comm_hash, call.seq).first;
+  Stream stream{comm.comm_hash, call.op};
+  auto highest = highest_seq_.try_emplace(stream, call.seq).first;
   highest->second = std::max(highest->second, call.seq);
   if (!Sampled(call.seq)) return true;
-  const auto key = std::make_pair(comm.comm_hash, call.seq / kWindowCalls);
+  const auto key = std::make_pair(std::move(stream), call.seq / kWindowCalls);
   auto it = open_.find(key);
   if (it == open_.end()) {
     if (open_.size() >= kMaxOpenWindows) return false;
-    it = open_.emplace(key, Window{comm, key.second, {}, now}).first;
+    it = open_.emplace(key, Window{comm, key.first.second, key.second, {}, now}).first;
   }
   it->second.calls.push_back(std::move(call));
   it->second.last_added = now;
@@ -48,7 +49,8 @@ std::vector<Window> WindowCollector::TakeReady(Clock::time_point now) {
   for (auto it = open_.begin(); it != open_.end();) {
     const Window& w = it->second;
     // An unsampled call after the window: the window's calls are all in (or lost).
-    const bool passed = highest_seq_[w.comm.comm_hash] >= w.index * kWindowCalls + kSampledCalls;
+    const bool passed =
+        highest_seq_[Stream{w.comm.comm_hash, w.op}] >= w.index * kWindowCalls + kSampledCalls;
     if (passed || w.calls.size() >= kSampledCalls || now - w.last_added >= kPostAfterIdle) {
       ready.push_back(std::move(it->second));
       it = open_.erase(it);

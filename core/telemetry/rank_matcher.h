@@ -1,7 +1,9 @@
 // Min-over-ranks matching of NCCL's calls (docs/design.md §13), the part without I/O.
 //
 // Every rank samples the same calls: those whose sequence number falls in the first
-// kSampledCalls of each kWindowCalls (a window). WindowCollector gathers a rank's sampled
+// kSampledCalls of each kWindowCalls (a window). NCCL numbers each collective type of a
+// communicator on its own (allGather's 0 beside allReduce's 10), so a call is matched by
+// (communicator, op, sequence number) and windows are kept per (communicator, op). WindowCollector gathers a rank's sampled
 // calls per (communicator, window) and hands a window over once it is complete, a later
 // call of the communicator shows that it is over, or no call came for kPostAfterIdle. The
 // Redis side (RedisExchange) posts the window's times under WindowKey(), field = the rank,
@@ -32,12 +34,13 @@ inline constexpr std::size_t kMaxOpenWindows = 64;
 
 // Whether every rank samples the call numbered `seq` (UINT64_MAX: unknown, never).
 bool Sampled(std::uint64_t seq);
-// "ccltune:v1:telemetry:{16 hex}:{window}".
-std::string WindowKey(std::uint64_t comm_hash, std::uint64_t window);
+// "ccltune:v1:telemetry:{16 hex}:{op}:{window}".
+std::string WindowKey(std::uint64_t comm_hash, const std::string& op, std::uint64_t window);
 
 // One rank's sampled calls of one window of one communicator.
 struct Window {
   CommInfo comm;
+  std::string op;
   std::uint64_t index = 0;  // seq / kWindowCalls
   std::vector<CallRecord> calls;
   Clock::time_point last_added;
@@ -57,8 +60,9 @@ class WindowCollector {
 
  private:
   std::mutex mu_;
-  std::map<std::pair<std::uint64_t, std::uint64_t>, Window> open_;  // by (comm, window)
-  std::map<std::uint64_t, std::uint64_t> highest_seq_;              // by comm
+  using Stream = std::pair<std::uint64_t, std::string>;  // (comm, op): one numbering
+  std::map<std::pair<Stream, std::uint64_t>, Window> open_;  // by (stream, window)
+  std::map<Stream, std::uint64_t> highest_seq_;
 };
 
 // 16 bytes per call, little-endian: seq, total_ns.

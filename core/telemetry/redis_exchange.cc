@@ -56,7 +56,7 @@ void RedisExchange::State::Lost(const core::Status& why) {
 void RedisExchange::State::Post(std::vector<Window> ready, Clock::time_point now) {
   std::vector<std::vector<std::string>> commands;
   for (const Window& w : ready) {
-    const std::string key = WindowKey(w.comm.comm_hash, w.index);
+    const std::string key = WindowKey(w.comm.comm_hash, w.op, w.index);
     commands.push_back({"HSET", key, std::to_string(w.comm.rank), PackTimes(w.calls)});
     commands.push_back({"EXPIRE", key, std::to_string(kWindowTtlSeconds)});
   }
@@ -74,7 +74,7 @@ void RedisExchange::State::Post(std::vector<Window> ready, Clock::time_point now
 void RedisExchange::State::Poll(Clock::time_point now) {
   std::vector<std::vector<std::string>> commands;
   for (const Posted& p : posted)
-    commands.push_back({"HGETALL", WindowKey(p.window.comm.comm_hash, p.window.index)});
+    commands.push_back({"HGETALL", WindowKey(p.window.comm.comm_hash, p.window.op, p.window.index)});
   auto r = client->Transaction(commands);
   if (!r.ok() || r->elements.size() != posted.size())
     return Lost(r.ok() ? core::Internal("EXEC answered " + std::to_string(r->elements.size()) +

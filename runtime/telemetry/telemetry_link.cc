@@ -17,9 +17,12 @@ bool WantTelemetry() {
   return v != nullptr && *v != '\0' && std::string(v) != "off";
 }
 
-// Beside the library that holds this code (libccltune.so or libccltune-nccl.so), else by
-// soname through the loader's path.
+// The copy already loaded (the profiler plugin links it by soname, and may have come first
+// from another folder: a second copy would be a second exporter on the same port), else the
+// one beside the library that holds this code (libccltune.so or libccltune-nccl.so), else
+// by soname through the loader's path.
 void* OpenLibrary(std::string* error) {
+  if (void* h = dlopen(kLibrary, RTLD_NOW | RTLD_NOLOAD)) return h;
   Dl_info info{};
   if (dladdr(reinterpret_cast<void*>(&Telemetry), &info) != 0 && info.dli_fname != nullptr) {
     std::string dir(info.dli_fname);

@@ -9,8 +9,8 @@ Prometheus scrapes each rank's /metrics while it runs.
 Per phase (MODE eager or graph; bf16 all-reduce of BYTES; one size per phase, so the `size`
 label keeps the phases apart): the last rank spins DELAY_US on its stream before each
 all-reduce (torch.cuda._sleep, calibrated here against CUDA events, and that measured delay
-is what the checker compares with), the others do not. eager: 400 calls; graph: 20 calls
-captured in one graph, replayed 20 times. Every result is checked (the sum of every rank's
+is what the checker compares with), the others do not. eager: 1100 calls; graph: 20 calls
+captured in one graph, replayed 55 times. Every result is checked (the sum of every rank's
 input, exact in bf16: small integers). Rank 0 writes OUT_JSON: per phase the delay
 measured on the late rank, the wrong elements over every rank, and (eager) rank 0's host
 time per step (fill + all-reduce enqueued, before the stream is synchronised). Then every rank stays up
@@ -24,7 +24,9 @@ import time
 import torch
 import torch.distributed as dist
 
-EAGER_CALLS, GRAPH_CALLS, GRAPH_REPLAYS = 400, 20, 20
+# 1100 calls a phase: every phase holds the first 64 calls of some 1024 (the calls every rank
+# samples for NCCL's min-over-ranks split, core/telemetry/rank_matcher.h).
+EAGER_CALLS, GRAPH_CALLS, GRAPH_REPLAYS = 1100, 20, 55
 
 
 def cycles_per_us(dev):

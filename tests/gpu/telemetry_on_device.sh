@@ -14,12 +14,14 @@
 # On the GPU machine, from the repository root:
 #   cmake --build build --target ccltune ccltune_nccl_shim ccltune_runtime ccltune_telemetry \
 #     ccltune_nccl_profiler
-#   GPUS=4 bash tests/gpu/telemetry_on_device.sh
+#   GPUS=4 bash tests/gpu/telemetry_on_device.sh     # PARTS: any of delay cost decode nccltests
 set -uo pipefail
 # shellcheck source=tests/gpu/device_env.sh
 source "$(dirname "${BASH_SOURCE[0]}")/device_env.sh"
 export PYTHONUNBUFFERED=1
 GPUS=${GPUS:-4}
+PARTS=${PARTS:-delay cost decode nccltests}
+part() { [[ " $PARTS " == *" $1 "* ]]; }
 PHASES=${PHASES:-eager:2048:0 eager:4096:50 eager:8192:500 graph:16384:0 graph:32768:50 graph:65536:500}
 work=$OUT/telemetry
 rm -rf "$work" && mkdir -p "$work/redis" "$work/prom"
@@ -90,14 +92,17 @@ delay_run() {  # delay_run NAME SOURCE [VAR=VALUE...]: the program's ranks, then
   return $rc
 }
 status=0
-echo "== ours: libccltune-nccl preloaded, our kernels' own timers"
-delay_run ours ccltune LD_PRELOAD="$shim" CCLTUNE_NCCL_DEBUG=0 || status=1
-grep -h "calls served by winners" "$work"/ours.rank*.log | sort | uniq -c
-echo "== nccl: no preload, NCCL's profiler plugin"
-delay_run nccl nccl NCCL_PROFILER_PLUGIN="$profiler" || status=1
+if part delay; then
+  echo "== ours: libccltune-nccl preloaded, our kernels' own timers"
+  delay_run ours ccltune LD_PRELOAD="$shim" || status=1
+  grep -h "calls served by winners" "$work"/ours.rank*.log | sort | uniq -c
+  echo "== nccl: no preload, NCCL's profiler plugin"
+  delay_run nccl nccl NCCL_PROFILER_PLUGIN="$profiler" || status=1
+fi
 
-echo "== host time per eager call under the preload, telemetry off / on (twice each)"
+part cost && echo "== host time per eager call under the preload, telemetry off / on (twice each)"
 for i in 1 2; do
+  part cost || break
   for t in off on; do
     touch "$work/cost-$t-$i.json.done"  # nothing to wait for: no check
     mport=$(freeport); rpids=()
@@ -112,7 +117,7 @@ for i in 1 2; do
     for p in "${rpids[@]}"; do wait "$p" || status=1; done
   done
 done
-python3 - "$work" <<'PY' | tee "$work/host-cost.md"
+part cost && python3 - "$work" <<'PY' | tee "$work/host-cost.md"
 import json, statistics, sys
 w = sys.argv[1]
 def med(t):
@@ -121,11 +126,12 @@ def med(t):
 off, on = med("off"), med("on")
 print("| host time per eager step (fill + all-reduce 8 KiB bf16), rank 0 | telemetry off | on | added |")
 print("|---|---|---|---|")
-print("| median of 10 phases of 400 calls (µs) | %.2f | %.2f | %+.2f |" % (off, on, on - off))
+print("| median of 10 phases of 1100 calls (µs) | %.2f | %.2f | %+.2f |" % (off, on, on - off))
 PY
 
-echo "== decode step under the preload: telemetry off, then on"
+part decode && echo "== decode step under the preload: telemetry off, then on"
 for t in off on; do
+  part decode || break
   env "LD_LIBRARY_PATH=$torch_nccl:$CCLTUNE_GPU_LIBS" "${telemetry_env[@]}" CCLTUNE_TELEMETRY=$t \
     LD_PRELOAD="$shim" CCLTUNE_LIBRARY="$(gpu_file libccltune.so.0)" PYTHONPATH=runtime/python \
     CCLTUNE_RESULTS_FILE="$work/winners.json" CUDA_VISIBLE_DEVICES=$devs timeout -k 5 300 \
@@ -133,9 +139,10 @@ for t in off on; do
     >"$work/decode-telemetry-$t.md" 2>&1 || status=1
   tail -8 "$work/decode-telemetry-$t.md"
 done
-python3 tests/gpu/telemetry_decode_table.py "$prom" "$work/winners.json" | tee "$work/decode-split.md"
+part decode && python3 tests/gpu/telemetry_decode_table.py "$prom" "$work/winners.json" |
+  tee "$work/decode-split.md"
 
-if [ -x "${NCCL_TESTS_BIN:-}/all_reduce_perf" ]; then
+if part nccltests && [ -x "${NCCL_TESTS_BIN:-}/all_reduce_perf" ]; then
   echo "== nccl-tests all_reduce_perf -t $GPUS, without and with the profiler plugin (A B A B)"
   for i in 1 2; do
     for v in plain plugin; do
