@@ -138,9 +138,10 @@ __device__ inline void PushRowLL(const PeerTeam& team, const FusedOperands& ops,
 
 // Vector j of rank `src`'s row from our staging; false when the bound ran out.
 __device__ inline bool PollVectorLL(const PeerTeam& team, const uint4* lines, unsigned int flag,
-                                    std::uint64_t since, uint4* v) {
+                                    std::uint64_t since, uint4* v, bool* waited) {
   uint2 a, b;
-  if (!LoadLL(lines, flag, team, since, &a) || !LoadLL(lines + 1, flag, team, since, &b)) {
+  if (!LoadLL(lines, flag, team, since, &a, waited) ||
+      !LoadLL(lines + 1, flag, team, since, &b, waited)) {
     return false;
   }
   *v = make_uint4(a.x, a.y, b.x, b.y);
@@ -155,7 +156,8 @@ __device__ inline bool PollVectorLL(const PeerTeam& team, const uint4* lines, un
 template <class T>
 __device__ inline bool GatherRowLL(const PeerTeam& team, const FusedOperands& ops,
                                    const LLSlots& slots, std::uint64_t at, int nvec,
-                                   unsigned int flag, std::uint64_t since, RowRegs<T>& r) {
+                                   unsigned int flag, std::uint64_t since, RowRegs<T>& r,
+                                   bool* waited) {
   constexpr int kN = Lanes<T>::kN;
   const uint4* mine = reinterpret_cast<const uint4*>(Input<T>(ops, team.rank) + at);
   const std::uint64_t line = at * sizeof(T) / 8;
@@ -169,7 +171,7 @@ __device__ inline bool GatherRowLL(const PeerTeam& team, const FusedOperands& op
       if (lines == nullptr) {
         w = __ldcg(mine + j);
       } else if (arrived) {
-        arrived = PollVectorLL(team, lines + 2 * j, flag, since, &w);
+        arrived = PollVectorLL(team, lines + 2 * j, flag, since, &w, waited);
       }
       float tmp[kN];
       Unpack<T>(w, tmp);
@@ -206,13 +208,14 @@ __global__ void __launch_bounds__(kMaxReduceThreads, 1)
   const std::uint64_t since = PeerNowNs();
   for (std::uint64_t row = blockIdx.x; row < tokens; row += gridDim.x) {
     RowRegs<T> r;
-    const bool ok = GatherRowLL<T>(team, ops, slots, row * hidden, nvec, flag, since, r);
+    bool waited = false;
+    const bool ok = GatherRowLL<T>(team, ops, slots, row * hidden, nvec, flag, since, r, &waited);
     // The whole block leaves together: the norm below synchronises the block.
     if (__syncthreads_or(!ok)) {
       if (!ok) MarkTimedOut(team);
       return;
     }
-    NoteArrival(team, &s);  // the first row's lines from every peer are in
+    NoteArrival(team, &s, waited);  // the first row's lines from every peer are in
     FinishRow<T, OP>(p, r, nvec, TargetsOf<T, OP>(team, ops, row * hidden, 1), scratch);
   }
   EndBlock(team, &s, 1);

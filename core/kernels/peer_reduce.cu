@@ -197,12 +197,13 @@ __global__ void __launch_bounds__(kMaxReduceThreads)
   for (std::uint64_t i = tid; i < lines; i += stride) {
     uint2 w[kMaxPeers];
     bool late = false;  // once the bound passed, each later peer costs at most 256 polls
+    bool waited = false;
 #pragma unroll
     for (int r = 0; r < kMaxPeers; ++r) {
       if (r >= team.world) break;
       if (r == team.rank) {
         w[r] = __ldcg(mine + i);
-      } else if (!LoadLL(slot(team.rank, r) + i, flag, team, since, &w[r])) {
+      } else if (!LoadLL(slot(team.rank, r) + i, flag, team, since, &w[r], &waited)) {
         NoteMissing(team, r);
         late = true;
       }
@@ -211,7 +212,7 @@ __global__ void __launch_bounds__(kMaxReduceThreads)
       MarkTimedOut(team);
       return;
     }
-    NoteArrival(team, &s);  // this thread's first line from every peer is in
+    NoteArrival(team, &s, waited);  // this thread's first line from every peer is in
     float acc[kE], tmp[kE];
     Unpack8<T>(w[0], acc);
 #pragma unroll

@@ -77,10 +77,14 @@ struct BlockSync {
   unsigned long long arrival;
 };
 
-// The last peer's arrival, seen now by thread 0 (the first time only: later barriers of
-// the launch wait for peers that were slower at the work, not at the call).
-__device__ inline void NoteArrival(const PeerTeam& team, BlockSync* s) {
-  if (team.timing != nullptr && threadIdx.x == 0 && s->arrival == 0) s->arrival = PeerNowNs();
+// The last peer's arrival, as thread 0 saw it (the first time only: later barriers of the
+// launch wait for peers that were slower at the work, not at the call): now when the block
+// had to wait for a peer, else at entry: every peer had arrived before this rank looked, so
+// this rank was the last and waited for no one (its own flag stores, or an LL kernel's own
+// pushes, are its transfer, not a wait).
+__device__ inline void NoteArrival(const PeerTeam& team, BlockSync* s, bool waited) {
+  if (team.timing != nullptr && threadIdx.x == 0 && s->arrival == 0)
+    s->arrival = waited ? PeerNowNs() : s->entry;
 }
 
 // Folds this block's stamps into the launch's running values; the last block to finish
@@ -161,6 +165,7 @@ __device__ inline bool PeerBarrier(const PeerTeam& team, BlockSync* s, unsigned 
   const unsigned int epoch = s->base + n;
   __syncthreads();
   const int t = threadIdx.x;
+  bool spun = false;  // this thread's peer had not arrived at the first look
   if (t < team.world) {
     unsigned int* theirs = &Pick(team.signals, t)->flags[blockIdx.x][team.rank];
     const unsigned int* mine = &Pick(team.signals, team.rank)->flags[blockIdx.x][t];
@@ -173,6 +178,7 @@ __device__ inline bool PeerBarrier(const PeerTeam& team, BlockSync* s, unsigned 
     }
     const std::uint64_t start = PeerNowNs();
     while (static_cast<int>(LoadAcquire(mine) - epoch) < 0) {
+      spun = true;
       if (PeerNowNs() - start > team.timeout_ns) {
         s->failed = 1;
         NoteMissing(team, t);
@@ -180,9 +186,9 @@ __device__ inline bool PeerBarrier(const PeerTeam& team, BlockSync* s, unsigned 
       }
     }
   }
-  __syncthreads();
+  const int waited = __syncthreads_or(spun);
   if (s->failed != 0 && threadIdx.x == 0) MarkTimedOut(team);
-  if (n == 1) NoteArrival(team, s);
+  if (n == 1) NoteArrival(team, s, waited != 0);
   return s->failed == 0;
 }
 
@@ -195,9 +201,9 @@ __device__ inline void StoreLL(uint4* p, uint2 data, unsigned int flag) {
 }
 
 // Polls an LL line until both flags equal `flag`; false when `since` + the team's bound
-// passed first.
+// passed first. *waited (when given) is set when the line was not there at the first look.
 __device__ inline bool LoadLL(const uint4* p, unsigned int flag, const PeerTeam& team,
-                              std::uint64_t since, uint2* data) {
+                              std::uint64_t since, uint2* data, bool* waited = nullptr) {
   uint4 v;
   for (unsigned int spins = 0;; ++spins) {
     asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];"
@@ -205,6 +211,7 @@ __device__ inline bool LoadLL(const uint4* p, unsigned int flag, const PeerTeam&
                  : "l"(p)
                  : "memory");
     if (v.y == flag && v.w == flag) break;
+    if (waited != nullptr) *waited = true;
     if ((spins & 255u) == 255u && PeerNowNs() - since > team.timeout_ns) return false;
   }
   *data = make_uint2(v.x, v.z);

@@ -41,7 +41,8 @@ for _ in $(seq 50); do redis-cli -p "$port" ping 2>/dev/null | grep -q NOAUTH &&
 torch_nccl=$(torch_nccl_dir)
 [ -n "$torch_nccl" ] || fail "no NCCL of torch's (nvidia.nccl) found"
 devs=$(seq -s, 0 $((GPUS - 1)))
-sizes=$(for p in $PHASES; do echo "${p#*:}" | cut -d: -f1; done | sort -un | tr '\n' ,)8192,65536,524288
+sizes=$( (for p in $PHASES; do echo "${p#*:}" | cut -d: -f1; done; echo 8192 65536 524288 | tr ' ' '\n') |
+  sort -un | paste -sd,)
 CUDA_VISIBLE_DEVICES=$devs LD_LIBRARY_PATH=$torch_nccl:$LD_LIBRARY_PATH timeout -k 5 400 \
   ccltune tune --backend nccl --ranks "$GPUS" --op allReduce --dtypes bf16 --sizes "$sizes" \
   --redis "redis://:$REDIS_PASSWORD@127.0.0.1:$port/0" >"$work/tune.txt" 2>&1 ||

@@ -186,7 +186,7 @@ TEST(RankMatcher, SampledWindowsAndKeys) {
   EXPECT_FALSE(Sampled(64));
   EXPECT_TRUE(Sampled(1024 * 5 + 10));
   EXPECT_FALSE(Sampled(UINT64_MAX));
-  EXPECT_EQ(WindowKey(0xabc, 5), "ccltune:v1:telemetry:0000000000000abc:5");
+  EXPECT_EQ(WindowKey(0xabc, "allGather", 5), "ccltune:v1:telemetry:0000000000000abc:allGather:5");
   const std::vector<CallRecord> calls = {Nccl(3, 1000), Nccl(1ull << 40, 7)};
   std::string packed = PackTimes(calls);
   ASSERT_EQ(packed.size(), 32u);
