@@ -9,8 +9,8 @@ Prometheus scrapes each rank's /metrics while it runs.
 Per phase (MODE eager or graph; bf16 all-reduce of BYTES; one size per phase, so the `size`
 label keeps the phases apart): the last rank spins DELAY_US on its stream before each
 all-reduce (torch.cuda._sleep, calibrated here against CUDA events, and that measured delay
-is what the checker compares with), the others do not. eager: 1100 calls; graph: 20 calls
-captured in one graph, replayed 55 times. Every result is checked (the sum of every rank's
+is what the checker compares with), the others do not. eager: calls one by one; graph: 20
+calls captured in one graph, replayed; each for 4 s and at least 1100 calls. Every result is checked (the sum of every rank's
 input, exact in bf16: small integers). Rank 0 writes OUT_JSON: per phase the delay
 measured on the late rank, the wrong elements over every rank, and (eager) rank 0's host
 time per step (fill + all-reduce enqueued, before the stream is synchronised). Then every rank stays up
@@ -24,9 +24,12 @@ import time
 import torch
 import torch.distributed as dist
 
-# 1100 calls a phase: every phase holds the first 64 calls of some 1024 (the calls every rank
-# samples for NCCL's min-over-ranks split, core/telemetry/rank_matcher.h).
-EAGER_CALLS, GRAPH_CALLS, GRAPH_REPLAYS = 1100, 20, 55
+# A phase lasts at least PHASE_SECONDS (Prometheus scrapes each second: rates need calls
+# across several scrapes) and 1100 calls (every phase then holds the first 64 calls of some
+# 1024: the calls every rank samples for NCCL's min-over-ranks split,
+# core/telemetry/rank_matcher.h). Host time is taken over the first HOST_CALLS eager steps,
+# before the launch queue can fill and make the host wait for the GPU.
+PHASE_SECONDS, MIN_CALLS, GRAPH_CALLS, HOST_CALLS = 4.0, 1100, 20, 200
 
 
 def cycles_per_us(dev):
@@ -55,6 +58,15 @@ def measured_delay_us(cycles):
 
 def run_phase(mode, n, cycles, late, dev, rank, world):
     x = torch.full((n,), float(rank + 1), device=dev, dtype=torch.bfloat16)
+    end = time.time() + PHASE_SECONDS
+
+    def done(calls):
+        """Every rank stops after the same call: rank 0's clock decides, by broadcast."""
+        if calls < MIN_CALLS or calls % 500 != 0 and mode == "eager":
+            return False
+        flag = torch.tensor([1 if time.time() >= end else 0], device=dev)
+        dist.broadcast(flag, 0)
+        return bool(flag.item())
 
     def step():
         x.fill_(float(rank + 1))
@@ -62,12 +74,17 @@ def run_phase(mode, n, cycles, late, dev, rank, world):
             torch.cuda._sleep(cycles)
         dist.all_reduce(x)
 
-    host_us = 0.0
+    host_us, calls = 0.0, 0
     if mode == "eager":
         t0 = time.perf_counter()
-        for _ in range(EAGER_CALLS):
+        for _ in range(HOST_CALLS):
             step()
-        host_us = (time.perf_counter() - t0) * 1e6 / EAGER_CALLS
+        host_us = (time.perf_counter() - t0) * 1e6 / HOST_CALLS
+        calls = HOST_CALLS
+        while not done(calls):
+            for _ in range(100):
+                step()
+            calls += 100
     else:
         s = torch.cuda.Stream()
         s.wait_stream(torch.cuda.current_stream())
@@ -79,8 +96,9 @@ def run_phase(mode, n, cycles, late, dev, rank, world):
         with torch.cuda.graph(g):
             for _ in range(GRAPH_CALLS):
                 step()
-        for _ in range(GRAPH_REPLAYS):
+        while not done(calls):
             g.replay()
+            calls += GRAPH_CALLS
     torch.cuda.synchronize()
     want = float(world * (world + 1) // 2)
     return int((x.float() != want).sum().item()), host_us

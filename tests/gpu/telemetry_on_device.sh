@@ -127,7 +127,7 @@ def med(t):
 off, on = med("off"), med("on")
 print("| host time per eager step (fill + all-reduce 8 KiB bf16), rank 0 | telemetry off | on | added |")
 print("|---|---|---|---|")
-print("| median of 10 phases of 1100 calls (µs) | %.2f | %.2f | %+.2f |" % (off, on, on - off))
+print("| median of 10 phases, the first 200 steps of each (µs) | %.2f | %.2f | %+.2f |" % (off, on, on - off))
 PY
 
 part decode && echo "== decode step under the preload: telemetry off, then on"
