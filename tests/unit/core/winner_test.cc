@@ -100,6 +100,58 @@ TEST(PickWinner, NothingValidIsAnErrorListingWhy) {
   EXPECT_FALSE(PickWinner(empty, "ring", 3).ok());
 }
 
+// Issue 43's rule: the fastest choice a program's own buffers run, kept beside the winner.
+// Here the names that start with "pull" stand for choices that need pooled buffers.
+bool AnyBuffer(const std::string& name) { return name.rfind("pull", 0) != 0; }
+
+TEST(PickAnyBuffer, AnAnyBufferWinnerIsItsOwnAnyBufferChoice) {
+  auto r = Record({Choice("nccl", 100), Choice("pull", 95), Choice("ll", 50)});
+  ASSERT_TRUE(PickWinner(r, "nccl", 3).ok());
+  PickAnyBuffer(r, "nccl", 3, AnyBuffer);
+  ASSERT_TRUE(r.any_buffer.has_value());
+  EXPECT_EQ(r.any_buffer->choice, "ll");
+  EXPECT_DOUBLE_EQ(r.any_buffer->time_us, 50);
+  EXPECT_DOUBLE_EQ(r.any_buffer->speedup_vs_default, 2);
+}
+
+TEST(PickAnyBuffer, APooledWinnerKeepsTheFastestAnyBufferChoiceBesideIt) {
+  auto r = Record({Choice("nccl", 100), Choice("push", 60), Choice("pull", 20), Choice("ll", 40),
+                   Choice("ll128", 30, ChoiceStatus::kWrong),
+                   Choice("simple", kInf, ChoiceStatus::kPruned)});
+  ASSERT_TRUE(PickWinner(r, "nccl", 3).ok());
+  EXPECT_EQ(r.winner, "pull");
+  PickAnyBuffer(r, "nccl", 3, AnyBuffer);
+  ASSERT_TRUE(r.any_buffer.has_value());
+  EXPECT_EQ(r.any_buffer->choice, "ll");  // not the wrong ll128, not the pruned one
+  EXPECT_DOUBLE_EQ(r.any_buffer->time_us, 40);
+  EXPECT_DOUBLE_EQ(r.any_buffer->speedup_vs_default, 2.5);
+  EXPECT_EQ(r.winner, "pull");  // the winner is left as it was
+}
+
+TEST(PickAnyBuffer, TheDefaultStaysUnlessBeatenBeyondNoise) {
+  auto r = Record({Choice("nccl", 100), Choice("pull", 20), Choice("ll", 98)});
+  ASSERT_TRUE(PickWinner(r, "nccl", 3).ok());
+  PickAnyBuffer(r, "nccl", 3, AnyBuffer);
+  ASSERT_TRUE(r.any_buffer.has_value());
+  EXPECT_EQ(r.any_buffer->choice, "nccl");
+  EXPECT_DOUBLE_EQ(r.any_buffer->speedup_vs_default, 1);
+}
+
+TEST(PickAnyBuffer, NoValidAnyBufferChoiceLeavesItEmpty) {
+  auto r = Record({Choice("nccl", kInf, ChoiceStatus::kTimeout), Choice("pull", 20),
+                   Choice("ll", kInf, ChoiceStatus::kFailed)});
+  ASSERT_TRUE(PickWinner(r, "nccl", 3).ok());
+  r.any_buffer = AnyBufferChoice{"stale", 1, 1};
+  PickAnyBuffer(r, "nccl", 3, AnyBuffer);
+  EXPECT_FALSE(r.any_buffer.has_value());
+  // Without a valid default the speedup is unknown (0), as the winner's.
+  r.choices[2] = Choice("ll", 40);
+  PickAnyBuffer(r, "nccl", 3, AnyBuffer);
+  ASSERT_TRUE(r.any_buffer.has_value());
+  EXPECT_EQ(r.any_buffer->choice, "ll");
+  EXPECT_DOUBLE_EQ(r.any_buffer->speedup_vs_default, 0);
+}
+
 TEST(ChoiceStatus, NamesRoundTrip) {
   for (auto s : {ChoiceStatus::kOk, ChoiceStatus::kWrong, ChoiceStatus::kTimeout,
                  ChoiceStatus::kFailed, ChoiceStatus::kSkipped, ChoiceStatus::kPruned}) {
