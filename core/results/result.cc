@@ -129,8 +129,8 @@ void PickAnyBuffer(ResultRecord& record, const std::string& default_choice,
     }
   }
   if (pick == nullptr) return;
-  record.any_buffer = AnyBufferChoice{pick->name, pick->time_us,
-                                      def != nullptr ? def->time_us / pick->time_us : 0};
+  record.any_buffer =
+      AnyBufferChoice{pick->name, pick->time_us, def != nullptr ? def->time_us / pick->time_us : 0};
 }
 
 }  // namespace ccltune::core

@@ -240,9 +240,9 @@ TEST_F(TuneJobTest, AdaptiveSearchMeasuresTheFastestAnyBufferChoiceBesideAPooled
   const std::string json = dir_.File("summary.json");
   const auto run = RunCcltune(
       HostTuneArgs(4, redis_->url(),
-                   {"--op", "allReduce", "--sizes", "1KiB:16KiB:4", "--iters", "5", "--rounds",
-                    "3", "--warmup", "1", "--choices",
-                    "ring,recursive-doubling,test-pooled,test-fast", "-v", "--json", json}),
+                   {"--op", "allReduce", "--sizes", "1KiB:16KiB:4", "--iters", "5", "--rounds", "3",
+                    "--warmup", "1", "--choices", "ring,recursive-doubling,test-pooled,test-fast",
+                    "-v", "--json", json}),
       {{"CCLTUNE_ENABLE_TEST_CHOICES", "1"}}, 300);
   ASSERT_EQ(run.code, 0) << run.output;
   const auto summary = nlohmann::json::parse(ReadFile(json));

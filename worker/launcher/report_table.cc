@@ -81,8 +81,7 @@ void PrintResultsTable(std::FILE* out, const std::vector<core::ResultRecord>& re
                    static_cast<unsigned long long>(count), core::DtypeName(r.dtype),
                    core::RedOpName(r.redop), "-", "(no valid choice)");
     } else {
-      std::fprintf(out,
-                   " %11llu%s %10llu %6s %6s %12.2f  %-24s %10.2f %12.3f %12.3f %7.2fx  %s\n",
+      std::fprintf(out, " %11llu%s %10llu %6s %6s %12.2f  %-24s %10.2f %12.3f %12.3f %7.2fx  %s\n",
                    static_cast<unsigned long long>(r.bytes), TokensCell(r).c_str(),
                    static_cast<unsigned long long>(count), core::DtypeName(r.dtype),
                    core::RedOpName(r.redop), r.default_time_us, r.winner.c_str(), r.time_us,

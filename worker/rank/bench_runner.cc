@@ -193,9 +193,9 @@ Result<ChoiceResult> BenchRunner::Measure(const core::Problem& problem,
   std::vector<double> rounds;
   double screened_us = 0;
   if (screening) {
-    CCLTUNE_ASSIGN_OR_RETURN(auto verdict, Screen(*prepared, *screen, references,
-                                                  candidate.any_buffer, deadline, rounds,
-                                                  screened_us));
+    CCLTUNE_ASSIGN_OR_RETURN(
+        auto verdict, Screen(*prepared, *screen, references, candidate.any_buffer, deadline, rounds,
+                             screened_us));
     timing_.screening += Since(t0);
     ++timing_.screened;
     t0 = Clock::now();

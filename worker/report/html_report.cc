@@ -103,10 +103,11 @@ std::string Legend(const std::vector<const core::ResultRecord*>& g,
                                     : "") +
                   "</div><ul>";
   for (const auto& n : names) {
-    s += "<li><span class=\"swatch\" style=\"background:" + ChoiceColor(all, n) + "\"></span>" +
-         EscapeXml(n) + (wins.count(n) ? " — wins " + std::to_string(wins[n]) + unit : "") +
-         (any_buffer.count(n) ? "; fastest on any buffer at " + std::to_string(any_buffer[n]) : "") +
-         "</li>";
+    s +=
+        "<li><span class=\"swatch\" style=\"background:" + ChoiceColor(all, n) + "\"></span>" +
+        EscapeXml(n) + (wins.count(n) ? " — wins " + std::to_string(wins[n]) + unit : "") +
+        (any_buffer.count(n) ? "; fastest on any buffer at " + std::to_string(any_buffer[n]) : "") +
+        "</li>";
   }
   return s + "</ul>";
 }

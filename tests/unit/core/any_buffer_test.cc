@@ -2,6 +2,8 @@
 // own tensors can run, the same answer for the worker (its search and records) and the
 // runtime. Every base of both backends has an exact expectation here, so a base added to the
 // catalog without a decision fails this test.
+#include "core/apply/any_buffer.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -9,7 +11,6 @@
 #include <set>
 #include <string>
 
-#include "core/apply/any_buffer.h"
 #include "core/plan/choice.h"
 
 namespace ccltune::apply {
@@ -17,7 +18,8 @@ namespace {
 
 using core::Op;
 
-const std::string kPeers = "reads or writes the peers' buffers: runs only on buffers from ccltuneMemAlloc";
+const std::string kPeers =
+    "reads or writes the peers' buffers: runs only on buffers from ccltuneMemAlloc";
 const std::string kFused =
     "a fused kernel reads the peers' inputs or writes their out and residual: runs only when "
     "input, out and residual come from ccltuneMemAlloc";
@@ -111,9 +113,8 @@ TEST_F(AnyBufferRule, ANameThatDoesNotReadRunsNowhere) {
   EXPECT_NE(WhyNotAnyBuffer(core::ChoiceName{"ring", {}}, Op::kAllReduce, "nccl")
                 .find("is not a known choice for backend nccl"),
             std::string::npos);
-  EXPECT_NE(WhyNotAnyBuffer(core::ChoiceName{"oneshot", {{"mode", "fast"}}}, Op::kAllReduce,
-                            "nccl"),
-            "");
+  EXPECT_NE(
+      WhyNotAnyBuffer(core::ChoiceName{"oneshot", {{"mode", "fast"}}}, Op::kAllReduce, "nccl"), "");
   ::unsetenv("CCLTUNE_ENABLE_TEST_CHOICES");
   EXPECT_NE(WhyNotAnyBuffer(core::ChoiceName{kTestPooledChoice, {}}, Op::kAllReduce, "host")
                 .find("is not a known choice"),

@@ -118,9 +118,8 @@ TEST(PruningRule, NoEvidenceDropsNothing) {
 // dropped every one-shot LL/push kernel against them, so a program's own buffers had no
 // measured choice but NCCL. A choice that runs on any buffer is judged by such references only.
 TEST(PruningRule, APooledOnlyReferenceNeverDropsAnAnyBufferChoice) {
-  const std::vector<Reference> refs = {{"nccl", 100, true},
-                                       {"oneshot:mode=pull", 20, false},
-                                       {"nccl:ctas=8", 90, true}};
+  const std::vector<Reference> refs = {
+      {"nccl", 100, true}, {"oneshot:mode=pull", 20, false}, {"nccl:ctas=8", 90, true}};
   const std::vector<double> ll = {50, 52};  // 2.5x the pull winner, 1.8x faster than nccl
   const auto as_pooled = JudgeScreening(ll, refs, kNoise, /*any_buffer=*/false);
   ASSERT_TRUE(as_pooled.drop);
@@ -150,8 +149,8 @@ TEST(PruningRule, TheFastestAnyBufferChoiceSurvivesAnyPooledWinner) {
     const double best_any_us = default_us * (trial % 4 == 0 ? 1.0 : lead(rng));
     std::vector<Reference> refs = {Full("nccl", Rounds(rng, default_us, 5, 1.0, 1.03))};
     for (int k = 0; k < 3; ++k) {
-      Reference r = Full("pull" + std::to_string(k),
-                         Rounds(rng, best_any_us * pooled(rng), 5, 1.0, 1.03));
+      Reference r =
+          Full("pull" + std::to_string(k), Rounds(rng, best_any_us * pooled(rng), 5, 1.0, 1.03));
       r.any_buffer = false;
       refs.push_back(r);
     }
