@@ -1,6 +1,7 @@
 // The runtime's runnable-choice rules (runnable.h).
 #include "runtime/runnable.h"
 
+#include "core/apply/any_buffer.h"
 #include "core/apply/node_span.h"
 #include "core/plan/choice.h"
 
@@ -10,13 +11,6 @@ namespace {
 using apply::ChoiceSpec;
 using apply::Composition;
 using apply::PeerKind;
-
-// Our kernels that touch only this rank's buffers and the peers' staging.
-bool LocalBuffersOnly(const ChoiceSpec& s, core::Op op) {
-  if (s.peer == PeerKind::kOneShot) return s.push || s.ll;
-  if (s.peer == PeerKind::kTwoShot) return op == core::Op::kReduceScatter && s.push;
-  return false;
-}
 
 std::string WhyNotNccl(const ChoiceSpec& s, const core::Problem& problem, int world) {
   if (s.algo >= 0) {
@@ -28,12 +22,8 @@ std::string WhyNotNccl(const ChoiceSpec& s, const core::Problem& problem, int wo
     return "NCCL reads its network settings once per process: they apply through the "
            "environment before NCCL's first communicator, not per call";
   }
-  if (s.buffers == apply::BufferMode::kRegistered) {
-    return "nccl-reg needs the application's buffers registered with NCCL";
-  }
-  if (s.buffers == apply::BufferMode::kSymmetric) {
-    return "nccl-symm needs the application's buffers in an NCCL symmetric window";
-  }
+  // Registered or symmetric buffers: the pool is CUDA IPC memory, not NCCL's either.
+  if (s.buffers != apply::BufferMode::kPlain) return apply::WhyNotAnyBuffer(s, problem.op);
   if (s.compose == Composition::kReduceScatterAllGather) {
     if (problem.op != core::Op::kAllReduce) return "rs+ag composes an allReduce only";
     const std::uint64_t count = core::ElementCount(problem.op, problem.dtype, problem.bytes, world);
@@ -79,14 +69,8 @@ std::string WhyNotRunnable(const ChoiceSpec& s, const core::Problem& problem,
   if (s.compose != Composition::kPeer) return WhyNotNccl(s, problem, caps.world);
   if (!caps.peer_problem.empty()) return "peer memory unavailable: " + caps.peer_problem;
   if (std::string why = apply::PeerSkipReason(s, problem, caps.world); !why.empty()) return why;
-  if (cls == BufferClass::kPlain && s.fused) {
-    return "a fused kernel reads the peers' inputs or writes their out and residual: runs only "
-           "when input, out and residual come from ccltuneMemAlloc";
-  }
-  if (cls == BufferClass::kPlain && !LocalBuffersOnly(s, problem.op)) {
-    return "reads or writes the peers' buffers: runs only on buffers from ccltuneMemAlloc";
-  }
-  return "";
+  // Pooled buffers run every peer kernel; plain ones only those the shared rule allows.
+  return cls == BufferClass::kPlain ? apply::WhyNotAnyBuffer(s, problem.op) : "";
 }
 
 std::uint64_t HierScratchBytes(std::uint64_t bytes) {

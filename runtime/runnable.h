@@ -27,6 +27,9 @@
 //                         copied out (two device copies, small beside the network phase);
 //                         a message whose input and output do not fit the scratch
 //                         (stagingBytes) runs the plain buffers' next choice
+// Which buffers a choice needs (plain: any; pooled only; registered) is the shared rule of
+// core/apply/any_buffer.h, the one the worker records beside each winner; this adds what
+// this process can run.
 // Not run here: forced NCCL algorithms/protocols (the tuner plugin applies those, and the
 // runtime's NCCL calls get them when it is loaded), nccl-reg and nccl-symm (they need the
 // application's buffers registered with NCCL), test choices.

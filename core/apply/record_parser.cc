@@ -95,6 +95,7 @@ core::Result<WinnerRecord> WinnerRecordFrom(const core::ResultRecord& rec) {
     out.not_forced_reason = forced.status().message();
   out.choices = ApplicableChoices(rec.choices);
   out.measured = OkChoices(rec.choices);
+  out.any_buffer = rec.any_buffer;
   return out;
 }
 

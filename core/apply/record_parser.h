@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -61,6 +62,8 @@ struct WinnerRecord {
   std::string not_forced_reason;  // why NCCL is left alone, when !nccl_internal
   std::vector<MeasuredChoice> choices;  // in the record's order, at most kMaxKeptChoices
   std::vector<TimedChoice> measured;    // every ok choice, record order, same cap
+  // The record's fastest choice for any buffer (any_buffer.h); absent in older records.
+  std::optional<core::AnyBufferChoice> any_buffer;
 };
 
 // One record (JSON object text). DataLoss naming the problem when it is not a schema-1

@@ -106,10 +106,14 @@ const std::vector<BaseSpec>& Catalog() {
       {"ce", nccl, {{"mode", OneOf({"pull", "push"})}}},
       // Hang on purpose (deadline tests); only with CCLTUNE_ENABLE_TEST_CHOICES=1.
       // test-absent: one rank never joins a peer kernel. test-slow (host all-reduce): the ring,
-      // reported 10 s an op slower than it ran, so a screening drop is certain. test-env,
+      // reported 10 s an op slower than it ran, so a screening drop is certain. test-pooled and
+      // test-fast (host all-reduce): the ring reported 100x and 10x faster than it ran; the
+      // first stands for a kernel that needs pooled buffers (apply/any_buffer.h). test-env,
       // test-env-bad (host): measured by rank processes of their own (apply/process_setting.h).
       {"test-hang", both, {}},
       {"test-slow", host, {}},
+      {"test-pooled", host, {}},
+      {"test-fast", host, {}},
       {"test-env", host, {}},
       {"test-env-bad", host, {}},
       {"test-absent", nccl, {}},

@@ -19,6 +19,29 @@ std::string WhyNothingValid(const ResultRecord& r) {
   return out.empty() ? "no choices were measured" : out;
 }
 
+// The fastest valid choice `eligible` accepts (every one when it is empty); the earlier in
+// `choices` on a tie.
+const ChoiceResult* FastestValid(const ResultRecord& r, const AnyBufferTest& eligible) {
+  const ChoiceResult* fastest = nullptr;
+  for (const auto& c : r.choices) {
+    if (eligible && !eligible(c.name)) continue;
+    if (Valid(c) && (fastest == nullptr || c.time_us < fastest->time_us)) fastest = &c;
+  }
+  return fastest;
+}
+
+// The choice named `name` when it measured a valid time; else nullptr.
+const ChoiceResult* ValidChoice(const ResultRecord& r, const std::string& name) {
+  for (const auto& c : r.choices)
+    if (c.name == name) return Valid(c) ? &c : nullptr;
+  return nullptr;
+}
+
+// Whether `challenger` beats the default by more than the noise threshold.
+bool Beats(const ChoiceResult& challenger, const ChoiceResult& def, double noise_percent) {
+  return challenger.time_us < def.time_us * (1.0 - noise_percent / 100.0);
+}
+
 void SetWinner(ResultRecord& r, const ChoiceResult& w) {
   r.winner = w.name;
   r.winner_params = w.params;
@@ -71,17 +94,13 @@ std::string ResultRecord::Group() const {
 // the threshold); among other choices the earlier one in `choices` (catalog order) wins.
 Status PickWinner(ResultRecord& record, const std::string& default_choice,
                   double noise_threshold_percent) {
-  const ChoiceResult* fastest = nullptr;
-  const ChoiceResult* def = nullptr;
-  for (const auto& c : record.choices) {
-    if (c.name == default_choice) def = &c;
-    if (Valid(c) && (fastest == nullptr || c.time_us < fastest->time_us)) fastest = &c;
-  }
+  const ChoiceResult* fastest = FastestValid(record, nullptr);
   if (fastest == nullptr) {
     return FailedPrecondition("no valid choice for " + record.Key() + ": " +
                               WhyNothingValid(record));
   }
-  if (def == nullptr || !Valid(*def)) {
+  const ChoiceResult* def = ValidChoice(record, default_choice);
+  if (def == nullptr) {
     // The default has no valid time, so a speedup against it would be x/NaN. Record 0
     // ("unknown") instead of a made-up number; defaultTimeUs 0 says the same.
     SetWinner(record, *fastest);
@@ -89,11 +108,29 @@ Status PickWinner(ResultRecord& record, const std::string& default_choice,
     record.speedup_vs_default = 0;
     return Status::Ok();
   }
-  const double limit = def->time_us * (1.0 - noise_threshold_percent / 100.0);
-  SetWinner(record, fastest->time_us < limit ? *fastest : *def);
+  SetWinner(record, Beats(*fastest, *def, noise_threshold_percent) ? *fastest : *def);
   record.default_time_us = def->time_us;
   record.speedup_vs_default = def->time_us / record.time_us;
   return Status::Ok();
+}
+
+void PickAnyBuffer(ResultRecord& record, const std::string& default_choice,
+                   double noise_threshold_percent, const AnyBufferTest& runs_on_any_buffer) {
+  record.any_buffer.reset();
+  const ChoiceResult* def = ValidChoice(record, default_choice);
+  const ChoiceResult* pick = nullptr;
+  if (!record.winner.empty() && runs_on_any_buffer(record.winner)) {
+    pick = ValidChoice(record, record.winner);
+  } else {
+    pick = FastestValid(record, runs_on_any_buffer);
+    if (pick != nullptr && def != nullptr && runs_on_any_buffer(def->name) &&
+        !Beats(*pick, *def, noise_threshold_percent)) {
+      pick = def;
+    }
+  }
+  if (pick == nullptr) return;
+  record.any_buffer =
+      AnyBufferChoice{pick->name, pick->time_us, def != nullptr ? def->time_us / pick->time_us : 0};
 }
 
 }  // namespace ccltune::core

@@ -3,8 +3,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,6 +36,15 @@ struct ChoiceResult {
   std::string reason;  // why wrong/timeout/failed/skipped/pruned
 };
 
+// The fastest choice that runs on any buffer of a program (core/apply/any_buffer.h), kept
+// beside a winner that may need pooled buffers (issue 43): what an unmodified program's own
+// tensors get. The winner itself when it runs on any buffer.
+struct AnyBufferChoice {
+  std::string choice;  // canonical choice name, one of the record's ok choices
+  double time_us = 0;
+  double speedup_vs_default = 0;  // 0 when the default has no valid time (as the winner's)
+};
+
 struct ResultRecord {
   int schema = kResultSchema;
   std::string fingerprint;
@@ -52,6 +63,9 @@ struct ResultRecord {
   double speedup_vs_default = 1;
   double busbw_gbs = 0;
   std::vector<ChoiceResult> choices;
+  // Absent in records written before issue 43, and where no choice that runs on any buffer
+  // measured ok.
+  std::optional<AnyBufferChoice> any_buffer;
   int world_size = 0;
   std::string tuned_at;  // RFC 3339 UTC
   std::string job_id;
@@ -70,6 +84,15 @@ struct ResultRecord {
 // busbw_gbs. Error when the default failed and nothing else is valid.
 Status PickWinner(ResultRecord& record, const std::string& default_choice,
                   double noise_threshold_percent);
+
+// Whether a choice (by canonical name) runs on any buffer of a program.
+using AnyBufferTest = std::function<bool(const std::string& choice)>;
+
+// Fills record.any_buffer after PickWinner: the winner when it runs on any buffer, else the
+// winner rule among the choices that do (the default, when it is one, wins unless beaten by
+// more than the threshold). Leaves it empty when none of them measured ok.
+void PickAnyBuffer(ResultRecord& record, const std::string& default_choice,
+                   double noise_threshold_percent, const AnyBufferTest& runs_on_any_buffer);
 
 nlohmann::json ToJson(const ResultRecord& record);
 // Validates schema version and every field; unknown schema → DataLoss naming the version.

@@ -153,6 +153,30 @@ Status ReadSearch(const json& j, ResultRecord& rec) {
   return Status::Ok();
 }
 
+// Optional within schema 1 (issue 43): records written before it have none, and readers built
+// before it ignore the field (they read only the fields they know).
+Status ReadAnyBuffer(const json& j, ResultRecord& rec) {
+  auto it = j.find("anyBuffer");
+  if (it == j.end()) return Status::Ok();
+  if (!it->is_object()) return DataLoss("result record field anyBuffer must be an object");
+  Reader r(*it, "anyBuffer.");
+  AnyBufferChoice a;
+  r.Str("choice", a.choice);
+  r.Num("timeUs", a.time_us);
+  r.Num("speedupVsDefault", a.speedup_vs_default);
+  CCLTUNE_RETURN_IF_ERROR(r.status());
+  if (a.choice.empty()) return DataLoss("result record field anyBuffer.choice must not be empty");
+  if (!std::isfinite(a.time_us) || a.time_us <= 0) {
+    return DataLoss("result record field anyBuffer.timeUs must be a time > 0");
+  }
+  rec.any_buffer = std::move(a);
+  return Status::Ok();
+}
+
+json AnyBufferToJson(const AnyBufferChoice& a) {
+  return {{"choice", a.choice}, {"timeUs", a.time_us}, {"speedupVsDefault", a.speedup_vs_default}};
+}
+
 }  // namespace
 
 nlohmann::json ToJson(const ResultRecord& r) {
@@ -179,6 +203,7 @@ nlohmann::json ToJson(const ResultRecord& r) {
          {"search", SearchName(r.search)}};
   // Only when there is one: records of plain collectives keep their schema-1 shape.
   if (!r.epilogue.none()) j["epilogue"] = EpilogueToJson(r.epilogue);
+  if (r.any_buffer) j["anyBuffer"] = AnyBufferToJson(*r.any_buffer);
   return j;
 }
 
@@ -218,6 +243,7 @@ Result<ResultRecord> ResultFromJson(const nlohmann::json& j) {
                     std::to_string(rec.epilogue.hidden));
   }
   CCLTUNE_RETURN_IF_ERROR(ReadSearch(j, rec));
+  CCLTUNE_RETURN_IF_ERROR(ReadAnyBuffer(j, rec));
   CCLTUNE_RETURN_IF_ERROR(ReadChoices(j, rec));
   return rec;
 }

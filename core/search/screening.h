@@ -52,6 +52,8 @@ ScreeningPlan PlanScreening(int rounds, int iters, double expected_op_us);
 struct Reference {
   std::string name;
   double max_us = 0;
+  // Runs on any buffer of a program (core/apply/any_buffer.h), not only on pooled ones.
+  bool any_buffer = true;
 };
 
 struct ScreeningVerdict {
@@ -66,8 +68,15 @@ struct ScreeningVerdict {
 // spread widened by the noise threshold is always kept; and a dropped choice could only have won if
 // its own median came out more than the threshold below every round it ran, which is more than the
 // noise the threshold allows. Nothing is dropped without a reference.
+//
+// A candidate that runs on any buffer (`any_buffer`) competes twice: for the winner, and for
+// the fastest choice a program's own tensors can run, which the record keeps beside the winner
+// (issue 43). So it is judged only against references that run on any buffer too: a winner
+// that needs pooled buffers never prunes it, and by the argument above the fastest any-buffer
+// choice is always measured in full. The backend's default runs on any buffer and is always a
+// reference, so such a candidate still has one to be judged by.
 ScreeningVerdict JudgeScreening(const std::vector<double>& screening_us,
                                 const std::vector<Reference>& references,
-                                double noise_threshold_percent);
+                                double noise_threshold_percent, bool any_buffer = false);
 
 }  // namespace ccltune::core

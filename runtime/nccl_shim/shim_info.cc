@@ -114,13 +114,20 @@ nlohmann::json ApplyReport(const std::vector<apply::WinnerRecord>& records, int 
   for (const auto& r : records) {
     const runtime::TableEntry* e = table.Lookup(r.op, r.dtype, r.redop, r.bytes, r.epilogue);
     if (e == nullptr || e->bytes != r.bytes) continue;  // not offered, or another world
-    out.push_back({{"op", core::OpName(r.op)},
-                   {"dtype", core::DtypeName(r.dtype)},
-                   {"redop", core::RedOpName(r.redop)},
-                   {"bytes", r.bytes},
-                   {"winner", r.winner},
-                   {"runs", e->plain.name},
-                   {"why", e->plain.reason}});
+    nlohmann::json row{{"op", core::OpName(r.op)},
+                       {"dtype", core::DtypeName(r.dtype)},
+                       {"redop", core::RedOpName(r.redop)},
+                       {"bytes", r.bytes},
+                       {"winner", r.winner},
+                       {"runs", e->plain.name},
+                       {"why", e->plain.reason}};
+    // What the tune measured best for any buffer (issue 43), beside what this process runs.
+    if (r.any_buffer) {
+      row["anyBuffer"] = {{"choice", r.any_buffer->choice},
+                          {"timeUs", r.any_buffer->time_us},
+                          {"speedupVsDefault", r.any_buffer->speedup_vs_default}};
+    }
+    out.push_back(std::move(row));
   }
   return out;
 }

@@ -30,6 +30,17 @@ std::string Field(const nlohmann::json& j, const char* key, const std::string& o
   return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : otherwise;
 }
 
+// The tune's fastest choice for any buffer (docs/design.md §4 anyBuffer): where it is not
+// what runs, the difference is this process's (peer memory, NCCL's settings), not the
+// buffers'. Older records have none.
+std::string AnyBufferNote(const nlohmann::json& row) {
+  if (!row.contains("anyBuffer") || !row["anyBuffer"].is_object()) return "";
+  const auto& a = row["anyBuffer"];
+  char speedup[32];
+  std::snprintf(speedup, sizeof speedup, "%.2fx", a.value("speedupVsDefault", 0.0));
+  return "; tuned for any buffer: " + Field(a, "choice") + " " + speedup;
+}
+
 // The network settings set before NCCL's first init, then per tuned size what runs.
 void PrintApplied(const nlohmann::json& j) {
   if (j.contains("networkSettings") && j["networkSettings"].is_object()) {
@@ -46,9 +57,10 @@ void PrintApplied(const nlohmann::json& j) {
       break;
     }
     const std::string winner = Field(r, "winner"), runs = Field(r, "runs");
-    std::printf("  %s %s/%s %llu: %s%s\n", Field(r, "op").c_str(), Field(r, "dtype").c_str(),
+    std::printf("  %s %s/%s %llu: %s%s%s\n", Field(r, "op").c_str(), Field(r, "dtype").c_str(),
                 Field(r, "redop").c_str(), r.value("bytes", 0ULL), runs.c_str(),
-                runs == winner ? "" : (" (" + Field(r, "why") + ")").c_str());
+                runs == winner ? "" : (" (" + Field(r, "why") + ")").c_str(),
+                AnyBufferNote(r).c_str());
   }
 }
 

@@ -21,6 +21,10 @@ const std::vector<Algorithm>& Algorithms() {
       {Op::kBroadcast, "direct", &BroadcastDirect},
       // The adaptive search must drop it wherever a reference exists (integration tests).
       {Op::kAllReduce, "test-slow", &AllReduceRing, true, kTestSlowAddedOpSeconds},
+      // Catalog order puts the pooled winner first, so that without the any-buffer rule
+      // (docs/design.md §2) screening would judge test-fast against it and drop it.
+      {Op::kAllReduce, "test-pooled", &AllReduceRing, true, 0, kTestPooledTimeScale},
+      {Op::kAllReduce, "test-fast", &AllReduceRing, true, 0, kTestFastTimeScale},
       {Op::kAllReduce, "test-hang", &TestHang, true},
       {Op::kAllGather, "test-hang", &TestHang, true},
       {Op::kReduceScatter, "test-hang", &TestHang, true},

@@ -19,10 +19,17 @@ struct Algorithm {
   // Added to every op's measured time, never slept: only `test-slow` (a test-only choice
   // that is deterministically slower than any other on any machine and load) sets it.
   double test_added_op_seconds = 0;
+  // Multiplies every op's measured time: `test-pooled` and `test-fast`, test-only choices
+  // faster than any other by a margin no load reverses, set it.
+  double test_time_scale = 1;
 };
 
 // `test-slow`'s addition: a reference would need a round of over ~9.7 s an op to keep it.
 inline constexpr double kTestSlowAddedOpSeconds = 10;
+// `test-pooled` (the winner that needs pooled buffers, core/apply/any_buffer.h) and
+// `test-fast` (the best choice for any buffer): 10x apart, and test-fast 10x below the ring.
+inline constexpr double kTestPooledTimeScale = 0.01;
+inline constexpr double kTestFastTimeScale = 0.1;
 
 // Catalog order: per op, the default `ring` first (docs/design.md §2.6: always measured).
 const std::vector<Algorithm>& Algorithms();

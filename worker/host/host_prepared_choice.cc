@@ -77,7 +77,8 @@ core::Result<double> HostPreparedChoice::TimedRound(int iters, Deadline deadline
   for (int i = 0; i < iters; ++i) {
     CCLTUNE_RETURN_IF_ERROR(RunOnce(sets_[next_set_++ % sets_.size()], deadline));
   }
-  return std::chrono::duration<double>(Clock::now() - start).count() / iters + added_op_seconds_;
+  const double seconds = std::chrono::duration<double>(Clock::now() - start).count() / iters;
+  return seconds * algo_.test_time_scale + added_op_seconds_;
 }
 
 core::Status HostPreparedChoice::Verify(Deadline deadline) {

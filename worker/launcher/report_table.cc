@@ -34,9 +34,21 @@ double AlgBw(const core::ResultRecord& r, double time_us) {
 void PrintHeader(std::FILE* out, const core::ResultRecord& r) {
   std::fprintf(out, "\n# %s, %d ranks%s%s\n", r.Group().c_str(), r.world_size,
                r.fingerprint.empty() ? "" : ", fingerprint ", r.fingerprint.c_str());
-  std::fprintf(out, "#%11s%s %10s %6s %6s %12s  %-24s %10s %12s %12s %8s\n", "size",
+  std::fprintf(out, "#%11s%s %10s %6s %6s %12s  %-24s %10s %12s %12s %8s  %s\n", "size",
                TokensHeader(r).c_str(), "count", "type", "redop", "default(us)", "winner",
-               "time(us)", "algbw(GB/s)", "busbw(GB/s)", "speedup");
+               "time(us)", "algbw(GB/s)", "busbw(GB/s)", "speedup",
+               "any buffer (time(us), speedup)");
+}
+
+// The fastest choice a program's own buffers run (docs/design.md §4 anyBuffer): "= winner"
+// when the winner runs on any buffer; "-" for records written before the field existed.
+std::string AnyBufferCell(const core::ResultRecord& r) {
+  if (!r.any_buffer) return "-";
+  if (r.any_buffer->choice == r.winner) return "= winner";
+  char cell[64];
+  std::snprintf(cell, sizeof cell, " %.2f %.2fx", r.any_buffer->time_us,
+                r.any_buffer->speedup_vs_default);
+  return r.any_buffer->choice + cell;
 }
 
 void PrintChoices(std::FILE* out, const core::ResultRecord& r) {
@@ -69,11 +81,12 @@ void PrintResultsTable(std::FILE* out, const std::vector<core::ResultRecord>& re
                    static_cast<unsigned long long>(count), core::DtypeName(r.dtype),
                    core::RedOpName(r.redop), "-", "(no valid choice)");
     } else {
-      std::fprintf(out, " %11llu%s %10llu %6s %6s %12.2f  %-24s %10.2f %12.3f %12.3f %7.2fx\n",
+      std::fprintf(out, " %11llu%s %10llu %6s %6s %12.2f  %-24s %10.2f %12.3f %12.3f %7.2fx  %s\n",
                    static_cast<unsigned long long>(r.bytes), TokensCell(r).c_str(),
                    static_cast<unsigned long long>(count), core::DtypeName(r.dtype),
                    core::RedOpName(r.redop), r.default_time_us, r.winner.c_str(), r.time_us,
-                   AlgBw(r, r.time_us), r.busbw_gbs, r.speedup_vs_default);
+                   AlgBw(r, r.time_us), r.busbw_gbs, r.speedup_vs_default,
+                   AnyBufferCell(r).c_str());
     }
     if (verbose) PrintChoices(out, r);
   }

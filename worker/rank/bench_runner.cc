@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
+#include "core/apply/any_buffer.h"
 #include "core/base/log.h"
 #include "core/plan/choice.h"
 
@@ -70,7 +72,12 @@ Result<core::ResultRecord> BenchRunner::RunProblem(const core::Problem& problem)
   rec.fingerprint = fingerprint_;
   rec.search = search_;
   const std::string default_choice = core::DefaultChoice(backend_.name());
-  const auto candidates = backend_.Candidates(problem);
+  auto candidates = backend_.Candidates(problem);
+  std::set<std::string> any_buffer;  // the names a program's own buffers can run
+  for (auto& c : candidates) {
+    c.any_buffer = apply::WhyNotAnyBuffer(c.name, problem.op, backend_.name()).empty();
+    if (c.any_buffer) any_buffer.insert(c.name.ToString());
+  }
   const core::ScreeningPlan screening = ScreeningFor(problem);
   // Measured in MeasuringOrder, kept in catalog order (the winner rule breaks ties by it).
   rec.choices.resize(candidates.size());
@@ -83,12 +90,15 @@ Result<core::ResultRecord> BenchRunner::RunProblem(const core::Problem& problem)
     CCLTUNE_ASSIGN_OR_RETURN(auto result,
                              MeasureChoice(problem, candidates[i], screen ? &screening : nullptr,
                                            references, reference_us));
-    if (result.status == ChoiceStatus::kOk) references.push_back({result.name, reference_us});
+    if (result.status == ChoiceStatus::kOk)
+      references.push_back({result.name, reference_us, candidates[i].any_buffer});
     for (auto* o : observers_) o->OnChoice(problem, result, backend_.world_size());
     rec.choices[i] = std::move(result);
   }
   // No valid choice at all leaves the record without a winner: reported, never published.
   auto st = core::PickWinner(rec, default_choice, bench_.noise_threshold_percent);
+  core::PickAnyBuffer(rec, default_choice, bench_.noise_threshold_percent,
+                      [&](const std::string& name) { return any_buffer.contains(name); });
   if (search_ == core::Search::kAdaptive) memory_.Learn(rec);  // with the default's time
   if (!st.ok()) core::LogWarn(problem.Key() + ": no winner: " + st.message());
   if (st.ok())
@@ -140,7 +150,7 @@ Result<ChoiceResult> BenchRunner::MeasureChoice(const core::Problem& problem,
     }
   }
   note_scope_ = problem.Key() + "/" + result.name + "/" + std::to_string(epoch_);
-  auto measured = Measure(problem, candidate.name, screen, references, reference_us);
+  auto measured = Measure(problem, candidate, screen, references, reference_us);
   if (measured.ok()) {
     measured->name = result.name;
     measured->params = result.params;
@@ -167,7 +177,7 @@ Result<ChoiceResult> BenchRunner::MeasureChoice(const core::Problem& problem,
 // full set, so a choice that survives them is measured exactly as in the exhaustive search;
 // after short ones it runs the full set, on the same buffers.
 Result<ChoiceResult> BenchRunner::Measure(const core::Problem& problem,
-                                          const core::ChoiceName& choice,
+                                          const ChoiceCandidate& candidate,
                                           const core::ScreeningPlan* screen,
                                           const std::vector<core::Reference>& references,
                                           double& reference_us) {
@@ -179,12 +189,13 @@ Result<ChoiceResult> BenchRunner::Measure(const core::Problem& problem,
   const bool short_rounds = screening && screen->short_rounds;
   const int first_iters = short_rounds ? screen->iters : bench_.iters;
   CCLTUNE_ASSIGN_OR_RETURN(auto prepared,
-                           PrepareEverywhere(problem, choice, first_iters, deadline));
+                           PrepareEverywhere(problem, candidate.name, first_iters, deadline));
   std::vector<double> rounds;
   double screened_us = 0;
   if (screening) {
-    CCLTUNE_ASSIGN_OR_RETURN(auto verdict,
-                             Screen(*prepared, *screen, references, deadline, rounds, screened_us));
+    CCLTUNE_ASSIGN_OR_RETURN(
+        auto verdict, Screen(*prepared, *screen, references, candidate.any_buffer, deadline, rounds,
+                             screened_us));
     timing_.screening += Since(t0);
     ++timing_.screened;
     t0 = Clock::now();
@@ -251,13 +262,15 @@ Status BenchRunner::ReadyRounds(PreparedChoice& prepared, int iters, Deadline de
 Result<core::ScreeningVerdict> BenchRunner::Screen(PreparedChoice& prepared,
                                                    const core::ScreeningPlan& plan,
                                                    const std::vector<core::Reference>& references,
-                                                   Deadline deadline, std::vector<double>& rounds,
+                                                   bool any_buffer, Deadline deadline,
+                                                   std::vector<double>& rounds,
                                                    double& slowest_us) {
   CCLTUNE_RETURN_IF_ERROR(TimeRounds(prepared, plan.rounds, plan.iters, deadline, rounds));
   CCLTUNE_ASSIGN_OR_RETURN(auto maxed, backend_.AllReduceMax(rounds, deadline));
   for (double& s : maxed) s *= 1e6;
   slowest_us = *std::max_element(maxed.begin(), maxed.end());
-  auto verdict = core::JudgeScreening(maxed, references, bench_.noise_threshold_percent);
+  auto verdict =
+      core::JudgeScreening(maxed, references, bench_.noise_threshold_percent, any_buffer);
   if (verdict.drop && plan.short_rounds)
     verdict.reason += " (rounds of " + std::to_string(plan.iters) + " iterations)";
   return verdict;

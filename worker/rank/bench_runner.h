@@ -4,7 +4,9 @@
 // every rank (epoch bump + backend Recover) and tuning goes on; a lost peer ends it.
 // The adaptive search (core/search/screening.h) screens the choices: a few rounds each, judged
 // against the verified full measurements so far, and only a choice that can still win runs its full
-// rounds and the correctness check. Where ops are long the screening rounds are short ones
+// rounds and the correctness check; a choice that runs on any buffer (core/apply/any_buffer.h) is
+// judged only against such choices, so the fastest of them is measured in full and recorded beside
+// the winner. Where ops are long the screening rounds are short ones
 // that every choice (the default too) runs first; else they are the first full rounds.
 #pragma once
 
@@ -73,7 +75,7 @@ class BenchRunner {
                                                  const std::vector<core::Reference>& references,
                                                  double& reference_us);
   core::Result<core::ChoiceResult> Measure(const core::Problem& problem,
-                                           const core::ChoiceName& choice,
+                                           const ChoiceCandidate& candidate,
                                            const core::ScreeningPlan* screen,
                                            const std::vector<core::Reference>& references,
                                            double& reference_us);
@@ -81,11 +83,12 @@ class BenchRunner {
                                                                   const core::ChoiceName& choice,
                                                                   int round_iters,
                                                                   Deadline deadline);
+  // `any_buffer`: the choice runs on any buffer, so only such references judge it.
   core::Result<core::ScreeningVerdict> Screen(PreparedChoice& prepared,
                                               const core::ScreeningPlan& plan,
                                               const std::vector<core::Reference>& references,
-                                              Deadline deadline, std::vector<double>& rounds,
-                                              double& slowest_us);
+                                              bool any_buffer, Deadline deadline,
+                                              std::vector<double>& rounds, double& slowest_us);
   core::Result<core::ChoiceResult> VerifyAndReduce(PreparedChoice& prepared,
                                                    std::vector<double> rounds,
                                                    const core::Problem& problem, Deadline deadline);

@@ -88,10 +88,11 @@ std::vector<Band> WinnerBands(const std::vector<const core::ResultRecord*>& g,
 
 std::string Legend(const std::vector<const core::ResultRecord*>& g,
                    const std::vector<std::string>& all) {
-  std::map<std::string, int> wins;
+  std::map<std::string, int> wins, any_buffer;
   std::set<std::string> names;
   for (const auto* r : g) {
     ++wins[r->winner];
+    if (r->any_buffer) ++any_buffer[r->any_buffer->choice];
     for (const auto& c : r->choices) names.insert(c.name);
   }
   const bool fused = !g.front()->epilogue.none();
@@ -102,11 +103,32 @@ std::string Legend(const std::vector<const core::ResultRecord*>& g,
                                     : "") +
                   "</div><ul>";
   for (const auto& n : names) {
-    s += "<li><span class=\"swatch\" style=\"background:" + ChoiceColor(all, n) + "\"></span>" +
-         EscapeXml(n) + (wins.count(n) ? " — wins " + std::to_string(wins[n]) + unit : "") +
-         "</li>";
+    s +=
+        "<li><span class=\"swatch\" style=\"background:" + ChoiceColor(all, n) + "\"></span>" +
+        EscapeXml(n) + (wins.count(n) ? " — wins " + std::to_string(wins[n]) + unit : "") +
+        (any_buffer.count(n) ? "; fastest on any buffer at " + std::to_string(any_buffer[n]) : "") +
+        "</li>";
   }
   return s + "</ul>";
+}
+
+// The winner's speedup, and dashed beside it that of the fastest choice a program's own
+// buffers run (docs/design.md §4 anyBuffer; records from before it have no point there).
+PlotSpec SpeedupPlot(const std::vector<const core::ResultRecord*>& g, const Axis& x) {
+  PlotSpec sp{kPlotW, kLowerH};
+  sp.title = "speedup vs the default: winner, and fastest on any buffer (dashed)";
+  sp.x = x;
+  sp.y = {"speedup (×, default = 1)", false, TickFormat::kNumber};
+  sp.y_reference = 1.0;
+  Series speed{"speedup", "#222", {}, false};
+  Series any{"any buffer", "#999", {}, true};
+  for (const auto* r : g) {
+    speed.points.emplace_back(XOf(*r), r->speedup_vs_default);
+    if (r->any_buffer) any.points.emplace_back(XOf(*r), r->any_buffer->speedup_vs_default);
+  }
+  sp.series = {speed};
+  if (!any.points.empty()) sp.series.push_back(any);
+  return sp;
 }
 
 std::string Section(int index, const std::vector<const core::ResultRecord*>& g,
@@ -135,15 +157,7 @@ std::string Section(int index, const std::vector<const core::ResultRecord*>& g,
            RenderBands(box(Panel::kWinners).width, kBandH, 70, xs, bands,
                        fused ? "winner per token count (each count's nearest tuned bucket)"
                              : "winner per message size (each size's nearest tuned bucket)"));
-  PlotSpec sp{kPlotW, kLowerH};
-  sp.title = "speedup of the winner vs the default";
-  sp.x = lat.x;
-  sp.y = {"speedup (×, default = 1)", false, TickFormat::kNumber};
-  sp.y_reference = 1.0;
-  Series speed{"speedup", "#222", {}, false};
-  for (const auto* r : g) speed.points.emplace_back(XOf(*r), r->speedup_vs_default);
-  sp.series = {speed};
-  s += Box(box(Panel::kSpeedup), "panel", RenderLinePlot(sp));
+  s += Box(box(Panel::kSpeedup), "panel", RenderLinePlot(SpeedupPlot(g, lat.x)));
   s += Box(box(Panel::kLegend), "panel legend", Legend(g, all));
   return s;
 }

@@ -176,3 +176,63 @@ TEST(ResultJson, EpilogueTravelsAndIsAbsentForPlainRecords) {
 
 }  // namespace
 }  // namespace ccltune::core
+
+namespace ccltune::core {
+namespace {
+
+// Issue 43: `anyBuffer` is optional within schema 1. Written only when the record has one;
+// records without it (older ones) read as before, with none.
+TEST(ResultJson, AnyBufferRoundTripsAndOldRecordsReadWithout) {
+  EXPECT_FALSE(ToJson(Sample()).contains("anyBuffer"));
+  ResultRecord in = Sample();
+  in.any_buffer = AnyBufferChoice{"oneshot:blocks=8,mode=ll,threads=512", 14.25, 1.4};
+  const auto j = ToJson(in);
+  EXPECT_EQ(j.size(), 20u);
+  EXPECT_EQ(j["anyBuffer"]["choice"], "oneshot:blocks=8,mode=ll,threads=512");
+  EXPECT_DOUBLE_EQ(j["anyBuffer"]["timeUs"].get<double>(), 14.25);
+  EXPECT_DOUBLE_EQ(j["anyBuffer"]["speedupVsDefault"].get<double>(), 1.4);
+  EXPECT_EQ(j["anyBuffer"].size(), 3u);
+  auto out = ResultFromJsonText(j.dump());
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  ASSERT_TRUE(out->any_buffer.has_value());
+  EXPECT_EQ(out->any_buffer->choice, "oneshot:blocks=8,mode=ll,threads=512");
+  EXPECT_DOUBLE_EQ(out->any_buffer->time_us, 14.25);
+  EXPECT_DOUBLE_EQ(out->any_buffer->speedup_vs_default, 1.4);
+  EXPECT_EQ(ToJson(*out), j);
+
+  auto old = j;
+  old.erase("anyBuffer");
+  auto read = ResultFromJson(old);
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_FALSE(read->any_buffer.has_value());
+  EXPECT_EQ(ToJson(*read), old);
+}
+
+TEST(ResultJson, RejectsAMalformedAnyBuffer) {
+  ResultRecord in = Sample();
+  in.any_buffer = AnyBufferChoice{"nccl", 20, 1};
+  const auto good = ToJson(in);
+  const auto message = [](const nlohmann::json& j) {
+    auto r = ResultFromJson(j);
+    EXPECT_FALSE(r.ok());
+    return r.ok() ? std::string() : r.status().message();
+  };
+  auto bad = good;
+  bad["anyBuffer"] = "nccl";
+  EXPECT_EQ(message(bad), "result record field anyBuffer must be an object");
+  bad = good;
+  bad["anyBuffer"].erase("timeUs");
+  EXPECT_EQ(message(bad), "result record field anyBuffer.timeUs is missing");
+  bad = good;
+  bad["anyBuffer"]["choice"] = 3;
+  EXPECT_EQ(message(bad), "result record field anyBuffer.choice must be a string");
+  bad = good;
+  bad["anyBuffer"]["choice"] = "";
+  EXPECT_EQ(message(bad), "result record field anyBuffer.choice must not be empty");
+  bad = good;
+  bad["anyBuffer"]["timeUs"] = 0;
+  EXPECT_EQ(message(bad), "result record field anyBuffer.timeUs must be a time > 0");
+}
+
+}  // namespace
+}  // namespace ccltune::core

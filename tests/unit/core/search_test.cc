@@ -114,6 +114,52 @@ TEST(PruningRule, NoEvidenceDropsNothing) {
   EXPECT_FALSE(JudgeScreening({1e9, inf}, {{"ring", 1}}, kNoise).drop);
 }
 
+// Issue 43: at 256 KiB-4 MiB the pull kernels (pooled buffers only) won by far and screening
+// dropped every one-shot LL/push kernel against them, so a program's own buffers had no
+// measured choice but NCCL. A choice that runs on any buffer is judged by such references only.
+TEST(PruningRule, APooledOnlyReferenceNeverDropsAnAnyBufferChoice) {
+  const std::vector<Reference> refs = {
+      {"nccl", 100, true}, {"oneshot:mode=pull", 20, false}, {"nccl:ctas=8", 90, true}};
+  const std::vector<double> ll = {50, 52};  // 2.5x the pull winner, 1.8x faster than nccl
+  const auto as_pooled = JudgeScreening(ll, refs, kNoise, /*any_buffer=*/false);
+  ASSERT_TRUE(as_pooled.drop);
+  EXPECT_NE(as_pooled.reason.find("oneshot:mode=pull"), std::string::npos) << as_pooled.reason;
+  EXPECT_FALSE(JudgeScreening(ll, refs, kNoise, /*any_buffer=*/true).drop);
+  // The default's default: references run on any buffer unless they say otherwise.
+  EXPECT_TRUE(Reference{}.any_buffer);
+  EXPECT_TRUE(JudgeScreening(ll, refs, kNoise).drop);
+
+  // Slower than the best any-buffer reference: dropped, and the reason names that one.
+  const auto slow = JudgeScreening({95, 96}, refs, kNoise, true);
+  ASSERT_TRUE(slow.drop);
+  EXPECT_EQ(slow.reason,
+            "screening: fastest of 2 rounds 95.00 us > 1.03 x 90.00 us, the slowest round of "
+            "nccl:ctas=8");
+  // Only pooled references so far: no evidence against an any-buffer choice.
+  EXPECT_FALSE(JudgeScreening({1e6}, {{"oneshot:mode=pull", 20, false}}, kNoise, true).drop);
+}
+
+// The fastest any-buffer choice is never dropped, whatever pooled choices measured before it
+// and under the same noise the rule tolerates for the winner.
+TEST(PruningRule, TheFastestAnyBufferChoiceSurvivesAnyPooledWinner) {
+  std::mt19937_64 rng(43);
+  std::uniform_real_distribution<double> base(1, 1e5), lead(0.5, 1.0), pooled(0.01, 1.0);
+  for (int trial = 0; trial < 20000; ++trial) {
+    const double default_us = base(rng);
+    const double best_any_us = default_us * (trial % 4 == 0 ? 1.0 : lead(rng));
+    std::vector<Reference> refs = {Full("nccl", Rounds(rng, default_us, 5, 1.0, 1.03))};
+    for (int k = 0; k < 3; ++k) {
+      Reference r =
+          Full("pull" + std::to_string(k), Rounds(rng, best_any_us * pooled(rng), 5, 1.0, 1.03));
+      r.any_buffer = false;
+      refs.push_back(r);
+    }
+    const auto screening = Rounds(rng, best_any_us, 2, 1.0, 1.03);
+    const auto verdict = JudgeScreening(screening, refs, kNoise, true);
+    ASSERT_FALSE(verdict.drop) << "trial " << trial << ": " << verdict.reason;
+  }
+}
+
 TEST(PruningRule, ScreeningRoundsLeaveRoundsToFinish) {
   EXPECT_EQ(ScreeningRounds(1), 0);  // nothing left to save: measured in full
   EXPECT_EQ(ScreeningRounds(2), 1);

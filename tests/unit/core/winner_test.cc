@@ -100,6 +100,49 @@ TEST(PickWinner, NothingValidIsAnErrorListingWhy) {
   EXPECT_FALSE(PickWinner(empty, "ring", 3).ok());
 }
 
+// Issue 43's rule: the fastest choice a program's own buffers run, kept beside the winner.
+// Here the names that start with "pull" stand for choices that need pooled buffers.
+bool AnyBuffer(const std::string& name) { return name.rfind("pull", 0) != 0; }
+
+// PickWinner, then PickAnyBuffer, as the bench runner calls them: "choice time speedup".
+std::string Picked(ResultRecord& r) {
+  EXPECT_TRUE(PickWinner(r, "nccl", 3).ok());
+  PickAnyBuffer(r, "nccl", 3, AnyBuffer);
+  if (!r.any_buffer) return "none";
+  return r.any_buffer->choice + " " + std::to_string(r.any_buffer->time_us) + " " +
+         std::to_string(r.any_buffer->speedup_vs_default);
+}
+
+TEST(PickAnyBuffer, AnAnyBufferWinnerIsItsOwnAnyBufferChoice) {
+  auto r = Record({Choice("nccl", 100), Choice("pull", 95), Choice("ll", 50)});
+  EXPECT_EQ(Picked(r), "ll 50.000000 2.000000");
+  EXPECT_EQ(r.winner, "ll");
+}
+
+TEST(PickAnyBuffer, APooledWinnerKeepsTheFastestAnyBufferChoiceBesideIt) {
+  auto r = Record({Choice("nccl", 100), Choice("push", 60), Choice("pull", 20), Choice("ll", 40),
+                   Choice("ll128", 30, ChoiceStatus::kWrong),
+                   Choice("simple", kInf, ChoiceStatus::kPruned)});
+  // Not the wrong ll128, not the pruned one; the winner is left as it was.
+  EXPECT_EQ(Picked(r), "ll 40.000000 2.500000");
+  EXPECT_EQ(r.winner, "pull");
+}
+
+TEST(PickAnyBuffer, TheDefaultStaysUnlessBeatenBeyondNoise) {
+  auto r = Record({Choice("nccl", 100), Choice("pull", 20), Choice("ll", 98)});
+  EXPECT_EQ(Picked(r), "nccl 100.000000 1.000000");
+}
+
+TEST(PickAnyBuffer, NoValidAnyBufferChoiceLeavesItEmpty) {
+  auto r = Record({Choice("nccl", kInf, ChoiceStatus::kTimeout), Choice("pull", 20),
+                   Choice("ll", kInf, ChoiceStatus::kFailed)});
+  r.any_buffer = AnyBufferChoice{"stale", 1, 1};
+  EXPECT_EQ(Picked(r), "none");
+  // Without a valid default the speedup is unknown (0), as the winner's.
+  r.choices[2] = Choice("ll", 40);
+  EXPECT_EQ(Picked(r), "ll 40.000000 0.000000");
+}
+
 TEST(ChoiceStatus, NamesRoundTrip) {
   for (auto s : {ChoiceStatus::kOk, ChoiceStatus::kWrong, ChoiceStatus::kTimeout,
                  ChoiceStatus::kFailed, ChoiceStatus::kSkipped, ChoiceStatus::kPruned}) {

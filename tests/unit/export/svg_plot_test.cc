@@ -85,6 +85,18 @@ TEST(HtmlReport, EveryChoiceOfEveryGroupIsPlottedAndNothingIsFetched) {
   EXPECT_NE(html.find("busbw (GB/s)"), std::string::npos);
 }
 
+// Issue 43: the fastest choice for any buffer is drawn beside the winner's speedup and counted
+// in the legend; records without it (older ones) draw nothing of it.
+TEST(HtmlReport, TheAnyBufferChoiceIsDrawnBesideTheWinner) {
+  auto records = testing::FixtureSet("abcdef0123456789");
+  EXPECT_EQ(RenderHtmlReport(records, "abcdef0123456789", "{}").find("data-series=\"any buffer\""),
+            std::string::npos);
+  for (auto& r : records) r.any_buffer = core::AnyBufferChoice{"nccl:ctas=16", 5, 1.25};
+  const std::string html = RenderHtmlReport(records, "abcdef0123456789", "{}");
+  EXPECT_EQ(Count(html, "data-series=\"any buffer\""), ReportGroups(records).size());
+  EXPECT_NE(html.find("fastest on any buffer at "), std::string::npos) << html;
+}
+
 TEST(HtmlReport, LayoutBoxesDoNotOverlap) {
   for (int g = 0; g < 2; ++g) {
     std::vector<Rect> boxes;

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/apply/any_buffer.h"
 #include "core/apply/node_span.h"
 #include "tests/unit/runtime/record_builder.h"
 
@@ -170,6 +171,36 @@ TEST(WhyNotRunnable, ReduceScatterPushNeedsNoSharedBuffers) {
   auto hang = ParseRuntimeChoice("test-hang");
   EXPECT_TRUE(!hang.ok() || !WhyNotRunnable(*hang, p, PeersOn(4), BufferClass::kPooled).empty());
   EXPECT_FALSE(ParseRuntimeChoice("oneshot:blocks=9999").ok());
+}
+
+// Issue 43: the runtime's plain buffers run exactly what the tune records as running on any
+// buffer (core/apply/any_buffer.h), with the same reason; pooled buffers run every peer kernel.
+TEST(WhyNotRunnable, PlainBuffersFollowTheSharedAnyBufferRule) {
+  core::Problem p;
+  p.dtype = Dtype::kBf16;
+  p.redop = RedOp::kSum;
+  p.bytes = 64 << 10;
+  const std::pair<const char*, Op> peers[] = {{kLL, Op::kAllReduce},
+                                              {kPull, Op::kAllReduce},
+                                              {kTwoShot, Op::kAllReduce},
+                                              {"twoshot:mode=push", Op::kReduceScatter},
+                                              {"p2p:mode=push", Op::kAllGather},
+                                              {"ce:mode=pull", Op::kAllGather},
+                                              {"oneshot:mode=push", Op::kAllReduce}};
+  int plain = 0;
+  for (const auto& [name, op] : peers) {
+    p.op = op;
+    const auto spec = ParseRuntimeChoice(name).value();
+    const std::string rule = apply::WhyNotAnyBuffer(spec, op);
+    EXPECT_EQ(WhyNotRunnable(spec, p, PeersOn(4), BufferClass::kPlain), rule) << name;
+    EXPECT_EQ(WhyNotRunnable(spec, p, PeersOn(4), BufferClass::kPooled), "") << name;
+    plain += rule.empty() ? 1 : 0;
+  }
+  EXPECT_EQ(plain, 3);  // LL, push one-shot, push reduce-scatter
+  p.op = Op::kAllReduce;
+  const auto symm = ParseRuntimeChoice("nccl-symm").value();
+  EXPECT_EQ(WhyNotRunnable(symm, p, PeersOn(4), BufferClass::kPooled),
+            apply::WhyNotAnyBuffer(symm, Op::kAllReduce));
 }
 
 // Two emulated nodes (issue 33): more sockets per connection win large all-reduces and

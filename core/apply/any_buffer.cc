@@ -1,0 +1,49 @@
+// The any-buffer rule (any_buffer.h).
+#include "core/apply/any_buffer.h"
+
+namespace ccltune::apply {
+namespace {
+
+// Our kernels that touch only this rank's buffers and the peers' staging.
+bool LocalBuffersOnly(const ChoiceSpec& s, core::Op op) {
+  if (s.peer == PeerKind::kOneShot) return s.push || s.ll;
+  if (s.peer == PeerKind::kTwoShot) return op == core::Op::kReduceScatter && s.push;
+  return false;
+}
+
+}  // namespace
+
+std::string WhyNotAnyBuffer(const ChoiceSpec& s, core::Op op) {
+  if (s.buffers == BufferMode::kRegistered) {
+    return "nccl-reg needs the application's buffers registered with NCCL";
+  }
+  if (s.buffers == BufferMode::kSymmetric) {
+    return "nccl-symm needs the application's buffers in an NCCL symmetric window";
+  }
+  if (s.compose != Composition::kPeer) return "";
+  if (s.fused) {
+    return "a fused kernel reads the peers' inputs or writes their out and residual: runs only "
+           "when input, out and residual come from ccltuneMemAlloc";
+  }
+  if (!LocalBuffersOnly(s, op)) {
+    return "reads or writes the peers' buffers: runs only on buffers from ccltuneMemAlloc";
+  }
+  return "";
+}
+
+std::string WhyNotAnyBuffer(const core::ChoiceName& choice, core::Op op,
+                            const std::string& backend) {
+  core::Result<core::ChoiceName> parsed = core::ParseChoice(choice.ToString(), backend);
+  if (!parsed.ok()) return parsed.status().message();
+  if (backend == "host") {
+    // The host backend's algorithms work on the caller's buffers; there is no pool.
+    return parsed->base == kTestPooledChoice
+               ? "test-pooled stands for a kernel that runs only on pooled buffers"
+               : "";
+  }
+  core::Result<ChoiceSpec> spec = SpecFromChoice(*parsed);
+  if (!spec.ok()) return spec.status().message();
+  return WhyNotAnyBuffer(*spec, op);
+}
+
+}  // namespace ccltune::apply

@@ -1,0 +1,43 @@
+// Which measured choices run on any buffer of a program (its own tensors, as an unmodified
+// program passes them to NCCL) and which only on buffers from the runtime's shared pool
+// (ccltuneMemAlloc: one offset of every rank's CUDA IPC pool) or registered with NCCL.
+// The rule depends only on the choice and the op, so every part applies the same one: the
+// worker records the fastest any-buffer choice beside the winner and its adaptive search
+// never prunes it (docs/design.md §2, §4); the runtime (runtime/runnable.h) adds what one
+// process can run (peer memory, node team, NCCL's settings) on top.
+//
+//   any buffer   nccl, nccl:algo/proto (the tuner plugin forces them per call), nccl:ctas=N,
+//                nccl:p2pchunk, nccl-net (process settings), rs+ag, hier (it copies through
+//                its node scratch), oneshot mode=push|ll and twoshot mode=push for
+//                reduceScatter (each rank writes its own input into the peers' staging and
+//                reduces locally); the host backend's algorithms (the caller's buffers)
+//   pooled only  oneshot mode=pull, twoshot (allReduce; reduceScatter pull), p2p, ce: they
+//                read or write the peers' buffers themselves; oneshot-fused, twoshot-fused
+//                (input, out and residual of every rank); test-pooled (host, tests only)
+//   registered   nccl-reg (ncclCommRegister), nccl-symm (an NCCL symmetric window)
+// With an epilogue every unfused name means that all-reduce and then the separate epilogue
+// kernel: it needs what the plain all-reduce needs.
+#pragma once
+
+#include <string>
+
+#include "core/apply/choice_spec.h"
+#include "core/plan/choice.h"
+#include "core/plan/types.h"
+
+namespace ccltune::apply {
+
+// Empty when `spec` runs `op` on any buffer; else which buffers it needs, in one line.
+std::string WhyNotAnyBuffer(const ChoiceSpec& spec, core::Op op);
+
+// The same for a name of `backend` ("nccl" or "host"). A name that does not read as a choice
+// of that backend runs nowhere: its parse error is the reason.
+std::string WhyNotAnyBuffer(const core::ChoiceName& choice, core::Op op,
+                            const std::string& backend);
+
+// The test-only host choice that stands for a pooled-only kernel (a pull one-shot): the
+// search's tests need a winner that an application's own buffers cannot run
+// (worker/host/algorithms.h says how it is timed).
+inline constexpr const char* kTestPooledChoice = "test-pooled";
+
+}  // namespace ccltune::apply

@@ -1,0 +1,125 @@
+// The any-buffer rule (core/apply/any_buffer.h, issue 43): which measured choices a program's
+// own tensors can run, the same answer for the worker (its search and records) and the
+// runtime. Every base of both backends has an exact expectation here, so a base added to the
+// catalog without a decision fails this test.
+#include "core/apply/any_buffer.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <map>
+#include <set>
+#include <string>
+
+#include "core/plan/choice.h"
+
+namespace ccltune::apply {
+namespace {
+
+using core::Op;
+
+const std::string kPeers =
+    "reads or writes the peers' buffers: runs only on buffers from ccltuneMemAlloc";
+const std::string kFused =
+    "a fused kernel reads the peers' inputs or writes their out and residual: runs only when "
+    "input, out and residual come from ccltuneMemAlloc";
+const std::string kReg = "nccl-reg needs the application's buffers registered with NCCL";
+const std::string kSymm = "nccl-symm needs the application's buffers in an NCCL symmetric window";
+
+struct Case {
+  const char* name;
+  Op op;
+  std::string why;  // empty: runs on any buffer
+};
+
+// Per base of the NCCL backend, its names and what each needs.
+const std::map<std::string, std::vector<Case>>& NcclCases() {
+  static const std::map<std::string, std::vector<Case>> cases = {
+      {"nccl",
+       {{"nccl", Op::kAllReduce, ""},
+        {"nccl:algo=ring,proto=ll", Op::kAllReduce, ""},
+        {"nccl:algo=tree,proto=simple", Op::kAllReduce, ""},
+        {"nccl:ctas=8", Op::kAllGather, ""},
+        {"nccl:p2pchunk=524288", Op::kAllToAll, ""}}},
+      {"nccl-reg", {{"nccl-reg", Op::kAllReduce, kReg}}},
+      {"nccl-symm", {{"nccl-symm", Op::kReduceScatter, kSymm}}},
+      {"rs+ag", {{"rs+ag", Op::kAllReduce, ""}}},
+      {"oneshot",
+       {{"oneshot", Op::kAllReduce, kPeers},  // mode=pull is the default
+        {"oneshot:mode=pull", Op::kAllReduce, kPeers},
+        {"oneshot:blocks=8,mode=push,threads=512", Op::kAllReduce, ""},
+        {"oneshot:mode=ll", Op::kAllReduce, ""}}},
+      {"twoshot",
+       {{"twoshot:mode=pull", Op::kAllReduce, kPeers},
+        {"twoshot:mode=push", Op::kAllReduce, kPeers},  // its all-gather writes the peers' out
+        {"twoshot:mode=pull", Op::kReduceScatter, kPeers},
+        {"twoshot:mode=push", Op::kReduceScatter, ""}}},
+      {"p2p", {{"p2p:mode=push", Op::kAllGather, kPeers}, {"p2p", Op::kAllGather, kPeers}}},
+      {"ce", {{"ce:mode=push", Op::kAllGather, kPeers}, {"ce:mode=pull", Op::kAllGather, kPeers}}},
+      {"oneshot-fused",
+       {{"oneshot-fused:mode=pull", Op::kAllReduce, kFused},
+        {"oneshot-fused:mode=ll", Op::kAllReduce, kFused}}},
+      {"twoshot-fused", {{"twoshot-fused:blocks=16,threads=512", Op::kAllReduce, kFused}}},
+      {"hier", {{"hier:blocks=16,threads=512", Op::kAllReduce, ""}}},
+      {"nccl-net", {{"nccl-net:socketThreads=4,socksPerThread=2", Op::kAllReduce, ""}}},
+  };
+  return cases;
+}
+
+class AnyBufferRule : public ::testing::Test {
+ protected:
+  // test-pooled and test-fast are names only with the test choices offered.
+  void SetUp() override { ::setenv("CCLTUNE_ENABLE_TEST_CHOICES", "1", 1); }
+  void TearDown() override { ::unsetenv("CCLTUNE_ENABLE_TEST_CHOICES"); }
+};
+
+TEST_F(AnyBufferRule, EveryNcclBaseHasItsExactAnswer) {
+  std::set<std::string> covered;
+  for (const auto& [base, cases] : NcclCases()) {
+    covered.insert(base);
+    for (const Case& c : cases) {
+      auto name = core::ParseChoice(c.name, "nccl");
+      ASSERT_TRUE(name.ok()) << c.name << ": " << name.status().ToString();
+      EXPECT_EQ(WhyNotAnyBuffer(*name, c.op, "nccl"), c.why) << c.name << " " << OpName(c.op);
+      auto spec = SpecFromChoice(*name);
+      ASSERT_TRUE(spec.ok()) << c.name;
+      EXPECT_EQ(WhyNotAnyBuffer(*spec, c.op), c.why) << c.name;  // by spec: the same
+    }
+  }
+  for (const auto& base : core::ChoiceBases("nccl"))
+    EXPECT_TRUE(covered.contains(base)) << base << " has no expectation here: decide it";
+}
+
+// With an epilogue every unfused name is the all-reduce then the separate kernel: the rule
+// does not depend on it, and the test choices follow their composition.
+TEST_F(AnyBufferRule, TestChoicesOfTheNcclBackendFollowWhatTheyAre) {
+  EXPECT_EQ(WhyNotAnyBuffer(core::ChoiceName{"test-hang", {}}, Op::kAllReduce, "nccl"), "");
+  EXPECT_EQ(WhyNotAnyBuffer(core::ChoiceName{"test-absent", {}}, Op::kAllReduce, "nccl"), kPeers);
+}
+
+TEST_F(AnyBufferRule, HostAlgorithmsRunOnTheCallersBuffersButTestPooled) {
+  for (const auto& base : core::ChoiceBases("host"))
+    EXPECT_EQ(WhyNotAnyBuffer(core::ChoiceName{base, {}}, Op::kAllReduce, "host"), "") << base;
+  for (const char* base : {"test-fast", "test-slow", "test-hang"})
+    EXPECT_EQ(WhyNotAnyBuffer(core::ChoiceName{base, {}}, Op::kAllReduce, "host"), "") << base;
+  EXPECT_EQ(WhyNotAnyBuffer(core::ChoiceName{kTestPooledChoice, {}}, Op::kAllReduce, "host"),
+            "test-pooled stands for a kernel that runs only on pooled buffers");
+}
+
+TEST_F(AnyBufferRule, ANameThatDoesNotReadRunsNowhere) {
+  EXPECT_NE(WhyNotAnyBuffer(core::ChoiceName{"oneshot", {}}, Op::kAllReduce, "host")
+                .find("is not a known choice for backend host"),
+            std::string::npos);
+  EXPECT_NE(WhyNotAnyBuffer(core::ChoiceName{"ring", {}}, Op::kAllReduce, "nccl")
+                .find("is not a known choice for backend nccl"),
+            std::string::npos);
+  EXPECT_NE(
+      WhyNotAnyBuffer(core::ChoiceName{"oneshot", {{"mode", "fast"}}}, Op::kAllReduce, "nccl"), "");
+  ::unsetenv("CCLTUNE_ENABLE_TEST_CHOICES");
+  EXPECT_NE(WhyNotAnyBuffer(core::ChoiceName{kTestPooledChoice, {}}, Op::kAllReduce, "host")
+                .find("is not a known choice"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace ccltune::apply
