@@ -70,6 +70,7 @@ core::Status Pump(pid_t pid, int in_fd, int out_fd, std::string input, std::stri
 }  // namespace
 
 bool OnPath(const std::string& program) {
+  if (program.find('/') != std::string::npos) return access(program.c_str(), X_OK) == 0;
   const char* path = std::getenv("PATH");
   std::stringstream dirs(path ? path : "");
   for (std::string dir; std::getline(dirs, dir, ':');)

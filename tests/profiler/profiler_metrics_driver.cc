@@ -2,7 +2,8 @@
 // libccltune-telemetry.so.1, so that CCLTUNE_TELEMETRY, CCLTUNE_METRICS_PORT and LOCAL_RANK
 // from its parent are read as in an application, loads the plugin as NCCL does and drives
 // it through the fake NCCL: on one communicator (hash 0123456789abcdef, rank 2 of 4, v5)
-// 3 allReduce bf16 of 512 KiB on ring/LL128 taking 4100 ns each, 2 allGather fp32 of 32 KiB
+// 3 allReduce bf16 of 512 KiB on ring/LL128 taking 4100 ns each, 2 allGather fp32 of 16 KiB
+// (1024 elements from each of the 4 ranks)
 // on NVLSTree/Simple taking 800 ns each; then, with a pool of 16, one collective too many
 // (one "profiler-events-full" drop). Prints "ready" and stays up (60 s) to be scraped.
 #include <unistd.h>

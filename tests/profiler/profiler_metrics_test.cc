@@ -35,6 +35,10 @@ std::optional<double> Sample(const std::string& text, const std::string& family,
   return std::nullopt;
 }
 
+const std::vector<std::string> kAllGather = {"comm=\"0123456789abcdef\"", "op=\"allGather\"",
+                                             "source=\"nccl\""};
+const std::vector<std::string> kPoolFull = {"what=\"profiler-events-full\""};
+
 TEST(ProfilerMetrics, NcclCallsReachTheEndpointExactly) {
   const char* so = std::getenv("CCLTUNE_PROFILER_SO");
   const char* driver = std::getenv("CCLTUNE_PROFILER_DRIVER");
@@ -59,7 +63,12 @@ TEST(ProfilerMetrics, NcclCallsReachTheEndpointExactly) {
     auto got = HttpGet(port, "/metrics", milliseconds(1000));
     if (got.ok() && got->code == 200) {
       text = got->body;
-      if (Sample(text, "ccltune_program_calls_total", ar) == 3.0) break;
+      // Every call is in: the driver's calls reach the library's queue in order, but its
+      // thread may expose them across two scrapes.
+      if (Sample(text, "ccltune_program_calls_total", ar) == 3.0 &&
+          Sample(text, "ccltune_program_calls_total", kAllGather) == 2.0 &&
+          Sample(text, "ccltune_program_telemetry_dropped_total", kPoolFull) == 1.0)
+        break;
     }
     std::this_thread::sleep_for(milliseconds(100));
   }
@@ -74,7 +83,7 @@ TEST(ProfilerMetrics, NcclCallsReachTheEndpointExactly) {
   const std::vector<std::string> ag = {"comm=\"0123456789abcdef\"",
                                        "op=\"allGather\"",
                                        "dtype=\"fp32\"",
-                                       "size=\"32KiB\"",
+                                       "size=\"16KiB\"",
                                        "choice=\"nccl:algo=nvlstree,proto=simple\"",
                                        "source=\"nccl\""};
   EXPECT_EQ(Sample(text, "ccltune_program_collective_seconds_count", ag), 2.0) << text;
