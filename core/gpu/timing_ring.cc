@@ -24,7 +24,6 @@ core::Result<std::unique_ptr<TimingRingReader>> TimingRingReader::Create() {
   CCLTUNE_ASSIGN_OR_RETURN(r->stream_, Stream::Create());
   TimingRing* ring = r->ring();
   CCLTUNE_CUDA_TRY(cudaMemsetAsync(ring, 0, sizeof(TimingRing), r->stream_.get()));
-  CCLTUNE_CUDA_TRY(cudaMemsetAsync(&ring->entry, 0xff, sizeof(ring->entry), r->stream_.get()));
   CCLTUNE_RETURN_IF_ERROR(r->Sync(core::DeadlineIn(10)));
   return r;
 }
@@ -57,27 +56,44 @@ core::Status TimingRingReader::CopyRecords(std::uint64_t from, std::uint64_t to)
   return core::Status::Ok();
 }
 
+bool TimingRingReader::Decode(std::uint64_t i, Launch* out, bool* newer) const {
+  const auto* host = reinterpret_cast<const TimingRecord*>(static_cast<const char*>(host_.host()) +
+                                                           sizeof(std::uint64_t));
+  const TimingRecord& r = host[i % kTimingRecords];
+  const auto want = static_cast<unsigned int>(i) + 1u;
+  // Numbers compare modulo 2^32: a later launch's is ahead of `want`.
+  *newer = static_cast<int>(r.seq - want) > 0 || static_cast<int>(r.seq_again - want) > 0;
+  if (r.seq != want || r.seq_again != want) return false;
+  out->entry = r.entry;
+  out->arrival = r.arrival_ns == kernels::kNoArrival ? 0 : r.entry + r.arrival_ns;
+  out->finish = r.entry + r.finish_ns;
+  out->site = r.site;
+  out->blocks = r.blocks;
+  return true;
+}
+
 core::Result<TimingRingReader::Drained> TimingRingReader::Drain(core::Deadline deadline) {
   Drained out;
   CCLTUNE_ASSIGN_OR_RETURN(const std::uint64_t head, ReadHead(deadline));
-  if (head == tail_) return out;
+  if (head <= tail_) return out;
   if (head - tail_ > kTimingRecords) {  // overwritten before this drain began
     out.lost += head - tail_ - kTimingRecords;
     tail_ = head - kTimingRecords;
   }
   CCLTUNE_RETURN_IF_ERROR(CopyRecords(tail_, head));
-  CCLTUNE_ASSIGN_OR_RETURN(const std::uint64_t after, ReadHead(deadline));
-  const auto* host = reinterpret_cast<const TimingRecord*>(static_cast<const char*>(host_.host()) +
-                                                           sizeof(std::uint64_t));
+  CCLTUNE_RETURN_IF_ERROR(Sync(deadline));
   out.records.reserve(head - tail_);
-  for (std::uint64_t i = tail_; i < head; ++i) {
-    if (i + kTimingRecords <= after) {
-      ++out.lost;  // a launch in flight during the copy may have rewritten its slot
-      continue;
+  for (; tail_ < head; ++tail_) {
+    Launch l;
+    bool newer = false;
+    if (Decode(tail_, &l, &newer)) {
+      out.records.push_back(l);
+    } else if (newer) {
+      ++out.lost;  // a later launch rewrote its slot during the copy
+    } else {
+      break;  // not visible yet: read again from here next time
     }
-    out.records.push_back(host[i % kTimingRecords]);
   }
-  tail_ = head;
   return out;
 }
 

@@ -2,18 +2,17 @@
 // ring in device memory and the drain that reads what the kernels wrote, without touching
 // the application's streams (issue 45, docs/design.md §13).
 //
-// Drain protocol, on a non-blocking stream of its own: copy head, copy the records in
-// [tail, head), copy head again (each copy completes before the next: one stream). A record
-// i is kept only when no launch could have overwritten it meanwhile: a launch writing
-// record j overwrites record j - kTimingRecords, and the launches in flight during the copy
-// write records below the second head + 1, so record i is lost when i + kTimingRecords <=
-// the second head. Records a full ring overwrote before a drain are counted lost too.
+// Drain protocol, on a non-blocking stream of its own: copy head (a hint), then the records
+// in [tail, head), and keep each record i whose two words both carry its number (i + 1, low
+// 32 bits; kernels::TimingRecord): a word of a later number means a launch overwrote it (lost,
+// counted), of an earlier number that it is not visible yet (the drain stops there and
+// resumes from it next time). Records a full ring overwrote before a drain are counted lost.
 //
 // Thread-safety: one thread drains (Drain is not reentrant); kernels write concurrently.
-// Blocking: Drain waits for its own three small copies only (bounded by `deadline`),
-// never for the application's work. The calling thread should be in relaxed stream-capture
-// mode (cudaThreadExchangeStreamCaptureMode) so that a program capturing a CUDA graph in
-// global mode on another thread is not disturbed by the synchronisation.
+// Blocking: Drain waits for its own two copies only (bounded by `deadline`), never for the
+// application's work. The calling thread should be in relaxed stream-capture mode
+// (cudaThreadExchangeStreamCaptureMode) so that a program capturing a CUDA graph in global
+// mode on another thread is not disturbed by the synchronisation.
 #pragma once
 
 #include <cstdint>
@@ -29,15 +28,20 @@ namespace ccltune::gpu {
 
 class TimingRingReader {
  public:
-  // A zeroed ring (entry's running value at ~0) on the current device.
+  // A zeroed ring on the current device (no record number is 0).
   static core::Result<std::unique_ptr<TimingRingReader>> Create();
 
   // What the kernels write into: PeerTeam::timing.
   kernels::TimingRing* ring() const { return static_cast<kernels::TimingRing*>(ring_.data()); }
 
+  // One launch's times (%globaltimer ns); arrival 0: the kernel saw none.
+  struct Launch {
+    std::uint64_t entry = 0, arrival = 0, finish = 0;
+    unsigned int site = 0, blocks = 0;
+  };
   struct Drained {
-    std::vector<kernels::TimingRecord> records;  // oldest first
-    std::uint64_t lost = 0;                      // overwritten before they were read
+    std::vector<Launch> records;  // oldest first
+    std::uint64_t lost = 0;       // overwritten before they were read
   };
   // The records completed since the previous Drain.
   core::Result<Drained> Drain(core::Deadline deadline);
@@ -46,6 +50,8 @@ class TimingRingReader {
   TimingRingReader() = default;
   core::Result<std::uint64_t> ReadHead(core::Deadline deadline);
   core::Status CopyRecords(std::uint64_t from, std::uint64_t to);
+  // Record i of the host copy, decoded; false when not (yet) whole. *newer: overwritten.
+  bool Decode(std::uint64_t i, Launch* out, bool* newer) const;
   core::Status Sync(core::Deadline deadline);
 
   DeviceBuffer ring_;

@@ -39,31 +39,33 @@ struct PeerSignals {
 };
 
 // Self-timing (issue 45, docs/design.md §13): each launch of a timed team leaves one record
-// of what it took on this GPU, by %globaltimer (ns): the earliest block's entry, the last
-// peer's arrival it saw (the first barrier's wait ended, or an LL kernel's first lines from
-// every peer came; 0 when the kernel has no such point), and the last block's finish.
-// Sync wait = arrival - entry, transfer = finish - arrival.
+// of what it took on this GPU, by %globaltimer (ns), as block 0 saw it: its entry, the last
+// peer's arrival it saw (its first barrier's wait ended, or an LL kernel's first lines from
+// every peer came; none when the kernel has no such point), and its end. Sync wait =
+// arrival - entry, transfer = end - arrival. Block 0 alone, so that timing costs a launch
+// two stores and no atomics or fences: the blocks of our kernels share the work evenly and
+// meet at the same barriers, so block 0's times are the launch's within a block's skew.
 inline constexpr unsigned long long kTimingRecords = 8192;  // a power of two
-struct TimingRecord {
+inline constexpr unsigned int kNoArrival = 0xffffffffu;
+// Two 16-byte words, each written by one vector store and each carrying the record's number
+// (its index + 1, low 32 bits): a reader that finds both words with the number it expects
+// has the whole record, without a fence between the stores (the LL protocol's idea).
+struct alignas(16) TimingRecord {
+  unsigned int seq;  // word 0
+  unsigned int site;  // PeerTeam::site of the launch: what the host registered it as
   unsigned long long entry;
-  unsigned long long arrival;
-  unsigned long long finish;
-  unsigned int site;    // PeerTeam::site of the launch: what the host registered it as
-  unsigned int blocks;  // the launch's grid
+  unsigned int seq_again;   // word 1
+  unsigned int arrival_ns;  // after entry; kNoArrival: none seen
+  unsigned int finish_ns;   // after entry
+  unsigned int blocks;      // the launch's grid
 };
-// One team's ring, in device memory. The blocks of a launch fold their stamps into the
-// launch's running values with atomics; the last block to finish writes record
-// head % kTimingRecords, resets the running values and then advances head. Launches of one
-// team never overlap (they share its signal flags), so one set of running values serves.
-// A host thread reads head, the records, then head again (core/gpu/timing_ring.h): nothing
-// here waits for the host, and a full ring overwrites the oldest records (counted there).
+// One team's ring, in device memory. Launches of one team never overlap (they share its
+// signal flags), so block 0 of each launch writes record head % kTimingRecords and then
+// advances head, a hint for the reader (core/gpu/timing_ring.h), which trusts the records'
+// numbers, not head. Nothing waits for the host; a full ring overwrites the oldest records.
 struct TimingRing {
-  unsigned long long entry;  // running values of the launch in flight; entry starts at ~0
-  unsigned long long arrival;
-  unsigned long long finish;
-  unsigned int blocks_done;
-  unsigned int unused;
-  unsigned long long head;  // records written so far
+  unsigned long long head;
+  unsigned long long unused;
   TimingRecord records[kTimingRecords];
 };
 

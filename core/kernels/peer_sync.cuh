@@ -69,7 +69,8 @@ __device__ inline void MarkTimedOut(const PeerTeam& team) {
 }
 
 // Per-launch state of one block: its epoch base, whether a wait ran out, and with a timed
-// team (PeerTeam::timing) its entry and the last peer's arrival it saw (0: none yet).
+// team (PeerTeam::timing, block 0 only) its entry and the last peer's arrival it saw (0:
+// none yet).
 struct BlockSync {
   unsigned int base;
   int failed;
@@ -77,47 +78,48 @@ struct BlockSync {
   unsigned long long arrival;
 };
 
+__device__ inline bool Timed(const PeerTeam& team) {
+  return team.timing != nullptr && blockIdx.x == 0 && threadIdx.x == 0;
+}
+
 // The last peer's arrival, as thread 0 saw it (the first time only: later barriers of the
 // launch wait for peers that were slower at the work, not at the call): now when the block
 // had to wait for a peer, else at entry: every peer had arrived before this rank looked, so
 // this rank was the last and waited for no one (its own flag stores, or an LL kernel's own
 // pushes, are its transfer, not a wait).
 __device__ inline void NoteArrival(const PeerTeam& team, BlockSync* s, bool waited) {
-  if (team.timing != nullptr && threadIdx.x == 0 && s->arrival == 0)
-    s->arrival = waited ? PeerNowNs() : s->entry;
+  if (Timed(team) && s->arrival == 0) s->arrival = waited ? PeerNowNs() : s->entry;
 }
 
-// Folds this block's stamps into the launch's running values; the last block to finish
-// writes the record and opens the next launch's values (peer_kernels.h, TimingRing).
-__device__ inline void RecordBlockTiming(const PeerTeam& team, const BlockSync* s) {
+__device__ inline void StoreWord(uint4* p, uint4 v) {
+  asm volatile("st.volatile.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(v.x), "r"(v.y),
+               "r"(v.z), "r"(v.w)
+               : "memory");
+}
+
+__device__ inline unsigned int NsAfter(unsigned long long t, unsigned long long since) {
+  const unsigned long long d = t - since;
+  return d >= kNoArrival ? kNoArrival - 1 : static_cast<unsigned int>(d);
+}
+
+// Block 0's record of this launch (peer_kernels.h, TimingRecord): two stores, then the hint.
+__device__ inline void WriteTiming(const PeerTeam& team, const BlockSync* s) {
   TimingRing* t = team.timing;
-  atomicMin(&t->entry, s->entry);
-  if (s->arrival != 0) atomicMax(&t->arrival, s->arrival);
-  atomicMax(&t->finish, PeerNowNs());
-  __threadfence();
-  if (atomicAdd(&t->blocks_done, 1u) != gridDim.x - 1) return;
-  __threadfence();  // every other block's stamps, folded before its blocks_done, are in
-  TimingRecord r;
-  r.entry = atomicOr(&t->entry, 0ull);
-  r.arrival = atomicOr(&t->arrival, 0ull);
-  r.finish = atomicOr(&t->finish, 0ull);
-  r.site = team.site;
-  r.blocks = gridDim.x;
   const unsigned long long i = t->head;
-  t->records[i & (kTimingRecords - 1)] = r;
-  t->entry = ~0ull;
-  t->arrival = 0;
-  t->finish = 0;
-  t->blocks_done = 0;
-  __threadfence();  // the record and the reset before the head that publishes them
-  *reinterpret_cast<volatile unsigned long long*>(&t->head) = i + 1;
+  const unsigned int seq = static_cast<unsigned int>(i) + 1u;
+  const unsigned int arrival = s->arrival == 0 ? kNoArrival : NsAfter(s->arrival, s->entry);
+  uint4* w = reinterpret_cast<uint4*>(&t->records[i & (kTimingRecords - 1)]);
+  StoreWord(w, make_uint4(seq, team.site, static_cast<unsigned int>(s->entry),
+                          static_cast<unsigned int>(s->entry >> 32)));
+  StoreWord(w + 1, make_uint4(seq, arrival, NsAfter(PeerNowNs(), s->entry), gridDim.x));
+  t->head = i + 1;
 }
 
 // Thread 0 reads the block's epoch; every thread sees it after the __syncthreads. False
 // when an earlier launch timed out: the block then does nothing (with fail_stop, traps).
 __device__ inline bool BeginBlock(const PeerTeam& team, BlockSync* s) {
   if (threadIdx.x == 0) {
-    if (team.timing != nullptr) {
+    if (Timed(team)) {
       s->entry = PeerNowNs();
       s->arrival = 0;
     }
@@ -130,12 +132,12 @@ __device__ inline bool BeginBlock(const PeerTeam& team, BlockSync* s) {
   return s->failed == 0;
 }
 
-// Stores the epoch the block reached (`used` barriers this launch); with a timed team, the
-// block's stamps.
+// Stores the epoch the block reached (`used` barriers this launch); with a timed team, block 0
+// writes the launch's record.
 __device__ inline void EndBlock(const PeerTeam& team, const BlockSync* s, unsigned int used) {
   if (threadIdx.x != 0) return;
   team.epochs[blockIdx.x] = s->base + used;
-  if (team.timing != nullptr) RecordBlockTiming(team, s);
+  if (Timed(team)) WriteTiming(team, s);
 }
 
 __device__ inline void StoreRelaxed(unsigned int* p, unsigned int v) {

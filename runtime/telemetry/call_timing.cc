@@ -110,11 +110,11 @@ bool CallTiming::DrainOnce() {
     return false;
   }
   if (d->lost > 0) api_.dropped("kernel-ring-full", d->lost);
-  for (const kernels::TimingRecord& r : d->records) Publish(r);
+  for (const gpu::TimingRingReader::Launch& r : d->records) Publish(r);
   return true;
 }
 
-void CallTiming::Publish(const kernels::TimingRecord& r) {
+void CallTiming::Publish(const gpu::TimingRingReader::Launch& r) {
   SiteInfo site;
   {
     std::lock_guard<std::mutex> lock(mu_);

@@ -3,13 +3,16 @@
 // max over ranks, median of rounds), side by side with NCCL timed the same way, for every
 // allReduce size of a winners file, so "the runtime within 5 % of the time tune measured
 // for that winner" is compared like for like. One process per GPU, buffers from the
-// runtime's pool (out of place). Not a test: it prints figures.
+// runtime's pool (out of place). Eager rounds also time the host: the enqueue loop runs while
+// the GPU waits at the gate, so its time per op is the host's alone (median of rounds,
+// rank 0). Not a test: it prints figures.
 //
 //   runtime_bench WINNERS.json [--graph] [--gpus N] [--iters 20] [--rounds 5]
 #include <cuda_runtime.h>
 #include <nccl.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -73,13 +76,14 @@ class Timer {
     cudaEventCreate(&end_);
   }
 
-  // Median over rounds of the max over ranks of one op's time (us); -1 on failure.
+  // Median over rounds of the max over ranks of one op's time (us); -1 on failure. Eager:
+  // host_us() is then the median of rounds of this rank's host time per op.
   double Measure(const std::function<bool()>& op) {
     for (int i = 0; i < 3; ++i)
       if (!op()) return -1;
     cudaGraphExec_t exec = nullptr;
     if (o_.graph && !Capture(op, &exec)) return -1;
-    std::vector<double> times;
+    std::vector<double> times, host;
     for (int r = 0; r < o_.rounds; ++r) {
       flags_[0] = 0;
       kernels::LaunchBoundedSpin(dflags_, 2000000000ull, dflags_ + 1, s_);
@@ -89,8 +93,13 @@ class Timer {
       if (exec != nullptr) {
         cudaGraphLaunch(exec, s_);
       } else {
+        const auto h0 = std::chrono::steady_clock::now();
         for (int i = 0; i < o_.iters; ++i)
           if (!op()) return -1;
+        host.push_back(std::chrono::duration<double, std::micro>(
+                           std::chrono::steady_clock::now() - h0)
+                           .count() /
+                       o_.iters);
       }
       cudaEventRecord(end_, s_);
       flags_[0] = 1;  // the gate opens: every launch of the round is queued behind it
@@ -100,9 +109,12 @@ class Timer {
       times.push_back(MaxOverRanks(ms * 1000.0 / o_.iters));
     }
     if (exec != nullptr) cudaGraphExecDestroy(exec);
+    std::sort(host.begin(), host.end());
+    host_us_ = host.empty() ? -1 : host[host.size() / 2];
     std::sort(times.begin(), times.end());
     return times[times.size() / 2];
   }
+  double host_us() const { return host_us_; }
 
  private:
   bool Capture(const std::function<bool()>& op, cudaGraphExec_t* exec) {
@@ -132,6 +144,7 @@ class Timer {
   void* word_ = nullptr;
   cudaEvent_t start_ = nullptr;
   cudaEvent_t end_ = nullptr;
+  double host_us_ = -1;
 };
 
 int RankMain(const Options& o, const std::string& dir, int rank, int world) {
@@ -162,15 +175,18 @@ int RankMain(const Options& o, const std::string& dir, int rank, int world) {
     const double rt_us = timer.Measure([&] {
       return ccltuneAllReduce(send, recv, count, ncclBfloat16, ncclSum, rt, s) == ccltuneSuccess;
     });
+    const double rt_host = timer.host_us();
     const double nccl_us = timer.Measure([&] {
       return ncclAllReduce(send, recv, count, ncclBfloat16, ncclSum, nccl, s) == ncclSuccess;
     });
     char name[256] = {};
     ccltuneGetChoice(rt, ccltuneAllReduceOp, ncclBfloat16, ncclSum, t.bytes, 1, name, sizeof(name));
     char line[512];
-    std::snprintf(line, sizeof(line), "| %llu | %s | %.2f | %.2f | %.3f | %.2f | %.2f | %.3f |\n",
+    std::snprintf(line, sizeof(line),
+                  "| %llu | %s | %.2f | %.2f | %.3f | %.2f | %.2f | %.3f | %.2f | %.2f |\n",
                   static_cast<unsigned long long>(t.bytes), name, t.time_us, rt_us,
-                  rt_us / t.time_us, t.default_us, nccl_us, nccl_us / t.default_us);
+                  rt_us / t.time_us, t.default_us, nccl_us, nccl_us / t.default_us, rt_host,
+                  timer.host_us());
     table << line;
   }
   if (rank == 0) {  // the parent prints it (ranks' stdout goes to their logs)
@@ -178,7 +194,8 @@ int RankMain(const Options& o, const std::string& dir, int rank, int world) {
         << (o.graph ? "graph" : "eager") << ", " << world << " ranks: us per op, median of "
         << o.rounds << " rounds of " << o.iters << " ops, max over ranks\n"
         << "| bytes | runtime runs | tune's time | runtime | runtime / tune | tune's nccl | "
-           "nccl here | nccl here / tune |\n|---|---|---|---|---|---|---|---|\n"
+           "nccl here | nccl here / tune | runtime host/op | nccl host/op |\n"
+           "|---|---|---|---|---|---|---|---|---|---|\n"
         << table.str();
   }
   ccltuneCommDestroy(rt);

@@ -7,8 +7,8 @@ Prometheus scrapes each rank's /metrics while it runs.
   python3 telemetry_delay_program.py OUT_JSON PHASES...     PHASE = MODE:BYTES:DELAY_US
 
 Per phase (MODE eager or graph; bf16 all-reduce of BYTES; one size per phase, so the `size`
-label keeps the phases apart): the last rank spins DELAY_US on its stream before each
-all-reduce (torch.cuda._sleep, calibrated here against CUDA events, and that measured delay
+label keeps the phases apart): every rank spins BASE_US (150) and the last rank DELAY_US more
+on its stream before each all-reduce (torch.cuda._sleep, calibrated here against CUDA events, and that measured delay
 is what the checker compares with), the others do not. eager: calls one by one; graph: 20
 calls captured in one graph, replayed; each for 4 s and at least 1100 calls. Every result is checked (the sum of every rank's
 input, exact in bf16: small integers). Rank 0 writes OUT_JSON: per phase the delay
@@ -30,6 +30,11 @@ import torch.distributed as dist
 # core/telemetry/rank_matcher.h). Host time is taken over the first HOST_CALLS eager steps,
 # before the launch queue can fill and make the host wait for the GPU.
 PHASE_SECONDS, MIN_CALLS, GRAPH_CALLS, HOST_CALLS = 4.0, 1100, 20, 200
+# Every rank's GPU works BASE_US before each all-reduce (the late rank DELAY_US more): the GPU,
+# not Python, then sets the pace, so the ranks' only skew at a call is the delay. Without it a
+# host-bound loop (tens of µs of Python a step) makes every rank wait for the slowest host:
+# sync overhead too, but not the one under test.
+BASE_US = 150.0
 
 
 def cycles_per_us(dev):
@@ -56,13 +61,13 @@ def measured_delay_us(cycles):
     return sorted(times)[len(times) // 2]
 
 
-def run_phase(mode, n, cycles, late, dev, rank, world):
+def run_phase(mode, n, cycles, base, late, dev, rank, world):
     x = torch.full((n,), float(rank + 1), device=dev, dtype=torch.bfloat16)
     end = time.time() + PHASE_SECONDS
 
     def done(calls):
         """Every rank stops after the same call: rank 0's clock decides, by broadcast."""
-        if calls < MIN_CALLS or calls % 500 != 0 and mode == "eager":
+        if calls < MIN_CALLS or calls % 1000 != 0:  # a host round trip, rarely
             return False
         flag = torch.tensor([1 if time.time() >= end else 0], device=dev)
         dist.broadcast(flag, 0)
@@ -70,8 +75,7 @@ def run_phase(mode, n, cycles, late, dev, rank, world):
 
     def step():
         x.fill_(float(rank + 1))
-        if late and cycles > 0:
-            torch.cuda._sleep(cycles)
+        torch.cuda._sleep(base + (cycles if late else 0))
         dist.all_reduce(x)
 
     host_us, calls = 0.0, 0
@@ -119,7 +123,8 @@ def main():
         measured = measured_delay_us(cycles) if late and cycles > 0 else 0.0
         t = torch.tensor([measured], device=dev)
         dist.broadcast(t, world - 1)
-        bad, host_us = run_phase(mode, int(size) // 2, cycles, late, dev, rank, world)
+        bad, host_us = run_phase(mode, int(size) // 2, cycles, int(BASE_US * per_us), late, dev,
+                                 rank, world)
         wrong = torch.tensor([bad], device=dev)
         dist.all_reduce(wrong)
         results.append({"mode": mode, "bytes": int(size), "delay_us": float(delay),

@@ -8,12 +8,12 @@
 #          matched across ranks through the cache as the ccltune-telemetry user).
 # Then the cost: a Llama-3-8B-shaped TP decode step (tp_decode_bench.py) under the preload
 # with telemetry off and on, with what the step's all-reduces spent waiting; host time per
-# eager call, off and on; nccl-tests all_reduce_perf 1 KiB-64 MiB with and without the
+# call of libccltune's C API (runtime_bench, eager), off and on; nccl-tests all_reduce_perf 1 KiB-64 MiB with and without the
 # profiler plugin (interleaved, twice each), when $NCCL_TESTS_BIN has it.
 #
 # On the GPU machine, from the repository root:
 #   cmake --build build --target ccltune ccltune_nccl_shim ccltune_runtime ccltune_telemetry \
-#     ccltune_nccl_profiler
+#     ccltune_nccl_profiler runtime_bench
 #   GPUS=4 bash tests/gpu/telemetry_on_device.sh     # PARTS: any of delay cost decode nccltests
 set -uo pipefail
 # shellcheck source=tests/gpu/device_env.sh
@@ -101,34 +101,38 @@ if part delay; then
   delay_run nccl nccl NCCL_PROFILER_PLUGIN="$profiler" || status=1
 fi
 
-part cost && echo "== host time per eager call under the preload, telemetry off / on (twice each)"
-for i in 1 2; do
-  part cost || break
-  for t in off on; do
-    touch "$work/cost-$t-$i.json.done"  # nothing to wait for: no check
-    mport=$(freeport); rpids=()
-    for r in $(seq 0 $((GPUS - 1))); do
-      env "LD_LIBRARY_PATH=$torch_nccl:$CCLTUNE_GPU_LIBS" "${telemetry_env[@]}" CCLTUNE_TELEMETRY=$t \
-        LD_PRELOAD="$shim" MASTER_ADDR=127.0.0.1 MASTER_PORT="$mport" RANK=$r WORLD_SIZE="$GPUS" \
-        LOCAL_RANK=$r CCLTUNE_METRICS_PORT=$((19464 + 10 * i)) timeout -k 5 120 \
-        python3 tests/gpu/telemetry_delay_program.py "$work/cost-$t-$i.json" eager:8192:0 \
-        eager:8192:0 eager:8192:0 >"$work/cost-$t-$i.rank$r.log" 2>&1 &
-      rpids+=($!)
+if part cost; then
+  echo "== host time per call: runtime_bench (libccltune's C API, eager), telemetry off / on, twice each"
+  for i in 1 2; do
+    for t in off on; do
+      env "LD_LIBRARY_PATH=$torch_nccl:$CCLTUNE_GPU_LIBS:$LD_LIBRARY_PATH" "${telemetry_env[@]}" \
+        CCLTUNE_TELEMETRY=$t CCLTUNE_METRICS_PORT=$((19464 + 10 * i)) CUDA_VISIBLE_DEVICES=$devs \
+        timeout -k 5 200 "$(gpu_file runtime_bench)" "$work/winners.json" --gpus "$GPUS" \
+        --iters 200 --rounds 9 >"$work/rb-$t-$i.md" 2>&1 || status=1
     done
-    for p in "${rpids[@]}"; do wait "$p" || status=1; done
   done
-done
-part cost && python3 - "$work" <<'PY' | tee "$work/host-cost.md"
-import json, statistics, sys
+  python3 - "$work" <<'PY' | tee "$work/host-cost.md"
+import statistics, sys
 w = sys.argv[1]
-def med(t):
-    return statistics.median(p["host_us_per_step"] for i in (1, 2)
-                             for p in json.load(open("%s/cost-%s-%d.json" % (w, t, i)))["phases"])
-off, on = med("off"), med("on")
-print("| host time per eager step (fill + all-reduce 8 KiB bf16), rank 0 | telemetry off | on | added |")
-print("|---|---|---|---|")
-print("| median of 6 phases, the first 200 steps of each (µs) | %.2f | %.2f | %+.2f |" % (off, on, on - off))
+def rows(t, i):
+    out = {}
+    for line in open("%s/rb-%s-%d.md" % (w, t, i)):
+        f = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(f) == 10 and f[0].isdigit():
+            out[int(f[0])] = (f[1], float(f[8]), float(f[3]))
+    return out
+runs = {t: [rows(t, i) for i in (1, 2)] for t in ("off", "on")}
+print("| bytes | runtime runs | host µs/call, off | on | added (µs) | GPU µs/call, off | on |")
+print("|---|---|---|---|---|---|---|")
+for b in sorted(runs["off"][0]):
+    off = statistics.median(r[b][1] for r in runs["off"])
+    on = statistics.median(r[b][1] for r in runs["on"])
+    g0 = statistics.median(r[b][2] for r in runs["off"])
+    g1 = statistics.median(r[b][2] for r in runs["on"])
+    print("| %d | %s | %.2f | %.2f | %+.2f | %.2f | %.2f |" % (b, runs["off"][0][b][0], off, on,
+                                                             on - off, g0, g1))
 PY
+fi
 
 part decode && echo "== decode step under the preload: telemetry off, then on"
 for t in off on; do
@@ -150,7 +154,7 @@ if part nccltests && [ -x "${NCCL_TESTS_BIN:-}/all_reduce_perf" ]; then
       extra=(); [ $v = plugin ] && extra=(NCCL_PROFILER_PLUGIN="$profiler" "${telemetry_env[@]}")
       env "LD_LIBRARY_PATH=$torch_nccl:$CCLTUNE_GPU_LIBS" "${extra[@]}" CUDA_VISIBLE_DEVICES=$devs \
         timeout -k 5 120 "$NCCL_TESTS_BIN/all_reduce_perf" -b 1K -e 64M -f 2 -g 1 -t "$GPUS" \
-        -d bfloat16 -c 0 -w 10 -n 50 >"$work/nt-$v-$i.txt" 2>&1 || status=1
+        -d bfloat16 -c 0 -w 5 -n 20 >"$work/nt-$v-$i.txt" 2>&1 || status=1
     done
   done
   python3 tests/gpu/profiler_cost_table.py "$work" | tee "$work/profiler-cost.md"
