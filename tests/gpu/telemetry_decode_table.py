@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """Where a decode step's all-reduces spend their time (issue 45), from a real Prometheus.
 
-  telemetry_decode_table.py PROM_URL WINNERS_JSON
+  telemetry_decode_table.py PROM_URL POD
 
 Per size bucket and choice of our kernels (method "kernel"): calls, mean collective time,
 the share of it that is sync wait (entry to the last peer's arrival) and transfer, and the
 mean transfer against the tuned time of that choice at that size (ccltune_program_tuned_seconds,
-which the runtime sets from the winners it loaded).
+which the runtime sets from the winners it loaded). Only the series of pod label POD: the
+decode run's processes, not the other programs Prometheus scraped.
 """
 import json
 import sys
@@ -26,13 +27,14 @@ def by_size_choice(prom, expr):
 
 
 def main():
-    prom = sys.argv[1]
+    prom, pod = sys.argv[1], sys.argv[2]
     last = "sum by (size, choice) (last_over_time(%s[30m]))"
-    m = '{method="kernel"}'
+    m = '{method="kernel", pod="%s"}' % pod
     calls = by_size_choice(prom, last % ("ccltune_program_sync_wait_seconds_count" + m))
     wait = by_size_choice(prom, last % ("ccltune_program_sync_wait_seconds_sum" + m))
     xfer = by_size_choice(prom, last % ("ccltune_program_transfer_seconds_sum" + m))
-    tuned = by_size_choice(prom, "max by (size, choice) (last_over_time(ccltune_program_tuned_seconds[30m]))")
+    tuned = by_size_choice(prom, 'max by (size, choice) (last_over_time('
+                                 'ccltune_program_tuned_seconds{pod="%s"}[30m]))' % pod)
     print("| size | choice | calls | mean call (µs) | sync wait | transfer | mean transfer (µs) | "
           "tuned (µs) | transfer / tuned |")
     print("|---|---|---|---|---|---|---|---|---|")

@@ -21,6 +21,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/device_env.sh"
 export PYTHONUNBUFFERED=1
 GPUS=${GPUS:-4}
 PARTS=${PARTS:-delay cost decode nccltests}
+DECODE_MODES=${DECODE_MODES:-graph,eager}  # the split is per size: one mode keeps it apart
 part() { [[ " $PARTS " == *" $1 "* ]]; }
 PHASES=${PHASES:-eager:2048:0 eager:4096:50 eager:8192:500 graph:16384:0 graph:32768:50 graph:65536:500}
 work=$OUT/telemetry
@@ -138,13 +139,14 @@ part decode && echo "== decode step under the preload: telemetry off, then on"
 for t in off on; do
   part decode || break
   env "LD_LIBRARY_PATH=$torch_nccl:$CCLTUNE_GPU_LIBS" "${telemetry_env[@]}" CCLTUNE_TELEMETRY=$t \
-    LD_PRELOAD="$shim" CCLTUNE_LIBRARY="$(gpu_file libccltune.so.0)" PYTHONPATH=runtime/python \
-    CCLTUNE_RESULTS_FILE="$work/winners.json" CUDA_VISIBLE_DEVICES=$devs timeout -k 5 300 \
-    python3 tests/gpu/tp_decode_bench.py --gpus "$GPUS" --winners "$work/winners.json" \
+    CCLTUNE_POD_NAME=decode-$t LD_PRELOAD="$shim" CCLTUNE_LIBRARY="$(gpu_file libccltune.so.0)" \
+    PYTHONPATH=runtime/python CCLTUNE_RESULTS_FILE="$work/winners.json" CUDA_VISIBLE_DEVICES=$devs \
+    timeout -k 5 300 python3 tests/gpu/tp_decode_bench.py --gpus "$GPUS" --modes "$DECODE_MODES" \
+    --winners "$work/winners.json" \
     >"$work/decode-telemetry-$t.md" 2>&1 || status=1
   tail -8 "$work/decode-telemetry-$t.md"
 done
-part decode && python3 tests/gpu/telemetry_decode_table.py "$prom" "$work/winners.json" |
+part decode && python3 tests/gpu/telemetry_decode_table.py "$prom" decode-on |
   tee "$work/decode-split.md"
 
 if part nccltests && [ -x "${NCCL_TESTS_BIN:-}/all_reduce_perf" ]; then

@@ -37,12 +37,14 @@ def parse_args(argv):
     p.add_argument("--layers", type=int, default=32)
     p.add_argument("--context", type=int, default=1024)
     p.add_argument("--batches", default="1,8,64")
+    p.add_argument("--modes", default="graph,eager", help="graph, eager or both")
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--steps", type=int, default=10)
     p.add_argument("--fused", action="store_true",
                    help="ccltune variants: all-reduce + residual + RMSNorm in one call")
     a = p.parse_args(argv)
     a.batches = [int(b) for b in a.batches.split(",")]
+    a.modes = [m for m in ("graph", "eager") if m in a.modes.split(",")]
     return a
 
 
@@ -127,7 +129,7 @@ def rank_main(rank, world, args, tmp, queue):
                                                                              out=t),
                   "ccltune-pool": lambda t, r, g: ct.all_reduce_residual_rmsnorm(t, r, g, 1e-5,
                                                                                   comm, out=hbuf)}
-        for mode in ("graph", "eager"):
+        for mode in args.modes:
             for var in VARIANTS:
                 bufs = pool if var == "ccltune-pool" else None
                 if args.fused and var in fusers:
@@ -172,13 +174,13 @@ def rank_main(rank, world, args, tmp, queue):
         queue.put((rows, choices, pooled))
 
 
-def table(world, rows, choices, pooled):
+def table(world, rows, choices, pooled, modes):
     by = {(b, m, v): t for b, m, v, t in rows}
     out = ["| TP | batch | mode | NCCL step (ms) | runtime step (ms) | runtime, pooled (ms) | "
            "no collective (ms) | speedup (runtime / pooled) | collective share NCCL / runtime "
            "/ pooled | runtime runs (plain / pooled) |", "|" + "---|" * 10]
     for b in sorted({r[0] for r in rows}):
-        for m in ("graph", "eager"):
+        for m in modes:
             n, c, p, z = (by[(b, m, v)] for v in VARIANTS)
             share = lambda t: "%.0f%%" % (100 * max(0.0, 1 - z / t))
             out.append("| %d | %d | %s | %.3f | %.3f | %.3f | %.3f | %.3fx / %.3fx | %s / %s / %s | "
@@ -201,7 +203,7 @@ def main(argv):
     print("Llama-3-8B-shaped decode step, %d layers, context %d, TP %d, %s%s" % (
         args.layers, args.context, world, torch.cuda.get_device_name(0),
         ", ccltune all-reduce + residual + RMSNorm fused (--fused)" if args.fused else ""))
-    print(table(world, rows, choices, pooled))
+    print(table(world, rows, choices, pooled, args.modes))
     return 0
 
 
