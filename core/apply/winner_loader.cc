@@ -2,6 +2,7 @@
 #include "core/apply/winner_loader.h"
 
 #include <condition_variable>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <memory>
@@ -44,6 +45,15 @@ core::Result<ParsedFile> RunBounded(std::function<core::Result<ParsedFile>()> wo
 }
 
 core::Result<ParsedFile> LoadFile(const std::string& path, const std::string& fingerprint) {
+  // Only a regular file is opened: a directory "opens" and reads as garbage sizes, and a FIFO
+  // would block the open until some writer came.
+  std::error_code ec;
+  const auto type = std::filesystem::status(path, ec).type();
+  if (!ec && type != std::filesystem::file_type::regular &&
+      type != std::filesystem::file_type::not_found)
+    return core::Unavailable(
+        "CCLTUNE_RESULTS_FILE " + path + " is not a regular file" +
+        (type == std::filesystem::file_type::directory ? " (a directory)" : ""));
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) return core::Unavailable("CCLTUNE_RESULTS_FILE " + path + " cannot be opened");
   const std::streamoff size = in.tellg();

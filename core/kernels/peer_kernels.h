@@ -51,7 +51,7 @@ inline constexpr unsigned int kNoArrival = 0xffffffffu;
 // (its index + 1, low 32 bits): a reader that finds both words with the number it expects
 // has the whole record, without a fence between the stores (the LL protocol's idea).
 struct alignas(16) TimingRecord {
-  unsigned int seq;  // word 0
+  unsigned int seq;   // word 0
   unsigned int site;  // PeerTeam::site of the launch: what the host registered it as
   unsigned long long entry;
   unsigned int seq_again;   // word 1

@@ -43,36 +43,36 @@ typedef enum {
 /* A communicator, once, before its first call is recorded (later calls with the same
  * hash update nothing). */
 typedef struct {
-  size_t size;          /* sizeof(ccltuneTelemetryComm_t) */
-  uint64_t comm_hash;   /* the communicator's id, equal on all its ranks (NCCL's commHash
-                           for the profiler plugin; the runtime's clique hash for ours) */
-  int rank;             /* this process's rank in it */
+  size_t size;        /* sizeof(ccltuneTelemetryComm_t) */
+  uint64_t comm_hash; /* the communicator's id, equal on all its ranks (NCCL's commHash
+                         for the profiler plugin; the runtime's clique hash for ours) */
+  int rank;           /* this process's rank in it */
   int nranks;
-  int cuda_device;      /* the CUDA device it runs on, -1 unknown: the port's local rank
-                           when LOCAL_RANK (or SLURM_LOCALID, OMPI_COMM_WORLD_LOCAL_RANK)
-                           is not set */
+  int cuda_device; /* the CUDA device it runs on, -1 unknown: the port's local rank
+                      when LOCAL_RANK (or SLURM_LOCALID, OMPI_COMM_WORLD_LOCAL_RANK)
+                      is not set */
 } ccltuneTelemetryComm_t;
 
 /* One collective call on one rank, as its GPU ran it. */
 typedef struct {
-  size_t size;            /* sizeof(ccltuneTelemetryCall_t) */
+  size_t size; /* sizeof(ccltuneTelemetryCall_t) */
   uint64_t comm_hash;
-  const char* op;         /* design §5 op names: allReduce, allGather, reduceScatter, ... */
-  const char* dtype;      /* fp32, bf16, fp16, int32, ... */
-  uint64_t bytes;         /* the problem's size as the tune keys it (docs/design.md §4) */
-  const char* choice;     /* the choice that ran, by its §5 name: "oneshot:...,mode=pull",
-                             "nccl" (NCCL's pick), "nccl:algo=ring,proto=ll" (NCCL's calls:
-                             the algorithm and protocol the profiler saw); it also gives the
-                             label `source`: "nccl" and "nccl:..." are NCCL's kernels
-                             (source="nccl", matched across ranks when sampled), any other
-                             choice ours (source="ccltune") */
-  uint64_t seq;           /* the call's number on its communicator, equal on every rank for
-                             the same call; UINT64_MAX unknown (then never matched) */
-  uint64_t total_ns;      /* GPU time on this rank: entry to finish */
+  const char* op;                /* design §5 op names: allReduce, allGather, reduceScatter, ... */
+  const char* dtype;             /* fp32, bf16, fp16, int32, ... */
+  uint64_t bytes;                /* the problem's size as the tune keys it (docs/design.md §4) */
+  const char* choice;            /* the choice that ran, by its §5 name: "oneshot:...,mode=pull",
+                                    "nccl" (NCCL's pick), "nccl:algo=ring,proto=ll" (NCCL's calls:
+                                    the algorithm and protocol the profiler saw); it also gives the
+                                    label `source`: "nccl" and "nccl:..." are NCCL's kernels
+                                    (source="nccl", matched across ranks when sampled), any other
+                                    choice ours (source="ccltune") */
+  uint64_t seq;                  /* the call's number on its communicator, equal on every rank for
+                                    the same call; UINT64_MAX unknown (then never matched) */
+  uint64_t total_ns;             /* GPU time on this rank: entry to finish */
   ccltuneTelemetrySplit_t split; /* None or Kernel */
-  uint64_t wait_ns;       /* Kernel: entry -> the last peer's arrival seen */
-  uint64_t transfer_ns;   /* Kernel: the last arrival -> finish */
-  int channels;           /* NCCL's channels (profiler), or our kernel's blocks; 0 unknown */
+  uint64_t wait_ns;              /* Kernel: entry -> the last peer's arrival seen */
+  uint64_t transfer_ns;          /* Kernel: the last arrival -> finish */
+  int channels;                  /* NCCL's channels (profiler), or our kernel's blocks; 0 unknown */
 } ccltuneTelemetryCall_t;
 
 /* CCLTUNE_TELEMETRY_ABI_VERSION of the loaded library. */
@@ -96,8 +96,8 @@ void ccltuneTelemetryForwarded(const char* reason, uint64_t n);
 void ccltuneTelemetryDropped(const char* what, uint64_t n);
 
 /* The winner's tuned time for a size, to set beside what runs (one gauge per key). */
-void ccltuneTelemetryTuned(uint64_t comm_hash, const char* op, const char* dtype,
-                           uint64_t bytes, const char* choice, double tuned_seconds);
+void ccltuneTelemetryTuned(uint64_t comm_hash, const char* op, const char* dtype, uint64_t bytes,
+                           const char* choice, double tuned_seconds);
 
 /* Stops the threads and the endpoint, after one last push (bounded by 2 s). Called by the
  * library's own destructor at exit; callers need not. */

@@ -3,13 +3,13 @@
 // Every rank samples the same calls: those whose sequence number falls in the first
 // kSampledCalls of each kWindowCalls (a window). NCCL numbers each collective type of a
 // communicator on its own (allGather's 0 beside allReduce's 10), so a call is matched by
-// (communicator, op, sequence number) and windows are kept per (communicator, op). WindowCollector gathers a rank's sampled
-// calls per (communicator, window) and hands a window over once it is complete, a later
-// call of the communicator shows that it is over, or no call came for kPostAfterIdle. The
-// Redis side (RedisExchange) posts the window's times under WindowKey(), field = the rank,
-// value = PackTimes(), and reads every rank's; MatchCalls then sets each call's
-// wait = own time - the minimum over the ranks, transfer = that minimum: the rank that
-// arrived last waited for no one, and every other rank's time beyond it was waiting.
+// (communicator, op, sequence number) and windows are kept per (communicator, op). WindowCollector
+// gathers a rank's sampled calls per (communicator, window) and hands a window over once it is
+// complete, a later call of the communicator shows that it is over, or no call came for
+// kPostAfterIdle. The Redis side (RedisExchange) posts the window's times under WindowKey(), field
+// = the rank, value = PackTimes(), and reads every rank's; MatchCalls then sets each call's wait =
+// own time - the minimum over the ranks, transfer = that minimum: the rank that arrived last waited
+// for no one, and every other rank's time beyond it was waiting.
 #pragma once
 
 #include <chrono>
@@ -60,7 +60,7 @@ class WindowCollector {
 
  private:
   std::mutex mu_;
-  using Stream = std::pair<std::uint64_t, std::string>;  // (comm, op): one numbering
+  using Stream = std::pair<std::uint64_t, std::string>;      // (comm, op): one numbering
   std::map<std::pair<Stream, std::uint64_t>, Window> open_;  // by (stream, window)
   std::map<Stream, std::uint64_t> highest_seq_;
 };

@@ -74,7 +74,8 @@ void RedisExchange::State::Post(std::vector<Window> ready, Clock::time_point now
 void RedisExchange::State::Poll(Clock::time_point now) {
   std::vector<std::vector<std::string>> commands;
   for (const Posted& p : posted)
-    commands.push_back({"HGETALL", WindowKey(p.window.comm.comm_hash, p.window.op, p.window.index)});
+    commands.push_back(
+        {"HGETALL", WindowKey(p.window.comm.comm_hash, p.window.op, p.window.index)});
   auto r = client->Transaction(commands);
   if (!r.ok() || r->elements.size() != posted.size())
     return Lost(r.ok() ? core::Internal("EXEC answered " + std::to_string(r->elements.size()) +

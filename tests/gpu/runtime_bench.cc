@@ -96,10 +96,10 @@ class Timer {
         const auto h0 = std::chrono::steady_clock::now();
         for (int i = 0; i < o_.iters; ++i)
           if (!op()) return -1;
-        host.push_back(std::chrono::duration<double, std::micro>(
-                           std::chrono::steady_clock::now() - h0)
-                           .count() /
-                       o_.iters);
+        host.push_back(
+            std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - h0)
+                .count() /
+            o_.iters);
       }
       cudaEventRecord(end_, s_);
       flags_[0] = 1;  // the gate opens: every launch of the round is queued behind it

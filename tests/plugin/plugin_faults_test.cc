@@ -3,6 +3,7 @@
 // that accepts and never answers, and corrupt records (garbage, wrong schema, wrong types,
 // huge values, records that contradict their key, deep nesting).
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <fstream>
 
@@ -193,9 +194,19 @@ TEST_F(PluginFaultsTest, CorruptResultsFiles) {
     SCOPED_TRACE("file " + std::to_string(i));
     ExpectNcclDefaults(tuner_);
   }
-  ScopedEnv env({{"CCLTUNE_RESULTS_FILE", dir.File("missing.json")}});
+  {
+    ScopedEnv env({{"CCLTUNE_RESULTS_FILE", dir.File("missing.json")}});
+    ExpectNcclDefaults(tuner_);
+    EXPECT_TRUE(Logged(abi::kLogWarn, "cannot be opened")) << PluginLogText();
+  }
+  // A directory, and a FIFO with no writer (opening it would block): refused at once.
+  ScopedEnv as_dir({{"CCLTUNE_RESULTS_FILE", dir.File("")}});
   ExpectNcclDefaults(tuner_);
-  EXPECT_TRUE(Logged(abi::kLogWarn, "cannot be opened")) << PluginLogText();
+  EXPECT_TRUE(Logged(abi::kLogWarn, "is not a regular file (a directory)")) << PluginLogText();
+  ASSERT_EQ(0, mkfifo(dir.File("fifo.json").c_str(), 0600));
+  ScopedEnv as_fifo({{"CCLTUNE_RESULTS_FILE", dir.File("fifo.json")}});
+  ExpectNcclDefaults(tuner_);
+  EXPECT_TRUE(Logged(abi::kLogWarn, "fifo.json is not a regular file")) << PluginLogText();
 }
 
 TEST_F(PluginFaultsTest, NullLoggerAndNullTableDoNotCrash) {
