@@ -107,9 +107,7 @@ core::Status RuntimeComm::RunFused(const EpilogueCall& c, const AppliedRun& run,
   }
   CCLTUNE_RETURN_IF_ERROR(OrderPeerLaunch(c.stream, /*before=*/true));
   const kernels::PeerTeam team =
-      TimedTeam(FusedSignature(run, c), core::Op::kAllReduce, c.dtype,
-                c.tokens * static_cast<std::uint64_t>(c.epilogue.hidden) * core::DtypeSize(c.dtype),
-                run.name);
+      TimedTeam(FusedSignature(run, c), core::Op::kAllReduce, c.dtype, BytesOf(c), run.name);
   CCLTUNE_RETURN_IF_ERROR(gpu::EnqueueFused(run.spec, team, ops, c.tokens,
                                             gpu::EpilogueParamsOf(c.epilogue, c.weight), c.dtype,
                                             c.stream));

@@ -19,7 +19,7 @@ constexpr double kDrainDeadlineSeconds = 2;
 }  // namespace
 
 std::uint64_t CommHash(std::string_view clique) {
-  std::uint64_t h = 1469598103934665603ull;
+  std::uint64_t h = 14695981039346656037ull;  // FNV-1a's 64-bit offset basis
   for (const char c : clique) {
     h ^= static_cast<unsigned char>(c);
     h *= 1099511628211ull;
@@ -110,17 +110,22 @@ bool CallTiming::DrainOnce() {
     return false;
   }
   if (d->lost > 0) api_.dropped("kernel-ring-full", d->lost);
-  for (const gpu::TimingRingReader::Launch& r : d->records) Publish(r);
+  // Each record's site, under one lock for the whole drain; the references stay valid after
+  // it (sites_ is a deque that only grows).
+  std::vector<const SiteInfo*> sites(d->records.size(), nullptr);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (std::size_t i = 0; i < sites.size(); ++i) {
+      const unsigned int id = d->records[i].site;
+      if (id < sites_.size()) sites[i] = &sites_[id];  // always: registered before launch
+    }
+  }
+  for (std::size_t i = 0; i < sites.size(); ++i)
+    if (sites[i] != nullptr) Publish(d->records[i], *sites[i]);
   return true;
 }
 
-void CallTiming::Publish(const gpu::TimingRingReader::Launch& r) {
-  SiteInfo site;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (r.site >= sites_.size()) return;  // cannot happen: sites are registered before launch
-    site = sites_[r.site];
-  }
+void CallTiming::Publish(const gpu::TimingRingReader::Launch& r, const SiteInfo& site) {
   ccltuneTelemetryCall_t call{};
   call.size = sizeof(call);
   call.comm_hash = id_.comm_hash;

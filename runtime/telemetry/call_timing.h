@@ -70,7 +70,7 @@ class CallTiming {
   CallTiming(const TelemetryApi& api, const Identity& id) : api_(api), id_(id) {}
   void Loop();
   bool DrainOnce();  // false once the ring cannot be read any more (said once)
-  void Publish(const gpu::TimingRingReader::Launch& r);
+  void Publish(const gpu::TimingRingReader::Launch& r, const SiteInfo& site);
   void FlushCounts();
 
   const TelemetryApi& api_;
