@@ -98,8 +98,8 @@ std::string WhyNotForCall(const ChoiceSpec& s, const CallShape& call, BufferClas
   }
   if (s.compose != Composition::kPeer) return "";
   // One-shot pull reduces the peers' inputs while they write their outputs: in place, a
-  // peer would read what its owner already overwrote.
-  if (s.peer == PeerKind::kOneShot && !s.push && call.in_place) {
+  // peer would read what its owner already overwrote (staged, they read its copy).
+  if (s.peer == PeerKind::kOneShot && !s.push && !s.staged && call.in_place) {
     return "one-shot pull cannot run in place";
   }
   // LL reads the input in whole 8-byte lines; an application's buffer may end sooner.

@@ -13,6 +13,11 @@ bool LocalBuffersOnly(const ChoiceSpec& s, core::Op op) {
 
 }  // namespace
 
+ChoiceSpec UnstagedOf(ChoiceSpec s) {
+  s.staged = false;
+  return s;
+}
+
 std::string WhyNotAnyBuffer(const ChoiceSpec& s, core::Op op) {
   if (s.buffers == BufferMode::kRegistered) {
     return "nccl-reg needs the application's buffers registered with NCCL";
@@ -21,6 +26,7 @@ std::string WhyNotAnyBuffer(const ChoiceSpec& s, core::Op op) {
     return "nccl-symm needs the application's buffers in an NCCL symmetric window";
   }
   if (s.compose != Composition::kPeer) return "";
+  if (s.staged) return "";  // copied through the runtime's peer memory (staged.h)
   if (s.fused) {
     return "a fused kernel reads the peers' inputs or writes their out and residual: runs only "
            "when input, out and residual come from ccltuneMemAlloc";

@@ -10,7 +10,9 @@
 //                nccl:p2pchunk, nccl-net (process settings), rs+ag, hier (it copies through
 //                its node scratch), oneshot mode=push|ll and twoshot mode=push for
 //                reduceScatter (each rank writes its own input into the peers' staging and
-//                reduces locally); the host backend's algorithms (the caller's buffers)
+//                reduces locally); the host backend's algorithms (the caller's buffers);
+//                any peer kernel with staged=1 (its input copied into the runtime's peer
+//                memory first, its output back where it shares outputs: staged.h)
 //   pooled only  oneshot mode=pull, twoshot (allReduce; reduceScatter pull), p2p, ce: they
 //                read or write the peers' buffers themselves; oneshot-fused, twoshot-fused
 //                (input, out and residual of every rank); test-pooled (host, tests only)
@@ -26,6 +28,9 @@
 #include "core/plan/types.h"
 
 namespace ccltune::apply {
+
+// `s` without staged=1: the kernel as it runs on pooled buffers.
+ChoiceSpec UnstagedOf(ChoiceSpec s);
 
 // Empty when `spec` runs `op` on any buffer; else which buffers it needs, in one line.
 std::string WhyNotAnyBuffer(const ChoiceSpec& spec, core::Op op);

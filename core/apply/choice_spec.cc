@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 
+#include "core/apply/any_buffer.h"
 #include "core/apply/tuner_abi.h"
 
 namespace ccltune::apply {
@@ -94,10 +95,19 @@ core::Status ApplyPeerParam(const std::string& key, const std::string& value, Ch
   if (spec.peer == PeerKind::kCopyEngine) {
     return core::InvalidArgument("parameter '" + key + "' is not one of mode");
   }
+  if (key == "staged" && !spec.fused) {
+    if (value != "1") return core::InvalidArgument("staged '" + value + "' is not one of 1");
+    // Keys come sorted, so mode (if named) was read already.
+    if (spec.ll) {
+      return core::InvalidArgument("staged does not apply to mode=ll (LL runs on any buffer)");
+    }
+    spec.staged = true;
+    return core::Status::Ok();
+  }
   if (key == "blocks" || key == "threads") return ApplyGridParam(key, value, spec);
   if (key != "unroll" || spec.fused) {
     return core::InvalidArgument("parameter '" + key +
-                                 "' is not one of blocks, threads, mode, unroll");
+                                 "' is not one of blocks, threads, mode, staged, unroll");
   }
   CCLTUNE_ASSIGN_OR_RETURN(spec.unroll, ParsePositive(key, value));
   if (spec.unroll > kMaxUnrollParam) {
@@ -210,6 +220,10 @@ std::string PeerSkipReason(const ChoiceSpec& s, const core::Problem& problem, in
   }
   if (s.ll && problem.bytes > kLLMaxBytes) {
     return "LL doubles the bytes on NVLink; not tuned above 1 MiB";
+  }
+  if (s.staged && WhyNotAnyBuffer(UnstagedOf(s), op).empty()) {
+    return "staged: this kernel runs on any buffer unstaged (only this rank's buffers and the "
+           "peers' staging)";
   }
   if (s.threads < world) return "threads must be at least the world size";
   if (Reduces(s.peer) && s.threads > kMaxReduceThreadsParam) {

@@ -64,6 +64,10 @@ struct ChoiceSpec {
   int unroll = 1;            // vectors in flight per thread (kernels::PeerShape)
   bool absent_test = false;  // test-absent: one rank never joins the kernel
   bool fused = false;        // oneshot-fused / twoshot-fused: the epilogue in the same launch
+  // staged=1: the call's input is copied into the runtime's peer memory first (and the
+  // result out of it, where the kernel shares outputs: core/apply/staged.h), so a kernel
+  // that reads or writes the peers' buffers runs on any buffer; its time includes the copies.
+  bool staged = false;
   NetSettings net;           // nccl-net: process-level NCCL settings
   std::string unsupported;   // non-empty: a known name this build cannot run, and why
 };

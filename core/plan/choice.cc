@@ -61,6 +61,7 @@ const std::vector<BaseSpec>& Catalog() {
   const std::vector<ParamSpec> kernel{{"blocks", IntRange(1, 1024)},
                                       {"threads", IntRange(32, 1024, 32)},
                                       {"mode", OneOf({"pull", "push", "ll"})},
+                                      {"staged", OneOf({"1"})},
                                       {"unroll", OneOf({"1", "2"})}};
   static const std::vector<BaseSpec> catalog{
       {"ring", host, {}},

@@ -11,6 +11,7 @@
 #include <set>
 #include <string>
 
+#include "core/apply/staged.h"
 #include "core/plan/choice.h"
 
 namespace ccltune::apply {
@@ -48,13 +49,19 @@ const std::map<std::string, std::vector<Case>>& NcclCases() {
        {{"oneshot", Op::kAllReduce, kPeers},  // mode=pull is the default
         {"oneshot:mode=pull", Op::kAllReduce, kPeers},
         {"oneshot:blocks=8,mode=push,threads=512", Op::kAllReduce, ""},
-        {"oneshot:mode=ll", Op::kAllReduce, ""}}},
+        {"oneshot:mode=ll", Op::kAllReduce, ""},
+        {"oneshot:mode=pull,staged=1", Op::kAllReduce, ""}}},
       {"twoshot",
        {{"twoshot:mode=pull", Op::kAllReduce, kPeers},
         {"twoshot:mode=push", Op::kAllReduce, kPeers},  // its all-gather writes the peers' out
         {"twoshot:mode=pull", Op::kReduceScatter, kPeers},
-        {"twoshot:mode=push", Op::kReduceScatter, ""}}},
-      {"p2p", {{"p2p:mode=push", Op::kAllGather, kPeers}, {"p2p", Op::kAllGather, kPeers}}},
+        {"twoshot:mode=push", Op::kReduceScatter, ""},
+        {"twoshot:mode=pull,staged=1", Op::kAllReduce, ""},
+        {"twoshot:mode=pull,staged=1", Op::kReduceScatter, ""}}},
+      {"p2p",
+       {{"p2p:mode=push", Op::kAllGather, kPeers},
+        {"p2p", Op::kAllGather, kPeers},
+        {"p2p:mode=push,staged=1", Op::kAllGather, ""}}},
       {"ce", {{"ce:mode=push", Op::kAllGather, kPeers}, {"ce:mode=pull", Op::kAllGather, kPeers}}},
       {"oneshot-fused",
        {{"oneshot-fused:mode=pull", Op::kAllReduce, kFused},
@@ -104,6 +111,61 @@ TEST_F(AnyBufferRule, HostAlgorithmsRunOnTheCallersBuffersButTestPooled) {
     EXPECT_EQ(WhyNotAnyBuffer(core::ChoiceName{base, {}}, Op::kAllReduce, "host"), "") << base;
   EXPECT_EQ(WhyNotAnyBuffer(core::ChoiceName{kTestPooledChoice, {}}, Op::kAllReduce, "host"),
             "test-pooled stands for a kernel that runs only on pooled buffers");
+}
+
+ChoiceSpec Spec(const std::string& name) {
+  core::Result<core::ChoiceName> parsed = core::ParseChoice(name, "nccl");
+  EXPECT_TRUE(parsed.ok()) << name << ": " << parsed.status().message();
+  core::Result<ChoiceSpec> spec = SpecFromChoice(*parsed);
+  EXPECT_TRUE(spec.ok()) << name << ": " << spec.status().message();
+  return spec.ok() ? *spec : ChoiceSpec{};
+}
+
+std::string ParseError(const std::string& name) {
+  core::Result<core::ChoiceName> parsed = core::ParseChoice(name, "nccl");
+  if (!parsed.ok()) return parsed.status().message();
+  core::Result<ChoiceSpec> spec = SpecFromChoice(*parsed);
+  return spec.ok() ? "" : spec.status().message();
+}
+
+// staged=1 (issue 43): what is copied, exactly, per kernel and op.
+TEST_F(AnyBufferRule, StagedCopiesTheInputAndTheOutputOnlyWhereThePeersShareIt) {
+  struct Want {
+    const char* name;
+    Op op;
+    bool in, out;
+  } const wants[] = {
+      {"oneshot:mode=pull,staged=1", Op::kAllReduce, true, false},
+      {"twoshot:mode=pull,staged=1", Op::kAllReduce, true, true},
+      {"twoshot:mode=push,staged=1", Op::kAllReduce, true, true},
+      {"twoshot:mode=pull,staged=1", Op::kReduceScatter, true, false},
+      {"p2p:mode=pull,staged=1", Op::kAllGather, true, false},
+      {"p2p:mode=push,staged=1", Op::kAllGather, true, true},
+      {"oneshot:mode=pull", Op::kAllReduce, false, false},
+      {"nccl", Op::kAllReduce, false, false},
+  };
+  for (const Want& w : wants) {
+    const StagedCopies c = StagedCopiesOf(Spec(w.name), w.op);
+    EXPECT_EQ(c.in, w.in) << w.name;
+    EXPECT_EQ(c.out, w.out) << w.name;
+  }
+}
+
+TEST_F(AnyBufferRule, StagedIsOnlyForKernelsThatNeedSharedBuffers) {
+  EXPECT_EQ(ParseError("oneshot:mode=ll,staged=1"),
+            "oneshot:mode=ll,staged=1: staged does not apply to mode=ll (LL runs on any buffer)");
+  EXPECT_NE(ParseError("oneshot:staged=2").find("staged"), std::string::npos);
+  EXPECT_NE(ParseError("ce:mode=pull,staged=1"), "");
+  EXPECT_NE(ParseError("oneshot-fused:mode=pull,staged=1"), "");
+  core::Problem p;
+  p.op = Op::kAllReduce;
+  p.dtype = core::Dtype::kBf16;
+  p.bytes = 1 << 20;
+  EXPECT_EQ(PeerSkipReason(Spec("oneshot:mode=push,staged=1"), p, 4),
+            "staged: this kernel runs on any buffer unstaged (only this rank's buffers and the "
+            "peers' staging)");
+  EXPECT_EQ(PeerSkipReason(Spec("oneshot:mode=pull,staged=1"), p, 4), "");
+  EXPECT_EQ(Spec("twoshot:blocks=64,mode=pull,staged=1,threads=256,unroll=2").unroll, 2);
 }
 
 TEST_F(AnyBufferRule, ANameThatDoesNotReadRunsNowhere) {
