@@ -34,12 +34,6 @@ bool InPlace(const Call& c, std::size_t esize, int rank) {
   return send == recv;
 }
 
-// The whole message, as records count it (allGather's and reduceScatter's total).
-std::uint64_t RecordBytes(const Call& c, int world) {
-  return (c.op == core::Op::kAllReduce ? c.count : c.count * static_cast<std::uint64_t>(world)) *
-         core::DtypeSize(*c.dtype);
-}
-
 std::string Signature(const AppliedRun& run, const Call& c) {
   return run.name + "|" + core::OpName(c.op) + "|" + core::DtypeName(*c.dtype) + "|" +
          core::RedOpName(*c.redop) + "|" + std::to_string(c.count);
@@ -194,6 +188,7 @@ core::Status RuntimeComm::RunRsAg(const Call& call, const gpu::OpShape& shape) {
 core::Status RuntimeComm::RunPeer(const Call& call, const AppliedRun& run,
                                   const gpu::OpShape& shape, BufferClass cls, std::size_t send_off,
                                   std::size_t recv_off) {
+  if (run.spec.staged) return RunStaged(call, run, shape, Signature(run, call));
   kernels::PeerOperands ops;
   if (cls == BufferClass::kPooled && GroupBuffers(call)) {
     for (int r = 0; r < world_; ++r) {

@@ -60,6 +60,11 @@ inline std::uint64_t SendElems(core::Op op, std::uint64_t count, int world) {
 inline std::uint64_t RecvElems(core::Op op, std::uint64_t count, int world) {
   return op == core::Op::kAllGather ? count * static_cast<std::uint64_t>(world) : count;
 }
+// The whole message, as records count it (allGather's and reduceScatter's total).
+inline std::uint64_t RecordBytes(const Call& c, int world) {
+  return (c.op == core::Op::kAllReduce ? c.count : c.count * static_cast<std::uint64_t>(world)) *
+         core::DtypeSize(*c.dtype);
+}
 
 // One all-reduce + epilogue call (ccltuneAllReduceResidualRmsNorm / Bias), arguments
 // checked (epilogue_call.h): input is tokens x epilogue.hidden elements.
@@ -218,6 +223,9 @@ class RuntimeComm {
                        BufferClass cls, std::size_t send_off, std::size_t recv_off);
   core::Result<std::size_t> StagingFor(const std::string& signature, std::uint64_t bytes,
                                        cudaStream_t stream, bool* fits);
+  // dispatch_staged.cc: `run` with staged=1, on any buffers of the call.
+  core::Status RunStaged(const Call& call, const AppliedRun& run, const gpu::OpShape& shape,
+                         const std::string& signature);
   core::Status OrderPeerLaunch(cudaStream_t stream, bool before);
   // dispatch_epilogue.cc
   struct EpilogueOffsets {

@@ -68,8 +68,8 @@ struct ChoiceSpec {
   // result out of it, where the kernel shares outputs: core/apply/staged.h), so a kernel
   // that reads or writes the peers' buffers runs on any buffer; its time includes the copies.
   bool staged = false;
-  NetSettings net;           // nccl-net: process-level NCCL settings
-  std::string unsupported;   // non-empty: a known name this build cannot run, and why
+  NetSettings net;          // nccl-net: process-level NCCL settings
+  std::string unsupported;  // non-empty: a known name this build cannot run, and why
 };
 
 inline constexpr int kCtasValues[] = {2, 4, 8, 16, 32};

@@ -73,6 +73,13 @@ std::vector<TunedSize> RuntimeTestSizes() {
   return {
       {Op::kAllReduce, 2048, "oneshot:blocks=16,threads=256,mode=ll"},
       {Op::kAllReduce, 8192, "oneshot:blocks=16,threads=512,mode=push"},
+      // staged=1 (issue 43): the input copied into peer memory, the output out of it where
+      // the peers share it; plain and pooled buffers, in place too.
+      {Op::kAllReduce, 16384, "oneshot:blocks=32,mode=pull,staged=1,threads=256"},
+      {Op::kAllReduce, 1 << 20, "twoshot:blocks=64,mode=pull,staged=1,threads=256,unroll=2"},
+      {Op::kAllGather, 16384, "p2p:blocks=16,mode=pull,staged=1,threads=256"},
+      {Op::kAllGather, 262144, "p2p:blocks=16,mode=push,staged=1,threads=256"},
+      {Op::kReduceScatter, 65536, "twoshot:blocks=32,mode=pull,staged=1,threads=256"},
       {Op::kAllReduce, 32768, "oneshot:blocks=32,threads=256,mode=pull"},
       {Op::kAllReduce, 131072, "twoshot:blocks=64,threads=256,mode=pull"},
       {Op::kAllReduce, 524288, "twoshot:blocks=64,threads=256,mode=push,unroll=2"},

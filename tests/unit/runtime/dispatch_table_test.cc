@@ -19,6 +19,8 @@ using core::RedOp;
 constexpr const char* kLL = "oneshot:blocks=64,threads=256,mode=ll";
 constexpr const char* kPull = "oneshot:blocks=32,threads=256,mode=pull";
 constexpr const char* kTwoShot = "twoshot:blocks=128,threads=256,mode=push,unroll=2";
+constexpr const char* kPullStaged = "oneshot:blocks=32,mode=pull,staged=1,threads=256";
+constexpr const char* kTwoShotStaged = "twoshot:blocks=128,mode=pull,staged=1,threads=256";
 
 Capabilities PeersOn(int world) { return Capabilities{world, ""}; }
 
@@ -62,6 +64,27 @@ TEST(DispatchTable, PlainBuffersGetTheFastestChoiceThatNeedsNoSharedBuffers) {
   EXPECT_EQ(t.Choose(Op::kAllReduce, Dtype::kBf16, RedOp::kSum, 4 << 20, BufferClass::kPlain).name,
             "nccl:ctas=32");
   EXPECT_EQ(t.CtasNeeded(), std::set<int>{32});
+}
+
+// Issue 43: a staged variant runs on the program's own buffers; pooled ones keep the faster
+// unstaged winner.
+TEST(DispatchTable, PlainBuffersRunAStagedVariantWhereItIsTheFastestTheyCanRun) {
+  const std::vector<apply::WinnerRecord> records{
+      MakeRecord(Op::kAllReduce, 262144, 4,
+                 {{"nccl", 14.0}, {kPull, 7.5}, {kPullStaged, 9.0}, {kLL, 12.0}}),
+      MakeRecord(Op::kAllReduce, 4 << 20, 4,
+                 {{"nccl", 42.2}, {kTwoShot, 26.0}, {kTwoShotStaged, 31.0}}),
+  };
+  const DispatchTable t = DispatchTable::Build(records, PeersOn(4));
+  EXPECT_EQ(t.Choose(Op::kAllReduce, Dtype::kBf16, RedOp::kSum, 262144, BufferClass::kPooled).name,
+            kPull);
+  EXPECT_EQ(t.Choose(Op::kAllReduce, Dtype::kBf16, RedOp::kSum, 262144, BufferClass::kPlain).name,
+            kPullStaged);
+  EXPECT_EQ(t.Choose(Op::kAllReduce, Dtype::kBf16, RedOp::kSum, 4 << 20, BufferClass::kPlain).name,
+            kTwoShotStaged);
+  const TableEntry* e = t.Lookup(Op::kAllReduce, Dtype::kBf16, RedOp::kSum, 262144);
+  ASSERT_NE(e, nullptr);
+  EXPECT_DOUBLE_EQ(e->plain.time_us, 9.0);
 }
 
 TEST(DispatchTable, NoPeerMemoryLeavesNcclChoicesOnly) {
@@ -150,6 +173,8 @@ TEST(WhyNotForCall, OddShapesFallBackToNccl) {
   EXPECT_EQ(WhyNotForCall(spec(kPull), call, BufferClass::kPooled),
             "one-shot pull cannot run in place");
   EXPECT_EQ(WhyNotForCall(spec(kTwoShot), call, BufferClass::kPooled), "");
+  // Staged, the peers read the copy of the input, not the output it becomes.
+  EXPECT_EQ(WhyNotForCall(spec(kPullStaged), call, BufferClass::kPlain), "");
   call.count = 0;
   EXPECT_EQ(WhyNotForCall(spec("nccl"), call, BufferClass::kPlain), "no element per rank");
 }
