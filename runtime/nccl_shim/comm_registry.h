@@ -52,6 +52,11 @@ struct CommEntry {
   // launches from one thread per rank); bounded by the shapes a program uses.
   std::set<std::string> group_shapes;
   std::unique_ptr<runtime::RuntimeComm> ctx;
+  // A one-process context that found nothing to serve, kept until destroy: closing a
+  // one-process clique waits for its GPUs to go idle, and at first use a peer thread may
+  // already have forwarded its call to NCCL, whose kernel then waits for this thread's
+  // (nccl-tests -t N with an unreadable results file waited out the 30 s bound).
+  std::unique_ptr<runtime::RuntimeComm> unused_ctx;
   // Ranks that are threads of this process swap their buffers here (buffer_board.h); null
   // for a communicator over several processes. `board_round` counts this rank's rounds.
   std::shared_ptr<BufferBoard> board;

@@ -90,7 +90,11 @@ void MakeContext(ncclComm_t comm, CommEntry& e) {
       why = "libccltune init failed: " + ctx.status().message();
     } else if ((*ctx)->Empty()) {
       why = (*ctx)->summary() + FirstInitMismatch((*ctx)->nodes());
-      (void)runtime::RuntimeComm::Close(std::move(ctx).value());
+      if ((*ctx)->OneProcess()) {
+        e.unused_ctx = std::move(ctx).value();  // closed at destroy (comm_registry.h)
+      } else {
+        (void)runtime::RuntimeComm::Close(std::move(ctx).value());
+      }
     } else {
       e.ctx = std::move(ctx).value();
       if (e.ctx->OneProcess()) e.board = BufferBoard::For(e.ctx->clique(), e.ctx->world());
@@ -181,12 +185,14 @@ void Release(ncclComm_t comm, const char* how, bool abort, bool forget) {
     std::lock_guard<std::mutex> lock(e->mu);
     e->FoldRan();  // its keys are views into the context's table
     if (e->rank < 0) e->rank = RankOf(comm);
-    if (e->ctx && abort) {
-      // No collective goodbye: the peers may be gone. Our children go the same way.
-      runtime::RuntimeComm::Drop(std::move(e->ctx));
-    } else if (e->ctx) {
-      const core::Status st = runtime::RuntimeComm::Close(std::move(e->ctx));
-      if (!st.ok()) Note("comm " + Hex(comm) + ": context teardown: " + st.message());
+    for (std::unique_ptr<runtime::RuntimeComm>* ctx : {&e->ctx, &e->unused_ctx}) {
+      if (*ctx && abort) {
+        // No collective goodbye: the peers may be gone. Our children go the same way.
+        runtime::RuntimeComm::Drop(std::move(*ctx));
+      } else if (*ctx) {
+        const core::Status st = runtime::RuntimeComm::Close(std::move(*ctx));
+        if (!st.ok()) Note("comm " + Hex(comm) + ": context teardown: " + st.message());
+      }
     }
     if (e->state == CommEntry::State::kServing) {
       e->state = CommEntry::State::kPlain;

@@ -2,7 +2,13 @@
 # libccltune-nccl on N GPUs (issue 26): unmodified nccl-tests and an unmodified PyTorch
 # decode step, with and without the library preloaded, on winners tuned in the same call
 # with the NCCL those programs load (PyTorch's own; nccl-tests are pointed at it too).
-#   bash tests/gpu/nccl_shim_multi_on_device.sh N [tune] [nccltests] [decode] [onepro]
+#   bash tests/gpu/nccl_shim_multi_on_device.sh N [tune] [nccltests] [decode] [onepro] [symm]
+#       [correct] [walls]
+# symm (issue 43): torch_symm_bench.py (unmodified dist.all_reduce, and PyTorch's own
+# symmetric-memory kernels) plain, then preloaded with the graph and with the eager winners;
+# preload_table.py compares them. correct: runtime_gpu_test on the N GPUs (every winner kind,
+# staged ones included, against NCCL). walls: all_reduce_perf -t N with a results file that
+# cannot be opened (missing, a directory, empty) against plain, wall seconds each.
 # onepro (issue 34): every rank in one process: all_reduce, all_gather, reduce_scatter,
 # broadcast and alltoall _perf in -t N -g 1 and -t 1 -g N modes, eager and -G 20, -c 1,
 # plain and preloaded, each run's wall time; nccl_onepro_table.py makes the tables.
@@ -32,7 +38,7 @@ with_nccl() { LD_LIBRARY_PATH="$nccl_dir:$LD_LIBRARY_PATH" "$@"; }
 section_tune() {
   for mode in ${TUNE_MODES:-graph eager}; do
     local flag=""; [ $mode = graph ] && flag=--cuda-graph
-    with_nccl timeout -k 5 400 ccltune tune --ranks "$n" --op allReduce,allGather,reduceScatter \
+    with_nccl timeout -k 5 400 ccltune tune --ranks "$n" --op "${TUNE_OPS:-allReduce,allGather,reduceScatter}" \
       --dtypes bf16 --sizes "${TUNE_SIZES:-1KiB:64MiB:2}" $flag --cache-dir "/tmp/shim-tune-$mode" \
       --json "$D/tune-$mode.json" >"$D/tune-$mode.log" 2>&1
     ccltune export --format json --cache-dir "/tmp/shim-tune-$mode" -o "$D/winners-$mode.json"
@@ -98,6 +104,39 @@ section_onepro() {
     done
   done
   python3 tests/gpu/nccl_onepro_table.py "$D" "$n"
+}
+
+section_symm() {
+  local bench=(python3 tests/gpu/torch_symm_bench.py --gpus "$n" --timeout-s 250)
+  timeout -k 5 280 "${bench[@]}" --json "$D/symm-plain.json" >"$D/symm-plain.log" 2>&1
+  echo "symm plain: exit $?"
+  for mode in graph eager; do
+    LD_PRELOAD="$SHIM" CCLTUNE_RESULTS_FILE="$D/winners-$mode.json" \
+      timeout -k 5 280 "${bench[@]}" --json "$D/symm-shim-$mode.json" >"$D/symm-shim-$mode.log" 2>&1
+    echo "symm preloaded ($mode winners): exit $?; $(grep -h 'destroyed' "$D/symm-shim-$mode.log" | head -1)"
+    python3 tests/gpu/preload_table.py "$D/symm-plain.json" "$D/symm-shim-$mode.json" --modes "$mode"
+  done
+}
+
+section_correct() {
+  timeout -k 5 300 "$(gpu_file runtime_gpu_test)" --gtest_filter='RuntimeGpu.MatchesNcclOnEveryPath' \
+    >"$D/runtime-gpu-test.txt" 2>&1
+  echo "runtime_gpu_test: exit $?; $(grep -c WRONG "$D/runtime-gpu-test.txt") WRONG lines"
+  tail -3 "$D/runtime-gpu-test.txt"
+}
+
+section_walls() {
+  [ -x "$NT/all_reduce_perf" ] || { echo "walls: no \$NCCL_TESTS_BIN/all_reduce_perf"; return; }
+  : >"$D/onepro-walls.txt"
+  mkdir -p /tmp/walls-dir && : >/tmp/walls-empty.json
+  local args=(-b 1K -e 1M -f 4 -g 1 -t "$n" -d bfloat16 -w 5 -n 20)
+  timed plain with_nccl timeout -k 5 120 "$NT/all_reduce_perf" "${args[@]}" >"$D/walls-plain.txt" 2>&1
+  for f in missing:/nonexistent/w.json directory:/tmp/walls-dir empty:/tmp/walls-empty.json; do
+    timed "shim_${f%%:*}" with_nccl env LD_PRELOAD="$SHIM" CCLTUNE_RESULTS_FILE="${f#*:}" \
+      timeout -k 5 120 "$NT/all_reduce_perf" "${args[@]}" >"$D/walls-${f%%:*}.txt" 2>&1
+  done
+  cat "$D/onepro-walls.txt"
+  grep -h "ccltune-nccl" "$D"/walls-*.txt | sort | uniq -c | head -8
 }
 
 for s in ${*:-tune nccltests decode}; do

@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+"""An unmodified dist.all_reduce program with and without libccltune-nccl preloaded (issue 43).
+
+Reads two outputs of torch_symm_bench.py from the same machine and call: PLAIN.json (run as
+is) and PRELOADED.json (run with LD_PRELOAD=libccltune-nccl.so and the tune's winners), and
+prints per mode and size: dist.all_reduce's time plain and preloaded, their ratio, the best
+of PyTorch's own paths (plain NCCL and symmetric memory's one-shot and two-shot, from the plain
+run) and the preloaded time against it; then the geomeans and the sizes up to 4 MiB below a
+target ratio. Times are us per op, median of rounds, max over ranks (torch_symm_bench.py).
+
+    python3 tests/gpu/preload_table.py PLAIN.json PRELOADED.json [--target 1.5] [--modes graph]
+"""
+import argparse
+import json
+import math
+
+PYTORCH_PATHS = ("nccl", "one_shot", "two_shot")
+
+
+def times(doc):
+    return {(r["bytes"], r["mode"], r["kernel"]): r["timeUs"]
+            for r in doc["records"] if r.get("status") == "ok" and r.get("timeUs")}
+
+
+def fmt_bytes(b):
+    for unit, div in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if b >= div and b % div == 0:
+            return "%d %s" % (b // div, unit)
+    return "%d B" % b
+
+
+def geomean(xs):
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
+
+
+def table(plain, pre, mode, target):
+    sizes = sorted({b for (b, m, k) in plain if m == mode and k == "nccl"} &
+                   {b for (b, m, k) in pre if m == mode and k == "nccl"})
+    print("\n%s mode: dist.all_reduce bf16 sum, us per op\n" % mode)
+    print("| size | plain | preloaded | plain / preloaded | best PyTorch path | best / preloaded |")
+    print("|---|---|---|---|---|---|")
+    gains, over_best, short = [], [], []
+    for b in sizes:
+        p, s = plain[(b, mode, "nccl")], pre[(b, mode, "nccl")]
+        best = min((plain[(b, mode, k)], k) for k in PYTORCH_PATHS if (b, mode, k) in plain)
+        gains.append(p / s)
+        over_best.append(best[0] / s)
+        if b <= 4 << 20 and p / s < target:
+            short.append(fmt_bytes(b))
+        print("| %s | %.2f | %.2f | %.2fx | %.2f (%s) | %.2fx |" %
+              (fmt_bytes(b), p, s, p / s, best[0], best[1], best[0] / s))
+    print("\ngeomean over %d sizes: %.2fx against plain, %.2fx against the best PyTorch path"
+          % (len(sizes), geomean(gains), geomean(over_best)))
+    print("sizes up to 4 MiB below %.2fx: %s" % (target, ", ".join(short) or "none"))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("plain")
+    ap.add_argument("preloaded")
+    ap.add_argument("--target", type=float, default=1.5)
+    ap.add_argument("--modes", default="graph,eager", help="which modes to print")
+    a = ap.parse_args()
+    with open(a.plain) as f:
+        plain = times(json.load(f))
+    with open(a.preloaded) as f:
+        pre = times(json.load(f))
+    for mode in a.modes.split(","):
+        table(plain, pre, mode, a.target)
+
+
+if __name__ == "__main__":
+    main()
