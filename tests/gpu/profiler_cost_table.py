@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
 """nccl-tests with and without NCCL's profiler plugin (issue 45): the cost of profiling.
 
-  profiler_cost_table.py DIR      DIR holds nt-plain-{1,2}.txt and nt-plugin-{1,2}.txt
+  profiler_cost_table.py DIR      DIR holds nt-VARIANT-N.txt: plain, plugin and (optional)
+                                  every, N = 1, 2, ...
 
 Per size, the out-of-place time of each run (nccl-tests' "time" column, µs), the median of
-the two runs of each variant, and plugin / plain. Interleaved runs (plain, plugin, plain,
-plugin) so that drift on the machine falls on both.
+each variant's runs, and each variant / plain. Interleaved runs (plain, plugin, every, plain,
+...) so that drift on the machine falls on all of them. "plugin" is the plugin as shipped
+(kernel channels timed for the sampled calls), "every" the plugin timing every call.
 """
+import glob
 import statistics
 import sys
 
@@ -22,19 +25,29 @@ def times(path):
 
 def main():
     d = sys.argv[1]
-    runs = {v: [times("%s/nt-%s-%d.txt" % (d, v, i)) for i in (1, 2)] for v in ("plain", "plugin")}
+    runs = {}
+    for v in ("plain", "plugin", "every"):
+        paths = sorted(glob.glob("%s/nt-%s-*.txt" % (d, v)))
+        if paths:
+            runs[v] = [times(p) for p in paths]
     sizes = sorted(set.intersection(*(set(r) for v in runs.values() for r in v)))
-    print("| bytes | plain (µs) | with the profiler plugin (µs) | plugin / plain |")
-    print("|---|---|---|---|")
-    ratios = []
+    others = [v for v in runs if v != "plain"]
+    print("| bytes | plain (µs) | %s |" % " | ".join("%s (µs) | %s / plain" % (v, v) for v in others))
+    print("|---|---|%s" % "---|---|" * len(others))
+    ratios = {v: [] for v in others}
     for s in sizes:
         a = statistics.median(r[s] for r in runs["plain"])
-        b = statistics.median(r[s] for r in runs["plugin"])
-        ratios.append(b / a)
-        print("| %d | %.2f | %.2f | %.3f |" % (s, a, b, b / a))
-    if ratios:
-        print("\nworst %.3f, geomean %.3f over %d sizes" % (
-            max(ratios), statistics.geometric_mean(ratios), len(ratios)))
+        cells = []
+        for v in others:
+            b = statistics.median(r[s] for r in runs[v])
+            ratios[v].append(b / a)
+            cells.append("%.2f | %.3f" % (b, b / a))
+        print("| %d | %.2f | %s |" % (s, a, " | ".join(cells)))
+    for v in others:
+        if ratios[v]:
+            print("\n%s: worst %.3f, geomean %.3f over %d sizes (runs: %d each)" % (
+                v, max(ratios[v]), statistics.geometric_mean(ratios[v]), len(ratios[v]),
+                len(runs["plain"])))
     return 0
 
 

@@ -42,15 +42,17 @@ for _ in $(seq 50); do redis-cli -p "$port" ping 2>/dev/null | grep -q NOAUTH &&
 torch_nccl=$(torch_nccl_dir)
 [ -n "$torch_nccl" ] || fail "no NCCL of torch's (nvidia.nccl) found"
 devs=$(seq -s, 0 $((GPUS - 1)))
-sizes=$( (for p in $PHASES; do echo "${p#*:}" | cut -d: -f1; done; echo 8192 65536 524288 | tr ' ' '\n') |
-  sort -un | paste -sd,)
-CUDA_VISIBLE_DEVICES=$devs LD_LIBRARY_PATH=$torch_nccl:$LD_LIBRARY_PATH timeout -k 5 400 \
-  ccltune tune --backend nccl --ranks "$GPUS" --op allReduce --dtypes bf16 --sizes "$sizes" \
-  --redis "redis://:$REDIS_PASSWORD@127.0.0.1:$port/0" >"$work/tune.txt" 2>&1 ||
-  fail "ccltune tune: $(tail -3 "$work/tune.txt")"
-grep -E "^# .*fingerprint|^\| allReduce" "$work/tune.txt" | head -20
-ccltune export --format json --redis "redis://:$REDIS_PASSWORD@127.0.0.1:$port/0" \
-  >"$work/winners.json" 2>"$work/export.err" || fail "export: $(cat "$work/export.err")"
+if part delay || part cost || part decode; then  # the parts that run winners
+  sizes=$( (for p in $PHASES; do echo "${p#*:}" | cut -d: -f1; done; echo 8192 65536 524288 | tr ' ' '\n') |
+    sort -un | paste -sd,)
+  CUDA_VISIBLE_DEVICES=$devs LD_LIBRARY_PATH=$torch_nccl:$LD_LIBRARY_PATH timeout -k 5 400 \
+    ccltune tune --backend nccl --ranks "$GPUS" --op allReduce --dtypes bf16 --sizes "$sizes" \
+    --redis "redis://:$REDIS_PASSWORD@127.0.0.1:$port/0" >"$work/tune.txt" 2>&1 ||
+    fail "ccltune tune: $(tail -3 "$work/tune.txt")"
+  grep -E "^# .*fingerprint|^\| allReduce" "$work/tune.txt" | head -20
+  ccltune export --format json --redis "redis://:$REDIS_PASSWORD@127.0.0.1:$port/0" \
+    >"$work/winners.json" 2>"$work/export.err" || fail "export: $(cat "$work/export.err")"
+fi
 
 # A real Prometheus scraping every rank's endpoint (9464 + local rank) each second.
 prom_port=$(freeport)
@@ -150,13 +152,17 @@ part decode && python3 tests/gpu/telemetry_decode_table.py "$prom" decode-on |
   tee "$work/decode-split.md"
 
 if part nccltests && [ -x "${NCCL_TESTS_BIN:-}/all_reduce_perf" ]; then
-  echo "== nccl-tests all_reduce_perf -t $GPUS, without and with the profiler plugin (A B A B)"
-  for i in 1 2; do
-    for v in plain plugin; do
-      extra=(); [ $v = plugin ] && extra=(NCCL_PROFILER_PLUGIN="$profiler" "${telemetry_env[@]}")
+  # Plain, the plugin as shipped (kernel channels timed for the sampled calls only) and the
+  # plugin timing every call (as before the duty cycle), interleaved NT_ROUNDS times.
+  echo "== nccl-tests all_reduce_perf -t $GPUS: plain, plugin, plugin timing every call"
+  for i in $(seq "${NT_ROUNDS:-3}"); do
+    for v in plain plugin every; do
+      extra=()
+      [ $v != plain ] && extra=(NCCL_PROFILER_PLUGIN="$profiler" "${telemetry_env[@]}")
+      [ $v = every ] && extra+=(CCLTUNE_PROFILER_TIMING=every)
       env "LD_LIBRARY_PATH=$torch_nccl:$CCLTUNE_GPU_LIBS" "${extra[@]}" CUDA_VISIBLE_DEVICES=$devs \
         timeout -k 5 120 "$NCCL_TESTS_BIN/all_reduce_perf" -b 1K -e 64M -f 2 -g 1 -t "$GPUS" \
-        -d bfloat16 -c 0 -w 5 -n 20 >"$work/nt-$v-$i.txt" 2>&1 || status=1
+        -d bfloat16 -c 0 -w 20 -n "${NT_ITERS:-100}" >"$work/nt-$v-$i.txt" 2>&1 || status=1
     done
   done
   python3 tests/gpu/profiler_cost_table.py "$work" | tee "$work/profiler-cost.md"
