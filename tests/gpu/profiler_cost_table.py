@@ -33,7 +33,7 @@ def main():
     sizes = sorted(set.intersection(*(set(r) for v in runs.values() for r in v)))
     others = [v for v in runs if v != "plain"]
     print("| bytes | plain (µs) | %s |" % " | ".join("%s (µs) | %s / plain" % (v, v) for v in others))
-    print("|---|---|%s" % "---|---|" * len(others))
+    print("|---|---|" + "---|---|" * len(others))
     ratios = {v: [] for v in others}
     for s in sizes:
         a = statistics.median(r[s] for r in runs["plain"])
