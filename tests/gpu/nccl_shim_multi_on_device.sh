@@ -3,12 +3,14 @@
 # decode step, with and without the library preloaded, on winners tuned in the same call
 # with the NCCL those programs load (PyTorch's own; nccl-tests are pointed at it too).
 #   bash tests/gpu/nccl_shim_multi_on_device.sh N [tune] [nccltests] [decode] [onepro] [symm]
-#       [correct] [walls]
+#       [correct] [walls] [train]
 # symm (issue 43): torch_symm_bench.py (unmodified dist.all_reduce, and PyTorch's own
 # symmetric-memory kernels) plain, then preloaded with the graph and with the eager winners;
 # preload_table.py compares them. correct: runtime_gpu_test on the N GPUs (every winner kind,
 # staged ones included, against NCCL). walls: all_reduce_perf -t N with a results file that
-# cannot be opened (missing, a directory, empty) against plain, wall seconds each.
+# cannot be opened (missing, a directory, empty) against plain, wall seconds each. train:
+# an eager fp32 tune of the three ops (TRAIN_SIZES, default 64KiB:64MiB:4), then
+# train_steps_program.py (unmodified DDP and FSDP2 steps) plain and preloaded.
 # onepro (issue 34): every rank in one process: all_reduce, all_gather, reduce_scatter,
 # broadcast and alltoall _perf in -t N -g 1 and -t 1 -g N modes, eager and -G 20, -c 1,
 # plain and preloaded, each run's wall time; nccl_onepro_table.py makes the tables.
@@ -137,6 +139,22 @@ section_walls() {
   done
   cat "$D/onepro-walls.txt"
   grep -h "ccltune-nccl" "$D"/walls-*.txt | sort | uniq -c | head -8
+}
+
+section_train() {
+  with_nccl timeout -k 5 400 ccltune tune --ranks "$n" --op allReduce,allGather,reduceScatter \
+    --dtypes fp32 --sizes "${TRAIN_SIZES:-64KiB:64MiB:4}" --cache-dir /tmp/shim-tune-train \
+    --json "$D/tune-train.json" >"$D/tune-train.log" 2>&1
+  echo "tune train: exit $?"
+  ccltune export --format json --cache-dir /tmp/shim-tune-train -o "$D/winners-train.json"
+  local prog=(python3 tests/gpu/train_steps_program.py --gpus "$n")
+  timeout -k 5 200 "${prog[@]}" --json "$D/train-plain.json" >"$D/train-plain.log" 2>&1
+  echo "train plain: exit $?"
+  LD_PRELOAD="$SHIM" CCLTUNE_RESULTS_FILE="$D/winners-train.json" timeout -k 5 200 \
+    "${prog[@]}" --json "$D/train-shim.json" >"$D/train-shim.log" 2>&1
+  echo "train preloaded: exit $?"
+  grep -h "ccltune-nccl" "$D/train-shim.log" | grep -v "^$" | head -6
+  python3 tests/gpu/train_steps_table.py "$D/train-plain.json" "$D/train-shim.json"
 }
 
 for s in ${*:-tune nccltests decode}; do

@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+"""Unmodified DDP and FSDP2 training steps (issue 43): what libccltune-nccl serves in them.
+
+Nothing here knows of ccltune: nccl_shim_multi_on_device.sh runs it plain and with
+LD_PRELOAD=libccltune-nccl.so, and compares the step times and the final weights; the
+library's own destroy line (rank 0, at destroy_process_group) says how many calls it served
+and why it forwarded the rest.
+
+Model: --blocks MLP blocks 2048 -> 8192 -> 2048 (GELU), fp32, --tokens tokens per rank per
+step, SGD. DDP: DistributedDataParallel (its default 25 MiB buckets, all-reduced in fp32).
+FSDP2: fully_shard on every block, then on the model (all-gather of each block's weights
+before its forward and backward, reduce-scatter of its gradients). One process per GPU.
+Per program: --warmup steps, then --rounds rounds of [barrier, CUDA events around --steps
+steps], a round's time the MAX over ranks, the median round reported in ms per step; then
+the sum and the sum of squares of every parameter (float64), so runs can be compared.
+
+    python3 tests/gpu/train_steps_program.py --gpus 4 --json OUT.json
+"""
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+
+HIDDEN, INTER = 2048, 8192
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--gpus", type=int, default=None)
+    p.add_argument("--programs", default="ddp,fsdp2", help="ddp, fsdp2 or both")
+    p.add_argument("--blocks", type=int, default=12)
+    p.add_argument("--tokens", type=int, default=4096)
+    p.add_argument("--warmup", type=int, default=3)
+    p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--steps", type=int, default=5)
+    p.add_argument("--json", help="write the results here (rank 0)")
+    a = p.parse_args(argv)
+    a.programs = [x for x in ("ddp", "fsdp2") if x in a.programs.split(",")]
+    if not a.programs:
+        p.error("--programs: name ddp, fsdp2 or both")
+    return a
+
+
+def make_model(torch, blocks):
+    torch.manual_seed(1)  # the same weights on every rank and in every run
+    layers = []
+    for _ in range(blocks):
+        layers.append(torch.nn.Sequential(torch.nn.Linear(HIDDEN, INTER), torch.nn.GELU(),
+                                          torch.nn.Linear(INTER, HIDDEN)))
+    return torch.nn.Sequential(*layers).cuda()
+
+
+def wrap(torch, model, program, rank):
+    if program == "ddp":
+        return torch.nn.parallel.DistributedDataParallel(model, device_ids=[rank])
+    from torch.distributed.fsdp import fully_shard
+    for block in model:
+        fully_shard(block)
+    fully_shard(model)
+    return model
+
+
+def run_program(torch, dist, program, rank, args):
+    model = wrap(torch, make_model(torch, args.blocks), program, rank)
+    opt = torch.optim.SGD(model.parameters(), lr=1e-3)
+    gen = torch.Generator(device="cuda").manual_seed(11 + rank)
+    x = torch.randn(args.tokens, HIDDEN, device="cuda", generator=gen)
+
+    def step():
+        loss = model(x).pow(2).mean()
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+
+    for _ in range(args.warmup):
+        step()
+    times = []
+    for _ in range(args.rounds):
+        dist.barrier()
+        torch.cuda.synchronize()
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(args.steps):
+            step()
+        end.record()
+        end.synchronize()
+        t = torch.tensor([start.elapsed_time(end) / args.steps], device="cuda")
+        dist.all_reduce(t, op=dist.ReduceOp.MAX)
+        times.append(t.item())
+    sums = [0.0, 0.0]
+    for p in model.parameters():
+        full = p.full_tensor() if hasattr(p, "full_tensor") else p  # FSDP2's DTensor
+        d = full.detach().double()
+        sums[0] += d.sum().item()
+        sums[1] += (d * d).sum().item()
+    return {"program": program, "msPerStep": statistics.median(times), "rounds": times,
+            "paramSum": sums[0], "paramSumSq": sums[1]}
+
+
+def rank_main(rank, world, args, tmp):
+    os.environ.update({"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1",
+                       "NVSHMEM_DISABLE_NVLS": "1"})
+    import torch
+    import torch.distributed as dist
+    torch.cuda.set_device(rank)
+    dist.init_process_group("nccl", init_method="file://" + os.path.join(tmp, "pg"), rank=rank,
+                            world_size=world, device_id=torch.device("cuda", rank))
+    results = [run_program(torch, dist, prog, rank, args) for prog in args.programs]
+    if rank == 0:
+        for r in results:
+            print("%s: %.3f ms per step (median of %d rounds, max over %d ranks); "
+                  "param sum %.9e, sum of squares %.9e" % (
+                      r["program"], r["msPerStep"], args.rounds, world, r["paramSum"],
+                      r["paramSumSq"]), flush=True)
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump({"worldSize": world, "gpu": torch.cuda.get_device_name(0),
+                           "torchVersion": torch.__version__, "blocks": args.blocks,
+                           "tokens": args.tokens, "results": results}, f, indent=1)
+    dist.destroy_process_group()
+
+
+def main(argv):
+    args = parse_args(argv)
+    import torch
+    import torch.multiprocessing as mp
+    world = args.gpus or torch.cuda.device_count()
+    tmp = tempfile.mkdtemp(prefix="train-steps-")
+    mp.start_processes(rank_main, args=(world, args, tmp), nprocs=world, join=True,
+                       start_method="spawn")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
