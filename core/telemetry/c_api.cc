@@ -2,21 +2,22 @@
 // functions: each catches everything at the edge (a failure costs telemetry, never the
 // program). The instance starts on first use of any function and is never freed: a thread
 // that Shutdown's bounded wait left behind (a Redis call, a push) may still use it at exit.
-#include <algorithm>
 #include <atomic>
 #include <cstdlib>
-#include <cstring>
 #include <mutex>
 
+#include "core/telemetry/abi_read.h"
 #include "core/telemetry/ccltune_telemetry.h"
 #include "core/telemetry/program_telemetry.h"
 
 namespace {
 
-using ccltune::telemetry::CallRecord;
+using ccltune::telemetry::CallFromAbi;
 using ccltune::telemetry::Clock;
 using ccltune::telemetry::CommInfo;
+using ccltune::telemetry::KnownPart;
 using ccltune::telemetry::ProgramTelemetry;
+using ccltune::telemetry::TextOrUnknown;
 
 constexpr std::chrono::seconds kShutdownBound{2};
 
@@ -51,18 +52,6 @@ ProgramTelemetry* Instance() {
   return lib.telemetry.load(std::memory_order_acquire);
 }
 
-// A caller's struct, read up to the size this library knows (an older, smaller one leaves
-// the rest zero).
-template <class T>
-T Known(const T* in) {
-  T out{};
-  std::memcpy(&out, in, std::min(in->size, sizeof(T)));
-  out.size = sizeof(T);
-  return out;
-}
-
-std::string Text(const char* s) { return s != nullptr && *s != '\0' ? s : "unknown"; }
-
 // Runs `f(telemetry)` when telemetry runs, swallowing whatever it throws.
 template <class F>
 void WithTelemetry(F f) {
@@ -89,34 +78,29 @@ int ccltuneTelemetryEnabled(void) {
 void ccltuneTelemetryCommInit(const ccltuneTelemetryComm_t* comm) {
   if (comm == nullptr) return;
   WithTelemetry([&](ProgramTelemetry& t) {
-    const ccltuneTelemetryComm_t c = Known(comm);
+    const ccltuneTelemetryComm_t c = KnownPart(comm);
     t.CommInit(CommInfo{c.comm_hash, c.rank, c.nranks, c.cuda_device});
   });
 }
 
 void ccltuneTelemetryRecordCall(const ccltuneTelemetryCall_t* call) {
   if (call == nullptr) return;
-  WithTelemetry([&](ProgramTelemetry& t) {
-    const ccltuneTelemetryCall_t c = Known(call);
-    // The library sets min-over-ranks itself; a caller's is read as no split.
-    const auto split = c.split == ccltuneTelemetrySplitKernel ? c.split : ccltuneTelemetrySplitNone;
-    t.RecordCall(CallRecord{c.comm_hash, Text(c.op), Text(c.dtype), Text(c.choice), c.bytes, c.seq,
-                            c.total_ns, split, c.wait_ns, c.transfer_ns, c.channels});
-  });
+  WithTelemetry([&](ProgramTelemetry& t) { t.RecordCall(CallFromAbi(call)); });
 }
 
 void ccltuneTelemetryForwarded(const char* reason, uint64_t n) {
-  WithTelemetry([&](ProgramTelemetry& t) { t.Forwarded(Text(reason), n); });
+  WithTelemetry([&](ProgramTelemetry& t) { t.Forwarded(TextOrUnknown(reason), n); });
 }
 
 void ccltuneTelemetryDropped(const char* what, uint64_t n) {
-  WithTelemetry([&](ProgramTelemetry& t) { t.Dropped(Text(what), n); });
+  WithTelemetry([&](ProgramTelemetry& t) { t.Dropped(TextOrUnknown(what), n); });
 }
 
 void ccltuneTelemetryTuned(uint64_t comm_hash, const char* op, const char* dtype, uint64_t bytes,
                            const char* choice, double tuned_seconds) {
   WithTelemetry([&](ProgramTelemetry& t) {
-    t.Tuned(comm_hash, Text(op), Text(dtype), bytes, Text(choice), tuned_seconds);
+    t.Tuned(comm_hash, TextOrUnknown(op), TextOrUnknown(dtype), bytes, TextOrUnknown(choice),
+            tuned_seconds);
   });
 }
 

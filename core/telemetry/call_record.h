@@ -19,7 +19,16 @@ struct CallRecord {
   std::uint64_t wait_ns = 0;
   std::uint64_t transfer_ns = 0;
   int channels = 0;
+  std::uint32_t flags = 0;  // CCLTUNE_TELEMETRY_CALL_UNTIMED, _COUNTED (ccltune_telemetry.h)
 };
+
+// What a record's flags ask of the library.
+inline bool CountsCall(const CallRecord& c) {
+  return (c.flags & CCLTUNE_TELEMETRY_CALL_COUNTED) == 0;
+}
+inline bool HasTimes(const CallRecord& c) {
+  return (c.flags & CCLTUNE_TELEMETRY_CALL_UNTIMED) == 0;
+}
 
 struct CommInfo {
   std::uint64_t comm_hash = 0;

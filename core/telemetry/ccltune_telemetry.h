@@ -5,8 +5,9 @@
  * dynamic loader maps it once and there is one exporter, one port, one set of series.
  *
  * A C ABI, versioned: structs carry their size first (a newer caller's larger struct is
- * read up to the size this library knows), and CCLTUNE_TELEMETRY_ABI_VERSION is bumped on
- * any incompatible change.
+ * read up to the size this library knows, an older caller's smaller one reads as zeros
+ * beyond its size: fields are only ever added at the end), and CCLTUNE_TELEMETRY_ABI_VERSION
+ * is bumped on any incompatible change.
  *
  * Blocking: no function here blocks on I/O, a lock held across I/O, or the GPU. Recording a
  * call copies it into a bounded queue (a full queue drops the call, counts it and says so
@@ -73,7 +74,29 @@ typedef struct {
   uint64_t wait_ns;              /* Kernel: entry -> the last peer's arrival seen */
   uint64_t transfer_ns;          /* Kernel: the last arrival -> finish */
   int channels;                  /* NCCL's channels (profiler), or our kernel's blocks; 0 unknown */
+  uint32_t reserved;             /* 0. Keeps `flags` beyond the 96 bytes of the first layout,
+                                    whose tail padding an older caller may leave unset */
+  uint32_t flags;                /* CCLTUNE_TELEMETRY_CALL_*, or 0: one call, counted and timed.
+                                    A caller whose struct ends before it reads as 0 */
 } ccltuneTelemetryCall_t;
+
+/* A call split into two records, for a caller that counts every call but times only some
+ * (the profiler plugin's duty cycle, design §13):
+ * UNTIMED  the call ran: it is counted in ccltune_program_calls_total under its choice, and
+ *          nothing else. Its times are ignored: no histogram observation, never kept by the
+ *          min-over-ranks matcher, and its seq does not tell the matcher how far the
+ *          communicator got.
+ * COUNTED  the times of a call that an UNTIMED record counted already: the histograms and the
+ *          matcher as for flags 0, but calls_total is not incremented again.
+ * Both set: the record changes nothing. */
+#define CCLTUNE_TELEMETRY_CALL_UNTIMED 1u
+#define CCLTUNE_TELEMETRY_CALL_COUNTED 2u
+
+/* The calls the min-over-ranks matcher samples on every rank: seq % WINDOW < SAMPLED (per
+ * communicator and op). A caller that can choose which calls to time (the profiler plugin)
+ * times these. */
+#define CCLTUNE_TELEMETRY_MATCH_WINDOW_CALLS 1024u
+#define CCLTUNE_TELEMETRY_MATCH_SAMPLED_CALLS 64u
 
 /* CCLTUNE_TELEMETRY_ABI_VERSION of the loaded library. */
 int ccltuneTelemetryAbiVersion(void);

@@ -101,9 +101,10 @@ core::Result<std::unique_ptr<ProgramMetrics>> ProgramMetrics::Create(core::Regis
 void ProgramMetrics::ObserveCall(const CallRecord& c, int rank) {
   const std::string comm = CommLabel(c.comm_hash), r = std::to_string(rank);
   const std::string source = SourceOf(c.choice);
+  if (CountsCall(c)) calls_->WithLabels({comm, r, c.op, c.choice, source}).Increment();
+  if (!HasTimes(c)) return;
   collective_->WithLabels({comm, r, c.op, c.dtype, SizeLabel(c.bytes), c.choice, source})
       .Observe(Seconds(c.total_ns));
-  calls_->WithLabels({comm, r, c.op, c.choice, source}).Increment();
   if (c.split == ccltuneTelemetrySplitKernel)
     ObserveSplit(c, rank, c.split, c.wait_ns, c.transfer_ns);
 }

@@ -33,7 +33,8 @@ class ProgramMetrics {
   // Errors: a family the registry refuses (a name already there).
   static core::Result<std::unique_ptr<ProgramMetrics>> Create(core::Registry& registry);
 
-  // A call as recorded: its collective time and count, and its split when it has one.
+  // A call as recorded: its count (unless flagged COUNTED: counted before), its collective
+  // time and its split when it has one (unless flagged UNTIMED: a count only).
   void ObserveCall(const CallRecord& call, int rank);
   // A split learnt later (min-over-ranks), for a call already counted by ObserveCall.
   void ObserveSplit(const CallRecord& call, int rank, ccltuneTelemetrySplit_t method,

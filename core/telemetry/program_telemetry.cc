@@ -91,6 +91,9 @@ void ProgramTelemetry::Observe(const CallRecord& call,
   if (comm == comms.end()) return metrics_->Dropped("unknown-comm", 1);
   const int rank = comm->second.rank;
   metrics_->ObserveCall(call, rank);
+  // An untimed record only counts: no time to split, and its seq (if any) must not tell the
+  // matcher that a sampled window is over before its timed calls came.
+  if (!HasTimes(call)) return;
   if (call.split == ccltuneTelemetrySplitKernel)
     ratio_.Add(call.comm_hash, rank, WholeSeconds(Clock::now()), call.wait_ns, call.total_ns);
   const bool matchable = redis_ != nullptr && call.split == ccltuneTelemetrySplitNone &&

@@ -26,7 +26,8 @@ std::string WindowKey(std::uint64_t comm_hash, const std::string& op, std::uint6
 }
 
 bool WindowCollector::Add(const CommInfo& comm, CallRecord call, Clock::time_point now) {
-  if (call.seq == UINT64_MAX) return true;
+  // An untimed record (a count only) has no time to match and says nothing of progress.
+  if (call.seq == UINT64_MAX || !HasTimes(call)) return true;
   std::lock_guard<std::mutex> lock(mu_);
   Stream stream{comm.comm_hash, call.op};
   auto highest = highest_seq_.try_emplace(stream, call.seq).first;

@@ -26,8 +26,9 @@ namespace ccltune::telemetry {
 
 using Clock = std::chrono::steady_clock;
 
-inline constexpr std::uint64_t kWindowCalls = 1024;
-inline constexpr std::uint64_t kSampledCalls = 64;
+// In the C header: the profiler plugin times exactly these calls (its duty cycle).
+inline constexpr std::uint64_t kWindowCalls = CCLTUNE_TELEMETRY_MATCH_WINDOW_CALLS;
+inline constexpr std::uint64_t kSampledCalls = CCLTUNE_TELEMETRY_MATCH_SAMPLED_CALLS;
 inline constexpr std::chrono::milliseconds kPostAfterIdle{1000};
 // Bounds the memory one rank keeps for peers that are slow to post (or gone).
 inline constexpr std::size_t kMaxOpenWindows = 64;
@@ -50,8 +51,8 @@ struct Window {
 class WindowCollector {
  public:
   // An NCCL call of `comm`: kept when Sampled(), else it only shows how far the
-  // communicator got. False when a sampled call cannot be kept (kMaxOpenWindows are open):
-  // it is then not matched.
+  // communicator got; an untimed record (CCLTUNE_TELEMETRY_CALL_UNTIMED) neither. False when a
+  // sampled call cannot be kept (kMaxOpenWindows are open): it is then not matched.
   bool Add(const CommInfo& comm, CallRecord call, Clock::time_point now);
   // The windows ready to post (see the header comment), removed from the collector.
   std::vector<Window> TakeReady(Clock::time_point now);

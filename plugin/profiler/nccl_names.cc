@@ -9,29 +9,29 @@ namespace {
 // ncclFuncToString of NCCL 2.27-2.29 (src/collectives.cc), collectives only: Send, Recv
 // and SendRecv come as P2p events, which the plugin does not ask for.
 constexpr std::array<std::pair<std::string_view, OpName>, 8> kOps{{
-    {"AllReduce", {"allReduce", false}},
-    {"AllGather", {"allGather", true}},
-    {"ReduceScatter", {"reduceScatter", true}},
-    {"AlltoAll", {"allToAll", true}},
-    {"Broadcast", {"broadcast", false}},
-    {"Reduce", {"reduce", false}},
-    {"Gather", {"gather", true}},
-    {"Scatter", {"scatter", true}},
+    {"AllReduce", {"allReduce", false, 1}},
+    {"AllGather", {"allGather", true, 2}},
+    {"ReduceScatter", {"reduceScatter", true, 3}},
+    {"AlltoAll", {"allToAll", true, 4}},
+    {"Broadcast", {"broadcast", false, 5}},
+    {"Reduce", {"reduce", false, 6}},
+    {"Gather", {"gather", true, 7}},
+    {"Scatter", {"scatter", true, 8}},
 }};
 
 // ncclDatatypeToString of NCCL 2.27-2.29.
 constexpr std::array<std::pair<std::string_view, DtypeName>, 11> kDtypes{{
-    {"ncclFloat32", {"fp32", 4}},
-    {"ncclBfloat16", {"bf16", 2}},
-    {"ncclFloat16", {"fp16", 2}},
-    {"ncclInt32", {"int32", 4}},
-    {"ncclInt8", {"int8", 1}},
-    {"ncclUint32", {"uint32", 4}},
-    {"ncclInt64", {"int64", 8}},
-    {"ncclUint64", {"uint64", 8}},
-    {"ncclFloat64", {"fp64", 8}},
-    {"ncclFloat8e4m3", {"fp8e4m3", 1}},
-    {"ncclFloat8e5m2", {"fp8e5m2", 1}},
+    {"ncclFloat32", {"fp32", 4, 1}},
+    {"ncclBfloat16", {"bf16", 2, 2}},
+    {"ncclFloat16", {"fp16", 2, 3}},
+    {"ncclInt32", {"int32", 4, 4}},
+    {"ncclInt8", {"int8", 1, 5}},
+    {"ncclUint32", {"uint32", 4, 6}},
+    {"ncclInt64", {"int64", 8, 7}},
+    {"ncclUint64", {"uint64", 8, 8}},
+    {"ncclFloat64", {"fp64", 8, 9}},
+    {"ncclFloat8e4m3", {"fp8e4m3", 1, 10}},
+    {"ncclFloat8e5m2", {"fp8e5m2", 1, 11}},
 }};
 
 // ncclAlgoToString and ncclProtoToString of NCCL 2.27-2.29, in the rows and columns of
@@ -66,19 +66,32 @@ int IndexOf(const Table& table, std::string_view name) {
 OpName LookupOp(std::string_view nccl_func) {
   for (const auto& [nccl, ours] : kOps)
     if (nccl == nccl_func) return ours;
-  return {"unknown", false};
+  return {"unknown", false, 0};
 }
 
 DtypeName LookupDtype(std::string_view nccl_datatype) {
   for (const auto& [nccl, ours] : kDtypes)
     if (nccl == nccl_datatype) return ours;
-  return {"unknown", 1};
+  return {"unknown", 1, 0};
+}
+
+DtypeName DtypeById(std::uint8_t id) {
+  return id >= 1 && id <= kDtypes.size() ? kDtypes[id - 1].second : DtypeName{"unknown", 1, 0};
+}
+
+std::uint8_t ChoiceId(std::string_view nccl_algo, std::string_view nccl_proto) {
+  const int a = IndexOf(kAlgos, nccl_algo);
+  const int p = IndexOf(kProtos, nccl_proto);
+  return a < 0 || p < 0 ? 0 : static_cast<std::uint8_t>(1 + a * kProtos.size() + p);
+}
+
+const char* ChoiceById(std::uint8_t id) {
+  if (id == 0 || id > kAlgos.size() * kProtos.size()) return "nccl";
+  return kChoices[(id - 1) / kProtos.size()][(id - 1) % kProtos.size()];
 }
 
 const char* ChoiceName(std::string_view nccl_algo, std::string_view nccl_proto) {
-  const int a = IndexOf(kAlgos, nccl_algo);
-  const int p = IndexOf(kProtos, nccl_proto);
-  return a < 0 || p < 0 ? "nccl" : kChoices[a][p];
+  return ChoiceById(ChoiceId(nccl_algo, nccl_proto));
 }
 
 std::uint64_t CallBytes(const OpName& op, const DtypeName& dtype, std::uint64_t count, int nranks) {

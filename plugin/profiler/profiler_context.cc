@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/telemetry/ccltune_telemetry.h"
+#include "plugin/profiler/duty_cycle.h"
 #include "plugin/profiler/nccl_names.h"
 
 namespace ccltune::plugin::profiler {
@@ -37,7 +38,7 @@ void AtomicMax(std::atomic<std::uint64_t>& a, std::uint64_t v) {
 }  // namespace
 
 std::unique_ptr<ProfilerContext> ProfilerContext::Create(const CommIdentity& comm,
-                                                         abi::DebugLogger log) {
+                                                         abi::DebugLogger log, bool duty_cycle) {
   if (ccltuneTelemetryEnabled() == 0) return nullptr;  // off: the library said nothing runs
   const InFlightSetting in_flight = ReadInFlightSetting(std::getenv(kInFlightVariable));
   if (!in_flight.error.empty()) {
@@ -46,7 +47,7 @@ std::unique_ptr<ProfilerContext> ProfilerContext::Create(const CommIdentity& com
     return nullptr;
   }
   std::unique_ptr<ProfilerContext> ctx(new (std::nothrow)
-                                           ProfilerContext(comm, in_flight.value, log));
+                                           ProfilerContext(comm, in_flight.value, log, duty_cycle));
   if (ctx == nullptr) return nullptr;
   ccltuneTelemetryComm_t c{};
   c.size = sizeof(c);
@@ -58,15 +59,55 @@ std::unique_ptr<ProfilerContext> ProfilerContext::Create(const CommIdentity& com
   Log(log, abi::kLogInfo, abi::kLogInit | abi::kLogProfile, __LINE__,
       "comm " + Hex16(comm.comm_hash) + " rank " + std::to_string(comm.rank) + "/" +
           std::to_string(comm.nranks) + ", up to " + std::to_string(in_flight.value) +
-          " collectives in flight");
+          " collectives in flight, " +
+          (duty_cycle ? "every call counted, kernel channels timed for the sampled ones"
+                      : "every call timed (ABI v4)"));
   return ctx;
 }
 
 ProfilerContext::ProfilerContext(const CommIdentity& comm, std::size_t in_flight,
-                                 abi::DebugLogger log)
-    : comm_(comm), log_(log), pool_(in_flight, this) {}
+                                 abi::DebugLogger log, bool duty_cycle)
+    : comm_(comm), log_(log), duty_cycle_(duty_cycle), pool_(in_flight, this) {}
+
+int ProfilerContext::InitialMask(bool duty_cycle) { return duty_cycle ? MaskFor(0) : kAlwaysMask; }
+
+void* ProfilerContext::StartCollApi(const CollApiStart& api) {
+  const OpName op = LookupOp(api.func ? api.func : "");
+  const DtypeName dtype = LookupDtype(api.datatype ? api.datatype : "");
+  ccltuneTelemetryCall_t call{};
+  call.size = sizeof(call);
+  call.comm_hash = comm_.comm_hash;
+  call.op = op.name;
+  call.dtype = dtype.name;
+  call.bytes = CallBytes(op, dtype, api.count, comm_.nranks);
+  call.choice = choices_.NoteApiCall(op.id, call.bytes, dtype.id);
+  call.seq = UINT64_MAX;  // NCCL's number comes with the Coll, which an untimed call lacks
+  call.split = ccltuneTelemetrySplitNone;
+  call.flags = CCLTUNE_TELEMETRY_CALL_UNTIMED;
+  ccltuneTelemetryRecordCall(&call);
+  // This call is number s of its op; the mask written now governs the next call (duty_cycle.h).
+  const std::uint64_t s = api_calls_[op.id].fetch_add(1, std::memory_order_relaxed);
+  SetActivationMask(MaskFor(s + 1));
+  return nullptr;
+}
+
+const char* ProfilerContext::LearnFromColl(const OpName& op, std::uint64_t bytes,
+                                           const CollStart& coll) {
+  const std::uint8_t api_dtype = choices_.NoteRan(
+      op.id, bytes, ChoiceId(coll.algo ? coll.algo : "", coll.proto ? coll.proto : ""));
+  // NCCL skips its increment for graph-captured calls (unless timed): our count, which saw
+  // the capture's CollApi, then runs ahead. A timed Coll names the truth.
+  std::atomic<std::uint64_t>& calls = api_calls_[op.id];
+  if (calls.load(std::memory_order_relaxed) != coll.seq + 1)
+    calls.store(coll.seq + 1, std::memory_order_relaxed);
+  return api_dtype != 0 ? DtypeById(api_dtype).name : nullptr;
+}
 
 void* ProfilerContext::StartColl(const CollStart& coll) {
+  const OpName op = LookupOp(coll.func ? coll.func : "");
+  const DtypeName dtype = LookupDtype(coll.datatype ? coll.datatype : "");
+  const std::uint64_t bytes = CallBytes(op, dtype, coll.count, comm_.nranks);
+  const char* api_dtype = duty_cycle_ ? LearnFromColl(op, bytes, coll) : nullptr;
   if (coll.channels <= 0) {
     // No channel events will tell when it ends (or NCCL did not say how many will come).
     ccltuneTelemetryDropped("profiler-coll-no-channels", 1);
@@ -77,11 +118,10 @@ void* ProfilerContext::StartColl(const CollStart& coll) {
     DropFull();
     return nullptr;
   }
-  const OpName op = LookupOp(coll.func ? coll.func : "");
-  const DtypeName dtype = LookupDtype(coll.datatype ? coll.datatype : "");
   e->op = op.name;
-  e->dtype = dtype.name;
-  e->bytes = CallBytes(op, dtype, coll.count, comm_.nranks);
+  // The application's dtype where its CollApi said it (allGather, broadcast: not ncclInt8).
+  e->dtype = api_dtype != nullptr ? api_dtype : dtype.name;
+  e->bytes = bytes;
   e->choice = ChoiceName(coll.algo ? coll.algo : "", coll.proto ? coll.proto : "");
   e->seq = coll.seq;
   e->channels = coll.channels;
@@ -128,6 +168,8 @@ void ProfilerContext::Finish(CollEvent* e) {
     call.total_ns = last - first;
     call.split = ccltuneTelemetrySplitNone;
     call.channels = e->channels;
+    // Under the duty cycle the call's CollApi counted it already.
+    call.flags = duty_cycle_ ? CCLTUNE_TELEMETRY_CALL_COUNTED : 0u;
     ccltuneTelemetryRecordCall(&call);
   }
   pool_.Release(e);

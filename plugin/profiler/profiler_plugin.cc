@@ -5,7 +5,9 @@
 // ProfilerContext. Nothing reaches NCCL but ncclSuccess: a failure is logged once and means
 // "not profiled", never a failed communicator or a blocked call.
 #include <cstdint>
+#include <type_traits>
 
+#include "plugin/profiler/duty_cycle.h"
 #include "plugin/profiler/profiler_abi.h"
 #include "plugin/profiler/profiler_context.h"
 
@@ -14,29 +16,34 @@ namespace {
 
 constexpr char kName[] = "ccltune";
 
-abi::NcclResult Init(void** context, int* mask, const CommIdentity& comm, abi::DebugLogger log) {
+abi::NcclResult Init(void** context, int* mask, const CommIdentity& comm, abi::DebugLogger log,
+                     bool duty_cycle) {
   if (context != nullptr) *context = nullptr;
-  // The mask is one process-wide variable in NCCL: every communicator sets the same value
-  // (telemetry is on or off for the whole process), and 0 means NCCL does no profiling work.
-  if (mask != nullptr) *mask = 0;
-  if (context == nullptr || mask == nullptr) return abi::kSuccess;
-  try {
-    *context = ProfilerContext::Create(comm, log).release();
-  } catch (...) {
-    // Only allocation can throw (the log line's text); the communicator is then not profiled.
+  if (context != nullptr && mask != nullptr) {
+    try {
+      *context = ProfilerContext::Create(comm, log, duty_cycle).release();
+    } catch (...) {
+      // Only allocation can throw (the log line's text); the communicator is then not profiled.
+    }
   }
-  if (*context != nullptr) *mask = ProfilerContext::kActivationMask;
+  // The mask is one process-wide variable in NCCL that other communicators' calls may be
+  // reading now: one atomic store of the final value (telemetry is on or off for the whole
+  // process; 0 means NCCL does no profiling work).
+  if (mask == nullptr) return abi::kSuccess;
+  if (context != nullptr && *context != nullptr && duty_cycle) KeepActivationMask(mask);
+  const bool on = context != nullptr && *context != nullptr;
+  __atomic_store_n(mask, on ? ProfilerContext::InitialMask(duty_cycle) : 0, __ATOMIC_RELAXED);
   return abi::kSuccess;
 }
 
 abi::NcclResult InitV5(void** context, std::uint64_t comm_id, int* mask, const char* /*name*/,
                        int /*n_nodes*/, int nranks, int rank, abi::DebugLogger log) {
-  return Init(context, mask, {comm_id, rank, nranks}, log);
+  return Init(context, mask, {comm_id, rank, nranks}, log, /*duty_cycle=*/true);
 }
 
 abi::NcclResult InitV4(void** context, int* mask, const char* /*name*/, std::uint64_t comm_hash,
                        int /*n_nodes*/, int nranks, int rank, abi::DebugLogger log) {
-  return Init(context, mask, {comm_hash, rank, nranks}, log);
+  return Init(context, mask, {comm_hash, rank, nranks}, log, /*duty_cycle=*/false);
 }
 
 // v4's coll and v5/v6's have the same fields by name.
@@ -45,9 +52,10 @@ CollStart FromColl(const Coll& c) {
   return {c.seqNumber, c.func, c.count, c.datatype, c.nChannels, c.algo, c.proto};
 }
 
-// Only Coll and KernelCh events are asked for; NCCL also starts its Group, GroupApi and
-// CollApi events whenever Coll is asked for: those, and any type we do not know, get no
-// handle (NCCL never stops or updates a null handle).
+// v5/v6: CollApi (every call, duty_cycle.h), Coll and KernelCh (the timed ones); v4: Coll and
+// KernelCh. NCCL also starts its GroupApi and Group events under these masks: those, and any
+// type we do not know, get no handle (NCCL never stops or updates a null handle); so does
+// CollApi, whose work is done at its start.
 template <typename Descr>
 abi::NcclResult StartEvent(void* context, void** handle, Descr* d) {
   if (handle == nullptr) return abi::kSuccess;
@@ -58,6 +66,9 @@ abi::NcclResult StartEvent(void* context, void** handle, Descr* d) {
     *handle = ctx->StartColl(FromColl(d->coll));
   } else if (d->type == abi::kProfileKernelCh) {
     *handle = ctx->StartKernelCh(d->parentObj, d->kernelCh.pTimer);
+  } else if constexpr (!std::is_same_v<Descr, abi::EventDescrV4>) {
+    if (d->type == abi::kProfileCollApi)
+      *handle = ctx->StartCollApi({d->collApi.func, d->collApi.count, d->collApi.datatype});
   }
   return abi::kSuccess;
 }

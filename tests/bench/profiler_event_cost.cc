@@ -1,10 +1,14 @@
-// What the profiler plugin costs NCCL's threads on the host, per event: the built plugin is
-// dlopen()ed as NCCL does and its v5 table is called in NCCL 2.28's order for one collective
-// (launching thread: GroupApi, CollApi and Group starts, which get no handle, then the Coll's
-// start and stop; proxy thread, per channel: KernelCh start, KernelChStop record, stop), in
-// batches timed as a whole, against the telemetry double in counting mode (the figures are
-// the plugin's own; the library's enqueue is measured with the library). The same calls
-// into a table of empty functions give the cost of the calls themselves. Run by hand:
+// What the profiler plugin costs NCCL's threads on the host: the built plugin is dlopen()ed
+// as NCCL does and its v5 table is called in NCCL 2.28's order, in batches timed as a whole,
+// against the telemetry double in counting mode (the figures are the plugin's own; the
+// library's enqueue is measured with the library). The same calls into a table of empty
+// functions give the cost of the calls themselves. Two kinds of call under the duty cycle:
+//   unsampled  the calling thread only: GroupApi start (no handle), CollApi start (the call's
+//              UNTIMED record, the choice look-up, the count and the mask decision);
+//   sampled    launching thread: those two, then the Group start (no handle), the Coll's start
+//              and stop; proxy thread, per channel: KernelCh start, KernelChStop record, stop
+//              (the Coll's COUNTED record with the last).
+// Run by hand:
 //   CCLTUNE_TELEMETRY=on build-cpu/tests/profiler/profiler_event_cost \
 //       build-cpu/plugin/libnccl-profiler-ccltune.so [collectives]
 #include <chrono>
@@ -18,7 +22,6 @@ namespace ccltune::testing {
 namespace {
 
 namespace abi = prof_abi;
-using Clock = std::chrono::steady_clock;
 
 // Empty functions: what calling through NCCL's table costs with a plugin that does nothing.
 int NullStart(void*, void** h, abi::EventDescrV5*) {
@@ -39,11 +42,44 @@ struct Costs {
   double proxy_ns;   // per collective, the proxy thread
 };
 
-// `n` collectives of `channels` channels; a null-handle result is treated as NCCL does.
+using Clock = std::chrono::steady_clock;
+constexpr long kBatch = 1000;
+
+double PerCall(Clock::duration d, long n) {
+  return std::chrono::duration<double, std::nano>(d).count() / static_cast<double>(n);
+}
+
+// The application's allReduce of 256 Ki bf16, as its CollApi event describes it.
+abi::EventDescrV5 CollApi() {
+  abi::EventDescrV5 d{};
+  d.type = abi::kProfileCollApi;
+  d.collApi = {"AllReduce", 262144, "ncclBfloat16", 0, nullptr, false};
+  return d;
+}
+
+// `n` unsampled calls: GroupApi and CollApi starts only (NCCL starts nothing at launch).
+double RunUnsampled(const Table& t, void* ctx, long n) {
+  abi::EventDescrV5 group_api{};
+  group_api.type = abi::kProfileGroupApi;
+  abi::EventDescrV5 coll_api = CollApi();
+  Clock::duration took{};
+  for (long done = 0; done < n; done += kBatch) {
+    const auto t0 = Clock::now();
+    for (long i = 0; i < kBatch; ++i) {
+      void* h;
+      t.start(ctx, &h, &group_api);
+      t.start(ctx, &h, &coll_api);
+    }
+    took += Clock::now() - t0;
+  }
+  return PerCall(took, n);
+}
+
+// `n` sampled collectives of `channels` channels; a null-handle result is treated as NCCL does.
 Costs Run(const Table& t, void* ctx, long n, int channels) {
   abi::EventDescrV5 ignored[3]{};
   ignored[0].type = abi::kProfileGroupApi;
-  ignored[1].type = abi::kProfileCollApi;
+  ignored[1] = CollApi();
   ignored[2].type = abi::kProfileGroup;
   abi::EventDescrV5 coll{};
   coll.type = abi::kProfileColl;
@@ -54,7 +90,6 @@ Costs Run(const Table& t, void* ctx, long n, int channels) {
   ch.type = abi::kProfileKernelCh;
   abi::EventStateArgs stop{};
   Clock::duration launch{}, proxy{};
-  constexpr long kBatch = 1000;
   void* handles[kBatch];
   for (long done = 0; done < n; done += kBatch) {
     const auto t0 = Clock::now();
@@ -81,10 +116,7 @@ Costs Run(const Table& t, void* ctx, long n, int channels) {
     launch += t1 - t0;
     proxy += Clock::now() - t1;
   }
-  const auto ns = [n](Clock::duration d) {
-    return std::chrono::duration<double, std::nano>(d).count() / static_cast<double>(n);
-  };
-  return {ns(launch), ns(proxy)};
+  return {PerCall(launch, n), PerCall(proxy, n)};
 }
 
 }  // namespace
@@ -110,15 +142,25 @@ int main(int argc, char** argv) {
   TelemetryDoubleKeepCalls(false);
   const Table plugin{lib.v5()->startEvent, lib.v5()->stopEvent, lib.v5()->recordEventState};
   const Table null{NullStart, NullStop, NullRecord};
-  std::printf("# host ns per collective, mean over %ld (v5 order, batches of 1000)\n", n);
+  TelemetryDoubleReset();
+  const double unsampled = RunUnsampled(plugin, comm.context(), n);
+  const double unsampled_null = RunUnsampled(null, nullptr, n);
+  std::printf("# unsampled call: host ns on the calling thread, mean over %ld (batches of 1000)\n",
+              n);
+  std::printf("%14s %14s %14s %10s\n", "unsampled_ns", "unsampled_null", "plugin_ns", "untimed");
+  std::printf("%14.1f %14.1f %14.1f %10llu\n", unsampled, unsampled_null,
+              unsampled - unsampled_null,
+              static_cast<unsigned long long>(TelemetryDoubleUntimedCount()));
+  std::printf("# sampled call: host ns per collective, mean over %ld (v5 order, batches of 1000)\n",
+              n);
   std::printf("%8s %14s %14s %14s %14s %16s %10s\n", "channels", "launch_ns", "launch_null",
               "proxy_ns", "proxy_null", "per_event_ns", "recorded");
   for (int channels : {1, 4, 16, 32}) {
     TelemetryDoubleReset();
     const Costs p = Run(plugin, comm.context(), n, channels);
     const Costs z = Run(null, nullptr, n, channels);
-    // Events the plugin handles per collective: 3 ignored starts, Coll start and stop, and
-    // 3 per channel.
+    // Events the plugin handles per collective: GroupApi, CollApi and Group starts, Coll start
+    // and stop, and 3 per channel. `recorded`: two records per call (UNTIMED, COUNTED).
     const double per_event =
         (p.launch_ns + p.proxy_ns - z.launch_ns - z.proxy_ns) / (5.0 + 3.0 * channels);
     std::printf("%8d %14.1f %14.1f %14.1f %14.1f %16.1f %10llu\n", channels, p.launch_ns,

@@ -5,6 +5,7 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <mutex>
 #include <type_traits>
 
@@ -29,6 +30,25 @@ constexpr std::uint64_t kCollMask = abi::kProfileColl | abi::kProfileProxyOp |
                                     abi::kProfileNetPlugin;
 constexpr int kGroupStartApiStop = 23;
 constexpr int kGroupEndApiStart = 24;
+
+// ncclProfilerEventMask: one per process.
+int nccl_mask = 0;
+
+bool Would(int mask, std::uint64_t any_of) {
+  return (static_cast<std::uint64_t>(mask) & any_of) != 0;
+}
+
+// ncclTypeSize for the names the tests use; 1 for any other.
+std::size_t TypeSize(const std::string& nccl_datatype) {
+  static const std::map<std::string, std::size_t> kSizes = {
+      {"ncclFloat32", 4}, {"ncclBfloat16", 2}, {"ncclFloat16", 2}, {"ncclInt32", 4},
+      {"ncclUint32", 4},  {"ncclInt64", 8},    {"ncclUint64", 8},  {"ncclFloat64", 8}};
+  auto it = kSizes.find(nccl_datatype);
+  return it == kSizes.end() ? 1 : it->second;
+}
+
+// collTaskAppend: allGather and broadcast run as bytes.
+bool AsBytes(const std::string& func) { return func == "AllGather" || func == "Broadcast"; }
 
 std::mutex log_mu;
 std::vector<LogLine> log_lines;
@@ -56,6 +76,8 @@ std::vector<LogLine> ProfilerLog() {
 }
 
 prof_abi::DebugLogger ProfilerLogger() { return &Logger; }
+
+int FakeNcclMask() { return __atomic_load_n(&nccl_mask, __ATOMIC_RELAXED); }
 
 std::string ProfilerPath() {
   const char* p = std::getenv("CCLTUNE_PROFILER_SO");
@@ -91,6 +113,7 @@ struct FakeComm::Spec {
   void* parent = nullptr;
   void* group = nullptr;  // a Coll's legacy group parent (v4's parentObj)
   const FakeColl* coll = nullptr;
+  std::uint64_t seq = 0;
   std::uint8_t channel = 0;
   std::uint64_t ptimer = 0;
 };
@@ -98,11 +121,11 @@ struct FakeComm::Spec {
 namespace {
 
 template <typename Coll>
-void FillColl(Coll& c, const FakeColl& f) {
-  c.seqNumber = f.seq;
+void FillColl(Coll& c, const FakeColl& f, std::uint64_t seq) {
+  c.seqNumber = seq;
   c.func = f.func.c_str();
-  c.count = f.count;
-  c.datatype = f.datatype.c_str();
+  c.count = AsBytes(f.func) ? f.count * TypeSize(f.datatype) : f.count;
+  c.datatype = AsBytes(f.func) ? "ncclInt8" : f.datatype.c_str();
   c.nChannels = f.channels;
   c.nWarps = 16;
   c.algo = f.algo.c_str();
@@ -116,10 +139,18 @@ Descr Build(const Spec& s, bool v4) {
   d.type = static_cast<decltype(d.type)>(s.type);
   d.parentObj = s.parent;
   if (s.type == abi::kProfileColl && s.coll != nullptr) {
-    FillColl(d.coll, *s.coll);
+    FillColl(d.coll, *s.coll, s.seq);
     if constexpr (!std::is_same_v<Descr, abi::EventDescrV4>) d.coll.parentGroup = s.group;
     if (v4) d.parentObj = s.group;
-  } else if (s.type == abi::kProfileKernelCh) {
+  } else if constexpr (!std::is_same_v<Descr, abi::EventDescrV4>) {
+    if (s.type == abi::kProfileCollApi && s.coll != nullptr) {
+      d.collApi.func = s.coll->func.c_str();
+      d.collApi.count = s.coll->count;
+      d.collApi.datatype = s.coll->datatype.c_str();
+      d.collApi.graphCaptured = s.coll->graph_captured;
+    }
+  }
+  if (s.type == abi::kProfileKernelCh) {
     d.kernelCh.channelId = s.channel;
     d.kernelCh.pTimer = s.ptimer;
   }
@@ -132,12 +163,13 @@ FakeComm::FakeComm(const LoadedProfiler& lib, int version, std::uint64_t comm_ha
                    int nranks)
     : lib_(lib), version_(version) {
   const char* name = "fake-comm";
+  int* mask = &nccl_mask;
   if (version_ == 4) {
-    init_rc_ = lib_.v4()->init(&ctx_, &mask_, name, comm_hash, 1, nranks, rank, ProfilerLogger());
+    init_rc_ = lib_.v4()->init(&ctx_, mask, name, comm_hash, 1, nranks, rank, ProfilerLogger());
   } else if (version_ == 5) {
-    init_rc_ = lib_.v5()->init(&ctx_, comm_hash, &mask_, name, 1, nranks, rank, ProfilerLogger());
+    init_rc_ = lib_.v5()->init(&ctx_, comm_hash, mask, name, 1, nranks, rank, ProfilerLogger());
   } else {
-    init_rc_ = lib_.v6()->init(&ctx_, comm_hash, &mask_, name, 1, nranks, rank, ProfilerLogger());
+    init_rc_ = lib_.v6()->init(&ctx_, comm_hash, mask, name, 1, nranks, rank, ProfilerLogger());
   }
 }
 
@@ -171,6 +203,15 @@ void* FakeComm::StartRaw(std::uint64_t type, void* parent) {
   return Start(s);
 }
 
+void* FakeComm::StartCollRaw(const FakeColl& coll, std::uint64_t seq, void* parent) {
+  Spec s;
+  s.type = abi::kProfileColl;
+  s.parent = parent;
+  s.coll = &coll;
+  s.seq = seq;
+  return Start(s);
+}
+
 int FakeComm::Stop(void* handle) {
   if (version_ == 4) return lib_.v4()->stopEvent(handle);
   return version_ == 5 ? lib_.v5()->stopEvent(handle) : lib_.v6()->stopEvent(handle);
@@ -182,25 +223,48 @@ int FakeComm::Record(void* handle, int state, prof_abi::EventStateArgs* args) {
                        : lib_.v6()->recordEventState(handle, state, args);
 }
 
-Launch FakeComm::Begin(const FakeColl& coll) {
-  Launch l;
-  if (version_ >= 5) {
-    if (Would(kGroupApiMask)) l.group_api = StartRaw(abi::kProfileGroupApi, nullptr);
-    if (Would(kCollApiMask)) l.coll_api = StartRaw(abi::kProfileCollApi, l.group_api);
-    if (l.coll_api) Stop(l.coll_api);
-    if (l.group_api) Record(l.group_api, kGroupStartApiStop, nullptr);
-    if (l.group_api) Record(l.group_api, kGroupEndApiStart, nullptr);
-    if (l.group_api) Stop(l.group_api);
+// ncclProfilerStartGroupApiEvent .. StopCollApiEvent, in collTaskAppend.
+void FakeComm::ApiCall(const FakeColl& coll, Launch& l) {
+  // Loaded first, before the plugin hears of the call; the task keeps it.
+  l.mask = FakeNcclMask();
+  if (version_ < 5) return;  // 2.27: no API events
+  if (Would(l.mask, kGroupApiMask)) l.group_api = StartRaw(abi::kProfileGroupApi, nullptr);
+  if (Would(l.mask, kCollApiMask)) {
+    Spec s;
+    s.type = abi::kProfileCollApi;
+    s.parent = l.group_api;
+    s.coll = &coll;
+    l.coll_api = Start(s);
   }
-  if (Would(kGroupMask)) l.group = StartRaw(abi::kProfileGroup, nullptr);
-  if (Would(kCollMask)) {
+  if (l.coll_api) Stop(l.coll_api);
+  if (l.group_api) Record(l.group_api, kGroupStartApiStop, nullptr);
+  if (l.group_api) Record(l.group_api, kGroupEndApiStart, nullptr);
+  if (l.group_api) Stop(l.group_api);
+}
+
+// ncclProfilerStartTaskEvents: the Coll, and NCCL's seqNumber for the func.
+void* FakeComm::StartColl(const FakeColl& coll, const Launch& l) {
+  std::uint64_t& next = seq_[coll.func];
+  void* handle = nullptr;
+  if (Would(l.mask, kCollMask)) {
     Spec s;
     s.type = abi::kProfileColl;
     s.parent = l.coll_api;
     s.group = l.group;
     s.coll = &coll;
-    l.coll = Start(s);
+    s.seq = coll.seq.value_or(next);
+    handle = Start(s);
   }
+  const bool kernel_ch = Would(l.mask, abi::kProfileKernelCh);
+  if (!coll.graph_captured || ((l.group || l.coll_api) && kernel_ch)) ++next;
+  return handle;
+}
+
+Launch FakeComm::Begin(const FakeColl& coll) {
+  Launch l;
+  ApiCall(coll, l);
+  if (Would(l.mask, kGroupMask)) l.group = StartRaw(abi::kProfileGroup, nullptr);
+  l.coll = StartColl(coll, l);
   return l;
 }
 
@@ -210,7 +274,8 @@ void FakeComm::End(const Launch& l) {
 }
 
 void FakeComm::Channels(const Launch& l, const FakeColl& coll) {
-  if (!Would(abi::kProfileKernelCh)) return;
+  // NCCL adds the profiler proxy op, which reports the channels, only for such a task.
+  if (!Would(l.mask, abi::kProfileKernelCh)) return;
   for (std::size_t c = 0; c < coll.stamps.size(); ++c) {
     Spec s;
     s.type = abi::kProfileKernelCh;

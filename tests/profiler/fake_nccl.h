@@ -1,19 +1,28 @@
 // A fake NCCL for the profiler plugin's tests: it dlopen()s the built
 // libnccl-profiler-ccltune.so as NCCL's src/plugin/profiler.cc does (RTLD_NOW | RTLD_LOCAL,
 // dlsym of ncclProfiler_v6, _v5, _v4) and drives it as NCCL 2.27-2.29 do for one collective
-// (src/plugin/profiler.cc, hostStreamPlanTask in src/enqueue.cc, src/transport/profiler.cc):
-//   v5, v6  the API call: GroupApi start, CollApi start (parent GroupApi), CollApi stop,
-//           GroupApi states 23 and 24 (no args), GroupApi stop;
+// (src/plugin/profiler.cc, collTaskAppend and hostStreamPlanTask in src/enqueue.cc,
+// src/transport/profiler.cc), NCCL 2.28.9's way:
+//   the mask  one int per process (NCCL's ncclProfilerEventMask), whose address every init
+//           gets and the plugin may change at any time; each API call loads it once, first,
+//           and its task keeps that value (the task's mask below);
+//   v5, v6  the API call: GroupApi start, CollApi start (parent GroupApi; the application's
+//           func, count, datatype, graphCaptured), CollApi stop, GroupApi states 23 and 24
+//           (no args), GroupApi stop;
 //           the launch: Group start, Coll start (parent CollApi, coll.parentGroup Group),
 //           Coll stop, Group stop;
 //   v4      the launch only: Group start, Coll start (parent Group), Coll stop, Group stop;
 //   all     per channel, on the proxy thread: KernelCh start (parent Coll, pTimer = the
 //           GPU's start), recordEventState(KernelChStop, pTimer = the GPU's stop), KernelCh stop.
-// Each step only when NCCL would take it under the activation mask init returned, and a null
-// handle is never stopped or updated, as in NCCL.
+// Each step only when NCCL would take it under the task's mask, and a null handle is never
+// stopped or updated, as in NCCL. As NCCL, the Coll says ncclInt8 and the count in bytes for
+// allGather and broadcast, and numbers each func's launches (seqNumber, not advanced for a
+// graph-captured call unless KernelCh is on and the Group or CollApi got a handle).
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -43,12 +52,17 @@ class LoadedProfiler {
 };
 std::string ProfilerPath();  // $CCLTUNE_PROFILER_SO
 
-// One collective as NCCL describes it to the plugin, and what its channels stamp.
+// NCCL's process-wide activation mask, as the plugin last set it.
+int FakeNcclMask();
+
+// One collective as the application calls it and NCCL describes it, and what its channels
+// stamp.
 struct FakeColl {
-  std::uint64_t seq = 0;
+  std::optional<std::uint64_t> seq;  // the Coll's seqNumber; unset: NCCL's own count
   std::string func = "AllReduce";
-  std::size_t count = 0;
-  std::string datatype = "ncclFloat32";
+  std::size_t count = 0;                 // the application's (CollApi)
+  std::string datatype = "ncclFloat32";  // the application's (CollApi)
+  bool graph_captured = false;
   std::uint8_t channels = 1;  // the descriptor's nChannels
   std::string algo = "RING";
   std::string proto = "SIMPLE";
@@ -57,6 +71,7 @@ struct FakeColl {
 
 // The handles of one launched collective, between its launch and its channels.
 struct Launch {
+  int mask = 0;  // the task's activation mask
   void* group_api = nullptr;
   void* coll_api = nullptr;
   void* group = nullptr;
@@ -72,7 +87,7 @@ class FakeComm {
   FakeComm& operator=(const FakeComm&) = delete;
 
   int init_rc() const { return init_rc_; }
-  int mask() const { return mask_; }
+  int mask() const { return FakeNcclMask(); }  // the process's, after this init
   void* context() const { return ctx_; }
 
   // The launching thread's part, up to (not including) the Coll's stop.
@@ -86,21 +101,22 @@ class FakeComm {
 
   // Raw calls through the table of this version, for the edge cases.
   void* StartRaw(std::uint64_t type, void* parent);
+  // A Coll as NCCL describes `coll`, its parentObj `parent` (NCCL's: the CollApi handle).
+  void* StartCollRaw(const FakeColl& coll, std::uint64_t seq, void* parent);
   int Stop(void* handle);
   int Record(void* handle, int state, prof_abi::EventStateArgs* args);
 
  private:
   struct Spec;
   void* Start(const Spec& spec);
-  bool Would(std::uint64_t any_of) const {
-    return (static_cast<std::uint64_t>(mask_) & any_of) != 0;
-  }
+  void ApiCall(const FakeColl& coll, Launch& l);
+  void* StartColl(const FakeColl& coll, const Launch& l);
 
   const LoadedProfiler& lib_;
   int version_;
   int init_rc_ = -1;
-  int mask_ = 0;
   void* ctx_ = nullptr;
+  std::map<std::string, std::uint64_t> seq_;  // NCCL's comm->seqNumber[func]
 };
 
 // What the plugin logged through NCCL's logger since the last Clear.

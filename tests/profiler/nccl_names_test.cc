@@ -1,5 +1,6 @@
 // NCCL's descriptor strings → ccltune's names, bytes and choice; the setting's parser; the
-// event pool's bounds. No plugin .so needed.
+// event pool's bounds; the duty cycle's sampling rule and masks; the choice table. No plugin
+// .so needed.
 #include "plugin/profiler/nccl_names.h"
 
 #include <gtest/gtest.h>
@@ -7,7 +8,10 @@
 #include <cctype>
 #include <string>
 
+#include "core/telemetry/rank_matcher.h"
+#include "plugin/profiler/choice_table.h"
 #include "plugin/profiler/coll_event_pool.h"
+#include "plugin/profiler/duty_cycle.h"
 #include "plugin/profiler/profiler_settings.h"
 
 namespace ccltune::plugin::profiler {
@@ -86,6 +90,68 @@ TEST(CollEventPool, HandsOutCapacityEventsThenNothingUntilOneReturns) {
   EXPECT_FALSE(pool.Contains(reinterpret_cast<char*>(taken[0]) + 1));
   EXPECT_FALSE(pool.Contains(&owner));
   EXPECT_FALSE(pool.Contains(nullptr));
+}
+
+// The plugin times what the library's matcher samples: the same constants (the C header's),
+// the same rule as rank_matcher.cc's Sampled().
+TEST(DutyCycle, TimesWhatTheMatcherSamples) {
+  EXPECT_EQ(telemetry::kWindowCalls, 1024u);
+  EXPECT_EQ(telemetry::kSampledCalls, 64u);
+  for (std::uint64_t seq = 0; seq < 3 * telemetry::kWindowCalls; ++seq)
+    ASSERT_EQ(TimedSeq(seq), seq % telemetry::kWindowCalls < telemetry::kSampledCalls) << seq;
+  EXPECT_TRUE(TimedSeq(0) && TimedSeq(63) && !TimedSeq(64) && TimedSeq(1024) && !TimedSeq(1023));
+  EXPECT_EQ(kIdleMask, 1 << 9);                             // CollApi
+  EXPECT_EQ(kSampledMask, (1 << 9) | (1 << 1) | (1 << 6));  // + Coll, KernelCh
+  EXPECT_EQ(kAlwaysMask, 0x42);
+  EXPECT_EQ(MaskFor(64), kIdleMask);
+  EXPECT_EQ(MaskFor(2048), kSampledMask);
+}
+
+TEST(NcclNames, ChoiceAndDtypeIdsRoundTrip) {
+  for (const char* algo :
+       {"RING", "TREE", "COLLNET_DIRECT", "COLLNET_CHAIN", "NVLS", "NVLS_TREE", "PAT", "BOGUS"}) {
+    for (const char* proto : {"LL", "LL128", "SIMPLE", "BOGUS"}) {
+      EXPECT_STREQ(ChoiceById(ChoiceId(algo, proto)), ChoiceName(algo, proto)) << algo << proto;
+    }
+  }
+  EXPECT_EQ(ChoiceId("RING", "BOGUS"), 0);
+  EXPECT_STREQ(ChoiceById(0), "nccl");
+  EXPECT_STREQ(ChoiceById(200), "nccl");
+  EXPECT_STREQ(DtypeById(LookupDtype("ncclBfloat16").id).name, "bf16");
+  EXPECT_STREQ(DtypeById(0).name, "unknown");
+  EXPECT_EQ(LookupOp("Broadcast").id, 5);
+  EXPECT_EQ(LookupOp("Send").id, 0);
+}
+
+// (op, bytes) -> the choice a timed Coll saw and the dtype the CollApi gave.
+TEST(ChoiceTable, RemembersChoiceAndDtypePerOpAndSize) {
+  ChoiceTable t;
+  const std::uint8_t ring_ll = ChoiceId("RING", "LL");
+  const std::uint8_t bf16 = LookupDtype("ncclBfloat16").id;
+  EXPECT_STREQ(t.NoteApiCall(1, 4096, bf16), "nccl");  // none seen yet
+  EXPECT_EQ(t.NoteRan(1, 4096, ring_ll), bf16);
+  EXPECT_STREQ(t.NoteApiCall(1, 4096, bf16), "nccl:algo=ring,proto=ll");
+  EXPECT_STREQ(t.NoteApiCall(2, 4096, bf16), "nccl");               // another op of the same size
+  EXPECT_STREQ(t.NoteApiCall(1, 8192, bf16), "nccl");               // another size
+  EXPECT_EQ(t.NoteRan(1, 4096, ChoiceId("TREE", "SIMPLE")), bf16);  // NCCL changed its mind
+  EXPECT_STREQ(t.NoteApiCall(1, 4096, bf16), "nccl:algo=tree,proto=simple");
+  EXPECT_EQ(t.NoteRan(3, 1024, ring_ll), 0);  // a Coll whose CollApi was never seen
+  // Beyond 16 TiB: not kept.
+  const std::uint64_t huge = std::uint64_t{1} << 45;
+  EXPECT_EQ(t.NoteRan(1, huge, ring_ll), 0);
+  EXPECT_STREQ(t.NoteApiCall(1, huge, bf16), "nccl");
+}
+
+// Many sizes: a size seen last is always found; the table never grows.
+TEST(ChoiceTable, ManySizesEvictButTheLatestIsKept) {
+  ChoiceTable t;
+  const std::uint8_t ring_ll128 = ChoiceId("RING", "LL128");
+  for (std::uint64_t bytes = 1; bytes <= 4096; ++bytes) {
+    t.NoteApiCall(1, bytes * 64, 1);
+    ASSERT_EQ(t.NoteRan(1, bytes * 64, ring_ll128), 1) << bytes;
+    ASSERT_STREQ(t.NoteApiCall(1, bytes * 64, 1), "nccl:algo=ring,proto=ll128") << bytes;
+  }
+  EXPECT_EQ(sizeof(t), ChoiceTable::kSlots * sizeof(std::uint64_t));
 }
 
 }  // namespace

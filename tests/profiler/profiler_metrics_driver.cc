@@ -1,11 +1,16 @@
 // The end-to-end test's program (profiler_metrics_test.cc starts it): links the real
 // libccltune-telemetry.so.1, so that CCLTUNE_TELEMETRY, CCLTUNE_METRICS_PORT and LOCAL_RANK
 // from its parent are read as in an application, loads the plugin as NCCL does and drives
-// it through the fake NCCL: on one communicator (hash 0123456789abcdef, rank 2 of 4, v5)
-// 3 allReduce bf16 of 512 KiB on ring/LL128 taking 4100 ns each, 2 allGather fp32 of 16 KiB
-// (1024 elements from each of the 4 ranks)
-// on NVLSTree/Simple taking 800 ns each; then, with a pool of 16, one collective too many
-// (one "profiler-events-full" drop). Prints "ready" and stays up (60 s) to be scraped.
+// it through the fake NCCL (NCCL 2.28's way: v5, the duty cycle) on one communicator (hash
+// 0123456789abcdef, rank 2 of 4), NCCL numbering each op's calls:
+//   2 allGather fp32 of 16 KiB (1024 elements from each of the 4 ranks) on NVLSTree/Simple,
+//     800 ns each: both timed (numbers 0, 1);
+//   1100 allReduce bf16 of 512 KiB on ring/LL128, 4100 ns each: timed 0-63 and 1024-1087
+//     (128), every one counted;
+//   then, with a pool of 16, 18 reduceScatter bf16 of 512 KiB left in flight: the first is not
+//     timed (the last allReduce decided for allReduce 1100, not sampled), the next 17 are, and
+//     the 17th of those finds the pool full (one "profiler-events-full" drop).
+// Prints "ready" and stays up (60 s) to be scraped.
 #include <unistd.h>
 
 #include <cstdio>
@@ -52,12 +57,14 @@ int main(int argc, char** argv) {
                      {{1000, 5000}, {1010, 5100}, {1005, 4900}, {1020, 5050}});
   FakeColl ag =
       Call("AllGather", 1024, "ncclFloat32", "NVLS_TREE", "SIMPLE", {{100, 900}, {150, 800}});
-  for (std::uint64_t i = 0; i < 3; ++i, ++ar.seq) comm.Collective(ar);
-  for (std::uint64_t i = 0; i < 2; ++i, ++ag.seq) comm.Collective(ag);
-  // CCLTUNE_PROFILER_EVENTS=16 (set by the test): the 17th in flight is dropped. The 16 are
-  // never finished, so they add no calls.
+  FakeColl rs = ar;
+  rs.func = "ReduceScatter";
+  rs.count = 65536;  // per rank
+  for (int i = 0; i < 2; ++i) comm.Collective(ag);
+  for (int i = 0; i < 1100; ++i) comm.Collective(ar);
+  // CCLTUNE_PROFILER_EVENTS=16 (set by the test): never finished, so they add no times.
   std::vector<Launch> held;
-  for (int i = 0; i < 17; ++i) held.push_back(comm.Begin(ar));
+  for (int i = 0; i < 18; ++i) held.push_back(comm.Begin(rs));
   std::printf("ready\n");
   std::fflush(stdout);
   sleep(60);

@@ -1,6 +1,7 @@
 // End to end with the real libccltune-telemetry.so.1: the plugin, driven by the fake NCCL
 // in a child process (profiler_metrics_driver.cc), is scraped on its /metrics endpoint and
-// the series are compared exactly: calls, the histogram's count and sum, the dropped counter.
+// the series are compared exactly under the duty cycle (profiler_metrics_driver.cc says what
+// it runs): every call counted, the sampled ones in the histograms, the dropped counter.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -36,7 +37,15 @@ std::optional<double> Sample(const std::string& text, const std::string& family,
 }
 
 const std::vector<std::string> kAllGather = {"comm=\"0123456789abcdef\"", "op=\"allGather\"",
+                                             "choice=\"nccl:algo=nvlstree,proto=simple\"",
                                              "source=\"nccl\""};
+// The first call of a size is counted before NCCL said what runs for it: under "nccl".
+const std::vector<std::string> kFirstOfASize = {"comm=\"0123456789abcdef\"", "choice=\"nccl\"",
+                                                "source=\"nccl\""};
+std::vector<std::string> With(std::vector<std::string> labels, const std::string& more) {
+  labels.push_back(more);
+  return labels;
+}
 const std::vector<std::string> kPoolFull = {"what=\"profiler-events-full\""};
 
 TEST(ProfilerMetrics, NcclCallsReachTheEndpointExactly) {
@@ -65,21 +74,34 @@ TEST(ProfilerMetrics, NcclCallsReachTheEndpointExactly) {
       text = got->body;
       // Every call is in: the driver's calls reach the library's queue in order, but its
       // thread may expose them across two scrapes.
-      if (Sample(text, "ccltune_program_calls_total", ar) == 3.0 &&
-          Sample(text, "ccltune_program_calls_total", kAllGather) == 2.0 &&
+      if (Sample(text, "ccltune_program_calls_total", ar) == 1099.0 &&
+          Sample(text, "ccltune_program_calls_total", kAllGather) == 1.0 &&
           Sample(text, "ccltune_program_telemetry_dropped_total", kPoolFull) == 1.0)
         break;
     }
     std::this_thread::sleep_for(milliseconds(100));
   }
-  ASSERT_EQ(Sample(text, "ccltune_program_calls_total", ar), 3.0) << text << "\n"
-                                                                  << child.value()->LogTail();
+  ASSERT_EQ(Sample(text, "ccltune_program_calls_total", ar), 1099.0) << text << "\n"
+                                                                     << child.value()->LogTail();
+  for (const char* op : {"op=\"allReduce\"", "op=\"allGather\""})
+    EXPECT_EQ(Sample(text, "ccltune_program_calls_total", With(kFirstOfASize, op)), 1.0) << op;
+  // reduceScatter: its first (untimed) and second (timed, counted before its Coll) under "nccl".
+  EXPECT_EQ(
+      Sample(text, "ccltune_program_calls_total", With(kFirstOfASize, "op=\"reduceScatter\"")),
+      2.0);
+  EXPECT_EQ(Sample(text, "ccltune_program_calls_total",
+                   {"op=\"reduceScatter\"", "choice=\"nccl:algo=ring,proto=ll128\""}),
+            16.0);
   auto ar_hist = ar;
   ar_hist.insert(ar_hist.end(), {"dtype=\"bf16\"", "size=\"512KiB\""});
-  EXPECT_EQ(Sample(text, "ccltune_program_collective_seconds_count", ar_hist), 3.0);
+  EXPECT_EQ(Sample(text, "ccltune_program_collective_seconds_count", ar_hist), 128.0);
   const auto sum = Sample(text, "ccltune_program_collective_seconds_sum", ar_hist);
   ASSERT_TRUE(sum.has_value()) << text;
-  EXPECT_NEAR(*sum, 3 * 4100e-9, 1e-12);
+  EXPECT_NEAR(*sum, 128 * 4100e-9, 1e-12);
+  // No reduceScatter finished: no histogram series for it at all.
+  EXPECT_FALSE(Sample(text, "ccltune_program_collective_seconds_count", {"op=\"reduceScatter\""})
+                   .has_value());
+  // fp32 as the application's call said, though NCCL's Coll says ncclInt8 for allGather.
   const std::vector<std::string> ag = {"comm=\"0123456789abcdef\"",
                                        "op=\"allGather\"",
                                        "dtype=\"fp32\"",

@@ -1,6 +1,8 @@
 // The profiler plugin driven by a fake NCCL (fake_nccl.h) through its exported v6, v5 and v4
 // tables, in the order NCCL 2.27-2.29 call it, with exact inputs; what it calls in
 // libccltune-telemetry is kept by the test double (telemetry_double.h) and compared exactly.
+// v5/v6 run the duty cycle (plugin/profiler/duty_cycle.h): every call one UNTIMED record from
+// its CollApi, the sampled calls also one COUNTED record with their times.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -15,7 +17,11 @@ namespace {
 
 namespace abi = prof_abi;
 constexpr std::uint64_t kComm = 0x0123456789abcdefull;
-constexpr int kOn = static_cast<int>(abi::kProfileColl | abi::kProfileKernelCh);
+constexpr int kAlways = static_cast<int>(abi::kProfileColl | abi::kProfileKernelCh);  // v4
+constexpr int kIdle = static_cast<int>(abi::kProfileCollApi);
+constexpr int kSampled = kIdle | kAlways;
+constexpr std::uint32_t kUntimed = CCLTUNE_TELEMETRY_CALL_UNTIMED;
+constexpr std::uint32_t kCounted = CCLTUNE_TELEMETRY_CALL_COUNTED;
 
 // allReduce bf16 of 512 KiB on 4 channels whose GPU stamps span 1000 .. 5100 ns.
 FakeColl AllReduce(std::uint64_t seq) {
@@ -31,10 +37,32 @@ FakeColl AllReduce(std::uint64_t seq) {
   return c;
 }
 
+// A timed record: COUNTED under the duty cycle (v5/v6), flags 0 on v4.
 RecordedCall Expected(std::uint64_t comm, const std::string& op, const std::string& dtype,
                       std::uint64_t bytes, const std::string& choice, std::uint64_t seq,
-                      std::uint64_t total_ns, int channels) {
-  return {comm, op, dtype, bytes, choice, seq, total_ns, ccltuneTelemetrySplitNone, 0, 0, channels};
+                      std::uint64_t total_ns, int channels, std::uint32_t flags = kCounted) {
+  return {comm, op, dtype,    bytes, choice, seq, total_ns, ccltuneTelemetrySplitNone,
+          0,    0,  channels, flags};
+}
+
+// A CollApi's record: the call counted, no times, no seq.
+RecordedCall Count(std::uint64_t comm, const std::string& op, const std::string& dtype,
+                   std::uint64_t bytes, const std::string& choice) {
+  return {comm, op, dtype, bytes,   choice, UINT64_MAX, 0, ccltuneTelemetrySplitNone,
+          0,    0,  0,     kUntimed};
+}
+
+std::vector<std::uint64_t> Seqs(const std::vector<RecordedCall>& calls, const std::string& op) {
+  std::vector<std::uint64_t> out;
+  for (const RecordedCall& c : calls)
+    if (c.op == op) out.push_back(c.seq);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// [first, last] appended to `out`.
+void Range(std::vector<std::uint64_t>& out, std::uint64_t first, std::uint64_t last) {
+  for (std::uint64_t s = first; s <= last; ++s) out.push_back(s);
 }
 
 class ProfilerPluginTest : public ::testing::Test {
@@ -66,17 +94,21 @@ TEST_F(ProfilerPluginTest, OneAllReduceOnV5IsOneCallWithItsGpuTime) {
   {
     FakeComm comm(lib_, 5, kComm, 2, 4);
     ASSERT_EQ(comm.init_rc(), abi::kSuccess);
-    EXPECT_EQ(comm.mask(), kOn);
+    EXPECT_EQ(comm.mask(), kSampled);  // the first call (number 0) is sampled
     comm.Collective(AllReduce(7));
+    EXPECT_EQ(comm.mask(), kSampled);  // so is the next (number 1)
   }
   EXPECT_EQ(TelemetryDoubleComms(), (std::vector<RecordedComm>{{kComm, 2, 4, -1}}));
+  // Counted at its CollApi, before any Coll of its size said what runs: "nccl". Then timed:
   // 5100 (the last stop) - 1000 (the first start).
   EXPECT_EQ(TelemetryDoubleCalls(),
-            (std::vector<RecordedCall>{Expected(kComm, "allReduce", "bf16", 524288,
+            (std::vector<RecordedCall>{Count(kComm, "allReduce", "bf16", 524288, "nccl"),
+                                       Expected(kComm, "allReduce", "bf16", 524288,
                                                 "nccl:algo=ring,proto=ll128", 7, 4100, 4)}));
   EXPECT_TRUE(TelemetryDoubleDrops().empty());
 }
 
+// v4 (no CollApi): one record per call, flags 0, as NCCL's Coll says it (allGather: int8).
 TEST_F(ProfilerPluginTest, V4AndV6CarryTheSameCalls) {
   ScopedEnv env({{"CCLTUNE_TELEMETRY", "on"}});
   FakeColl ag;
@@ -94,17 +126,20 @@ TEST_F(ProfilerPluginTest, V4AndV6CarryTheSameCalls) {
   rs.proto = "LL";
   {
     FakeComm v4(lib_, 4, 11, 0, 8);
-    FakeComm v6(lib_, 6, 12, 1, 8);
-    EXPECT_EQ(v4.mask(), kOn);
-    EXPECT_EQ(v6.mask(), kOn);
+    EXPECT_EQ(v4.mask(), kAlways);
     v4.Collective(ag);
+  }
+  {
+    FakeComm v6(lib_, 6, 12, 1, 8);
+    EXPECT_EQ(v6.mask(), kSampled);
     v6.Collective(rs);
   }
   EXPECT_EQ(TelemetryDoubleComms(), (std::vector<RecordedComm>{{11, 0, 8, -1}, {12, 1, 8, -1}}));
   EXPECT_EQ(
       TelemetryDoubleCalls(),
       (std::vector<RecordedCall>{
-          Expected(11, "allGather", "fp32", 32768, "nccl:algo=nvlstree,proto=simple", 3, 800, 2),
+          Expected(11, "allGather", "int8", 32768, "nccl:algo=nvlstree,proto=simple", 3, 800, 2, 0),
+          Count(12, "reduceScatter", "fp32", 32768, "nccl"),
           Expected(12, "reduceScatter", "fp32", 32768, "nccl:algo=pat,proto=ll", 3, 800, 2)}));
 }
 
@@ -114,9 +149,9 @@ TEST_F(ProfilerPluginTest, ChannelsThatFinishBeforeTheCollStopsAreCountedOnce) {
   const FakeColl c = AllReduce(9);
   const Launch l = comm.Begin(c);
   comm.Channels(l, c);  // the proxy thread ran ahead of the launching thread
-  EXPECT_TRUE(TelemetryDoubleCalls().empty());  // the Coll has not stopped yet
+  EXPECT_TRUE(TelemetryDoubleTimes().empty());  // the Coll has not stopped yet
   comm.End(l);
-  EXPECT_EQ(TelemetryDoubleCalls(),
+  EXPECT_EQ(TelemetryDoubleTimes(),
             (std::vector<RecordedCall>{Expected(kComm, "allReduce", "bf16", 524288,
                                                 "nccl:algo=ring,proto=ll128", 9, 4100, 4)}));
 }
@@ -140,7 +175,8 @@ TEST_F(ProfilerPluginTest, AFullPoolDropsCountsAndLogsOnce) {
   FakeComm comm(lib_, 5, kComm, 0, 4);
   std::vector<Launch> launched;
   for (int i = 0; i < 16; ++i) launched.push_back(comm.Begin(AllReduce(i)));
-  for (int i = 0; i < 5; ++i) EXPECT_EQ(comm.Begin(AllReduce(100 + i)).coll, nullptr);
+  // Numbered on (NCCL's own numbers): calls 16-20 are sampled too, so each brings a Coll.
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(comm.Begin(AllReduce(16 + i)).coll, nullptr);
   EXPECT_EQ(TelemetryDoubleDrops(), std::vector<RecordedDrop>(5, {"profiler-events-full", 1}));
   const auto log = ProfilerLog();
   const auto full = std::count_if(log.begin(), log.end(), [](const LogLine& l) {
@@ -152,10 +188,12 @@ TEST_F(ProfilerPluginTest, AFullPoolDropsCountsAndLogsOnce) {
     comm.End(launched[i]);
     comm.Channels(launched[i], AllReduce(i));
   }
-  EXPECT_EQ(TelemetryDoubleCalls().size(), 16u);
-  comm.Collective(AllReduce(200));  // room again
-  ASSERT_EQ(TelemetryDoubleCalls().size(), 17u);
-  EXPECT_EQ(TelemetryDoubleCalls().back().seq, 200u);
+  EXPECT_EQ(TelemetryDoubleTimes().size(), 16u);
+  comm.Collective(AllReduce(21));  // room again
+  ASSERT_EQ(TelemetryDoubleTimes().size(), 17u);
+  EXPECT_EQ(TelemetryDoubleTimes().back().seq, 21u);
+  // Every call counted, the 5 untimed ones too (their CollApi came before the full pool).
+  EXPECT_EQ(TelemetryDoubleCounts().size(), 22u);
 }
 
 TEST_F(ProfilerPluginTest, UnknownEventTypesAndStatesAreIgnored) {
@@ -181,7 +219,7 @@ TEST_F(ProfilerPluginTest, UnknownEventTypesAndStatesAreIgnored) {
   for (int state : {0, 8, 13, 21, 23, 25, 99}) comm.Record(l.coll, state, &args);
   comm.End(l);
   comm.Channels(l, c);
-  EXPECT_EQ(TelemetryDoubleCalls(),
+  EXPECT_EQ(TelemetryDoubleTimes(),
             (std::vector<RecordedCall>{Expected(kComm, "allReduce", "bf16", 524288,
                                                 "nccl:algo=ring,proto=ll128", 4, 4100, 4)}));
   EXPECT_TRUE(TelemetryDoubleDrops().empty());
@@ -208,9 +246,10 @@ TEST_F(ProfilerPluginTest, CollsWithoutChannelsOrGpuStampsAreDroppedAndCounted) 
   EXPECT_EQ(comm.StartRaw(abi::kProfileKernelCh, l.coll), nullptr);
   EXPECT_EQ(TelemetryDoubleDrops(), (std::vector<RecordedDrop>{{"profiler-coll-no-channels", 1},
                                                                {"profiler-no-gpu-time", 1}}));
-  EXPECT_EQ(TelemetryDoubleCalls(),
+  EXPECT_EQ(TelemetryDoubleTimes(),
             (std::vector<RecordedCall>{Expected(kComm, "allReduce", "bf16", 524288,
                                                 "nccl:algo=ring,proto=ll128", 3, 10, 1)}));
+  EXPECT_EQ(TelemetryDoubleCounts().size(), 3u);  // the three calls, counted all the same
 }
 
 TEST_F(ProfilerPluginTest, ABadSettingIsOneWarningAndMaskZero) {
@@ -227,34 +266,205 @@ TEST_F(ProfilerPluginTest, ABadSettingIsOneWarningAndMaskZero) {
   EXPECT_TRUE(TelemetryDoubleComms().empty());
 }
 
+// NCCL's proxy thread reports the channels of the timed calls while the launching thread goes
+// on: 20000 calls numbered by NCCL, every one counted, the sampled ones timed.
 TEST_F(ProfilerPluginTest, AProxyThreadBesideTheLaunchingThreadLosesNothing) {
   ScopedEnv env({{"CCLTUNE_TELEMETRY", "on"}, {"CCLTUNE_PROFILER_EVENTS", "65536"}});
   constexpr int kCalls = 20000;
   FakeComm comm(lib_, 5, kComm, 0, 4);
+  FakeColl c = AllReduce(0);
+  c.seq.reset();  // NCCL's own numbering
   std::vector<Launch> launched(kCalls);
   std::atomic<int> ready{0};
   std::thread proxy([&] {
     for (int i = 0; i < kCalls; ++i) {
       while (ready.load(std::memory_order_acquire) <= i) std::this_thread::yield();
-      comm.Channels(launched[i], AllReduce(i));
+      comm.Channels(launched[i], c);
     }
   });
   for (int i = 0; i < kCalls; ++i) {
-    const FakeColl c = AllReduce(i);
     launched[i] = comm.Begin(c);
     ready.store(i + 1, std::memory_order_release);  // NCCL's proxy queue orders this
     comm.End(launched[i]);
   }
   proxy.join();
-  auto calls = TelemetryDoubleCalls();
-  ASSERT_EQ(calls.size(), static_cast<std::size_t>(kCalls));
-  std::sort(calls.begin(), calls.end(),
-            [](const RecordedCall& a, const RecordedCall& b) { return a.seq < b.seq; });
-  for (int i = 0; i < kCalls; ++i) {
-    EXPECT_EQ(calls[i].seq, static_cast<std::uint64_t>(i));
-    EXPECT_EQ(calls[i].total_ns, 4100u);
+  EXPECT_EQ(TelemetryDoubleCounts().size(), static_cast<std::size_t>(kCalls));
+  const auto times = TelemetryDoubleTimes();
+  std::vector<std::uint64_t> expected;  // seq % 1024 < 64: 20 windows, the last one whole
+  for (std::uint64_t w = 0; w < 20; ++w) Range(expected, w * 1024, w * 1024 + 63);
+  EXPECT_EQ(Seqs(times, "allReduce"), expected);
+  for (const RecordedCall& t : times) {
+    EXPECT_EQ(t.total_ns, 4100u);
+    EXPECT_EQ(t.flags, kCounted);
   }
   EXPECT_TRUE(TelemetryDoubleDrops().empty());
+}
+
+// One op on one communicator: the mask written during call s governs call s+1 (NCCL loads it
+// before the plugin hears of a call), so exactly the calls the matcher samples are timed.
+TEST_F(ProfilerPluginTest, TheDutyCycleTimesExactlyTheSampledCalls) {
+  ScopedEnv env({{"CCLTUNE_TELEMETRY", "on"}});
+  for (int version : {5, 6}) {
+    SCOPED_TRACE(version);
+    TelemetryDoubleReset();
+    FakeComm comm(lib_, version, kComm, 0, 4);
+    FakeColl c = AllReduce(0);
+    c.seq.reset();
+    std::vector<std::uint64_t> sampled_tasks;
+    for (std::uint64_t i = 0; i < 2100; ++i) {
+      const Launch l = comm.Begin(c);
+      if (l.mask == kSampled) sampled_tasks.push_back(i);
+      EXPECT_TRUE(l.mask == kSampled || l.mask == kIdle) << l.mask;
+      EXPECT_EQ(l.group, nullptr);     // the plugin gives the Group no handle
+      EXPECT_EQ(l.coll_api, nullptr);  // nor the CollApi
+      comm.End(l);
+      comm.Channels(l, c);
+    }
+    std::vector<std::uint64_t> expected;  // 64 + 64 + 52
+    Range(expected, 0, 63);
+    Range(expected, 1024, 1087);
+    Range(expected, 2048, 2099);
+    EXPECT_EQ(sampled_tasks, expected);
+    const auto counts = TelemetryDoubleCounts();
+    ASSERT_EQ(counts.size(), 2100u);
+    // The first is counted before any Coll said what NCCL runs for its size.
+    EXPECT_EQ(counts[0], Count(kComm, "allReduce", "bf16", 524288, "nccl"));
+    for (std::size_t i = 1; i < counts.size(); ++i)
+      ASSERT_EQ(counts[i], Count(kComm, "allReduce", "bf16", 524288, "nccl:algo=ring,proto=ll128"));
+    const auto times = TelemetryDoubleTimes();
+    EXPECT_EQ(Seqs(times, "allReduce"), expected);
+    for (const RecordedCall& t : times)
+      ASSERT_EQ(t, Expected(kComm, "allReduce", "bf16", 524288, "nccl:algo=ring,proto=ll128", t.seq,
+                            4100, 4));
+    EXPECT_EQ(comm.mask(), kSampled);  // after call 2099: call 2100 (2100 % 1024 = 52) is sampled
+  }
+}
+
+// allReduce and allGather in turn: each decision is for the next call of the op that made
+// it, but the next call is the other op's. allReduce s follows allGather s-1, whose decision
+// was for its own s: exact. allGather s follows allReduce s, decided for s+1: allGather's
+// timed calls are one early (0..62 and 1023..1086; 63 and 1087 are missed).
+TEST_F(ProfilerPluginTest, AMixedStreamIsTimedByTheOtherOpsDecision) {
+  ScopedEnv env({{"CCLTUNE_TELEMETRY", "on"}});
+  FakeComm comm(lib_, 6, kComm, 1, 4);
+  FakeColl ar = AllReduce(0);
+  ar.seq.reset();
+  FakeColl ag;
+  ag.func = "AllGather";
+  ag.count = 1024;  // fp32 per rank: 16 KiB in all
+  ag.datatype = "ncclFloat32";
+  ag.channels = 2;
+  ag.algo = "NVLS_TREE";
+  ag.stamps = {{100, 900}, {150, 800}};
+  for (int i = 0; i < 1100; ++i) {
+    comm.Collective(ar);
+    comm.Collective(ag);
+  }
+  const auto counts = TelemetryDoubleCounts();
+  EXPECT_EQ(std::count_if(counts.begin(), counts.end(),
+                          [](const RecordedCall& c) { return c.op == "allReduce"; }),
+            1100);
+  EXPECT_EQ(std::count_if(counts.begin(), counts.end(),
+                          [](const RecordedCall& c) { return c.op == "allGather"; }),
+            1100);
+  std::vector<std::uint64_t> ar_expected, ag_expected;
+  Range(ar_expected, 0, 63);
+  Range(ar_expected, 1024, 1087);
+  Range(ag_expected, 0, 62);
+  Range(ag_expected, 1023, 1086);
+  const auto times = TelemetryDoubleTimes();
+  EXPECT_EQ(Seqs(times, "allReduce"), ar_expected);
+  EXPECT_EQ(Seqs(times, "allGather"), ag_expected);
+  // NCCL's Coll says ncclInt8 and 4096 bytes per rank; the record keeps the application's fp32.
+  for (const RecordedCall& t : times) {
+    if (t.op != "allGather") continue;
+    ASSERT_EQ(t, Expected(kComm, "allGather", "fp32", 16384, "nccl:algo=nvlstree,proto=simple",
+                          t.seq, 800, 2));
+  }
+}
+
+// NCCL's Coll says ncclInt8 for allGather and broadcast; the CollApi's datatype is kept.
+TEST_F(ProfilerPluginTest, AllGatherAndBroadcastKeepTheApplicationsDtype) {
+  ScopedEnv env({{"CCLTUNE_TELEMETRY", "on"}});
+  FakeComm comm(lib_, 5, kComm, 0, 4);
+  FakeColl ag = AllReduce(0);
+  ag.func = "AllGather";
+  ag.count = 1000;  // bf16 per rank
+  FakeColl bc = ag;
+  bc.func = "Broadcast";
+  bc.seq = 0;
+  bc.datatype = "ncclFloat16";
+  comm.Collective(ag);
+  comm.Collective(bc);
+  EXPECT_EQ(
+      TelemetryDoubleCalls(),
+      (std::vector<RecordedCall>{
+          Count(kComm, "allGather", "bf16", 8000, "nccl"),
+          Expected(kComm, "allGather", "bf16", 8000, "nccl:algo=ring,proto=ll128", 0, 4100, 4),
+          Count(kComm, "broadcast", "fp16", 2000, "nccl"),
+          Expected(kComm, "broadcast", "fp16", 2000, "nccl:algo=ring,proto=ll128", 0, 4100, 4)}));
+}
+
+// Graph-captured calls: NCCL does not advance its number for them (the plugin's Group and
+// CollApi get no handle), the plugin's count did; the next timed Coll re-syncs it, so the
+// eager calls after the capture are timed exactly where the matcher samples.
+TEST_F(ProfilerPluginTest, ATimedCollResyncsTheCountAfterGraphCapture) {
+  ScopedEnv env({{"CCLTUNE_TELEMETRY", "on"}});
+  FakeComm comm(lib_, 5, kComm, 0, 4);
+  FakeColl captured = AllReduce(0);
+  captured.seq.reset();
+  captured.graph_captured = true;
+  for (int i = 0; i < 10; ++i) comm.Collective(captured);
+  FakeColl eager = captured;
+  eager.graph_captured = false;
+  for (int i = 0; i < 1100; ++i) comm.Collective(eager);
+  EXPECT_EQ(TelemetryDoubleCounts().size(), 1110u);
+  std::vector<std::uint64_t> expected(10, 0);  // the captured ones, all NCCL's number 0
+  Range(expected, 0, 63);
+  Range(expected, 1024, 1087);
+  std::sort(expected.begin(), expected.end());
+  EXPECT_EQ(Seqs(TelemetryDoubleTimes(), "allReduce"), expected);
+}
+
+// A Coll whose parent is another context's (or nothing we know): the Coll is what carries the
+// call, timed and recorded under the context NCCL passed.
+TEST_F(ProfilerPluginTest, ACollWithAParentFromAnotherContextIsRecordedUnderItsOwn) {
+  ScopedEnv env({{"CCLTUNE_TELEMETRY", "on"}});
+  FakeComm a(lib_, 5, 21, 0, 4);
+  FakeComm b(lib_, 5, 22, 1, 4);
+  const FakeColl c = AllReduce(5);
+  const Launch from_b = b.Begin(c);  // b's Coll, in flight
+  ASSERT_NE(from_b.coll, nullptr);
+  Launch l;
+  l.mask = kSampled;
+  l.coll = a.StartCollRaw(c, 5, from_b.coll);
+  ASSERT_NE(l.coll, nullptr);
+  // b's Coll handle is no channel parent for a.
+  EXPECT_EQ(a.StartRaw(abi::kProfileKernelCh, from_b.coll), nullptr);
+  a.End(l);
+  a.Channels(l, c);
+  EXPECT_EQ(TelemetryDoubleTimes(),
+            (std::vector<RecordedCall>{Expected(21, "allReduce", "bf16", 524288,
+                                                "nccl:algo=ring,proto=ll128", 5, 4100, 4)}));
+  b.End(from_b);
+  b.Channels(from_b, c);
+  EXPECT_EQ(TelemetryDoubleTimes().size(), 2u);
+  EXPECT_EQ(TelemetryDoubleTimes().back().comm_hash, 22u);
+}
+
+// v4 (NCCL 2.27) has no CollApi to count by: every call timed, one record each, flags 0.
+TEST_F(ProfilerPluginTest, V4TimesEveryCall) {
+  ScopedEnv env({{"CCLTUNE_TELEMETRY", "on"}});
+  FakeComm comm(lib_, 4, kComm, 0, 4);
+  FakeColl c = AllReduce(0);
+  c.seq.reset();
+  for (int i = 0; i < 2100; ++i) comm.Collective(c);
+  EXPECT_EQ(comm.mask(), kAlways);
+  const auto calls = TelemetryDoubleCalls();
+  ASSERT_EQ(calls.size(), 2100u);
+  for (std::size_t i = 0; i < calls.size(); ++i)
+    ASSERT_EQ(calls[i], Expected(kComm, "allReduce", "bf16", 524288, "nccl:algo=ring,proto=ll128",
+                                 i, 4100, 4, 0));
 }
 
 }  // namespace

@@ -15,7 +15,15 @@ struct Log {
   std::vector<RecordedDrop> drops;
   std::atomic<bool> keep_calls{true};
   std::atomic<std::uint64_t> call_count{0};
+  std::atomic<std::uint64_t> untimed_count{0};
 };
+
+std::vector<RecordedCall> CallsWhere(bool untimed) {
+  std::vector<RecordedCall> out;
+  for (const RecordedCall& c : TelemetryDoubleCalls())
+    if (((c.flags & CCLTUNE_TELEMETRY_CALL_UNTIMED) != 0) == untimed) out.push_back(c);
+  return out;
+}
 
 Log& TheLog() {
   static Log log;
@@ -31,6 +39,7 @@ void TelemetryDoubleReset() {
   l.calls.clear();
   l.drops.clear();
   l.call_count = 0;
+  l.untimed_count = 0;
 }
 
 std::vector<RecordedComm> TelemetryDoubleComms() {
@@ -50,6 +59,9 @@ std::vector<RecordedDrop> TelemetryDoubleDrops() {
 
 void TelemetryDoubleKeepCalls(bool keep) { TheLog().keep_calls = keep; }
 std::uint64_t TelemetryDoubleCallCount() { return TheLog().call_count; }
+std::uint64_t TelemetryDoubleUntimedCount() { return TheLog().untimed_count; }
+std::vector<RecordedCall> TelemetryDoubleCounts() { return CallsWhere(true); }
+std::vector<RecordedCall> TelemetryDoubleTimes() { return CallsWhere(false); }
 
 }  // namespace ccltune::testing
 
@@ -71,10 +83,15 @@ void ccltuneTelemetryCommInit(const ccltuneTelemetryComm_t* c) {
 
 void ccltuneTelemetryRecordCall(const ccltuneTelemetryCall_t* c) {
   TheLog().call_count.fetch_add(1, std::memory_order_relaxed);
+  // The plugin is built against this header: its struct is whole (size checked by the tests).
+  const std::uint32_t flags = c->size >= sizeof(*c) ? c->flags : 0;
+  if ((flags & CCLTUNE_TELEMETRY_CALL_UNTIMED) != 0)
+    TheLog().untimed_count.fetch_add(1, std::memory_order_relaxed);
   if (!TheLog().keep_calls.load(std::memory_order_relaxed)) return;
   std::lock_guard lock(TheLog().mu);
   TheLog().calls.push_back({c->comm_hash, c->op, c->dtype, c->bytes, c->choice, c->seq, c->total_ns,
-                            static_cast<int>(c->split), c->wait_ns, c->transfer_ns, c->channels});
+                            static_cast<int>(c->split), c->wait_ns, c->transfer_ns, c->channels,
+                            flags});
 }
 
 void ccltuneTelemetryForwarded(const char*, uint64_t) {}

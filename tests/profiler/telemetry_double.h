@@ -33,6 +33,7 @@ struct RecordedCall {
   std::uint64_t wait_ns;
   std::uint64_t transfer_ns;
   int channels;
+  std::uint32_t flags;  // CCLTUNE_TELEMETRY_CALL_*
   bool operator==(const RecordedCall&) const = default;
 };
 
@@ -45,9 +46,13 @@ struct RecordedDrop {
 void TelemetryDoubleReset();
 std::vector<RecordedComm> TelemetryDoubleComms();
 std::vector<RecordedCall> TelemetryDoubleCalls();
+// Those of TelemetryDoubleCalls() flagged UNTIMED (the counts), and the others (the times).
+std::vector<RecordedCall> TelemetryDoubleCounts();
+std::vector<RecordedCall> TelemetryDoubleTimes();
 std::vector<RecordedDrop> TelemetryDoubleDrops();
 // Off: calls are only counted, not kept (the cost benchmark measures the plugin alone).
 void TelemetryDoubleKeepCalls(bool keep);
-std::uint64_t TelemetryDoubleCallCount();
+std::uint64_t TelemetryDoubleCallCount();     // every record
+std::uint64_t TelemetryDoubleUntimedCount();  // the UNTIMED ones
 
 }  // namespace ccltune::testing

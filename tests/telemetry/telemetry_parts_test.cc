@@ -3,11 +3,14 @@
 // the families' exposition (exact series, then `promtool check metrics`).
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstring>
 #include <map>
 #include <sstream>
 #include <string>
 #include <thread>
 
+#include "core/telemetry/abi_read.h"
 #include "core/telemetry/call_queue.h"
 #include "core/telemetry/program_metrics.h"
 #include "core/telemetry/rank_matcher.h"
@@ -238,6 +241,30 @@ TEST(RankMatcher, AWindowIsReadyWhenFullPassedOrIdle) {
   EXPECT_FALSE(backlog.Add(CommInfo{kMaxOpenWindows, 0, 2, 0}, Nccl(0, 1), t0));
 }
 
+// The duty cycle's records: an untimed one (a count) is never kept and never shows that a
+// window is over; a COUNTED one (the times of a call counted before) is kept as flags 0.
+TEST(RankMatcher, UntimedRecordsAreNeitherKeptNorProgress) {
+  const CommInfo comm{7, 1, 2, 0};
+  const auto t0 = Clock::now();
+  WindowCollector c;
+  CallRecord untimed = Nccl(3, 0);
+  untimed.flags = CCLTUNE_TELEMETRY_CALL_UNTIMED;
+  ASSERT_TRUE(c.Add(comm, untimed, t0));
+  EXPECT_TRUE(c.TakeReady(t0 + kPostAfterIdle).empty());  // nothing was kept
+  CallRecord timed = Nccl(1, 500);
+  timed.flags = CCLTUNE_TELEMETRY_CALL_COUNTED;
+  ASSERT_TRUE(c.Add(comm, timed, t0));
+  CallRecord later = Nccl(kWindowCalls + kSampledCalls, 0);  // past window 0, untimed
+  later.flags = CCLTUNE_TELEMETRY_CALL_UNTIMED;
+  ASSERT_TRUE(c.Add(comm, later, t0));
+  EXPECT_TRUE(c.TakeReady(t0).empty());  // window 0 is still open: the untimed seq did not pass it
+  const auto ready = c.TakeReady(t0 + kPostAfterIdle);
+  ASSERT_EQ(ready.size(), 1u);
+  ASSERT_EQ(ready[0].calls.size(), 1u);
+  EXPECT_EQ(ready[0].calls[0].seq, 1u);
+  EXPECT_EQ(ready[0].calls[0].total_ns, 500u);
+}
+
 TEST(WaitRatio, OverTheLastTenSeconds) {
   WaitRatio r;
   r.Add(7, 0, 100, 10, 100);
@@ -298,6 +325,84 @@ TEST(ProgramMetrics, KernelSplitSeriesAndPromtool) {
   auto out = testing::RunCommand({"promtool", "check", "metrics"}, text, 30s);
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   EXPECT_EQ(out->exit_code, 0) << out->output << "\n--- exposition:\n" << text;
+}
+
+// The duty cycle's two records of one call: UNTIMED moves only calls_total, COUNTED only the
+// histograms (and the split); flags 0 both, as before.
+TEST(ProgramMetrics, UntimedCountsOnlyAndCountedTimesOnly) {
+  core::Registry registry;
+  auto m = ProgramMetrics::Create(registry);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  CallRecord c{.comm_hash = 0xab,
+               .op = "allReduce",
+               .dtype = "bf16",
+               .choice = "nccl:algo=ring,proto=ll",
+               .bytes = 4096,
+               .seq = UINT64_MAX,
+               .total_ns = 0};
+  const std::string calls =
+      "ccltune_program_calls_total{comm=\"00000000000000ab\",rank=\"1\",op=\"allReduce\","
+      "choice=\"nccl:algo=ring,proto=ll\",source=\"nccl\"}";
+  const std::string count =
+      "ccltune_program_collective_seconds_count{comm=\"00000000000000ab\",rank=\"1\","
+      "op=\"allReduce\",dtype=\"bf16\",size=\"4KiB\",choice=\"nccl:algo=ring,proto=ll\","
+      "source=\"nccl\"}";
+  const std::string sum = "ccltune_program_collective_seconds_sum" + count.substr(count.find('{'));
+  auto value = [&](const std::string& series) {
+    return testing::SampleValue(Parse(registry.Text(), "ccltune_program_"), series);
+  };
+  c.flags = CCLTUNE_TELEMETRY_CALL_UNTIMED;
+  for (int i = 0; i < 3; ++i) (*m)->ObserveCall(c, 1);
+  EXPECT_EQ(value(calls), 3);
+  EXPECT_TRUE(std::isnan(value(count))) << registry.Text();  // no histogram series at all
+  c.flags = CCLTUNE_TELEMETRY_CALL_COUNTED;
+  c.seq = 5;
+  c.total_ns = 2000;
+  (*m)->ObserveCall(c, 1);
+  EXPECT_EQ(value(calls), 3);
+  EXPECT_EQ(value(count), 1);
+  EXPECT_EQ(value(sum), 2e-06);
+  c.flags = 0;  // today's single record: both
+  (*m)->ObserveCall(c, 1);
+  EXPECT_EQ(value(calls), 4);
+  EXPECT_EQ(value(count), 2);
+  c.flags = CCLTUNE_TELEMETRY_CALL_UNTIMED | CCLTUNE_TELEMETRY_CALL_COUNTED;  // neither
+  (*m)->ObserveCall(c, 1);
+  EXPECT_EQ(value(calls), 4);
+  EXPECT_EQ(value(count), 2);
+}
+
+// A caller built before `flags` (96 bytes, its padding and beyond unset) reads as flags 0;
+// a caller of today's layout is read whole.
+TEST(CallAbi, AShortStructReadsAsFlagsZero) {
+  struct Padded {
+    ccltuneTelemetryCall_t call;
+    unsigned char beyond[16];
+  } p;
+  std::memset(&p, 0xff, sizeof p);  // garbage wherever the caller wrote nothing
+  p.call.size = 96;
+  p.call.comm_hash = 9;
+  p.call.op = "allReduce";
+  p.call.dtype = "fp32";
+  p.call.bytes = 64;
+  p.call.choice = "nccl";
+  p.call.seq = 4;
+  p.call.total_ns = 100;
+  p.call.split = ccltuneTelemetrySplitNone;
+  p.call.wait_ns = 0;
+  p.call.transfer_ns = 0;
+  p.call.channels = 2;
+  const CallRecord old = CallFromAbi(&p.call);
+  EXPECT_EQ(old.flags, 0u);
+  EXPECT_EQ(old.channels, 2);
+  EXPECT_EQ(old.seq, 4u);
+  EXPECT_TRUE(CountsCall(old) && HasTimes(old));
+  p.call.size = sizeof(ccltuneTelemetryCall_t);
+  p.call.flags = CCLTUNE_TELEMETRY_CALL_UNTIMED;
+  const CallRecord now = CallFromAbi(&p.call);
+  EXPECT_EQ(now.flags, CCLTUNE_TELEMETRY_CALL_UNTIMED);
+  EXPECT_TRUE(CountsCall(now));
+  EXPECT_FALSE(HasTimes(now));
 }
 
 // Each labelled family stops at kMaxLabelSets; the rest is counted, not exported.
