@@ -8,8 +8,15 @@ namespace {
 // NCCL's global, not ours: one per process, so one pointer per process (every init passes
 // the same address). Never freed: it points into NCCL.
 std::atomic<int*> nccl_mask{nullptr};
+std::atomic<bool> every_call{false};
 
 }  // namespace
+
+int NextMask(std::uint64_t seq) {
+  return every_call.load(std::memory_order_relaxed) ? kSampledMask : MaskFor(seq);
+}
+
+void TimeEveryCall(bool every) { every_call.store(every, std::memory_order_relaxed); }
 
 void KeepActivationMask(int* mask) { nccl_mask.store(mask, std::memory_order_release); }
 

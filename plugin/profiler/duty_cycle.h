@@ -37,6 +37,11 @@ constexpr bool TimedSeq(std::uint64_t seq) {
 }
 constexpr int MaskFor(std::uint64_t seq) { return TimedSeq(seq) ? kSampledMask : kIdleMask; }
 
+// The mask for call `seq` as this process runs: MaskFor, or kSampledMask for every call once
+// TimeEveryCall(true) (CCLTUNE_PROFILER_TIMING=every, profiler_settings.h).
+int NextMask(std::uint64_t seq);
+void TimeEveryCall(bool every);
+
 // NCCL's mask, kept from init (process-wide: NCCL has one, every communicator's init gets its
 // address). SetActivationMask writes it only when the value changes (a relaxed atomic store,
 // as NCCL's example plugin does); before any KeepActivationMask it does nothing.

@@ -46,6 +46,13 @@ std::unique_ptr<ProfilerContext> ProfilerContext::Create(const CommIdentity& com
         in_flight.error + "; NCCL's calls are not profiled");
     return nullptr;
   }
+  const TimingSetting timing = ReadTimingSetting(std::getenv(kTimingVariable));
+  if (!timing.error.empty()) {
+    Log(log, abi::kLogWarn, abi::kLogInit, __LINE__,
+        timing.error + "; NCCL's calls are not profiled");
+    return nullptr;
+  }
+  TimeEveryCall(timing.every);
   std::unique_ptr<ProfilerContext> ctx(new (std::nothrow)
                                            ProfilerContext(comm, in_flight.value, log, duty_cycle));
   if (ctx == nullptr) return nullptr;
@@ -60,8 +67,10 @@ std::unique_ptr<ProfilerContext> ProfilerContext::Create(const CommIdentity& com
       "comm " + Hex16(comm.comm_hash) + " rank " + std::to_string(comm.rank) + "/" +
           std::to_string(comm.nranks) + ", up to " + std::to_string(in_flight.value) +
           " collectives in flight, " +
-          (duty_cycle ? "every call counted, kernel channels timed for the sampled ones"
-                      : "every call timed (ABI v4)"));
+          (!duty_cycle    ? "every call timed (ABI v4)"
+           : timing.every ? "every call counted and timed (" + std::string(kTimingVariable) +
+                                "=every)"
+                          : "every call counted, kernel channels timed for the sampled ones"));
   return ctx;
 }
 
@@ -69,7 +78,7 @@ ProfilerContext::ProfilerContext(const CommIdentity& comm, std::size_t in_flight
                                  abi::DebugLogger log, bool duty_cycle)
     : comm_(comm), log_(log), duty_cycle_(duty_cycle), pool_(in_flight, this) {}
 
-int ProfilerContext::InitialMask(bool duty_cycle) { return duty_cycle ? MaskFor(0) : kAlwaysMask; }
+int ProfilerContext::InitialMask(bool duty_cycle) { return duty_cycle ? NextMask(0) : kAlwaysMask; }
 
 void* ProfilerContext::StartCollApi(const CollApiStart& api) {
   const OpName op = LookupOp(api.func ? api.func : "");
@@ -87,7 +96,7 @@ void* ProfilerContext::StartCollApi(const CollApiStart& api) {
   ccltuneTelemetryRecordCall(&call);
   // This call is number s of its op; the mask written now governs the next call (duty_cycle.h).
   const std::uint64_t s = api_calls_[op.id].fetch_add(1, std::memory_order_relaxed);
-  SetActivationMask(MaskFor(s + 1));
+  SetActivationMask(NextMask(s + 1));
   return nullptr;
 }
 

@@ -20,4 +20,17 @@ InFlightSetting ReadInFlightSetting(const char* text) {
   return s;
 }
 
+TimingSetting ReadTimingSetting(const char* text) {
+  TimingSetting s;
+  if (text == nullptr) return s;
+  const std::string_view v(text);
+  if (v == "every") {
+    s.every = true;
+  } else if (v != "sampled") {
+    s.error = std::string(kTimingVariable) + "=\"" + std::string(v) +
+              "\": expected sampled (the default) or every";
+  }
+  return s;
+}
+
 }  // namespace ccltune::plugin::profiler

@@ -1,6 +1,8 @@
-// The profiler plugin's one setting, CCLTUNE_PROFILER_EVENTS: how many collectives one
-// communicator may have in flight (started by NCCL, their GPU work not yet seen finished).
-// Each costs one event of the communicator's fixed pool (coll_event_pool.h).
+// The profiler plugin's settings. CCLTUNE_PROFILER_EVENTS: how many collectives one
+// communicator may have in flight (started by NCCL, their GPU work not yet seen finished);
+// each costs one event of the communicator's fixed pool (coll_event_pool.h).
+// CCLTUNE_PROFILER_TIMING: which calls NCCL times for us on ABI v5/v6 (duty_cycle.h):
+// `sampled` (default) the matcher's, `every` all of them (what the duty cycle saves, measured).
 #pragma once
 
 #include <cstddef>
@@ -20,5 +22,15 @@ struct InFlightSetting {
 
 // `text` is the variable's value, nullptr when unset (the default).
 InFlightSetting ReadInFlightSetting(const char* text);
+
+inline constexpr char kTimingVariable[] = "CCLTUNE_PROFILER_TIMING";
+
+struct TimingSetting {
+  bool every = false;  // time every call, not only the sampled ones
+  std::string error;   // empty when valid; else names the variable and its values
+};
+
+// `text` is the variable's value, nullptr when unset (sampled).
+TimingSetting ReadTimingSetting(const char* text);
 
 }  // namespace ccltune::plugin::profiler

@@ -266,6 +266,43 @@ TEST_F(ProfilerPluginTest, ABadSettingIsOneWarningAndMaskZero) {
   EXPECT_TRUE(TelemetryDoubleComms().empty());
 }
 
+TEST_F(ProfilerPluginTest, ABadTimingSettingIsOneWarningAndMaskZero) {
+  ScopedEnv env({{"CCLTUNE_TELEMETRY", "on"}, {"CCLTUNE_PROFILER_TIMING", "always"}});
+  FakeComm comm(lib_, 6, kComm, 0, 4);
+  EXPECT_EQ(comm.mask(), 0);
+  const auto log = ProfilerLog();
+  ASSERT_EQ(log.size(), 1u);
+  EXPECT_EQ(log[0].text,
+            "ccltune profiler: CCLTUNE_PROFILER_TIMING=\"always\": expected sampled (the default) "
+            "or every; NCCL's calls are not profiled");
+}
+
+// CCLTUNE_PROFILER_TIMING=every (for measuring what the duty cycle saves): every call timed and
+// still counted once, on v5 and v6.
+TEST_F(ProfilerPluginTest, TimingEveryCallTimesAndCountsEachOnce) {
+  ScopedEnv env({{"CCLTUNE_TELEMETRY", "on"}, {"CCLTUNE_PROFILER_TIMING", "every"}});
+  for (int version : {5, 6}) {
+    SCOPED_TRACE(version);
+    TelemetryDoubleReset();
+    FakeComm comm(lib_, version, kComm, 0, 4);
+    FakeColl c = AllReduce(0);
+    c.seq.reset();
+    for (int i = 0; i < 1100; ++i) {
+      const Launch l = comm.Begin(c);
+      EXPECT_EQ(l.mask, kSampled);
+      comm.End(l);
+      comm.Channels(l, c);
+    }
+    EXPECT_EQ(TelemetryDoubleCounts().size(), 1100u);
+    std::vector<std::uint64_t> all;
+    Range(all, 0, 1099);
+    EXPECT_EQ(Seqs(TelemetryDoubleTimes(), "allReduce"), all);
+  }
+  ::unsetenv("CCLTUNE_PROFILER_TIMING");
+  FakeComm later(lib_, 5, kComm, 1, 4);  // a later init reads the setting again
+  EXPECT_EQ(later.mask(), kSampled);     // call 0 is sampled anyway
+}
+
 // NCCL's proxy thread reports the channels of the timed calls while the launching thread goes
 // on: 20000 calls numbered by NCCL, every one counted, the sampled ones timed.
 TEST_F(ProfilerPluginTest, AProxyThreadBesideTheLaunchingThreadLosesNothing) {
