@@ -405,5 +405,92 @@ TEST(NcclChoiceSpec, CatalogOffersHierOnlyForAllReduceAcrossNodes) {
   EXPECT_TRUE(hiers(core::Op::kAllGather, Span(2, 2)).empty());
 }
 
+// staged=1 (issue 43): the pooled-only pull shapes again, for a program's own tensors.
+std::vector<std::string> StagedIn(core::Op op) {
+  CatalogContext ctx = Ctx();
+  std::vector<std::string> out;
+  for (const auto& c : CatalogChoices(op, ctx)) {
+    if (c.params.count("staged")) out.push_back(c.ToString());
+  }
+  return out;
+}
+
+TEST(NcclChoiceSpec, CatalogOffersStagedPullShapesPerOp) {
+  EXPECT_EQ(StagedIn(core::Op::kAllReduce),
+            (std::vector<std::string>{
+                "oneshot:blocks=32,mode=pull,staged=1,threads=256",
+                "oneshot:blocks=64,mode=pull,staged=1,threads=256",
+                "oneshot:blocks=128,mode=pull,staged=1,threads=256,unroll=2",
+                "twoshot:blocks=32,mode=pull,staged=1,threads=256,unroll=2",
+                "twoshot:blocks=64,mode=pull,staged=1,threads=256,unroll=2",
+                "twoshot:blocks=128,mode=pull,staged=1,threads=256,unroll=2",
+            }));
+  EXPECT_EQ(StagedIn(core::Op::kReduceScatter),
+            (std::vector<std::string>{
+                "twoshot:blocks=32,mode=pull,staged=1,threads=256,unroll=2",
+                "twoshot:blocks=64,mode=pull,staged=1,threads=256,unroll=2",
+                "twoshot:blocks=128,mode=pull,staged=1,threads=256,unroll=2",
+            }));
+  EXPECT_EQ(StagedIn(core::Op::kAllGather),
+            (std::vector<std::string>{"p2p:blocks=16,mode=pull,staged=1,threads=256",
+                                      "p2p:blocks=64,mode=pull,staged=1,threads=512,unroll=2"}));
+  EXPECT_TRUE(StagedIn(core::Op::kBroadcast).empty());
+  EXPECT_TRUE(StagedIn(core::Op::kAllToAll).empty());
+  // Each name reads back as a staged spec of its shape, and runs where peer memory does.
+  CatalogContext ctx = Ctx();
+  ctx.peer_problem.clear();
+  for (core::Op op : {core::Op::kAllReduce, core::Op::kReduceScatter, core::Op::kAllGather}) {
+    for (const std::string& name : StagedIn(op)) {
+      auto parsed = core::ParseChoice(name, "nccl");
+      ASSERT_TRUE(parsed.ok()) << name;
+      EXPECT_EQ(parsed->ToString(), name);
+      auto spec = SpecFromChoice(*parsed);
+      ASSERT_TRUE(spec.ok()) << name;
+      EXPECT_TRUE(spec->staged) << name;
+      EXPECT_FALSE(spec->push) << name;
+      EXPECT_EQ(SkipReason(*parsed, Prob(op), ctx), "") << name;
+    }
+  }
+}
+
+TEST(NcclChoiceSpec, StagedChoicesSkipWithTheirReasons) {
+  CatalogContext ctx = Ctx();
+  const core::ChoiceName one_pull{"oneshot", {{"mode", "pull"}, {"staged", "1"}}};
+  EXPECT_EQ(SkipReason(one_pull, Prob(core::Op::kAllReduce), ctx),
+            "peer memory unavailable: peer memory not probed");
+  ctx.peer_problem.clear();
+  const std::string unstaged_runs =
+      "staged: this kernel runs on any buffer unstaged (only this rank's buffers and the "
+      "peers' staging)";
+  EXPECT_EQ(
+      SkipReason({"oneshot", {{"mode", "push"}, {"staged", "1"}}}, Prob(core::Op::kAllReduce), ctx),
+      unstaged_runs);
+  EXPECT_EQ(SkipReason({"twoshot", {{"mode", "push"}, {"staged", "1"}}},
+                       Prob(core::Op::kReduceScatter), ctx),
+            unstaged_runs);
+  // Two-shot push all-reduce writes the peers' outputs: staged, it copies the output out.
+  EXPECT_EQ(
+      SkipReason({"twoshot", {{"mode", "push"}, {"staged", "1"}}}, Prob(core::Op::kAllReduce), ctx),
+      "");
+  EXPECT_EQ(SkipReason(one_pull, Prob(core::Op::kAllReduce, 64 << 20), ctx),
+            "one-shot moves (world-1)x the message into each rank; not tuned above 16 MiB "
+            "(two-shot covers larger messages)");
+  EXPECT_EQ(SkipReason(one_pull, Prob(core::Op::kAllGather), ctx), "one-shot is an allReduce");
+  EXPECT_NE(
+      SkipReason({"oneshot", {{"mode", "ll"}, {"staged", "1"}}}, Prob(core::Op::kAllReduce), ctx)
+          .find("staged does not apply to mode=ll"),
+      std::string::npos);
+  EXPECT_NE(SkipReason({"p2p", {{"staged", "2"}}}, Prob(core::Op::kAllGather), ctx)
+                .find("staged '2' is not one of 1"),
+            std::string::npos);
+  // The default leads the candidates; the staged ones follow, applicable.
+  const auto cands = BuildCandidates(Prob(core::Op::kAllGather), ctx);
+  ASSERT_FALSE(cands.empty());
+  EXPECT_EQ(cands[0].name.ToString(), "nccl");
+  int staged_ok = 0;
+  for (const auto& c : cands) staged_ok += c.name.params.count("staged") && c.applicable();
+  EXPECT_EQ(staged_ok, 2);
+}
+
 }  // namespace
 }  // namespace ccltune::worker::nccl

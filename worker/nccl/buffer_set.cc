@@ -50,16 +50,26 @@ core::Result<std::unique_ptr<BufferSet>> BufferSet::Create(const BufferLayout& l
                                                            std::shared_ptr<Communicator> comm,
                                                            Deadline deadline,
                                                            const CancelToken& cancel) {
+  const MemoryKind kind = mode == BufferMode::kPlain ? MemoryKind::kCuda : MemoryKind::kNccl;
+  CCLTUNE_ASSIGN_OR_RETURN(std::unique_ptr<BufferSet> b, Allocate(layout, kind));
+  b->comm_ = std::move(comm);
+  if (mode != BufferMode::kPlain) CCLTUNE_RETURN_IF_ERROR(b->Register(mode, deadline, cancel));
+  return b;
+}
+
+core::Result<std::unique_ptr<BufferSet>> BufferSet::CreatePlain(const BufferLayout& layout) {
+  return Allocate(layout, MemoryKind::kCuda);
+}
+
+core::Result<std::unique_ptr<BufferSet>> BufferSet::Allocate(const BufferLayout& layout,
+                                                             MemoryKind kind) {
   std::unique_ptr<BufferSet> b(new BufferSet());
   b->layout_ = layout;
-  b->comm_ = std::move(comm);
-  const MemoryKind kind = mode == BufferMode::kPlain ? MemoryKind::kCuda : MemoryKind::kNccl;
   const std::size_t n = static_cast<std::size_t>(layout.slices);
   CCLTUNE_ASSIGN_OR_RETURN(b->send_, DeviceBuffer::Allocate(layout.send_stride * n, kind));
   CCLTUNE_ASSIGN_OR_RETURN(b->recv_, DeviceBuffer::Allocate(layout.recv_stride * n, kind));
   b->send_base_ = static_cast<char*>(b->send_.data());
   b->recv_base_ = static_cast<char*>(b->recv_.data());
-  if (mode != BufferMode::kPlain) CCLTUNE_RETURN_IF_ERROR(b->Register(mode, deadline, cancel));
   return b;
 }
 

@@ -60,6 +60,8 @@ class BufferSet {
                                                          std::shared_ptr<Communicator> comm,
                                                          Deadline deadline,
                                                          const CancelToken& cancel);
+  // Ordinary device memory (cudaMalloc), registered with nothing: what a program passes.
+  static core::Result<std::unique_ptr<BufferSet>> CreatePlain(const BufferLayout& layout);
   // Carved from the peer memory's data region at the same offsets on every rank, with
   // `staging_bytes` of staging after the slices. Collective when the region grows.
   static core::Result<std::unique_ptr<BufferSet>> CreateOnPeers(const BufferLayout& layout,
@@ -77,6 +79,8 @@ class BufferSet {
 
  private:
   BufferSet() = default;
+  static core::Result<std::unique_ptr<BufferSet>> Allocate(const BufferLayout& layout,
+                                                           MemoryKind kind);
   core::Status Register(BufferMode mode, Deadline deadline, const CancelToken& cancel);
 
   BufferLayout layout_;

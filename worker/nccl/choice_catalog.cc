@@ -21,6 +21,9 @@ core::ChoiceName Named(std::string base, std::map<std::string, std::string> para
 // stay. Two-shot: pull to 4 MiB (16-64 blocks at 512 KiB-2 MiB), push from 8 MiB; 512
 // threads only at 16 MiB and up; unroll 2 was never slower beyond 1 MiB. 256 blocks lost
 // everywhere (one wave no longer fits at 128 registers a thread).
+// Staged (issue 43): the pooled-only pull shapes that won most often, again with staged=1,
+// so that a program's own tensors (which reach them only through the runtime's copies into
+// peer memory) get a measured time for them, copies included.
 void AppendPeerCatalog(core::Op op, std::vector<core::ChoiceName>& out) {
   struct Shape {
     const char* blocks;
@@ -41,18 +44,31 @@ void AppendPeerCatalog(core::Op op, std::vector<core::ChoiceName>& out) {
                                 {"16", "256", "push", nullptr},
                                 {"64", "512", "pull", "2"},
                                 {"64", "512", "push", "2"}};
-  auto add = [&](const char* base, const auto& shapes) {
+  static const Shape kOneShotStaged[] = {
+      {"32", "256", "pull", nullptr}, {"64", "256", "pull", nullptr}, {"128", "256", "pull", "2"}};
+  static const Shape kTwoShotStaged[] = {
+      {"32", "256", "pull", "2"}, {"64", "256", "pull", "2"}, {"128", "256", "pull", "2"}};
+  static const Shape kCopyStaged[] = {{"16", "256", "pull", nullptr}, {"64", "512", "pull", "2"}};
+  auto add = [&](const char* base, const auto& shapes, bool staged) {
     for (const Shape& g : shapes) {
       std::map<std::string, std::string> p{
           {"blocks", g.blocks}, {"threads", g.threads}, {"mode", g.mode}};
       if (g.unroll != nullptr) p["unroll"] = g.unroll;
+      if (staged) p["staged"] = "1";
       out.push_back(Named(base, std::move(p)));
     }
   };
-  if (op == core::Op::kAllReduce) add("oneshot", kOneShot);
-  if (op == core::Op::kAllReduce || op == core::Op::kReduceScatter) add("twoshot", kTwoShot);
+  if (op == core::Op::kAllReduce) {
+    add("oneshot", kOneShot, false);
+    add("oneshot", kOneShotStaged, true);
+  }
+  if (op == core::Op::kAllReduce || op == core::Op::kReduceScatter) {
+    add("twoshot", kTwoShot, false);
+    add("twoshot", kTwoShotStaged, true);
+  }
   if (op == core::Op::kAllGather) {
-    add("p2p", kCopy);
+    add("p2p", kCopy, false);
+    add("p2p", kCopyStaged, true);
     for (const char* mode : {"pull", "push"}) out.push_back(Named("ce", {{"mode", mode}}));
   }
 }

@@ -84,6 +84,11 @@ core::Status NcclChoice::PreparePeers(const core::Problem& problem, const Buffer
                   : kernels::StagingBytes(PeerAlgoFor(spec_, problem.op), PeerShapeOf(spec_),
                                           shape_.count, shape_.dtype, shape_.world);
   CCLTUNE_ASSIGN_OR_RETURN(buffers_, BufferSet::CreateOnPeers(layout, staging, peers, deadline));
+  if (spec_.staged) {
+    CCLTUNE_ASSIGN_OR_RETURN(
+        staged_,
+        StagedBuffers::Create(layout, apply::StagedCopiesOf(spec_, problem.op), peers.rank()));
+  }
   // LL flags left by an earlier choice could equal this one's epochs: staging starts zeroed.
   if (staging > 0) {
     CCLTUNE_CUDA_TRY(cudaMemsetAsync(buffers_->staging(), 0, staging, rt_.stream()));
@@ -133,7 +138,12 @@ core::Status NcclChoice::EnqueueHier(int slice, Deadline deadline) {
 core::Status NcclChoice::EnqueuePeer(int slice) {
   const kernels::PeerTeam team = team_->Team(peer_timeout_ns_);
   if (spec_.fused) return epilogue_->Fused(*buffers_, slice, team, rt_.stream());
-  return peer_->Enqueue(team, buffers_->Operands(slice), rt_.stream());
+  const auto kernel = [&](const kernels::PeerOperands& ops) {
+    return peer_->Enqueue(team, ops, rt_.stream());
+  };
+  // Staged: the copies in and out are part of the op, timed and captured with the kernel.
+  if (staged_) return staged_->Enqueue(*buffers_, slice, rt_.stream(), kernel);
+  return kernel(buffers_->Operands(slice));
 }
 
 core::Status NcclChoice::BoundedWaitsTimedOut() const {
@@ -149,15 +159,16 @@ core::Status NcclChoice::BoundedWaitsTimedOut() const {
 }
 
 // Every slice gets this rank's generation-0 data (slice 0 filled, then copied onto the
-// others); Verify later uses fresh generations.
+// others); Verify later uses fresh generations. A staged choice's kernel gets its input
+// only through the copy in, as in a program.
 core::Status NcclChoice::FillInputs(Deadline deadline) {
-  const BufferLayout& l = buffers_->layout();
+  const BufferSet& bufs = io();
+  const BufferLayout& l = bufs.layout();
   const std::uint64_t elems = l.send_bytes / core::DtypeSize(shape_.dtype);
-  CCLTUNE_CUDA_TRY(kernels::LaunchRandomFill(buffers_->send(0), elems, shape_.dtype, shape_.rank,
+  CCLTUNE_CUDA_TRY(kernels::LaunchRandomFill(bufs.send(0), elems, shape_.dtype, shape_.rank,
                                              /*generation=*/0, 0, rt_.stream()));
-  CCLTUNE_RETURN_IF_ERROR(
-      CopySliceZeroToAll(buffers_->send(0), l.send_stride, l.slices, rt_.stream()));
-  if (epilogue_) CCLTUNE_RETURN_IF_ERROR(epilogue_->Fill(*buffers_, 0, l.slices, rt_.stream()));
+  CCLTUNE_RETURN_IF_ERROR(CopySliceZeroToAll(bufs.send(0), l.send_stride, l.slices, rt_.stream()));
+  if (epilogue_) CCLTUNE_RETURN_IF_ERROR(epilogue_->Fill(bufs, 0, l.slices, rt_.stream()));
   return rt_.WaitGpu(nullptr, deadline, "fill inputs");
 }
 
@@ -194,7 +205,7 @@ core::Status NcclChoice::EnqueueOne(int slice, Deadline deadline) {
   }
   CCLTUNE_RETURN_IF_ERROR(EnqueueCollective(slice, deadline));
   // Unfused: the separate kernel frameworks run today, on the all-reduce's output.
-  if (epilogue_ && !spec_.fused) return epilogue_->After(*buffers_, slice, rt_.stream());
+  if (epilogue_ && !spec_.fused) return epilogue_->After(io(), slice, rt_.stream());
   return core::Status::Ok();
 }
 
@@ -324,15 +335,18 @@ core::Result<double> NcclChoice::ElapsedPerOp(int iters, Deadline deadline) {
   return static_cast<double>(ms) * 1e-3 / iters;
 }
 
+// The program's buffers (io()) are filled and checked: a staged choice whose result never
+// reached its caller's output finds NaN there.
 core::Status NcclChoice::Verify(Deadline deadline) {
   ++generation_;
-  const BufferLayout& l = buffers_->layout();
+  const BufferSet& bufs = io();
+  const BufferLayout& l = bufs.layout();
   const std::size_t esize = core::DtypeSize(shape_.dtype);
-  CCLTUNE_CUDA_TRY(kernels::LaunchRandomFill(buffers_->send(0), l.send_bytes / esize, shape_.dtype,
+  CCLTUNE_CUDA_TRY(kernels::LaunchRandomFill(bufs.send(0), l.send_bytes / esize, shape_.dtype,
                                              shape_.rank, generation_, 0, rt_.stream()));
   // NaN (floats) or -1 (integers): stale results cannot pass.
-  CCLTUNE_CUDA_TRY(cudaMemsetAsync(buffers_->recv(0), 0xff, l.recv_bytes, rt_.stream()));
-  if (epilogue_) CCLTUNE_RETURN_IF_ERROR(epilogue_->Fill(*buffers_, generation_, 1, rt_.stream()));
+  CCLTUNE_CUDA_TRY(cudaMemsetAsync(bufs.recv(0), 0xff, l.recv_bytes, rt_.stream()));
+  if (epilogue_) CCLTUNE_RETURN_IF_ERROR(epilogue_->Fill(bufs, generation_, 1, rt_.stream()));
   CCLTUNE_RETURN_IF_ERROR(EnqueueOne(0, deadline));
   if (epilogue_) return VerifyEpilogue(deadline);
   CCLTUNE_ASSIGN_OR_RETURN(DeviceBuffer want,
@@ -340,7 +354,7 @@ core::Status NcclChoice::Verify(Deadline deadline) {
   CCLTUNE_CUDA_TRY(kernels::LaunchExpected(want.data(), shape_.op, shape_.redop, shape_.dtype,
                                            shape_.count, shape_.world, shape_.rank, generation_,
                                            rt_.stream()));
-  return Compare(buffers_->recv(0), want.data(), l.recv_bytes / esize, "", deadline);
+  return Compare(bufs.recv(0), want.data(), l.recv_bytes / esize, "", deadline);
 }
 
 // Both outputs of the epilogue against the fp32 reference of the same generation.
@@ -349,8 +363,8 @@ core::Status NcclChoice::VerifyEpilogue(Deadline deadline) {
   auto* host = static_cast<kernels::Mismatch*>(slots.host());
   auto* device = static_cast<kernels::Mismatch*>(slots.device());
   host[1].index = ~0ull;
-  CCLTUNE_RETURN_IF_ERROR(epilogue_->EnqueueCheck(*buffers_, generation_, shape_.world, device,
-                                                  device + 1, rt_.stream()));
+  CCLTUNE_RETURN_IF_ERROR(
+      epilogue_->EnqueueCheck(io(), generation_, shape_.world, device, device + 1, rt_.stream()));
   CCLTUNE_RETURN_IF_ERROR(rt_.WaitGpu(nullptr, deadline, "verify"));
   CCLTUNE_RETURN_IF_ERROR(BoundedWaitsTimedOut());
   const char* what[2] = {"output ", "residual "};

@@ -15,6 +15,7 @@
 #include "worker/nccl/epilogue_stage.h"
 #include "worker/nccl/gpu_names.h"
 #include "worker/nccl/runtime.h"
+#include "worker/nccl/staged_buffers.h"
 #include "worker/rank/backend.h"
 
 namespace ccltune::worker::nccl {
@@ -42,6 +43,9 @@ class NcclChoice final : public PreparedChoice {
   NcclChoice(Runtime& rt, const ChoiceSpec& spec, const core::BenchmarkSpec& bench)
       : rt_(rt), spec_(spec), bench_(bench) {}
 
+  // The buffers the program gives and reads: a staged choice's own (its kernel's stay in
+  // peer memory), else the kernel's.
+  const BufferSet& io() const { return staged_ ? staged_->app() : *buffers_; }
   core::Status FillInputs(Deadline deadline);
   // Peer choices: buffers in peer memory, the ranks' signals cleared and the ranks met.
   core::Status PreparePeers(const core::Problem& problem, const BufferLayout& layout,
@@ -81,6 +85,7 @@ class NcclChoice final : public PreparedChoice {
   OpShape shape_;
   std::shared_ptr<Communicator> comm_;
   std::unique_ptr<BufferSet> buffers_;
+  std::unique_ptr<StagedBuffers> staged_;  // staged=1 only
   Event start_;
   Event end_;
   GraphExec graph_;
