@@ -60,7 +60,12 @@ core::Result<RuntimeComm::Served> RuntimeComm::Serve(const Call& call) {
     if (timing_) timing_->Forwarded("winner is NCCL's own");  // as libccltune-nccl names it
     return Served{false, c.run->reason.empty() ? c.run->name : c.run->reason};
   }
+  staging_full_ = false;
   CCLTUNE_RETURN_IF_ERROR(RunChoice(call, *c.run, c.cls, c.send_off, c.recv_off));
+  if (staging_full_) {
+    if (timing_) timing_->Forwarded(kStagingFull);
+    return Served{false, kStagingFull};  // nothing was enqueued: the caller runs NCCL
+  }
   return Served{true, c.run->name};
 }
 
@@ -219,7 +224,7 @@ core::Status RuntimeComm::RunPeer(const Call& call, const AppliedRun& run,
   if (staging > 0) {
     bool fits = true;
     CCLTUNE_ASSIGN_OR_RETURN(std::size_t at, StagingFor(signature, staging, call.stream, &fits));
-    if (!fits) return RunNccl(call, nccl_);
+    if (!fits) return core::Status::Ok();  // StagingFor set staging_full_: nothing enqueued
     for (int r = 0; r < world_; ++r) ops.staging[r] = peers_->Data(r, at);
   }
   const gpu::PeerEnqueuer* enqueuer = EnqueuerFor(signature, run.spec, shape);
@@ -240,10 +245,11 @@ core::Result<std::size_t> RuntimeComm::StagingFor(const std::string& signature, 
     if (!logged_staging_full_ && rank_ == 0) {
       std::fprintf(stderr,
                    "ccltune: staging area (%zu bytes) full at %s: NCCL runs it; raise "
-                   "ccltuneConfig_t.stagingBytes\n",
+                   "ccltuneConfig_t.stagingBytes or CCLTUNE_STAGING_BYTES\n",
                    config_.staging_bytes, signature.c_str());
     }
     logged_staging_full_ = true;
+    staging_full_ = true;
     *fits = false;
     return std::size_t{0};
   }

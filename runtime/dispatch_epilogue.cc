@@ -82,7 +82,9 @@ BufferClass RuntimeComm::EpilogueClassOf(const EpilogueCall& c, EpilogueOffsets*
 
 core::Status RuntimeComm::RunUnfused(const EpilogueCall& c, const AppliedRun& run, BufferClass cls,
                                      const EpilogueOffsets& at) {
+  staging_full_ = false;
   CCLTUNE_RETURN_IF_ERROR(RunChoice(AllReduceOf(c), run, cls, at.in, at.out));
+  if (staging_full_) CCLTUNE_RETURN_IF_ERROR(RunNccl(AllReduceOf(c), nccl_));
   return gpu::EnqueueEpilogue(gpu::EpilogueParamsOf(c.epilogue, c.weight), c.out, c.residual, c.out,
                               c.tokens, c.dtype, c.stream);
 }

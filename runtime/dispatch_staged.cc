@@ -39,7 +39,7 @@ core::Status RuntimeComm::RunStaged(const Call& call, const AppliedRun& run,
   bool fits = true;
   CCLTUNE_ASSIGN_OR_RETURN(const std::size_t at,
                            StagingFor(signature, push_at + push_bytes, call.stream, &fits));
-  if (!fits) return RunNccl(call, nccl_);
+  if (!fits) return core::Status::Ok();  // StagingFor set staging_full_: nothing enqueued
   kernels::PeerOperands ops;
   for (int r = 0; r < world_; ++r) {
     ops.in[r] = peers_->Data(r, at);

@@ -117,6 +117,8 @@ class RuntimeComm {
   core::Status Run(const Call& call);
   // What Serve did with a call: ran a choice other than NCCL's own, or left NCCL's own
   // call to the caller (libccltune-nccl then makes the application's call unchanged).
+  // Why a call NCCL runs because its signature found no staging left (forwarded, not served).
+  static constexpr std::string_view kStagingFull = "staging area full";
   struct Served {
     bool ran = false;
     // The choice that ran, or why NCCL's own call is the one to make: a view of this
@@ -292,6 +294,9 @@ class RuntimeComm {
   gpu::Event peer_done_;  // the last eager peer launch, for ordering across streams
   cudaStream_t last_peer_stream_ = nullptr;
   bool logged_staging_full_ = false;
+  // Set by StagingFor when the call's signature found no room (under mu_, per call): the
+  // kernel was not enqueued, NCCL runs the call (Serve's caller, or RunUnfused).
+  bool staging_full_ = false;
   std::string summary_;
   // Program telemetry (issue 45): null when off. Last: stopped (its thread joined) first.
   std::unique_ptr<CallTiming> timing_;

@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "core/base/env_switch.h"
+#include "core/base/sizes.h"
 #include "core/node/fingerprint.h"
 #include "core/redis/redis_client.h"
 
@@ -18,13 +19,14 @@ std::string Env(const char* name) {
 
 core::Result<std::size_t> ParseBytes(const std::string& name, const std::string& v,
                                      std::size_t max) {
-  unsigned long long n = 0;
-  const auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
-  if (ec != std::errc() || p != v.data() + v.size() || n > max) {
+  // Plain bytes or with a unit (256MiB), as sizes are written everywhere else; 0 is none.
+  if (v == "0") return std::size_t{0};
+  const core::Result<std::uint64_t> n = core::ParseSize(v);
+  if (!n.ok() || *n > max) {
     return core::InvalidArgument(name + "='" + v + "' must be a byte count 0.." +
-                                 std::to_string(max));
+                                 std::to_string(max) + " (e.g. 268435456 or 256MiB)");
   }
-  return static_cast<std::size_t>(n);
+  return static_cast<std::size_t>(*n);
 }
 
 core::Result<std::chrono::milliseconds> TimeoutOf(const std::string& name, long long ms) {
@@ -116,6 +118,10 @@ core::Status ApplyEnv(RuntimeConfig& out) {
   out.fingerprint = Env("CCLTUNE_FINGERPRINT");
   if (const std::string p = Env("CCLTUNE_POOL_BYTES"); !p.empty()) {
     CCLTUNE_ASSIGN_OR_RETURN(out.pool_bytes, ParseBytes("CCLTUNE_POOL_BYTES", p, kMaxPoolBytes));
+  }
+  if (const std::string b = Env("CCLTUNE_STAGING_BYTES"); !b.empty()) {
+    CCLTUNE_ASSIGN_OR_RETURN(out.staging_bytes,
+                             ParseBytes("CCLTUNE_STAGING_BYTES", b, kMaxStagingBytes));
   }
   if (const std::string t = Env("CCLTUNE_TIMEOUT_MS"); !t.empty()) {
     CCLTUNE_ASSIGN_OR_RETURN(out.timeout, ParseTimeoutMs("CCLTUNE_TIMEOUT_MS", t));

@@ -12,7 +12,10 @@
 
 namespace ccltune::runtime {
 
-inline constexpr std::size_t kDefaultStagingBytes = std::size_t{64} << 20;
+// Every launch signature (choice, op, dtype, count) keeps its own partition (dispatch.cc), and
+// push kernels double-buffer a slot per rank: a 4-GPU sweep of 1 KiB-64 MiB filled 64 MiB at
+// 8 MiB. 256 MiB per GPU holds such a sweep; CCLTUNE_STAGING_BYTES or stagingBytes change it.
+inline constexpr std::size_t kDefaultStagingBytes = std::size_t{256} << 20;
 inline constexpr std::size_t kMaxPoolBytes = std::size_t{64} << 30;
 inline constexpr std::size_t kMaxStagingBytes = std::size_t{16} << 30;
 // ccltuneConfig_t.timeoutMs / CCLTUNE_TIMEOUT_MS.

@@ -67,10 +67,10 @@ std::unique_ptr<ProfilerContext> ProfilerContext::Create(const CommIdentity& com
       "comm " + Hex16(comm.comm_hash) + " rank " + std::to_string(comm.rank) + "/" +
           std::to_string(comm.nranks) + ", up to " + std::to_string(in_flight.value) +
           " collectives in flight, " +
-          (!duty_cycle    ? "every call timed (ABI v4)"
-           : timing.every ? "every call counted and timed (" + std::string(kTimingVariable) +
-                                "=every)"
-                          : "every call counted, kernel channels timed for the sampled ones"));
+          (!duty_cycle ? "every call timed (ABI v4)"
+           : timing.every
+               ? "every call counted and timed (" + std::string(kTimingVariable) + "=every)"
+               : "every call counted, kernel channels timed for the sampled ones"));
   return ctx;
 }
 

@@ -84,7 +84,8 @@ typedef struct {
                               collective (a rank writing a checkpoint while others wait) */
   size_t poolBytes;        /* CCLTUNE_POOL_BYTES: peer memory ccltuneMemAlloc hands out;
                               default 0 (no pool) */
-  size_t stagingBytes;     /* peer memory for the kernels' staging, default 64 MiB */
+  size_t stagingBytes;     /* peer memory for the kernels' staging, default 256 MiB
+                              (CCLTUNE_STAGING_BYTES) */
   int peerMemory;          /* CCLTUNE_PEER_MEMORY: 1 on (default), 0 off */
 } ccltuneConfig_t;
 

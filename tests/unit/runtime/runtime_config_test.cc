@@ -30,6 +30,20 @@ TEST(RuntimeConfig, DefaultsAndEnvironment) {
   EXPECT_EQ(r->source.load_timeout, std::chrono::milliseconds(100));
 }
 
+// libccltune-nccl's programs pass no config: the environment sizes the staging area, and the
+// config's field still wins.
+TEST(RuntimeConfig, StagingBytesFromTheEnvironment) {
+  ScopedEnv env({{"CCLTUNE_STAGING_BYTES", "512MiB"}, {"CCLTUNE_PEER_MEMORY", "1"}});
+  auto r = ResolveConfig(nullptr);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->staging_bytes, std::size_t{512} << 20);
+  ccltuneConfig_t c = CCLTUNE_CONFIG_INITIALIZER;
+  c.stagingBytes = std::size_t{32} << 20;
+  auto f = ResolveConfig(&c);
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  EXPECT_EQ(f->staging_bytes, std::size_t{32} << 20);
+}
+
 TEST(RuntimeConfig, FieldsOverrideTheEnvironment) {
   ScopedEnv env({{"CCLTUNE_PEER_MEMORY", "0"}, {"CCLTUNE_POOL_BYTES", "0"}});
   ccltuneConfig_t c = CCLTUNE_CONFIG_INITIALIZER;
@@ -96,10 +110,17 @@ TEST(RuntimeConfig, OlderMinorVersionsAreAccepted) {
 
 TEST(RuntimeConfig, BadEnvironmentIsNamed) {
   {
-    ScopedEnv env({{"CCLTUNE_POOL_BYTES", "1GiB"}, {"CCLTUNE_PEER_MEMORY", "1"}});
+    ScopedEnv env({{"CCLTUNE_POOL_BYTES", "1GB"}, {"CCLTUNE_PEER_MEMORY", "1"}});
     auto r = ResolveConfig(nullptr);
     ASSERT_FALSE(r.ok());
-    EXPECT_NE(r.status().message().find("CCLTUNE_POOL_BYTES='1GiB'"), std::string::npos);
+    EXPECT_NE(r.status().message().find("CCLTUNE_POOL_BYTES='1GB'"), std::string::npos);
+  }
+  {
+    ScopedEnv env({{"CCLTUNE_STAGING_BYTES", "lots"}, {"CCLTUNE_PEER_MEMORY", "1"}});
+    auto r = ResolveConfig(nullptr);
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.status().message().find("CCLTUNE_STAGING_BYTES='lots'"), std::string::npos)
+        << r.status().message();
   }
   {
     ScopedEnv env({{"CCLTUNE_PEER_MEMORY", "yes"}, {"CCLTUNE_POOL_BYTES", "0"}});
