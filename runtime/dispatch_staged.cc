@@ -1,11 +1,10 @@
 // Staged peer kernels (staged=1, core/apply/staged.h; issue 43): a kernel that reads or
 // writes the peers' buffers runs on any buffer of the program, eager or captured in a CUDA
 // graph, by copying the call's input into a region of peer memory first and, where the
-// peers share the kernel's output, the result out of it after: inside the kernel for the
-// pull reducing kernels (one launch), by cudaMemcpyAsync around it for the others. The region is
-// the call signature's staging partition (dispatch.cc: the same offset on every rank, zeroed and
-// met at first use), laid out [input | output (copies.out) | push staging (push modes)]. The worker
-// measured exactly these copies around the same kernel, so the tuned time holds.
+// peers share the kernel's output, the result out of it after. The region is the call
+// signature's staging partition (dispatch.cc: the same offset on every rank, zeroed and met
+// at first use), laid out [input | output (copies.out) | push staging (push modes)]. The
+// worker measured exactly these copies around the same kernel, so the tuned time holds.
 //
 // Reuse: the next call of the signature copies into the region again only after
 // OrderPeerLaunch ordered it behind this call's kernel, and that kernel's last barrier means
@@ -48,10 +47,6 @@ core::Status RuntimeComm::RunStaged(const Call& call, const AppliedRun& run,
     if (push_bytes > 0) ops.staging[r] = peers_->Data(r, at + push_at);
   }
   if (!copies.out) ops.out[rank_] = call.recv;  // only this rank writes it
-  if (copies.in_kernel) {
-    ops.own_in = call.send;
-    if (copies.out) ops.own_out = call.recv;
-  }
   const gpu::PeerEnqueuer* enqueuer = EnqueuerFor(signature, run.spec, shape);
   if (enqueuer == nullptr) return core::Internal("peer enqueuer for " + run.name);
   const kernels::PeerTeam team =
@@ -59,12 +54,10 @@ core::Status RuntimeComm::RunStaged(const Call& call, const AppliedRun& run,
   // Ordered before the copy in: the region may still be read by this signature's last
   // launch on another stream.
   CCLTUNE_RETURN_IF_ERROR(OrderPeerLaunch(call.stream, /*before=*/true));
-  if (!copies.in_kernel) {
-    CCLTUNE_CUDA_TRY(cudaMemcpyAsync(peers_->Data(rank_, at), call.send, in_bytes,
-                                     cudaMemcpyDeviceToDevice, call.stream));
-  }
+  CCLTUNE_CUDA_TRY(cudaMemcpyAsync(peers_->Data(rank_, at), call.send, in_bytes,
+                                   cudaMemcpyDeviceToDevice, call.stream));
   CCLTUNE_RETURN_IF_ERROR(enqueuer->Enqueue(team, ops, call.stream));
-  if (copies.out && !copies.in_kernel) {
+  if (copies.out) {
     CCLTUNE_CUDA_TRY(cudaMemcpyAsync(call.recv, peers_->Data(rank_, at + out_at), out_bytes,
                                      cudaMemcpyDeviceToDevice, call.stream));
   }

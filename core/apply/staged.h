@@ -22,11 +22,6 @@ namespace ccltune::apply {
 struct StagedCopies {
   bool in = false;   // copy the call's input into the region before the kernel
   bool out = false;  // the kernel's output lies in the region: copy it out after
-  // The pull reducing kernels (one-shot, two-shot, reduce-scatter) make both copies
-  // themselves (kernels::PeerOperands::own_in, own_out): each block copies its share before
-  // its first barrier and after its last, so a staged call is one launch, no copy nodes.
-  // The others (push two-shot, p2p) copy with cudaMemcpyAsync around the kernel.
-  bool in_kernel = false;
 };
 
 // {false, false} for a choice that is not staged.
@@ -35,9 +30,7 @@ inline StagedCopies StagedCopiesOf(const ChoiceSpec& s, core::Op op) {
   const bool peers_touch_out =
       (s.peer == PeerKind::kTwoShot && op == core::Op::kAllReduce) ||
       ((s.peer == PeerKind::kCopyKernel || s.peer == PeerKind::kCopyEngine) && s.push);
-  const bool pull_reduce =
-      !s.push && (s.peer == PeerKind::kOneShot || s.peer == PeerKind::kTwoShot);
-  return {true, peers_touch_out, pull_reduce};
+  return {true, peers_touch_out};
 }
 
 }  // namespace ccltune::apply

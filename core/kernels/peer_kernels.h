@@ -92,13 +92,6 @@ struct PeerOperands {
   const void* in[kMaxPeers] = {};  // each rank's send buffer
   void* out[kMaxPeers] = {};       // each rank's receive buffer
   void* staging[kMaxPeers] = {};   // each rank's staging area (push modes), see StagingBytes
-  // Staged in the kernel (pull one-shot, two-shot, reduce-scatter; core/apply/staged.h): the
-  // program's own input, which each block copies into in[rank] (its share, as it will be
-  // read) before the first barrier; and, for two-shot, the program's own output, which each
-  // block fills from out[rank] after the last barrier. Null: in[rank] and out[rank] are the
-  // call's buffers themselves.
-  const void* own_in = nullptr;
-  void* own_out = nullptr;
 };
 
 struct PeerShape {

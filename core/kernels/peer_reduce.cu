@@ -82,32 +82,6 @@ template <class T>
 __device__ inline T* Out(const PeerOperands& ops, int r) {
   return static_cast<T*>(Pick(ops.out, r));
 }
-// Staged in the kernel (PeerOperands::own_in): segment p of the program's input (`len(p)`
-// elements at p * stride; one segment of `count` for one-shot) copied into our in[rank], each
-// block its share by the same walk the readers' reduce takes, so that the first barrier
-// (carrying writes) hands block b of every peer exactly what its block b reads.
-template <class T, bool VEC, int U, class Len>
-__device__ inline void CopyOwnInput(const PeerTeam& team, const PeerOperands& ops,
-                                    std::uint64_t stride, int segments, Len len) {
-  const T* from = static_cast<const T*>(ops.own_in);
-  for (int p = 0; p < segments; ++p) {
-    T* to[1] = {const_cast<T*>(In<T>(ops, team.rank)) + p * stride};
-    CopyInto<T, VEC, U>(from + p * stride, to, 1, len(p));
-  }
-}
-
-// Two-shot staged in the kernel (PeerOperands::own_out): after the last barrier our out[rank]
-// holds every segment; each block copies the share of each segment it would have reduced.
-template <class T, bool VEC, int U, class Len>
-__device__ inline void CopyOwnOutput(const PeerTeam& team, const PeerOperands& ops,
-                                     std::uint64_t seg, Len len) {
-  T* own = static_cast<T*>(ops.own_out);
-  for (int p = 0; p < team.world; ++p) {
-    T* to[1] = {own + p * seg};
-    CopyInto<T, VEC, U>(Out<T>(ops, team.rank) + p * seg, to, 1, len(p));
-  }
-}
-
 // Slot `src` of parity `parity` in rank r's staging; slots are `slot` elements apart.
 template <class T>
 __device__ inline T* Slot(const PeerOperands& ops, int r, int parity, int src, int world,
@@ -163,15 +137,7 @@ __device__ inline void ReduceOwnSegment(const PeerTeam& team, const PeerOperands
   const T* src[kMaxPeers];
   T* dst[1] = {Out<T>(ops, team.rank)};
   if (!push) {
-    const bool staged = ops.own_in != nullptr;
-    if (staged) {
-      CopyOwnInput<T, VEC, U>(team, ops, stride, stride == 0 ? 1 : team.world,
-                              [&](int) { return count; });
-    }
-    // Every input is ready (staged: our copy of it, written by this block: carried).
-    const bool ready = staged ? PeerBarrier<Carries::kWrites>(team, s, 1)
-                              : PeerBarrier<Carries::kArrival>(team, s, 1);
-    if (!ready) return;
+    if (!PeerBarrier<Carries::kArrival>(team, s, 1)) return;  // every input is ready
 #pragma unroll
     for (int r = 0; r < kMaxPeers; ++r) {
       if (r < team.world) src[r] = In<T>(ops, r) + mine;
@@ -273,12 +239,10 @@ __global__ void __launch_bounds__(kMaxReduceThreads)
   T* dst[kMaxPeers];
   AllOutputs<T>(team, ops, mine, dst);
   const int parity = (s.base >> 1) & 1;
-  const bool staged = !push && ops.own_in != nullptr;
   if (push) ScatterToStaging<T, VEC, U>(team, ops, parity, seg, seg, len);
-  if (staged) CopyOwnInput<T, VEC, U>(team, ops, seg, team.world, len);
-  // Inputs (or the staging we pushed into, or our staged copy) ready, outputs free.
-  const bool ready = push || staged ? PeerBarrier<Carries::kWrites>(team, &s, 1)
-                                    : PeerBarrier<Carries::kArrival>(team, &s, 1);
+  // Inputs (or the staging we pushed into) ready, outputs free.
+  const bool ready = push ? PeerBarrier<Carries::kWrites>(team, &s, 1)
+                          : PeerBarrier<Carries::kArrival>(team, &s, 1);
   if (!ready) return;
   if (push) {
     StagedSources<T>(team, ops, parity, mine, seg, src);
@@ -290,7 +254,6 @@ __global__ void __launch_bounds__(kMaxReduceThreads)
   }
   ReduceInto<T, OP, VEC, U>(src, team.world, dst, team.world, len(team.rank));
   if (!PeerBarrier<Carries::kWrites>(team, &s, 2)) return;  // every segment is everywhere
-  if (staged && ops.own_out != nullptr) CopyOwnOutput<T, VEC, U>(team, ops, seg, len);
   EndBlock(team, &s, 2);
 }
 

@@ -29,18 +29,11 @@ core::Result<std::unique_ptr<StagedBuffers>> StagedBuffers::Create(const BufferL
 core::Status StagedBuffers::Enqueue(const BufferSet& peers, int slice, cudaStream_t stream,
                                     const Kernel& kernel) const {
   const BufferLayout& l = app_->layout();
-  kernels::PeerOperands ops = peers.Operands(slice);
-  if (copies_.in_kernel) {
-    // The kernel copies in and out itself (core/apply/staged.h), as the runtime's does.
-    ops.own_in = app_->send(slice);
-    if (copies_.out && !drop_output_) ops.own_out = app_->recv(slice);
-    if (!copies_.out && !drop_output_) ops.out[peer_rank_] = app_->recv(slice);
-    return kernel(ops);
-  }
   if (copies_.in) {
     CCLTUNE_CUDA_TRY(cudaMemcpyAsync(peers.send(slice), app_->send(slice), l.send_bytes,
                                      cudaMemcpyDeviceToDevice, stream));
   }
+  kernels::PeerOperands ops = peers.Operands(slice);
   // Only this rank's pointer changes: the peers never touch this rank's output here.
   if (!copies_.out && !drop_output_) ops.out[peer_rank_] = app_->recv(slice);
   CCLTUNE_RETURN_IF_ERROR(kernel(ops));

@@ -133,21 +133,20 @@ TEST_F(AnyBufferRule, StagedCopiesTheInputAndTheOutputOnlyWhereThePeersShareIt) 
   struct Want {
     const char* name;
     Op op;
-    bool in, out, in_kernel;
+    bool in, out;
   } const wants[] = {
-      {"oneshot:mode=pull,staged=1", Op::kAllReduce, true, false, true},
-      {"twoshot:mode=pull,staged=1", Op::kAllReduce, true, true, true},
-      {"twoshot:mode=push,staged=1", Op::kAllReduce, true, true, false},
-      {"twoshot:mode=pull,staged=1", Op::kReduceScatter, true, false, true},
-      {"p2p:mode=pull,staged=1", Op::kAllGather, true, false, false},
-      {"p2p:mode=push,staged=1", Op::kAllGather, true, true, false},
-      {"oneshot:mode=pull", Op::kAllReduce, false, false, false},
-      {"nccl", Op::kAllReduce, false, false, false},
+      {"oneshot:mode=pull,staged=1", Op::kAllReduce, true, false},
+      {"twoshot:mode=pull,staged=1", Op::kAllReduce, true, true},
+      {"twoshot:mode=push,staged=1", Op::kAllReduce, true, true},
+      {"twoshot:mode=pull,staged=1", Op::kReduceScatter, true, false},
+      {"p2p:mode=pull,staged=1", Op::kAllGather, true, false},
+      {"p2p:mode=push,staged=1", Op::kAllGather, true, true},
+      {"oneshot:mode=pull", Op::kAllReduce, false, false},
+      {"nccl", Op::kAllReduce, false, false},
   };
   for (const Want& w : wants) {
     const StagedCopies c = StagedCopiesOf(Spec(w.name), w.op);
     EXPECT_EQ(c.in, w.in) << w.name;
-    EXPECT_EQ(c.in_kernel, w.in_kernel) << w.name;
     EXPECT_EQ(c.out, w.out) << w.name;
   }
 }
