@@ -95,8 +95,11 @@ void* ProfilerContext::StartCollApi(const CollApiStart& api) {
   call.flags = CCLTUNE_TELEMETRY_CALL_UNTIMED;
   ccltuneTelemetryRecordCall(&call);
   // This call is number s of its op; the mask written now governs the next call (duty_cycle.h).
+  // While a graph is being captured every next call is timed: a captured call's mask is fixed
+  // for all its replays, which are the program's calls from then on (and cost what they cost
+  // at capture: the sampled share of an eager stream does not apply to them).
   const std::uint64_t s = api_calls_[op.id].fetch_add(1, std::memory_order_relaxed);
-  SetActivationMask(NextMask(s + 1));
+  SetActivationMask(api.graph_captured ? kSampledMask : NextMask(s + 1));
   return nullptr;
 }
 

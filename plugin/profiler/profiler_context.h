@@ -42,6 +42,7 @@ struct CollApiStart {
   const char* func = nullptr;
   std::size_t count = 0;
   const char* datatype = nullptr;
+  bool graph_captured = false;  // the call is being captured into a CUDA graph
 };
 
 struct CommIdentity {

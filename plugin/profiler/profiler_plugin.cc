@@ -68,7 +68,8 @@ abi::NcclResult StartEvent(void* context, void** handle, Descr* d) {
     *handle = ctx->StartKernelCh(d->parentObj, d->kernelCh.pTimer);
   } else if constexpr (!std::is_same_v<Descr, abi::EventDescrV4>) {
     if (d->type == abi::kProfileCollApi)
-      *handle = ctx->StartCollApi({d->collApi.func, d->collApi.count, d->collApi.datatype});
+      *handle = ctx->StartCollApi(
+          {d->collApi.func, d->collApi.count, d->collApi.datatype, d->collApi.graphCaptured});
   }
   return abi::kSuccess;
 }

@@ -463,6 +463,32 @@ TEST_F(ProfilerPluginTest, ATimedCollResyncsTheCountAfterGraphCapture) {
   EXPECT_EQ(Seqs(TelemetryDoubleTimes(), "allReduce"), expected);
 }
 
+// Inside a capture every next call is timed (its replays are the program's calls from then on):
+// far from a sampled window, the captured calls after the first carry kernel-channel timing,
+// and the first eager call after the capture does too (decided by the last captured call).
+TEST_F(ProfilerPluginTest, CapturedCallsAreTimedWhateverTheirNumber) {
+  ScopedEnv env({{"CCLTUNE_TELEMETRY", "on"}});
+  FakeComm comm(lib_, 5, kComm, 0, 4);
+  FakeColl eager = AllReduce(0);
+  eager.seq.reset();
+  for (int i = 0; i < 100; ++i) comm.Collective(eager);  // numbers 0..99: 64..99 untimed
+  FakeColl captured = eager;
+  captured.graph_captured = true;
+  std::vector<int> masks;
+  for (int i = 0; i < 5; ++i) {
+    const Launch l = comm.Begin(captured);
+    masks.push_back(l.mask);
+    comm.End(l);
+    comm.Channels(l, captured);
+  }
+  EXPECT_EQ(masks, (std::vector<int>{kIdle, kSampled, kSampled, kSampled, kSampled}));
+  const Launch after = comm.Begin(eager);
+  EXPECT_EQ(after.mask, kSampled);
+  comm.End(after);
+  comm.Channels(after, eager);
+  EXPECT_EQ(comm.mask(), kIdle);  // back to the eager stream's rule: number 107 is not sampled
+}
+
 // A Coll whose parent is another context's (or nothing we know): the Coll is what carries the
 // call, timed and recorded under the context NCCL passed.
 TEST_F(ProfilerPluginTest, ACollWithAParentFromAnotherContextIsRecordedUnderItsOwn) {
