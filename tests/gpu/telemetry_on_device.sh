@@ -66,7 +66,11 @@ prometheus --config.file="$work/prom/prometheus.yml" --storage.tsdb.path="$work/
   --web.listen-address="127.0.0.1:$prom_port" >"$work/prom/prometheus.log" 2>&1 &
 pids+=($!)
 prom=http://127.0.0.1:$prom_port
-for _ in $(seq 100); do curl -sf "$prom/-/ready" >/dev/null && break; sleep 0.2; done
+# The system's curl, not with the bundle's libraries first (its libcurl is another build's).
+for _ in $(seq 100); do
+  env -u LD_LIBRARY_PATH curl -sf "$prom/-/ready" >/dev/null && break
+  sleep 0.2
+done
 
 shim=$(gpu_file libccltune-nccl.so)
 profiler=$(gpu_file libnccl-profiler-ccltune.so)
