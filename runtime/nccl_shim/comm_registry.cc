@@ -7,7 +7,8 @@ namespace ccltune::shim {
 
 void CommEntry::Count(Forward f) {
   forwarded[static_cast<int>(f)].fetch_add(1, std::memory_order_relaxed);
-  if (f == Forward::kWinnerNccl) return;
+  // The runtime's own telemetry counted these already (RuntimeComm::Serve).
+  if (f == Forward::kWinnerNccl || f == Forward::kStagingFull) return;
   if (const runtime::TelemetryApi* t = runtime::Telemetry()) t->forwarded(ForwardName(f), 1);
 }
 
@@ -27,6 +28,8 @@ const char* ForwardName(Forward f) {
       return "no context";
     case Forward::kWinnerNccl:
       return "winner is NCCL's own";
+    case Forward::kStagingFull:
+      return "staging area full";
     default:
       return "?";
   }

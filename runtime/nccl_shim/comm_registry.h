@@ -32,6 +32,7 @@ enum class Forward : int {
   kCapture,      // stream capture began before the context existed
   kPlain,        // no context for this communicator (the note said why)
   kWinnerNccl,   // the tuned choice for this call is NCCL's own
+  kStagingFull,  // the choice's signature found no room in the runtime's staging area
   kCount
 };
 const char* ForwardName(Forward f);

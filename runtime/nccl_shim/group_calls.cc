@@ -1,6 +1,8 @@
 // Collectives inside ncclGroupStart/End (group_calls.h).
 #include "runtime/nccl_shim/group_calls.h"
 
+#include <algorithm>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -163,10 +165,14 @@ ncclResult_t ForwardAll(const std::vector<Pending>& calls, const std::string& wh
 }
 
 // One rank's call, by our kernel (checked just before, with the same table and buffers).
-core::Status ServeOne(const Pending& p, const runtime::Call& c) {
+// `staging_full`: the kernel's signature found no staging left, nothing was enqueued (every
+// rank of the process fills its staging alike, so all of the group's ranks say so at once).
+core::Status ServeOne(const Pending& p, const runtime::Call& c, bool* staging_full) {
   std::lock_guard<std::mutex> lock(p.entry->mu);
   core::Result<runtime::RuntimeComm::Served> served = p.entry->ctx->Serve(c);
   if (!served.ok()) return served.status();
+  *staging_full = !served->ran && served->what == runtime::RuntimeComm::kStagingFull;
+  if (*staging_full) return core::Status::Ok();
   if (!served->ran) return core::Internal("the group's winner changed to NCCL's own");
   ++p.entry->ran_live[served->what];
   p.entry->group_shapes.insert(ShapeKey(served->what, c));
@@ -181,19 +187,29 @@ core::Status ServeOne(const Pending& p, const runtime::Call& c) {
 ncclResult_t ServeAll(const std::vector<Pending>& calls, const std::vector<runtime::Call>& cs,
                       bool fresh) {
   std::vector<core::Status> st(calls.size());
+  std::unique_ptr<bool[]> full(new bool[calls.size()]());
   if (fresh && !Capturing(cs[0].stream)) {
     std::vector<std::thread> threads;
     for (std::size_t i = 0; i < calls.size(); ++i) {
-      threads.emplace_back([&, i] { st[i] = ServeOne(calls[i], cs[i]); });
+      threads.emplace_back([&, i] { st[i] = ServeOne(calls[i], cs[i], &full[i]); });
     }
     for (std::thread& t : threads) t.join();
   } else {
-    for (std::size_t i = 0; i < calls.size(); ++i) st[i] = ServeOne(calls[i], cs[i]);
+    for (std::size_t i = 0; i < calls.size(); ++i) st[i] = ServeOne(calls[i], cs[i], &full[i]);
   }
   for (std::size_t i = 0; i < calls.size(); ++i) {
     if (st[i].ok()) continue;
     Note(Describe(cs[i]) + " (in a group): " + st[i].message());
     return ResultOf(st[i]);
+  }
+  const std::size_t n_full =
+      static_cast<std::size_t>(std::count(full.get(), full.get() + calls.size(), true));
+  if (n_full == calls.size())
+    return ForwardAll(calls, std::string(runtime::RuntimeComm::kStagingFull));
+  if (n_full > 0) {
+    Note("a group's ranks disagreed about their staging room: " + std::to_string(n_full) + " of " +
+         std::to_string(calls.size()) + " found none");
+    return ncclInternalError;
   }
   return ncclSuccess;
 }

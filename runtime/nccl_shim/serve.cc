@@ -174,7 +174,9 @@ ncclResult_t Collective(const runtime::Call& call, ncclComm_t comm, ForwardFn fo
     return ncclSuccess;
   }
   lock.unlock();  // `what` is a view of the table, which outlives this call
-  return Forwarded(*e, Forward::kWinnerNccl, served->what, call, comm, forward);
+  const Forward why = served->what == runtime::RuntimeComm::kStagingFull ? Forward::kStagingFull
+                                                                         : Forward::kWinnerNccl;
+  return Forwarded(*e, why, served->what, call, comm, forward);
 }
 
 void Release(ncclComm_t comm, const char* how, bool abort, bool forget) {

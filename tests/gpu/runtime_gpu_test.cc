@@ -233,7 +233,7 @@ std::vector<Case> Cases(int world) { return CasesOf(RuntimeTestSizes(), world, f
 // `results`: other winners) and a 256 MiB pool; false when either failed.
 bool StartRank(const std::string& dir, int rank, int world, bool winners, int peer_memory,
                ncclComm_t* nccl, ccltuneComm_t* rt, int timeout_ms = 20000,
-               const std::string& results = "") {
+               const std::string& results = "", std::size_t staging_bytes = 0) {
   if (cudaSetDevice(rank) != cudaSuccess) return false;
   *nccl = SharedNcclComm(dir, rank, world);
   if (*nccl == nullptr) return false;
@@ -245,16 +245,17 @@ bool StartRank(const std::string& dir, int rank, int world, bool winners, int pe
   cfg.poolBytes = std::size_t{256} << 20;
   cfg.timeoutMs = timeout_ms;
   cfg.peerMemory = peer_memory;
+  cfg.stagingBytes = staging_bytes;  // 0: the default
   if (ccltuneCommInit(*nccl, &cfg, rt) == ccltuneSuccess) return true;
   std::fprintf(stderr, "ccltuneCommInit: %s\n", ccltuneGetLastError());
   return false;
 }
 
-int CorrectnessRank(const std::string& dir, int rank, int world, bool winners,
-                    int peer_memory = -1) {
+int CorrectnessRank(const std::string& dir, int rank, int world, bool winners, int peer_memory = -1,
+                    std::size_t staging_bytes = 0) {
   ncclComm_t nccl = nullptr;
   ccltuneComm_t rt = nullptr;
-  RT_CHECK(StartRank(dir, rank, world, winners, peer_memory, &nccl, &rt));
+  RT_CHECK(StartRank(dir, rank, world, winners, peer_memory, &nccl, &rt, 20000, "", staging_bytes));
   cudaStream_t s = nullptr;
   RT_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess);
   RankRunner runner(rt, nccl, rank, world, s);
@@ -291,6 +292,19 @@ TEST(RuntimeGpu, MatchesNcclOnEveryPath) {
   RunWorld(
       "runtime-correct",
       [](const std::string& d, int r, int w) { return CorrectnessRank(d, r, w, true); }, world);
+}
+
+// A staging area too small for the larger push, LL and staged signatures: those calls find no
+// room, are handed back to the caller (the C API runs NCCL) and are still right.
+TEST(RuntimeGpu, AFullStagingAreaLeavesTheCallsToNccl) {
+  const int world = GpuWorldOrZero(2);
+  if (world == 0) GTEST_SKIP() << "needs 2 GPUs";
+  RunWorld(
+      "runtime-staging-full",
+      [](const std::string& d, int r, int w) {
+        return CorrectnessRank(d, r, w, true, -1, std::size_t{256} << 10);
+      },
+      world);
 }
 
 TEST(RuntimeGpu, WithoutWinnersRunsNccl) {
