@@ -21,7 +21,6 @@
 namespace ccltune::runtime {
 namespace {
 
-constexpr std::size_t kPartitionAlignment = 256;
 constexpr std::size_t kMaxSignatures = 4096;
 constexpr std::size_t kMaxEnqueuers = 256;
 
@@ -32,6 +31,12 @@ bool InPlace(const Call& c, std::size_t esize, int rank) {
   if (c.op == core::Op::kAllGather) return send == recv + mine;
   if (c.op == core::Op::kReduceScatter) return recv == send + mine;
   return send == recv;
+}
+
+core::Status EnqueueCopy(const PeerCopy& c, cudaStream_t stream) {
+  if (c.bytes > 0)
+    CCLTUNE_CUDA_TRY(cudaMemcpyAsync(c.to, c.from, c.bytes, cudaMemcpyDeviceToDevice, stream));
+  return core::Status::Ok();
 }
 
 std::string Signature(const AppliedRun& run, const Call& c) {
@@ -60,9 +65,9 @@ core::Result<RuntimeComm::Served> RuntimeComm::Serve(const Call& call) {
     if (timing_) timing_->Forwarded("winner is NCCL's own");  // as libccltune-nccl names it
     return Served{false, c.run->reason.empty() ? c.run->name : c.run->reason};
   }
-  staging_full_ = false;
-  CCLTUNE_RETURN_IF_ERROR(RunChoice(call, *c.run, c.cls, c.send_off, c.recv_off));
-  if (staging_full_) {
+  CCLTUNE_ASSIGN_OR_RETURN(const bool enqueued,
+                           RunChoice(call, *c.run, c.cls, c.send_off, c.recv_off));
+  if (!enqueued) {
     if (timing_) timing_->Forwarded(kStagingFull);
     return Served{false, kStagingFull};  // nothing was enqueued: the caller runs NCCL
   }
@@ -117,21 +122,25 @@ RuntimeComm::Chosen RuntimeComm::Choose(const Call& call) const {
   return c;
 }
 
-core::Status RuntimeComm::RunChoice(const Call& call, const AppliedRun& run, BufferClass cls,
-                                    std::size_t send_off, std::size_t recv_off) {
+core::Result<bool> RuntimeComm::RunChoice(const Call& call, const AppliedRun& run, BufferClass cls,
+                                          std::size_t send_off, std::size_t recv_off) {
   const gpu::OpShape shape{call.op, *call.dtype, *call.redop, call.count, world_, rank_};
   switch (run.spec.compose) {
     case apply::Composition::kPeer:
       return RunPeer(call, run, shape, cls, send_off, recv_off);
     case apply::Composition::kReduceScatterAllGather:
-      return RunRsAg(call, shape);
+      CCLTUNE_RETURN_IF_ERROR(RunRsAg(call, shape));
+      return true;
     case apply::Composition::kHierarchical:
-      return RunHier(call, run);
+      CCLTUNE_RETURN_IF_ERROR(RunHier(call, run));
+      return true;
     default:
       break;
   }
   auto ctas = ctas_comms_.find(run.spec.ctas);
-  return RunNccl(call, run.spec.ctas > 0 && ctas != ctas_comms_.end() ? ctas->second : nccl_);
+  CCLTUNE_RETURN_IF_ERROR(
+      RunNccl(call, run.spec.ctas > 0 && ctas != ctas_comms_.end() ? ctas->second : nccl_));
+  return true;
 }
 
 std::optional<std::size_t> RuntimeComm::PoolOffset(const void* p, std::uint64_t bytes) const {
@@ -190,9 +199,9 @@ core::Status RuntimeComm::RunRsAg(const Call& call, const gpu::OpShape& shape) {
   return core::Status::Ok();
 }
 
-core::Status RuntimeComm::RunPeer(const Call& call, const AppliedRun& run,
-                                  const gpu::OpShape& shape, BufferClass cls, std::size_t send_off,
-                                  std::size_t recv_off) {
+core::Result<bool> RuntimeComm::RunPeer(const Call& call, const AppliedRun& run,
+                                        const gpu::OpShape& shape, BufferClass cls,
+                                        std::size_t send_off, std::size_t recv_off) {
   if (run.spec.staged) return RunStaged(call, run, shape, Signature(run, call));
   kernels::PeerOperands ops;
   if (cls == BufferClass::kPooled && GroupBuffers(call)) {
@@ -224,23 +233,34 @@ core::Status RuntimeComm::RunPeer(const Call& call, const AppliedRun& run,
   if (staging > 0) {
     bool fits = true;
     CCLTUNE_ASSIGN_OR_RETURN(std::size_t at, StagingFor(signature, staging, call.stream, &fits));
-    if (!fits) return core::Status::Ok();  // StagingFor set staging_full_: nothing enqueued
+    if (!fits) return false;
     for (int r = 0; r < world_; ++r) ops.staging[r] = peers_->Data(r, at);
   }
+  CCLTUNE_RETURN_IF_ERROR(LaunchPeer(call, run, shape, signature, ops));
+  return true;
+}
+
+core::Status RuntimeComm::LaunchPeer(const Call& call, const AppliedRun& run,
+                                     const gpu::OpShape& shape, const std::string& signature,
+                                     const kernels::PeerOperands& ops, const PeerCopy& in,
+                                     const PeerCopy& out) {
   const gpu::PeerEnqueuer* enqueuer = EnqueuerFor(signature, run.spec, shape);
   if (enqueuer == nullptr) return core::Internal("peer enqueuer for " + run.name);
   const kernels::PeerTeam team =
       TimedTeam(signature, call.op, *call.dtype, RecordBytes(call, world_), run.name);
+  // Ordered before a staged copy in too: its region may still be read by this signature's
+  // last launch on another stream.
   CCLTUNE_RETURN_IF_ERROR(OrderPeerLaunch(call.stream, /*before=*/true));
+  CCLTUNE_RETURN_IF_ERROR(EnqueueCopy(in, call.stream));
   CCLTUNE_RETURN_IF_ERROR(enqueuer->Enqueue(team, ops, call.stream));
+  CCLTUNE_RETURN_IF_ERROR(EnqueueCopy(out, call.stream));
   return OrderPeerLaunch(call.stream, /*before=*/false);
 }
 
 core::Result<std::size_t> RuntimeComm::StagingFor(const std::string& signature, std::uint64_t bytes,
                                                   cudaStream_t stream, bool* fits) {
   if (auto it = staging_.find(signature); it != staging_.end()) return it->second;
-  const std::size_t size =
-      (bytes + kPartitionAlignment - 1) / kPartitionAlignment * kPartitionAlignment;
+  const std::size_t size = PartitionAligned(bytes);
   if (staging_used_ + size > config_.staging_bytes || staging_.size() >= kMaxSignatures) {
     if (!logged_staging_full_ && rank_ == 0) {
       std::fprintf(stderr,
@@ -249,7 +269,6 @@ core::Result<std::size_t> RuntimeComm::StagingFor(const std::string& signature, 
                    config_.staging_bytes, signature.c_str());
     }
     logged_staging_full_ = true;
-    staging_full_ = true;
     *fits = false;
     return std::size_t{0};
   }

@@ -82,9 +82,8 @@ BufferClass RuntimeComm::EpilogueClassOf(const EpilogueCall& c, EpilogueOffsets*
 
 core::Status RuntimeComm::RunUnfused(const EpilogueCall& c, const AppliedRun& run, BufferClass cls,
                                      const EpilogueOffsets& at) {
-  staging_full_ = false;
-  CCLTUNE_RETURN_IF_ERROR(RunChoice(AllReduceOf(c), run, cls, at.in, at.out));
-  if (staging_full_) CCLTUNE_RETURN_IF_ERROR(RunNccl(AllReduceOf(c), nccl_));
+  CCLTUNE_ASSIGN_OR_RETURN(const bool enqueued, RunChoice(AllReduceOf(c), run, cls, at.in, at.out));
+  if (!enqueued) CCLTUNE_RETURN_IF_ERROR(RunNccl(AllReduceOf(c), nccl_));  // no staging left
   return gpu::EnqueueEpilogue(gpu::EpilogueParamsOf(c.epilogue, c.weight), c.out, c.residual, c.out,
                               c.tokens, c.dtype, c.stream);
 }

@@ -7,39 +7,30 @@
 // worker measured exactly these copies around the same kernel, so the tuned time holds.
 //
 // Reuse: the next call of the signature copies into the region again only after
-// OrderPeerLaunch ordered it behind this call's kernel, and that kernel's last barrier means
-// no peer reads this rank's region any more (pull), or its first barrier of the next launch
-// guards the push staging (peer_reduce.cu). Inside a graph the graph's order holds.
+// OrderPeerLaunch ordered it behind this call's kernel (LaunchPeer), and that kernel's last
+// barrier means no peer reads this rank's region any more (pull), or its first barrier of
+// the next launch guards the push staging (peer_reduce.cu). Inside a graph the graph's order
+// holds.
 #include "core/apply/staged.h"
-#include "core/gpu/cuda_check.h"
 #include "runtime/runtime_comm.h"
 
 namespace ccltune::runtime {
-namespace {
 
-constexpr std::uint64_t kRegionAlignment = 256;
-
-std::uint64_t Aligned(std::uint64_t n) {
-  return (n + kRegionAlignment - 1) / kRegionAlignment * kRegionAlignment;
-}
-
-}  // namespace
-
-core::Status RuntimeComm::RunStaged(const Call& call, const AppliedRun& run,
-                                    const gpu::OpShape& shape, const std::string& signature) {
+core::Result<bool> RuntimeComm::RunStaged(const Call& call, const AppliedRun& run,
+                                          const gpu::OpShape& shape, const std::string& signature) {
   const apply::StagedCopies copies = apply::StagedCopiesOf(run.spec, call.op);
   const std::size_t esize = core::DtypeSize(*call.dtype);
   const std::uint64_t in_bytes = SendElems(call.op, call.count, world_) * esize;
   const std::uint64_t out_bytes = RecvElems(call.op, call.count, world_) * esize;
-  const std::uint64_t out_at = Aligned(in_bytes);
-  const std::uint64_t push_at = out_at + (copies.out ? Aligned(out_bytes) : 0);
+  const std::uint64_t out_at = PartitionAligned(in_bytes);
+  const std::uint64_t push_at = out_at + (copies.out ? PartitionAligned(out_bytes) : 0);
   const std::uint64_t push_bytes =
       kernels::StagingBytes(gpu::PeerAlgoFor(run.spec, call.op), gpu::PeerShapeOf(run.spec),
                             call.count, *call.dtype, world_);
   bool fits = true;
   CCLTUNE_ASSIGN_OR_RETURN(const std::size_t at,
                            StagingFor(signature, push_at + push_bytes, call.stream, &fits));
-  if (!fits) return core::Status::Ok();  // StagingFor set staging_full_: nothing enqueued
+  if (!fits) return false;
   kernels::PeerOperands ops;
   for (int r = 0; r < world_; ++r) {
     ops.in[r] = peers_->Data(r, at);
@@ -47,21 +38,11 @@ core::Status RuntimeComm::RunStaged(const Call& call, const AppliedRun& run,
     if (push_bytes > 0) ops.staging[r] = peers_->Data(r, at + push_at);
   }
   if (!copies.out) ops.out[rank_] = call.recv;  // only this rank writes it
-  const gpu::PeerEnqueuer* enqueuer = EnqueuerFor(signature, run.spec, shape);
-  if (enqueuer == nullptr) return core::Internal("peer enqueuer for " + run.name);
-  const kernels::PeerTeam team =
-      TimedTeam(signature, call.op, *call.dtype, RecordBytes(call, world_), run.name);
-  // Ordered before the copy in: the region may still be read by this signature's last
-  // launch on another stream.
-  CCLTUNE_RETURN_IF_ERROR(OrderPeerLaunch(call.stream, /*before=*/true));
-  CCLTUNE_CUDA_TRY(cudaMemcpyAsync(peers_->Data(rank_, at), call.send, in_bytes,
-                                   cudaMemcpyDeviceToDevice, call.stream));
-  CCLTUNE_RETURN_IF_ERROR(enqueuer->Enqueue(team, ops, call.stream));
-  if (copies.out) {
-    CCLTUNE_CUDA_TRY(cudaMemcpyAsync(call.recv, peers_->Data(rank_, at + out_at), out_bytes,
-                                     cudaMemcpyDeviceToDevice, call.stream));
-  }
-  return OrderPeerLaunch(call.stream, /*before=*/false);
+  const PeerCopy in{peers_->Data(rank_, at), call.send, in_bytes};
+  const PeerCopy out =
+      copies.out ? PeerCopy{call.recv, peers_->Data(rank_, at + out_at), out_bytes} : PeerCopy{};
+  CCLTUNE_RETURN_IF_ERROR(LaunchPeer(call, run, shape, signature, ops, in, out));
+  return true;
 }
 
 }  // namespace ccltune::runtime

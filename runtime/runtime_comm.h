@@ -60,6 +60,19 @@ inline std::uint64_t SendElems(core::Op op, std::uint64_t count, int world) {
 inline std::uint64_t RecvElems(core::Op op, std::uint64_t count, int world) {
   return op == core::Op::kAllGather ? count * static_cast<std::uint64_t>(world) : count;
 }
+// A staged call's copy into or out of its peer-memory region (dispatch_staged.cc): one
+// device-to-device copy on the call's stream; none when bytes is 0.
+struct PeerCopy {
+  void* to = nullptr;
+  const void* from = nullptr;
+  std::uint64_t bytes = 0;
+};
+
+// Staging partitions and the regions inside them start on 256-byte boundaries.
+inline std::uint64_t PartitionAligned(std::uint64_t bytes) {
+  constexpr std::uint64_t kAlignment = 256;
+  return (bytes + kAlignment - 1) / kAlignment * kAlignment;
+}
 // The whole message, as records count it (allGather's and reduceScatter's total).
 inline std::uint64_t RecordBytes(const Call& c, int world) {
   return (c.op == core::Op::kAllReduce ? c.count : c.count * static_cast<std::uint64_t>(world)) *
@@ -215,19 +228,26 @@ class RuntimeComm {
   // it; nullopt otherwise (or when the pool is not shared).
   std::optional<std::size_t> PoolOffset(const void* p, std::uint64_t bytes) const;
   // Runs `run` (not fused) for `call`, checked against it already.
-  core::Status RunChoice(const Call& call, const AppliedRun& run, BufferClass cls,
-                         std::size_t send_off, std::size_t recv_off);
+  // The *Run* functions that may find no staging left return whether they enqueued the call
+  // (false: nothing was, the caller runs NCCL).
+  core::Result<bool> RunChoice(const Call& call, const AppliedRun& run, BufferClass cls,
+                               std::size_t send_off, std::size_t recv_off);
   core::Status RunNccl(const Call& call, ncclComm_t comm);
   core::Status RunRsAg(const Call& call, const gpu::OpShape& shape);
   // dispatch_hier.cc
   core::Status RunHier(const Call& call, const AppliedRun& run);
-  core::Status RunPeer(const Call& call, const AppliedRun& run, const gpu::OpShape& shape,
-                       BufferClass cls, std::size_t send_off, std::size_t recv_off);
+  core::Result<bool> RunPeer(const Call& call, const AppliedRun& run, const gpu::OpShape& shape,
+                             BufferClass cls, std::size_t send_off, std::size_t recv_off);
   core::Result<std::size_t> StagingFor(const std::string& signature, std::uint64_t bytes,
                                        cudaStream_t stream, bool* fits);
+  // The one timed launch of `run` with `ops`, ordered among our kernels, with the copies a
+  // staged call makes around it inside that order.
+  core::Status LaunchPeer(const Call& call, const AppliedRun& run, const gpu::OpShape& shape,
+                          const std::string& signature, const kernels::PeerOperands& ops,
+                          const PeerCopy& in = {}, const PeerCopy& out = {});
   // dispatch_staged.cc: `run` with staged=1, on any buffers of the call.
-  core::Status RunStaged(const Call& call, const AppliedRun& run, const gpu::OpShape& shape,
-                         const std::string& signature);
+  core::Result<bool> RunStaged(const Call& call, const AppliedRun& run, const gpu::OpShape& shape,
+                               const std::string& signature);
   core::Status OrderPeerLaunch(cudaStream_t stream, bool before);
   // dispatch_epilogue.cc
   struct EpilogueOffsets {
@@ -294,9 +314,6 @@ class RuntimeComm {
   gpu::Event peer_done_;  // the last eager peer launch, for ordering across streams
   cudaStream_t last_peer_stream_ = nullptr;
   bool logged_staging_full_ = false;
-  // Set by StagingFor when the call's signature found no room (under mu_, per call): the
-  // kernel was not enqueued, NCCL runs the call (Serve's caller, or RunUnfused).
-  bool staging_full_ = false;
   std::string summary_;
   // Program telemetry (issue 45): null when off. Last: stopped (its thread joined) first.
   std::unique_ptr<CallTiming> timing_;
