@@ -10,6 +10,7 @@
 #include "ccltune.h"
 #include "runtime/epilogue_call.h"
 #include "runtime/nccl_types.h"
+#include "runtime/direct/segment_registry.h"
 #include "runtime/runtime_comm.h"
 #include "runtime/runtime_config.h"
 
@@ -252,6 +253,22 @@ ccltuneResult_t ccltuneMemFree(ccltuneComm_t comm, void* ptr) {
   return Guarded([&]() -> Status {
     if (comm == nullptr || !comm->impl) return ccltune::core::InvalidArgument("comm: NULL");
     return comm->impl->MemFree(ptr);
+  });
+}
+
+ccltuneResult_t ccltuneMemRegister(const void* ptr, size_t bytes) {
+  return Guarded([&]() -> Status {
+    if (ptr == nullptr || bytes == 0) return ccltune::core::InvalidArgument("ptr/bytes: NULL or 0");
+    ccltune::runtime::direct::SegmentRegistry::Get().Register(ptr, bytes);
+    return Status::Ok();
+  });
+}
+
+ccltuneResult_t ccltuneMemDeregister(const void* ptr) {
+  return Guarded([&]() -> Status {
+    if (ptr == nullptr) return ccltune::core::InvalidArgument("ptr: NULL");
+    ccltune::runtime::direct::SegmentRegistry::Get().Deregister(ptr);
+    return Status::Ok();
   });
 }
 

@@ -11,10 +11,76 @@
 // barrier means no peer reads this rank's region any more (pull), or its first barrier of
 // the next launch guards the push staging (peer_reduce.cu). Inside a graph the graph's order
 // holds.
+//
+// Captured in a CUDA graph by a multi-process clique, a staged pull all-reduce takes a
+// slot of the direct exchange instead (direct_exchange.h): the kernel then copies nothing
+// when every rank vouches for the slot at the launch, and copies in and out inside the
+// launch otherwise (peer_kernels.h, DirectSlot), so no copy node surrounds it.
+#include <cstdio>
+#include <cstdlib>
+
 #include "core/apply/staged.h"
+#include "core/base/env_switch.h"
+#include "runtime/direct/cuda_backend.h"
 #include "runtime/runtime_comm.h"
+#include "runtime/telemetry/call_timing.h"
 
 namespace ccltune::runtime {
+namespace {
+
+constexpr int kDirectSlots = 16384;  // 144 bytes each on the device
+
+bool Capturing(cudaStream_t stream) {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  return cudaStreamIsCapturing(stream, &status) == cudaSuccess &&
+         status != cudaStreamCaptureStatusNone;
+}
+
+}  // namespace
+
+// Multi-process cliques on one node, peer memory up, unless CCLTUNE_DIRECT=0. A failure
+// leaves the staged calls as they were (copies around the kernel), with one line.
+void RuntimeComm::StartDirect() {
+  const core::Result<bool> on = core::EnvSwitch("CCLTUNE_DIRECT", std::getenv("CCLTUNE_DIRECT"),
+                                                "captured calls always staged", "direct when ready");
+  if (!on.ok() || !*on || OneProcess() || processes_ != world_ || !peers_ || !peers_->usable()) {
+    if (!on.ok() && rank_ == 0) std::fprintf(stderr, "ccltune: %s\n", on.status().message().c_str());
+    return;
+  }
+  core::Result<std::unique_ptr<direct::DirectBackend>> backend =
+      direct::MakeCudaBackend(device_, kDirectSlots);
+  core::Result<std::unique_ptr<direct::DirectExchange>> made =
+      backend.ok() ? direct::DirectExchange::Start(
+                         {"ccltune-d/" + std::to_string(CommHash(clique_)), rank_, world_,
+                          kDirectSlots, config_.timeout},
+                         std::move(backend).value())
+                   : core::Result<std::unique_ptr<direct::DirectExchange>>(backend.status());
+  if (!made.ok()) {
+    std::fprintf(stderr, "ccltune: rank %d: captured calls stay staged: %s\n", rank_,
+                 made.status().message().c_str());
+    return;
+  }
+  direct_ = std::move(made).value();
+}
+
+const void* RuntimeComm::DirectSlotFor(const Call& call, const AppliedRun& run,
+                                       const gpu::OpShape& shape) {
+  if (!direct_ || call.op != core::Op::kAllReduce || run.spec.push ||
+      !Capturing(call.stream)) {
+    return nullptr;
+  }
+  const kernels::PeerAlgo algo = gpu::PeerAlgoFor(run.spec, call.op);
+  if (algo != kernels::PeerAlgo::kOneShot && algo != kernels::PeerAlgo::kTwoShot) return nullptr;
+  if (gpu::PeerShapeOf(run.spec).ll) return nullptr;
+  const std::uint64_t bytes = call.count * core::DtypeSize(*call.dtype);
+  const bool in_place = call.send == call.recv;
+  const std::uint64_t signature =
+      CommHash(run.name + "|" + std::to_string(call.count) + "|" +
+               std::to_string(static_cast<int>(*call.dtype)) + "|" +
+               std::to_string(static_cast<int>(*call.redop)) + "|" + std::to_string(shape.world));
+  return direct_->Capture({call.send, bytes, call.recv, bytes, signature,
+                           !(in_place && algo == kernels::PeerAlgo::kOneShot)});
+}
 
 core::Result<bool> RuntimeComm::RunStaged(const Call& call, const AppliedRun& run,
                                           const gpu::OpShape& shape, const std::string& signature) {
@@ -38,6 +104,13 @@ core::Result<bool> RuntimeComm::RunStaged(const Call& call, const AppliedRun& ru
     if (push_bytes > 0) ops.staging[r] = peers_->Data(r, at + push_at);
   }
   if (!copies.out) ops.out[rank_] = call.recv;  // only this rank writes it
+  if (const void* slot = DirectSlotFor(call, run, shape); slot != nullptr) {
+    ops.direct = static_cast<const kernels::DirectSlot*>(slot);
+    ops.own_in = call.send;
+    ops.own_out = call.recv;
+    CCLTUNE_RETURN_IF_ERROR(LaunchPeer(call, run, shape, signature, ops));
+    return true;
+  }
   const PeerCopy in{peers_->Data(rank_, at), call.send, in_bytes};
   const PeerCopy out =
       copies.out ? PeerCopy{call.recv, peers_->Data(rank_, at + out_at), out_bytes} : PeerCopy{};

@@ -59,6 +59,7 @@ core::Result<std::unique_ptr<RuntimeComm>> RuntimeComm::Init(ncclComm_t nccl,
   CCLTUNE_RETURN_IF_ERROR(st);
   c->StartFailureWatch();
   c->StartTelemetry();
+  c->StartDirect();
   return c;
 }
 

@@ -22,6 +22,7 @@
 #include "core/gpu/peer_enqueue.h"
 #include "core/gpu/peer_memory.h"
 #include "core/plan/types.h"
+#include "runtime/direct/direct_exchange.h"
 #include "runtime/dispatch_table.h"
 #include "runtime/failure_watch.h"
 #include "runtime/nccl_directory.h"
@@ -270,6 +271,9 @@ class RuntimeComm {
                               std::uint64_t bytes, std::string_view choice);
   void StartFailureWatch();
   void StartTelemetry();
+  void StartDirect();
+  // A captured staged pull call's slot of the direct exchange (direct_exchange.h), or null.
+  const void* DirectSlotFor(const Call& call, const AppliedRun& run, const gpu::OpShape& shape);
 
   ncclComm_t nccl_;
   RuntimeConfig config_;
@@ -317,6 +321,8 @@ class RuntimeComm {
   std::string summary_;
   // Program telemetry (issue 45): null when off. Last: stopped (its thread joined) first.
   std::unique_ptr<CallTiming> timing_;
+  // Multi-process cliques: captured calls on the program's own buffers (issue 43).
+  std::unique_ptr<direct::DirectExchange> direct_;
 };
 
 // The device of the communicator current while a call runs; the caller's is restored.

@@ -14,24 +14,13 @@ namespace {
 using PointerGetAttributes = CUresult (*)(unsigned int, CUpointer_attribute*, void**, CUdeviceptr);
 using MemGetAccess = CUresult (*)(unsigned long long*, const CUmemLocation*, CUdeviceptr);
 
-void* Entry(const char* name) {
-  void* f = nullptr;
-  cudaDriverEntryPointQueryResult found{};
-  if (cudaGetDriverEntryPointByVersion(name, &f, 12000, cudaEnableDefault, &found) != cudaSuccess ||
-      found != cudaDriverEntryPointSuccess) {
-    f = nullptr;
-  }
-  (void)cudaGetLastError();
-  return f;
-}
-
 PointerGetAttributes Attributes() {
-  static const auto fn = reinterpret_cast<PointerGetAttributes>(Entry("cuPointerGetAttributes"));
+  static const auto fn = reinterpret_cast<PointerGetAttributes>(DriverEntry("cuPointerGetAttributes"));
   return fn;
 }
 
 MemGetAccess Access() {
-  static const auto fn = reinterpret_cast<MemGetAccess>(Entry("cuMemGetAccess"));
+  static const auto fn = reinterpret_cast<MemGetAccess>(DriverEntry("cuMemGetAccess"));
   return fn;
 }
 
@@ -44,6 +33,17 @@ bool ReadWrite(MemGetAccess access, CUdeviceptr at, int device) {
 }
 
 }  // namespace
+
+void* DriverEntry(const char* name) {
+  void* f = nullptr;
+  cudaDriverEntryPointQueryResult found{};
+  if (cudaGetDriverEntryPointByVersion(name, &f, 12000, cudaEnableDefault, &found) != cudaSuccess ||
+      found != cudaDriverEntryPointSuccess) {
+    f = nullptr;
+  }
+  (void)cudaGetLastError();
+  return f;
+}
 
 bool ReachableFrom(const void* p, std::size_t bytes, const std::vector<int>& devices) {
   const PointerGetAttributes query = Attributes();

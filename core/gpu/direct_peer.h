@@ -18,4 +18,8 @@ namespace ccltune::gpu {
 // each device. Driver queries only; never blocks.
 bool ReachableFrom(const void* p, std::size_t bytes, const std::vector<int>& devices);
 
+// The driver's `name` (CUDA 12 ABI) through the runtime, which finds the driver the
+// process loaded; null when it has none.
+void* DriverEntry(const char* name);
+
 }  // namespace ccltune::gpu

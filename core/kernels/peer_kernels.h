@@ -4,8 +4,9 @@
 //
 // Ordering between GPUs uses per-block signal flags: block b of rank r raises
 // flags[b][r] in each peer's signal area to the block's next epoch with a system-scope
-// release, and waits (acquire) until every peer raised its flag in ours. Waits are bounded
-// by %globaltimer; when the bound passes, the kernel records it (timed_out[0], and
+// release, and waits (acquire) until every peer raised its flag in ours (a flag holds the
+// epoch's low 31 bits and, in bit 31, the rank's vote for the launch: peer_sync.cuh). Waits
+// are bounded by %globaltimer; when the bound passes, the kernel records it (timed_out[0], and
 // timed_out[1 + r] for each rank r it waited for in vain) and then either returns instead of
 // hanging, the epochs out of step until ResetPeerSignals runs on every rank (the tuning
 // worker, which records the choice as timed out and goes on), or, with fail_stop (the
@@ -16,6 +17,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "core/plan/types.h"
 
@@ -87,12 +89,38 @@ struct PeerTeam {
   unsigned int site = 0;
 };
 
+// A captured call's table of every rank's own buffers as mapped on this GPU (issue 43), in
+// device memory, written by the host between launches (in stream order: every block of a
+// launch must read the same table); the kernel reads it at launch. The host sets valid to 1
+// only when every entry is mapped here, 16-byte aligned (the host checks it; the kernel does
+// not) and still live, and never for one-shot in place (a peer would read our input while we
+// overwrite it). Each launch's ranks vote (peer_sync.cuh): the table is used only when every
+// rank vouches for its own.
+struct DirectSlot {
+  unsigned int valid;  // 1: this rank vouches for every entry
+  unsigned int unused[3];
+  const void* in[kMaxPeers];  // rank r's program input
+  void* out[kMaxPeers];       // rank r's program output
+};
+
 // Where one op's data lives, as mapped here, indexed by rank.
 struct PeerOperands {
   const void* in[kMaxPeers] = {};  // each rank's send buffer
   void* out[kMaxPeers] = {};       // each rank's receive buffer
   void* staging[kMaxPeers] = {};   // each rank's staging area (push modes), see StagingBytes
+  // Direct mode (issue 43), honoured only by pull one-shot (not LL) and pull two-shot
+  // allReduce; every other kernel ignores these three. Non-null `direct`: when every rank
+  // vouches, the kernel reads and writes the program buffers of the table; else every rank
+  // falls back to staging inside the kernel: it copies own_in into in[rank], pulls from the
+  // in[r] as a staged call does, and (two-shot) copies out[rank] to own_out at the end. So
+  // in[r] (and staging) describe the staged layout: in[r] is rank r's staging input region;
+  // for two-shot out[r] is rank r's staging output region; one-shot uses out[rank] only,
+  // which the host sets to own_out.
+  const DirectSlot* direct = nullptr;
+  const void* own_in = nullptr;  // this rank's program input
+  void* own_out = nullptr;       // this rank's program output
 };
+static_assert(std::is_trivially_copyable_v<PeerOperands>, "PeerOperands is a kernel parameter");
 
 struct PeerShape {
   int blocks = 8;

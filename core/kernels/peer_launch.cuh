@@ -48,7 +48,7 @@ inline bool OperandsAligned(const PeerOperands& ops, int world) {
       return false;
     }
   }
-  return true;
+  return Aligned16(ops.own_in) && Aligned16(ops.own_out);  // null counts as aligned
 }
 
 cudaError_t LaunchPeerReduce(PeerAlgo algo, const PeerTeam& team, const PeerOperands& ops,

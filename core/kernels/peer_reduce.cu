@@ -1,7 +1,8 @@
 // The reducing peer kernels (peer_kernels.h): one-shot and two-shot all-reduce and the
 // reduce-scatter half, each in pull mode (read the peers' inputs) and push mode (write
-// into the peers' staging, then reduce locally). Sums run in rank order on every rank, so
-// all ranks hold bit-identical results.
+// into the peers' staging, then reduce locally), and pull one-shot and two-shot in direct
+// mode (PeerOperands::direct, issue 43). Sums run in rank order on every rank, so all ranks
+// hold bit-identical results.
 #include "core/kernels/peer_launch.cuh"
 #include "core/kernels/peer_sync.cuh"
 #include "core/kernels/peer_vector.cuh"
@@ -82,6 +83,44 @@ template <class T>
 __device__ inline T* Out(const PeerOperands& ops, int r) {
   return static_cast<T*>(Pick(ops.out, r));
 }
+// Direct mode's fallback (PeerOperands::direct): segment p of the program's input (`len(p)`
+// elements at p * stride; one segment for one-shot) copied into our in[rank], each block its
+// share by the same walk the readers' reduce takes, so that the next barrier (carrying
+// writes) hands block b of every peer exactly what its block b reads.
+template <class T, bool VEC, int U, class Len>
+__device__ inline void CopyOwnInput(const PeerTeam& team, const PeerOperands& ops,
+                                    std::uint64_t stride, int segments, Len len) {
+  const T* from = static_cast<const T*>(ops.own_in);
+  for (int p = 0; p < segments; ++p) {
+    T* to[1] = {const_cast<T*>(In<T>(ops, team.rank)) + p * stride};
+    CopyInto<T, VEC, U>(from + p * stride, to, 1, len(p));
+  }
+}
+
+// Two-shot's fallback: after the last barrier our out[rank] holds every segment; segment p
+// was written by rank p's block b with the reduce walk over len(p), so block b copies it to
+// own_out by that walk: it reads only what the barrier it shares with rank p's block b
+// carried.
+template <class T, bool VEC, int U, class Len>
+__device__ inline void CopyOwnOutput(const PeerTeam& team, const PeerOperands& ops,
+                                     std::uint64_t seg, Len len) {
+  T* own = static_cast<T*>(ops.own_out);
+  for (int p = 0; p < team.world; ++p) {
+    T* to[1] = {own + p * seg};
+    CopyInto<T, VEC, U>(Out<T>(ops, team.rank) + p * seg, to, 1, len(p));
+  }
+}
+
+// Rank r's program buffers from the direct table: global memory, so a runtime r is cheap.
+template <class T>
+__device__ inline const T* DirectIn(const PeerOperands& ops, int r) {
+  return static_cast<const T*>(ops.direct->in[r]);
+}
+template <class T>
+__device__ inline T* DirectOut(const PeerOperands& ops, int r) {
+  return static_cast<T*>(ops.direct->out[r]);
+}
+
 // Slot `src` of parity `parity` in rank r's staging; slots are `slot` elements apart.
 template <class T>
 __device__ inline T* Slot(const PeerOperands& ops, int r, int parity, int src, int world,
@@ -159,6 +198,36 @@ __device__ inline void ReduceOwnSegment(const PeerTeam& team, const PeerOperands
   EndBlock(team, s, 1);
 }
 
+// Pull one-shot in direct mode (PeerOperands::direct). Barrier 1 is the arrival and the
+// vote. All vouch: read every rank's program input, write our program output, one more
+// barrier (nobody reads our input any more): today's pull cost. Else: stage our input in
+// the launch, a barrier carrying it, pull from the staged inputs, the closing barrier.
+// all_vote is block-uniform and the same in block b of every rank, so every rank's block b
+// runs the same barriers and advances its epoch alike. The host never vouches in place:
+// the peers read our whole input while we write our output.
+template <class T, core::RedOp OP, bool VEC, int U>
+__global__ void __launch_bounds__(kMaxReduceThreads)
+    OneShotDirectKernel(PeerTeam team, PeerOperands ops, std::uint64_t count) {
+  __shared__ BlockSync s;
+  if (!BeginBlock(team, &s, &ops.direct->valid)) return;
+  if (!PeerBarrier<Carries::kArrival>(team, &s, 1)) return;  // every input is ready
+  const bool direct = s.all_vote != 0;
+  if (!direct) {
+    CopyOwnInput<T, VEC, U>(team, ops, 0, 1, [&](int) { return count; });
+    if (!PeerBarrier<Carries::kWrites>(team, &s, 2)) return;  // every staged input is ready
+  }
+  const T* src[kMaxPeers];
+#pragma unroll
+  for (int r = 0; r < kMaxPeers; ++r) {
+    if (r < team.world) src[r] = direct ? DirectIn<T>(ops, r) : In<T>(ops, r);
+  }
+  T* dst[1] = {direct ? DirectOut<T>(ops, team.rank) : Out<T>(ops, team.rank)};
+  ReduceInto<T, OP, VEC, U>(src, team.world, dst, 1, count);
+  const unsigned int used = direct ? 2 : 3;
+  if (!PeerBarrier<Carries::kArrival>(team, &s, used)) return;  // nobody reads our input
+  EndBlock(team, &s, used);
+}
+
 template <class T, core::RedOp OP, bool VEC, int U>
 __global__ void __launch_bounds__(kMaxReduceThreads)
     OneShotKernel(PeerTeam team, PeerOperands ops, std::uint64_t count, bool push) {
@@ -227,6 +296,44 @@ __global__ void __launch_bounds__(kMaxReduceThreads)
   EndBlock(team, &s, 1);
 }
 
+// Pull two-shot in direct mode (PeerOperands::direct). Barrier 1 is the arrival and the
+// vote. All vouch: reduce our segment of every rank's program input into every rank's
+// program output, then a barrier carrying those writes: today's pull cost. Else: stage our
+// input in the launch, a barrier carrying it, reduce our segment of the staged inputs into
+// every rank's staging output, a barrier carrying that, and copy our staging output to our
+// program output. Block b of every rank takes the same path (OneShotDirectKernel says
+// why). In place is safe here: element i of segment p of rank q's buffer is read and then
+// written only by the one thread of rank p's block that owns i in the walk.
+template <class T, core::RedOp OP, bool VEC, int U>
+__global__ void __launch_bounds__(kMaxReduceThreads)
+    TwoShotDirectKernel(PeerTeam team, PeerOperands ops, std::uint64_t count) {
+  __shared__ BlockSync s;
+  if (!BeginBlock(team, &s, &ops.direct->valid)) return;
+  const std::uint64_t seg = SegmentCount<T>(count, team.world);
+  auto len = [&](int r) { return SegmentLength(count, seg, r); };
+  const std::uint64_t mine = static_cast<std::uint64_t>(team.rank) * seg;
+  if (!PeerBarrier<Carries::kArrival>(team, &s, 1)) return;  // inputs ready, outputs free
+  const bool direct = s.all_vote != 0;
+  if (!direct) {
+    CopyOwnInput<T, VEC, U>(team, ops, seg, team.world, len);
+    if (!PeerBarrier<Carries::kWrites>(team, &s, 2)) return;  // every staged input is ready
+  }
+  const T* src[kMaxPeers];
+  T* dst[kMaxPeers];
+#pragma unroll
+  for (int r = 0; r < kMaxPeers; ++r) {
+    if (r >= team.world) break;
+    const int d = (team.rank + r) % team.world;  // AllOutputs' order
+    src[r] = (direct ? DirectIn<T>(ops, r) : In<T>(ops, r)) + mine;
+    dst[r] = (direct ? DirectOut<T>(ops, d) : Out<T>(ops, d)) + mine;
+  }
+  ReduceInto<T, OP, VEC, U>(src, team.world, dst, team.world, len(team.rank));
+  const unsigned int used = direct ? 2 : 3;
+  if (!PeerBarrier<Carries::kWrites>(team, &s, used)) return;  // every segment is everywhere
+  if (!direct) CopyOwnOutput<T, VEC, U>(team, ops, seg, len);
+  EndBlock(team, &s, used);
+}
+
 template <class T, core::RedOp OP, bool VEC, int U>
 __global__ void __launch_bounds__(kMaxReduceThreads)
     TwoShotKernel(PeerTeam team, PeerOperands ops, std::uint64_t count, bool push) {
@@ -269,15 +376,24 @@ template <class T, core::RedOp OP, bool VEC, int U>
 cudaError_t LaunchTyped(PeerAlgo algo, const PeerTeam& team, const PeerOperands& ops,
                         std::uint64_t count, const PeerShape& shape, cudaStream_t stream) {
   const dim3 grid(shape.blocks), block(shape.threads);
+  // Direct mode has kernels of its own, so that its second path costs today's kernels no
+  // registers (pull two-shot spilled more with both paths in one kernel).
+  const bool direct = ops.direct != nullptr && !shape.push;
   switch (algo) {
     case PeerAlgo::kOneShot:
       if (shape.ll) {
         OneShotLLKernel<T, OP><<<grid, block, 0, stream>>>(team, ops, count);
+      } else if (direct) {
+        OneShotDirectKernel<T, OP, VEC, U><<<grid, block, 0, stream>>>(team, ops, count);
       } else {
         OneShotKernel<T, OP, VEC, U><<<grid, block, 0, stream>>>(team, ops, count, shape.push);
       }
       break;
     case PeerAlgo::kTwoShot:
+      if (direct) {
+        TwoShotDirectKernel<T, OP, VEC, U><<<grid, block, 0, stream>>>(team, ops, count);
+        break;
+      }
       TwoShotKernel<T, OP, VEC, U><<<grid, block, 0, stream>>>(team, ops, count, shape.push);
       break;
     default:

@@ -37,6 +37,25 @@ __device__ inline unsigned int LoadAcquire(const unsigned int* p) {
   return v;
 }
 
+// GPU scope: for words this GPU's host writes in stream order (DirectSlot::valid).
+__device__ inline unsigned int LoadAcquireGpu(const unsigned int* p) {
+  unsigned int v;
+  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+
+// A barrier flag: the epoch's low 31 bits, and in bit 31 the rank's vote for the launch
+// (1 unless a direct-mode launch's rank does not vouch for its table, peer_kernels.h).
+__device__ inline unsigned int FlagWord(unsigned int epoch, unsigned int vote) {
+  return (epoch & 0x7fffffffu) | ((vote & 1u) << 31);
+}
+
+// Whether flag word v reached `epoch`: serial order on the low 31 bits (shifting the
+// difference left drops bit 31, the vote, and its carry).
+__device__ inline bool Reached(unsigned int v, unsigned int epoch) {
+  return static_cast<int>((v - epoch) << 1) >= 0;
+}
+
 // Rank r is one a wait of this launch gave up on (PeerMemory::MissingRanks reads it).
 __device__ inline void NoteMissing(const PeerTeam& team, int r) {
   reinterpret_cast<volatile int*>(team.timed_out)[1 + r] = 1;
@@ -68,12 +87,15 @@ __device__ inline void MarkTimedOut(const PeerTeam& team) {
   }
 }
 
-// Per-launch state of one block: its epoch base, whether a wait ran out, and with a timed
-// team (PeerTeam::timing, block 0 only) its entry and the last peer's arrival it saw (0:
-// none yet).
+// Per-launch state of one block: its epoch base, whether a wait ran out, this rank's vote
+// for the launch and the AND of every rank's vote seen at the last barrier (block-uniform),
+// and with a timed team (PeerTeam::timing, block 0 only) its entry and the last peer's
+// arrival it saw (0: none yet).
 struct BlockSync {
   unsigned int base;
   int failed;
+  unsigned int vote;
+  int all_vote;
   unsigned long long entry;
   unsigned long long arrival;
 };
@@ -115,14 +137,19 @@ __device__ inline void WriteTiming(const PeerTeam& team, const BlockSync* s) {
   t->head = i + 1;
 }
 
-// Thread 0 reads the block's epoch; every thread sees it after the __syncthreads. False
-// when an earlier launch timed out: the block then does nothing (with fail_stop, traps).
-__device__ inline bool BeginBlock(const PeerTeam& team, BlockSync* s) {
+// Thread 0 reads the block's epoch and this rank's vote (1 without `vouch`; with it, whether
+// *vouch is 1, acquired so that what the block reads after it is not older); every thread
+// sees them after the __syncthreads. False when an earlier launch timed out: the block then
+// does nothing (with fail_stop, traps).
+__device__ inline bool BeginBlock(const PeerTeam& team, BlockSync* s,
+                                  const unsigned int* vouch = nullptr) {
   if (threadIdx.x == 0) {
     if (Timed(team)) {
       s->entry = PeerNowNs();
       s->arrival = 0;
     }
+    s->vote = vouch == nullptr || LoadAcquireGpu(vouch) == 1u ? 1u : 0u;
+    s->all_vote = 1;
     s->base = team.epochs[blockIdx.x];
     s->failed =
         static_cast<int>(*reinterpret_cast<volatile unsigned int*>(&team.epochs[kMaxPeerBlocks]));
@@ -157,37 +184,66 @@ enum class Carries {
   kWrites,
 };
 
+// Thread t's wait in a barrier: until rank t's flag in ours reaches `epoch`. Returns the
+// word that ended it (rank t's vote in bit 31), or 0 after noting rank t missing.
+__device__ inline unsigned int WaitForPeer(const PeerTeam& team, BlockSync* s, int t,
+                                           unsigned int epoch, bool* spun) {
+  const unsigned int* mine = &Pick(team.signals, team.rank)->flags[blockIdx.x][t];
+  const std::uint64_t start = PeerNowNs();
+  unsigned int v;
+  while (!Reached(v = LoadAcquire(mine), epoch)) {
+    *spun = true;
+    if (PeerNowNs() - start > team.timeout_ns) {
+      s->failed = 1;
+      NoteMissing(team, t);
+      return 0;
+    }
+  }
+  return v;
+}
+
+// s->all_vote from each waiting thread's `vote` (1 in the other threads). Every waiting
+// thread (t < world <= kMaxPeers) is in warp 0, so warp 0's ballot is the AND; every warp
+// runs the ballot (every peer kernel's block is whole warps), which cost today's kernels no
+// registers where a ballot in warp 0 alone did. Thread 0 writes the result after every
+// thread left the previous barrier (they met at this one's first __syncthreads), and the
+// barrier's closing __syncthreads publishes it.
+__device__ inline void GatherVotes(BlockSync* s, unsigned int vote) {
+  const unsigned int against = __ballot_sync(0xffffffffu, vote == 0);
+  if (threadIdx.x == 0) s->all_vote = against == 0 ? 1 : 0;
+}
+
 // Barrier number `n` (1-based) of this launch, between block blockIdx.x of every rank.
 // With Carries::kWrites, writes this block made before it (local or remote) are visible
 // to the peers' same block after it. Returns false (for every thread of the block) when a
 // peer did not arrive in time: thread t waits for rank t, so each peer that did not is
 // noted before the launch is marked (MarkTimedOut, which traps with fail_stop).
+//
+// The vote: every barrier of a launch stores the block's s->vote in bit 31 of its flag, and
+// s->all_vote is the AND of the votes in the words that ended the waits. That word is this
+// launch's: it reached this barrier's epoch, so it is from this barrier or a later one of
+// the same launch (which carries the same vote); it cannot be from the peer's next launch,
+// whose first barrier the peer passes only after we arrive at this launch's last one. So
+// block b of every rank sees the same votes and takes the same path.
 template <Carries C>
 __device__ inline bool PeerBarrier(const PeerTeam& team, BlockSync* s, unsigned int n) {
   const unsigned int epoch = s->base + n;
   __syncthreads();
   const int t = threadIdx.x;
   bool spun = false;  // this thread's peer had not arrived at the first look
+  unsigned int vote = 1;
   if (t < team.world) {
     unsigned int* theirs = &Pick(team.signals, t)->flags[blockIdx.x][team.rank];
-    const unsigned int* mine = &Pick(team.signals, team.rank)->flags[blockIdx.x][t];
     if constexpr (C == Carries::kWrites) {
       // Cumulativity: the block's writes, ordered before this thread by __syncthreads,
       // are released with the flag.
-      StoreRelease(theirs, epoch);
+      StoreRelease(theirs, FlagWord(epoch, s->vote));
     } else {
-      StoreRelaxed(theirs, epoch);
+      StoreRelaxed(theirs, FlagWord(epoch, s->vote));
     }
-    const std::uint64_t start = PeerNowNs();
-    while (static_cast<int>(LoadAcquire(mine) - epoch) < 0) {
-      spun = true;
-      if (PeerNowNs() - start > team.timeout_ns) {
-        s->failed = 1;
-        NoteMissing(team, t);
-        break;
-      }
-    }
+    vote = WaitForPeer(team, s, t, epoch, &spun) >> 31;
   }
+  GatherVotes(s, vote);
   const int waited = __syncthreads_or(spun);
   if (s->failed != 0 && threadIdx.x == 0) MarkTimedOut(team);
   if (n == 1) NoteArrival(team, s, waited != 0);

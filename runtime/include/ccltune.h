@@ -164,6 +164,21 @@ ccltuneResult_t ccltuneGetEpilogueChoice(ccltuneComm_t comm, ccltuneEpilogue_t e
 ccltuneResult_t ccltuneMemAlloc(ccltuneComm_t comm, void** ptr, size_t bytes);
 ccltuneResult_t ccltuneMemFree(ccltuneComm_t comm, void* ptr);
 
+/* The program's own memory for calls captured in CUDA graphs (issue 43): a
+ * staged all-reduce captured by ranks in several processes of one node reads and writes
+ * the peers' buffers directly, with no copy, once every rank's buffers of the call lie in
+ * registered segments and every rank has mapped the others' (until then, and after any
+ * of them is deregistered, the captured call copies through the staging area, right
+ * either way). Register whole allocations (cudaMalloc, or virtual-memory allocations made
+ * shareable as POSIX file descriptors). Deregister before the memory is freed or reused:
+ * from its return on, no launch reads this rank's old buffers through a peer. Counted:
+ * a segment registered n times is live until its n-th deregistration. Process-wide, so no
+ * communicator argument; libccltune-nccl registers what the program registers with NCCL
+ * (ncclCommRegister, which PyTorch does for every segment with
+ * TORCH_NCCL_USE_TENSOR_REGISTER_ALLOCATOR_HOOK=1). */
+ccltuneResult_t ccltuneMemRegister(const void* ptr, size_t bytes);
+ccltuneResult_t ccltuneMemDeregister(const void* ptr);
+
 /* *error = ccltuneTimeout once a peer kernel's bounded wait ran out (it then stopped the GPU
  * context; later calls fail too), and ccltuneGetLastError names the rank(s) and timeout. */
 ccltuneResult_t ccltuneCommGetAsyncError(ccltuneComm_t comm, ccltuneResult_t* error);

@@ -3,8 +3,13 @@
 // whether a call may be served, the communicator lifecycle, so that each communicator
 // the application makes is known and its context torn down before NCCL frees it (and the
 // first one's init is preceded by the settings NCCL reads once per process, first_init.h), and the
-// error queries, so that a context whose kernels lost a peer is reported (comm_failure.h).
+// error queries, so that a context whose kernels lost a peer is reported (comm_failure.h), and
+// buffer registration, which tells captured calls which of the program's buffers they may read
+// directly and when one is gone (runtime/direct/segment_registry.h).
 #include <nccl.h>
+
+#include <map>
+#include <mutex>
 
 #include "runtime/nccl_shim/comm_failure.h"
 #include "runtime/nccl_shim/comm_registry.h"
@@ -13,6 +18,7 @@
 #include "runtime/nccl_shim/real_calls.h"
 #include "runtime/nccl_shim/serve.h"
 #include "runtime/nccl_shim/shim_export.h"
+#include "runtime/direct/segment_registry.h"
 #include "runtime/nccl_types.h"
 
 namespace real = ccltune::shim::real;
@@ -46,7 +52,42 @@ bool ChildBlocking(ncclComm_t parent, const ncclConfig_t* config) {
   return BlockingOf(config, &parent_blocks);
 }
 
+// NCCL's registration handles, by the buffer they registered (ncclCommDeregister names only
+// the handle).
+struct Registrations {
+  std::mutex mu;
+  std::map<void*, void*> buffer_of;
+};
+Registrations& Registered() {
+  static Registrations* r = new Registrations;  // used until the process ends
+  return *r;
+}
+
 }  // namespace
+
+CCLTUNE_SHIM_EXPORT ncclResult_t ncclCommRegister(const ncclComm_t comm, void* buff, size_t size,
+                                                  void** handle) {
+  const ncclResult_t r = real::ncclCommRegister(comm, buff, size, handle);
+  if (r == ncclSuccess && handle != nullptr && ccltune::shim::ShimOn()) {
+    std::lock_guard<std::mutex> lock(Registered().mu);
+    Registered().buffer_of[*handle] = buff;
+    ccltune::runtime::direct::SegmentRegistry::Get().Register(buff, size);
+  }
+  return r;
+}
+
+// Withdrawn here before NCCL forgets the handle: the program frees the memory next.
+CCLTUNE_SHIM_EXPORT ncclResult_t ncclCommDeregister(const ncclComm_t comm, void* handle) {
+  {
+    std::lock_guard<std::mutex> lock(Registered().mu);
+    auto it = Registered().buffer_of.find(handle);
+    if (it != Registered().buffer_of.end()) {
+      ccltune::runtime::direct::SegmentRegistry::Get().Deregister(it->second);
+      Registered().buffer_of.erase(it);
+    }
+  }
+  return real::ncclCommDeregister(comm, handle);
+}
 
 CCLTUNE_SHIM_EXPORT ncclResult_t ncclAllReduce(const void* sendbuff, void* recvbuff, size_t count,
                                                ncclDataType_t datatype, ncclRedOp_t op,

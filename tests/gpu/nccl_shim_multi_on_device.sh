@@ -6,7 +6,9 @@
 #       [correct] [walls] [train]
 # symm (issue 43): torch_symm_bench.py (unmodified dist.all_reduce, and PyTorch's own
 # symmetric-memory kernels) plain, then preloaded with the graph and with the eager winners;
-# preload_table.py compares them. correct: runtime_gpu_test on the N GPUs (every winner kind,
+# preload_table.py compares them; then (SYMM_REGISTER=1, the default) plain and the graph
+# winners again with PyTorch registering its segments with NCCL, so captured calls run on the
+# tensors directly (direct slots; SYMM_MODES picks the first runs' modes). correct: runtime_gpu_test on the N GPUs (every winner kind,
 # staged ones included, against NCCL). walls: all_reduce_perf -t N with a results file that
 # cannot be opened (missing, a directory, empty) against plain, wall seconds each. train:
 # an eager fp32 tune of the three ops (TRAIN_SIZES, default 64KiB:64MiB:4), then
@@ -112,16 +114,30 @@ section_symm() {
   local bench=(python3 tests/gpu/torch_symm_bench.py --gpus "$n" --timeout-s 250)
   timeout -k 5 280 "${bench[@]}" --json "$D/symm-plain.json" >"$D/symm-plain.log" 2>&1
   echo "symm plain: exit $?"
-  for mode in graph eager; do
+  for mode in ${SYMM_MODES:-graph eager}; do
     LD_PRELOAD="$SHIM" CCLTUNE_RESULTS_FILE="$D/winners-$mode.json" \
       timeout -k 5 280 "${bench[@]}" --json "$D/symm-shim-$mode.json" >"$D/symm-shim-$mode.log" 2>&1
     echo "symm preloaded ($mode winners): exit $?; $(grep -h 'destroyed' "$D/symm-shim-$mode.log" | head -1)"
     python3 tests/gpu/preload_table.py "$D/symm-plain.json" "$D/symm-shim-$mode.json" --modes "$mode"
   done
+  [ "${SYMM_REGISTER:-1}" = 1 ] || return 0
+  # Issue 43: PyTorch registers every segment with NCCL (its allocator hook), so captured
+  # calls may run on the program's own tensors directly; plain gets the same hook.
+  local reg=(env TORCH_NCCL_USE_TENSOR_REGISTER_ALLOCATOR_HOOK=1)
+  timeout -k 5 280 "${reg[@]}" "${bench[@]}" --json "$D/symm-plain-reg.json" \
+    >"$D/symm-plain-reg.log" 2>&1
+  echo "symm plain, registered: exit $?"
+  "${reg[@]}" CCLTUNE_DIRECT_DEBUG=1 LD_PRELOAD="$SHIM" CCLTUNE_RESULTS_FILE="$D/winners-graph.json" \
+    timeout -k 5 280 "${bench[@]}" --json "$D/symm-shim-graph-reg.json" \
+    >"$D/symm-shim-graph-reg.log" 2>&1
+  echo "symm preloaded, registered (graph winners): exit $?; direct slots ready $(grep -c 'direct slot .*: ready' "$D/symm-shim-graph-reg.log"), staged $(grep -c 'direct slot .*: staged' "$D/symm-shim-graph-reg.log")"
+  grep -h 'direct slot .*: staged' "$D/symm-shim-graph-reg.log" | sort | uniq -c | sort -rn | head -5
+  python3 tests/gpu/preload_table.py "$D/symm-plain-reg.json" "$D/symm-shim-graph-reg.json" --modes graph
 }
 
 section_correct() {
-  timeout -k 5 300 "$(gpu_file runtime_gpu_test)" --gtest_filter='RuntimeGpu.MatchesNcclOnEveryPath' \
+  timeout -k 5 300 "$(gpu_file runtime_gpu_test)" \
+    --gtest_filter='RuntimeGpu.MatchesNcclOnEveryPath:RuntimeGpu.CapturedCallsOnRegisteredBuffers*' \
     >"$D/runtime-gpu-test.txt" 2>&1
   echo "runtime_gpu_test: exit $?; $(grep -c WRONG "$D/runtime-gpu-test.txt") WRONG lines"
   tail -3 "$D/runtime-gpu-test.txt"
