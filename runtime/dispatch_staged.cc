@@ -52,7 +52,7 @@ void RuntimeComm::StartDirect() {
   core::Result<std::unique_ptr<direct::DirectExchange>> made =
       backend.ok() ? direct::DirectExchange::Start(
                          {"ccltune-d/" + std::to_string(CommHash(clique_)), rank_, world_,
-                          kDirectSlots, config_.timeout},
+                          kDirectSlots, device_, config_.timeout},
                          std::move(backend).value())
                    : core::Result<std::unique_ptr<direct::DirectExchange>>(backend.status());
   if (!made.ok()) {

@@ -97,6 +97,7 @@ class CudaBackend : public DirectBackend {
 };
 
 core::Result<Exported> CudaBackend::Export(const Segment& s) {
+  DeviceGuard guard(device_);
   const DriverApi& api = Api();
   if (api.attributes == nullptr) return core::Unavailable("no CUDA driver entry points");
   int legacy = 0;

@@ -137,6 +137,8 @@ const void* DirectExchange::Capture(const CapturedCall& call) {
 }
 
 void DirectExchange::Loop() {
+  // The rank's device before any CUDA call: else this thread would make a context on device 0.
+  if (config_.device >= 0) (void)cudaSetDevice(config_.device);
   RelaxedCapture relaxed;
   while (!stop_) {
     {
@@ -181,6 +183,9 @@ void DirectExchange::Post(int slot, Own& own) {
       auto it = exported_.find(seg[k]->id);
       if (it == exported_.end()) {
         core::Result<Exported> made = backend_->Export(*seg[k]);
+        if (made.ok() && made->handle.size() > kHandleBytes) {
+          made = core::Internal("a handle of " + std::to_string(made->handle.size()) + " bytes");
+        }
         if (!made.ok()) {
           own.why_not = "export: " + made.status().message();
           break;

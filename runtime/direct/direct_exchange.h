@@ -50,6 +50,7 @@ struct ExchangeConfig {
   int rank = 0;
   int world = 1;
   int max_slots = 0;
+  int device = -1;  // the thread's CUDA device (-1: none, as in the unit tests)
   // How long a post is retried toward a peer whose socket is not bound yet.
   std::chrono::milliseconds send_deadline{30000};
 };

@@ -443,8 +443,10 @@ TEST(RuntimeGpu, CapturedCallsOnRegisteredBuffersStayRightThroughReuse) {
   for (int r = 0; r < world; ++r) {
     std::ifstream log(dir.path() + "/rank" + std::to_string(r) + ".log");
     int ready = 0, withdrawn = 0, staged = 0;
+    std::map<std::string, int> states;  // each state line once, with its count
     for (std::string line; std::getline(log, line);) {
       if (line.find("direct slot") == std::string::npos) continue;
+      ++states[line.substr(line.find(": ", line.find("direct slot")) + 2)];
       ready += line.find(": ready") != std::string::npos;
       withdrawn += line.find("withdrawn") != std::string::npos;
       staged += line.find("staged: one-shot in place") != std::string::npos;
@@ -452,6 +454,7 @@ TEST(RuntimeGpu, CapturedCallsOnRegisteredBuffersStayRightThroughReuse) {
     text += "rank " + std::to_string(r) + ": slots ready " + std::to_string(ready) +
             ", withdrawn " + std::to_string(withdrawn) + ", one-shot in place staged " +
             std::to_string(staged) + "\n";
+    for (const auto& [state, n] : states) text += "  " + state + " x" + std::to_string(n) + "\n";
     // 4 cases x 2 captures; the one-shot in-place pair stays staged by design.
     EXPECT_EQ(ready, 6) << text;
     EXPECT_EQ(staged, 2) << text;

@@ -37,14 +37,16 @@ class LogBackend : public DirectBackend {
   core::Result<Exported> Export(const Segment& s) override {
     Add("export seg" + std::to_string(s.id));
     Exported e;
-    e.handle = "h" + std::to_string(s.id);
+    // As long as CUDA's ("ipc" + 64 bytes) and then some: a handle must travel whole.
+    e.handle = "h" + std::to_string(s.id) + std::string(80, '-');
     e.allocation_base = s.base;
     return e;
   }
   core::Result<std::uintptr_t> Open(int rank, std::uint64_t segment, const std::string& handle,
                                     int fd) override {
-    Add("open r" + std::to_string(rank) + " seg" + std::to_string(segment) + " " + handle +
-        (fd >= 0 ? " fd" : ""));
+    const bool whole = handle == "h" + std::to_string(segment) + std::string(80, '-');
+    Add("open r" + std::to_string(rank) + " seg" + std::to_string(segment) + " " +
+        handle.substr(0, handle.find('-')) + (whole ? "" : " (cut)") + (fd >= 0 ? " fd" : ""));
     return MappedBase(rank, segment);
   }
   void Close(int rank, std::uint64_t segment) override {
@@ -93,7 +95,7 @@ class Clique {
     for (int r = 0; r < kWorld; ++r) {
       auto backend = std::make_unique<LogBackend>();
       backends_.push_back(backend.get());
-      auto made = DirectExchange::Start({name, r, kWorld, 64, std::chrono::milliseconds(5000)},
+      auto made = DirectExchange::Start({name, r, kWorld, 64, -1, std::chrono::milliseconds(5000)},
                                         std::move(backend));
       EXPECT_TRUE(made.ok()) << made.status().message();
       ranks_.push_back(std::move(made).value());
