@@ -8,9 +8,9 @@
 #include <string>
 
 #include "ccltune.h"
+#include "runtime/direct/segment_registry.h"
 #include "runtime/epilogue_call.h"
 #include "runtime/nccl_types.h"
-#include "runtime/direct/segment_registry.h"
 #include "runtime/runtime_comm.h"
 #include "runtime/runtime_config.h"
 

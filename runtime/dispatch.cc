@@ -66,7 +66,7 @@ core::Result<RuntimeComm::Served> RuntimeComm::Serve(const Call& call) {
     return Served{false, c.run->reason.empty() ? c.run->name : c.run->reason};
   }
   CCLTUNE_ASSIGN_OR_RETURN(const bool enqueued,
-                           RunChoice(call, *c.run, c.cls, c.send_off, c.recv_off));
+                           RunChoice(call, *c.run, c.cls, c.send_off, c.recv_off, c.direct));
   if (!enqueued) {
     if (timing_) timing_->Forwarded(kStagingFull);
     return Served{false, kStagingFull};  // nothing was enqueued: the caller runs NCCL
@@ -111,6 +111,19 @@ RuntimeComm::Chosen RuntimeComm::Choose(const Call& call) const {
                                 caps_.span.ranks_per_node,
                                 HierScratch()};
   c.run = &table_.Choose(call.op, *call.dtype, *call.redop, bytes, c.cls);
+  // Captured on the program's own buffers (multi-process, direct mode on every rank): the
+  // pooled winner where the direct mode runs it (dispatch_staged.cc). Decided by what every
+  // rank shares (the call, the table, direct mode), never by one rank's registrations.
+  if (c.cls == BufferClass::kPlain && DirectCapture(call)) {
+    const AppliedRun& pooled =
+        table_.Choose(call.op, *call.dtype, *call.redop, bytes, BufferClass::kPooled);
+    if (Directable(pooled, call) &&
+        WhyNotForCall(pooled.spec, shape_of_call, BufferClass::kPooled).empty()) {
+      c.run = &pooled;
+      c.direct = true;
+      return c;
+    }
+  }
   // What the exact call rules out (one-shot pull in place, say) gives way to the plain
   // buffers' choice, which needs nothing shared, then to NCCL.
   if (!WhyNotForCall(c.run->spec, shape_of_call, c.cls).empty() && c.cls == BufferClass::kPooled) {
@@ -123,11 +136,11 @@ RuntimeComm::Chosen RuntimeComm::Choose(const Call& call) const {
 }
 
 core::Result<bool> RuntimeComm::RunChoice(const Call& call, const AppliedRun& run, BufferClass cls,
-                                          std::size_t send_off, std::size_t recv_off) {
+                                          std::size_t send_off, std::size_t recv_off, bool direct) {
   const gpu::OpShape shape{call.op, *call.dtype, *call.redop, call.count, world_, rank_};
   switch (run.spec.compose) {
     case apply::Composition::kPeer:
-      return RunPeer(call, run, shape, cls, send_off, recv_off);
+      return RunPeer(call, run, shape, cls, send_off, recv_off, direct);
     case apply::Composition::kReduceScatterAllGather:
       CCLTUNE_RETURN_IF_ERROR(RunRsAg(call, shape));
       return true;
@@ -201,8 +214,8 @@ core::Status RuntimeComm::RunRsAg(const Call& call, const gpu::OpShape& shape) {
 
 core::Result<bool> RuntimeComm::RunPeer(const Call& call, const AppliedRun& run,
                                         const gpu::OpShape& shape, BufferClass cls,
-                                        std::size_t send_off, std::size_t recv_off) {
-  if (run.spec.staged) return RunStaged(call, run, shape, Signature(run, call));
+                                        std::size_t send_off, std::size_t recv_off, bool direct) {
+  if (run.spec.staged || direct) return RunStaged(call, run, shape, Signature(run, call));
   kernels::PeerOperands ops;
   if (cls == BufferClass::kPooled && GroupBuffers(call)) {
     for (int r = 0; r < world_; ++r) {

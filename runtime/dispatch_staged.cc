@@ -38,53 +38,69 @@ bool Capturing(cudaStream_t stream) {
 
 }  // namespace
 
-// Multi-process cliques on one node, peer memory up, unless CCLTUNE_DIRECT=0. A failure
-// leaves the staged calls as they were (copies around the kernel), with one line.
-void RuntimeComm::StartDirect() {
-  const core::Result<bool> on = core::EnvSwitch("CCLTUNE_DIRECT", std::getenv("CCLTUNE_DIRECT"),
-                                                "captured calls always staged", "direct when ready");
-  if (!on.ok() || !*on || OneProcess() || processes_ != world_ || !peers_ || !peers_->usable()) {
-    if (!on.ok() && rank_ == 0) std::fprintf(stderr, "ccltune: %s\n", on.status().message().c_str());
-    return;
-  }
+// Why this rank cannot run captured calls on the program's buffers, or empty: a
+// multi-process clique on one node with peer memory up, CCLTUNE_DIRECT not 0, and a program
+// that registers its memory (segment_registry.h; PyTorch's allocator hook has registered
+// its segments by the first collective). Then the exchange, started here.
+std::string RuntimeComm::DirectProblem() {
+  const core::Result<bool> on =
+      core::EnvSwitch("CCLTUNE_DIRECT", std::getenv("CCLTUNE_DIRECT"),
+                      "captured calls always staged", "direct when ready");
+  if (!on.ok()) return on.status().message();
+  if (!*on) return "turned off (CCLTUNE_DIRECT=0)";
+  if (OneProcess() || processes_ != world_) return "not one rank per process";
+  if (!peers_ || !peers_->usable()) return "no peer memory";
+  if (direct::SegmentRegistry::Get().Empty()) return "the program registers no memory";
   core::Result<std::unique_ptr<direct::DirectBackend>> backend =
       direct::MakeCudaBackend(device_, kDirectSlots);
+  if (!backend.ok()) return backend.status().message();
   core::Result<std::unique_ptr<direct::DirectExchange>> made =
-      backend.ok() ? direct::DirectExchange::Start(
-                         {"ccltune-d/" + std::to_string(CommHash(clique_)), rank_, world_,
-                          kDirectSlots, device_, config_.timeout},
-                         std::move(backend).value())
-                   : core::Result<std::unique_ptr<direct::DirectExchange>>(backend.status());
-  if (!made.ok()) {
-    std::fprintf(stderr, "ccltune: rank %d: captured calls stay staged: %s\n", rank_,
-                 made.status().message().c_str());
-    return;
-  }
+      direct::DirectExchange::Start({"ccltune-d/" + std::to_string(CommHash(clique_)), rank_,
+                                     world_, kDirectSlots, device_, config_.timeout},
+                                    std::move(backend).value());
+  if (!made.ok()) return made.status().message();
   direct_ = std::move(made).value();
+  return {};
 }
 
-const void* RuntimeComm::DirectSlotFor(const Call& call, const AppliedRun& run,
-                                       const gpu::OpShape& shape) {
-  if (!direct_ || call.op != core::Op::kAllReduce || run.spec.push ||
-      !Capturing(call.stream)) {
-    return nullptr;
-  }
+// Collective: every rank runs direct mode or none does, since the kernels differ (a direct
+// launch's barriers carry the votes).
+core::Status RuntimeComm::StartDirect(core::Deadline deadline) {
+  const std::string mine = DirectProblem();
+  CCLTUNE_ASSIGN_OR_RETURN(direct_problem_,
+                           core::FirstRankProblem(*dir_, "direct", mine, "direct", deadline));
+  if (!direct_problem_.empty()) direct_.reset();
+  return core::Status::Ok();
+}
+
+bool RuntimeComm::DirectCapture(const Call& call) const {
+  return direct_ != nullptr && call.op == core::Op::kAllReduce && Capturing(call.stream);
+}
+
+// A pooled winner the direct mode runs: pull one-shot or two-shot all-reduce (not LL, not
+// one-shot in place, where the peers would read what this rank overwrites).
+bool RuntimeComm::Directable(const AppliedRun& run, const Call& call) const {
+  if (run.spec.compose != apply::Composition::kPeer || run.spec.push || run.spec.ll) return false;
   const kernels::PeerAlgo algo = gpu::PeerAlgoFor(run.spec, call.op);
-  if (algo != kernels::PeerAlgo::kOneShot && algo != kernels::PeerAlgo::kTwoShot) return nullptr;
-  if (gpu::PeerShapeOf(run.spec).ll) return nullptr;
+  if (algo == kernels::PeerAlgo::kOneShot) return call.send != call.recv;
+  return algo == kernels::PeerAlgo::kTwoShot;
+}
+
+const void* RuntimeComm::DirectSlotFor(const Call& call, const AppliedRun& run) {
+  if (!DirectCapture(call) || !Directable(run, call)) return nullptr;
   const std::uint64_t bytes = call.count * core::DtypeSize(*call.dtype);
-  const bool in_place = call.send == call.recv;
   const std::uint64_t signature =
       CommHash(run.name + "|" + std::to_string(call.count) + "|" +
                std::to_string(static_cast<int>(*call.dtype)) + "|" +
-               std::to_string(static_cast<int>(*call.redop)) + "|" + std::to_string(shape.world));
-  return direct_->Capture({call.send, bytes, call.recv, bytes, signature,
-                           !(in_place && algo == kernels::PeerAlgo::kOneShot)});
+               std::to_string(static_cast<int>(*call.redop)) + "|" + std::to_string(world_));
+  return direct_->Capture({call.send, bytes, call.recv, bytes, signature, true});
 }
 
 core::Result<bool> RuntimeComm::RunStaged(const Call& call, const AppliedRun& run,
                                           const gpu::OpShape& shape, const std::string& signature) {
-  const apply::StagedCopies copies = apply::StagedCopiesOf(run.spec, call.op);
+  apply::ChoiceSpec as_staged = run.spec;  // a pooled winner in direct mode has the same layout
+  as_staged.staged = true;
+  const apply::StagedCopies copies = apply::StagedCopiesOf(as_staged, call.op);
   const std::size_t esize = core::DtypeSize(*call.dtype);
   const std::uint64_t in_bytes = SendElems(call.op, call.count, world_) * esize;
   const std::uint64_t out_bytes = RecvElems(call.op, call.count, world_) * esize;
@@ -104,7 +120,7 @@ core::Result<bool> RuntimeComm::RunStaged(const Call& call, const AppliedRun& ru
     if (push_bytes > 0) ops.staging[r] = peers_->Data(r, at + push_at);
   }
   if (!copies.out) ops.out[rank_] = call.recv;  // only this rank writes it
-  if (const void* slot = DirectSlotFor(call, run, shape); slot != nullptr) {
+  if (const void* slot = DirectSlotFor(call, run); slot != nullptr) {
     ops.direct = static_cast<const kernels::DirectSlot*>(slot);
     ops.own_in = call.send;
     ops.own_out = call.recv;

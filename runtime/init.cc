@@ -59,7 +59,6 @@ core::Result<std::unique_ptr<RuntimeComm>> RuntimeComm::Init(ncclComm_t nccl,
   CCLTUNE_RETURN_IF_ERROR(st);
   c->StartFailureWatch();
   c->StartTelemetry();
-  c->StartDirect();
   return c;
 }
 
@@ -128,6 +127,7 @@ core::Status RuntimeComm::Collective(core::Deadline deadline) {
   CCLTUNE_RETURN_IF_ERROR(AgreeOnTable(deadline));
   CCLTUNE_RETURN_IF_ERROR(SetUpNodeTeam(plan, records, deadline));
   CCLTUNE_RETURN_IF_ERROR(SplitCtasComms());
+  CCLTUNE_RETURN_IF_ERROR(StartDirect(deadline));
   LogSummary(fp, note);
   return core::Status::Ok();
 }
@@ -302,6 +302,8 @@ void RuntimeComm::LogSummary(const std::string& fingerprint, const std::string& 
              "; " + table_.Describe() + "; peer memory " +
              (caps_.peer_problem.empty() ? "on" : "off (" + caps_.peer_problem + ")") +
              (ctas.empty() ? "" : "; ctas communicators " + ctas) +
+             (direct_ ? "; captured all-reduces on the program's buffers" : "") +
+             (direct_ || processes_ < 2 ? "" : "; no direct mode (" + direct_problem_ + ")") +
              (nodes_ < 2 ? ""
               : HierOn() ? "; hierarchical all-reduce on (" + std::to_string(nodes_) + " nodes x " +
                                std::to_string(place_.node_ranks.size()) + " ranks)"

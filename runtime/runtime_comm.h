@@ -214,6 +214,7 @@ class RuntimeComm {
     std::string_view why;
     BufferClass cls = BufferClass::kPlain;
     std::size_t send_off = 0, recv_off = 0;
+    bool direct = false;  // the pooled winner on the program's buffers (DirectCapture)
     Chosen& Not(std::string_view reason) {
       run = nullptr;
       why = reason;
@@ -231,14 +232,16 @@ class RuntimeComm {
   // Runs `run` (not fused) for `call`, checked against it already.
   // The *Run* functions that may find no staging left return whether they enqueued the call
   // (false: nothing was, the caller runs NCCL).
+  // `direct`: the pooled winner on the program's buffers (Chosen::direct), through RunStaged.
   core::Result<bool> RunChoice(const Call& call, const AppliedRun& run, BufferClass cls,
-                               std::size_t send_off, std::size_t recv_off);
+                               std::size_t send_off, std::size_t recv_off, bool direct = false);
   core::Status RunNccl(const Call& call, ncclComm_t comm);
   core::Status RunRsAg(const Call& call, const gpu::OpShape& shape);
   // dispatch_hier.cc
   core::Status RunHier(const Call& call, const AppliedRun& run);
   core::Result<bool> RunPeer(const Call& call, const AppliedRun& run, const gpu::OpShape& shape,
-                             BufferClass cls, std::size_t send_off, std::size_t recv_off);
+                             BufferClass cls, std::size_t send_off, std::size_t recv_off,
+                             bool direct);
   core::Result<std::size_t> StagingFor(const std::string& signature, std::uint64_t bytes,
                                        cudaStream_t stream, bool* fits);
   // The one timed launch of `run` with `ops`, ordered among our kernels, with the copies a
@@ -246,7 +249,8 @@ class RuntimeComm {
   core::Status LaunchPeer(const Call& call, const AppliedRun& run, const gpu::OpShape& shape,
                           const std::string& signature, const kernels::PeerOperands& ops,
                           const PeerCopy& in = {}, const PeerCopy& out = {});
-  // dispatch_staged.cc: `run` with staged=1, on any buffers of the call.
+  // dispatch_staged.cc: `run` with staged=1 (or a pooled winner in direct mode), on any
+  // buffers of the call.
   core::Result<bool> RunStaged(const Call& call, const AppliedRun& run, const gpu::OpShape& shape,
                                const std::string& signature);
   core::Status OrderPeerLaunch(cudaStream_t stream, bool before);
@@ -271,9 +275,13 @@ class RuntimeComm {
                               std::uint64_t bytes, std::string_view choice);
   void StartFailureWatch();
   void StartTelemetry();
-  void StartDirect();
-  // A captured staged pull call's slot of the direct exchange (direct_exchange.h), or null.
-  const void* DirectSlotFor(const Call& call, const AppliedRun& run, const gpu::OpShape& shape);
+  // Direct mode (dispatch_staged.cc): captured all-reduces on the program's own buffers.
+  core::Status StartDirect(core::Deadline deadline);
+  std::string DirectProblem();
+  bool DirectCapture(const Call& call) const;
+  bool Directable(const AppliedRun& run, const Call& call) const;
+  // A captured call's slot of the direct exchange (direct_exchange.h), or null.
+  const void* DirectSlotFor(const Call& call, const AppliedRun& run);
 
   ncclComm_t nccl_;
   RuntimeConfig config_;
@@ -323,6 +331,7 @@ class RuntimeComm {
   std::unique_ptr<CallTiming> timing_;
   // Multi-process cliques: captured calls on the program's own buffers (issue 43).
   std::unique_ptr<direct::DirectExchange> direct_;
+  std::string direct_problem_;  // the first rank's reason for no direct mode (empty: on)
 };
 
 // The device of the communicator current while a call runs; the caller's is restored.

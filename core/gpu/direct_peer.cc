@@ -15,7 +15,8 @@ using PointerGetAttributes = CUresult (*)(unsigned int, CUpointer_attribute*, vo
 using MemGetAccess = CUresult (*)(unsigned long long*, const CUmemLocation*, CUdeviceptr);
 
 PointerGetAttributes Attributes() {
-  static const auto fn = reinterpret_cast<PointerGetAttributes>(DriverEntry("cuPointerGetAttributes"));
+  static const auto fn =
+      reinterpret_cast<PointerGetAttributes>(DriverEntry("cuPointerGetAttributes"));
   return fn;
 }
 

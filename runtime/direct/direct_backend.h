@@ -13,7 +13,7 @@
 
 namespace ccltune::runtime::direct {
 
-inline constexpr int kMaxRanks = 8;  // kernels::kMaxPeers
+inline constexpr int kMaxRanks = 8;              // kernels::kMaxPeers
 inline constexpr std::size_t kHandleBytes = 96;  // a kind tag and cudaIpcMemHandle_t (64)
 
 // A segment of this process as a peer can open it: the allocation that holds it.

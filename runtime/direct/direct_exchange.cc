@@ -36,9 +36,12 @@ struct Wire {
   char why[160];
 };
 
-std::string Bytes(const Wire& w) { return std::string(reinterpret_cast<const char*>(&w), sizeof w); }
+std::string Bytes(const Wire& w) {
+  return std::string(reinterpret_cast<const char*>(&w), sizeof w);
+}
 
-void Fill(WireRef* w, std::uint64_t segment, std::uint64_t offset, const Exported* e, int fd_index) {
+void Fill(WireRef* w, std::uint64_t segment, std::uint64_t offset, const Exported* e,
+          int fd_index) {
   std::memset(w, 0, sizeof *w);
   w->segment = segment;
   w->offset = offset;

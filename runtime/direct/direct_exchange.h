@@ -66,8 +66,8 @@ struct CapturedCall {
 
 class DirectExchange {
  public:
-  static core::Result<std::unique_ptr<DirectExchange>> Start(ExchangeConfig config,
-                                                             std::unique_ptr<DirectBackend> backend);
+  static core::Result<std::unique_ptr<DirectExchange>> Start(
+      ExchangeConfig config, std::unique_ptr<DirectBackend> backend);
   ~DirectExchange();
   DirectExchange(const DirectExchange&) = delete;
   DirectExchange& operator=(const DirectExchange&) = delete;
@@ -108,7 +108,8 @@ class DirectExchange {
     std::chrono::steady_clock::time_point deadline;
   };
 
-  DirectExchange(ExchangeConfig config, std::unique_ptr<DirectBackend> backend, UnixChannel channel);
+  DirectExchange(ExchangeConfig config, std::unique_ptr<DirectBackend> backend,
+                 UnixChannel channel);
   void Loop();
   void PostPending();
   void Post(int slot, Own& own);
@@ -127,7 +128,7 @@ class DirectExchange {
   std::unique_ptr<DirectBackend> backend_;
   UnixChannel channel_;
   mutable std::mutex mu_;
-  std::vector<Own> own_;                       // by slot
+  std::vector<Own> own_;                         // by slot
   std::map<int, std::map<int, Theirs>> theirs_;  // slot -> rank -> post
   std::set<int> incomplete_;
   std::vector<int> to_post_;

@@ -55,6 +55,11 @@ std::optional<Segment> SegmentRegistry::Find(const void* ptr, std::uint64_t byte
   return s;
 }
 
+bool SegmentRegistry::Empty() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return by_base_.empty();
+}
+
 std::uint64_t SegmentRegistry::Listen(Listener on_gone) {
   std::lock_guard<std::mutex> lock(listeners_mu_);
   const std::uint64_t id = next_listener_++;

@@ -1,10 +1,10 @@
 // The program's memory segments that it registered with NCCL (ncclCommRegister; PyTorch does
-// it for every segment of its caching allocator with TORCH_NCCL_USE_TENSOR_REGISTER_ALLOCATOR_HOOK=1)
-// or with ccltuneMemRegister. A captured call runs on its own buffers only when they lie in
-// registered segments: registration is how ccltune hears, synchronously, that a segment is
-// gone (ncclCommDeregister, which the allocator calls when it frees one), before the program
-// can reuse its addresses. Process-wide: a segment registered on several communicators is
-// live until the last of them deregisters it.
+// it for every segment of its caching allocator with
+// TORCH_NCCL_USE_TENSOR_REGISTER_ALLOCATOR_HOOK=1) or with ccltuneMemRegister. A captured call runs
+// on its own buffers only when they lie in registered segments: registration is how ccltune hears,
+// synchronously, that a segment is gone (ncclCommDeregister, which the allocator calls when it
+// frees one), before the program can reuse its addresses. Process-wide: a segment registered on
+// several communicators is live until the last of them deregisters it.
 #pragma once
 
 #include <cstddef>
@@ -35,6 +35,8 @@ class SegmentRegistry {
   void Deregister(const void* ptr);
   // The live segment holding [ptr, ptr + bytes), if any.
   std::optional<Segment> Find(const void* ptr, std::uint64_t bytes) const;
+  // No segment registered: the program does not register its memory.
+  bool Empty() const;
 
   using Listener = std::function<void(const Segment&)>;
   std::uint64_t Listen(Listener on_gone);

@@ -11,6 +11,7 @@
 #include <map>
 #include <mutex>
 
+#include "runtime/direct/segment_registry.h"
 #include "runtime/nccl_shim/comm_failure.h"
 #include "runtime/nccl_shim/comm_registry.h"
 #include "runtime/nccl_shim/first_init.h"
@@ -18,7 +19,6 @@
 #include "runtime/nccl_shim/real_calls.h"
 #include "runtime/nccl_shim/serve.h"
 #include "runtime/nccl_shim/shim_export.h"
-#include "runtime/direct/segment_registry.h"
 #include "runtime/nccl_types.h"
 
 namespace real = ccltune::shim::real;

@@ -3,6 +3,8 @@
 // one test process; a backend that logs what the GPU side would be asked to do. Each case
 // checks every rank's exact log: ready, not ready (a buffer not registered), a reused
 // segment (freed, then allocated again at the same address), and a peer that never posts.
+#include "runtime/direct/direct_exchange.h"
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -13,8 +15,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include "runtime/direct/direct_exchange.h"
 
 namespace ccltune::runtime::direct {
 namespace {
@@ -231,10 +231,10 @@ TEST_F(DirectExchangeTest, AFreedSegmentWithdrawsBeforeDeregisterReturnsAndIsNev
     ASSERT_GE(log.size(), 7u) << "rank " << r;
     const std::vector<std::string> tail(log.begin() + 5, log.end());
     std::string pub = Published(r, 1, seg_, base_);
-    EXPECT_EQ(tail, (std::vector<std::string>{"withdraw 0", "close r1 seg" + std::to_string(old),
-                                              "open r1 seg" + std::to_string(seg_[1]) + " h" +
-                                                  std::to_string(seg_[1]),
-                                              pub}))
+    EXPECT_EQ(tail,
+              (std::vector<std::string>{
+                  "withdraw 0", "close r1 seg" + std::to_string(old),
+                  "open r1 seg" + std::to_string(seg_[1]) + " h" + std::to_string(seg_[1]), pub}))
         << "rank " << r;
     EXPECT_EQ(c.rank(r).State(0), "staged: withdrawn, rank 1's segment freed");
   }
