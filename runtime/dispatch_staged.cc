@@ -105,7 +105,9 @@ core::Result<bool> RuntimeComm::RunStaged(const Call& call, const AppliedRun& ru
   const std::uint64_t in_bytes = SendElems(call.op, call.count, world_) * esize;
   const std::uint64_t out_bytes = RecvElems(call.op, call.count, world_) * esize;
   const std::uint64_t out_at = PartitionAligned(in_bytes);
-  const std::uint64_t push_at = out_at + (copies.out ? PartitionAligned(out_bytes) : 0);
+  // The output region always: a direct-mode one-shot's fallback may need it, and a signature's
+  // partition has one size whether its calls are captured or not.
+  const std::uint64_t push_at = out_at + PartitionAligned(out_bytes);
   const std::uint64_t push_bytes =
       kernels::StagingBytes(gpu::PeerAlgoFor(run.spec, call.op), gpu::PeerShapeOf(run.spec),
                             call.count, *call.dtype, world_);
@@ -122,6 +124,7 @@ core::Result<bool> RuntimeComm::RunStaged(const Call& call, const AppliedRun& ru
   if (!copies.out) ops.out[rank_] = call.recv;  // only this rank writes it
   if (const void* slot = DirectSlotFor(call, run); slot != nullptr) {
     ops.direct = static_cast<const kernels::DirectSlot*>(slot);
+    ops.out[rank_] = peers_->Data(rank_, at + out_at);  // one-shot's fallback, where needed
     ops.own_in = call.send;
     ops.own_out = call.recv;
     CCLTUNE_RETURN_IF_ERROR(LaunchPeer(call, run, shape, signature, ops));

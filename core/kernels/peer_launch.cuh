@@ -48,7 +48,9 @@ inline bool OperandsAligned(const PeerOperands& ops, int world) {
       return false;
     }
   }
-  return Aligned16(ops.own_in) && Aligned16(ops.own_out);  // null counts as aligned
+  // Not own_in/own_out: the walk must be the same on every rank (direct mode's copies
+  // assume it), and a program buffer's alignment is each rank's own (CopyOwn* cope).
+  return true;
 }
 
 cudaError_t LaunchPeerReduce(PeerAlgo algo, const PeerTeam& team, const PeerOperands& ops,

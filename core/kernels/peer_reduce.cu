@@ -87,13 +87,44 @@ __device__ inline T* Out(const PeerOperands& ops, int r) {
 // elements at p * stride; one segment for one-shot) copied into our in[rank], each block its
 // share by the same walk the readers' reduce takes, so that the next barrier (carrying
 // writes) hands block b of every peer exactly what its block b reads.
+// [0, len) of `src` to `dst` by the walk of CopyInto<T, VEC, U>, whatever the pointers'
+// alignment: the walk (which thread copies which elements) depends on VEC alone, so the
+// peers' readers, which take the same walk, read exactly what this block copied; only the
+// accesses are element-wise where a program buffer is not 16-byte aligned.
+template <class T, bool VEC, int U>
+__device__ inline void CopyAnyAlignment(const T* src, T* dst, std::uint64_t len) {
+  if (!VEC || ((reinterpret_cast<std::uintptr_t>(src) | reinterpret_cast<std::uintptr_t>(dst)) &
+               15u) == 0) {
+    T* to[1] = {dst};
+    CopyInto<T, VEC, U>(src, to, 1, len);
+    return;
+  }
+  constexpr int kN = Lanes<T>::kN;
+  T v[U][kN];
+  WalkRange<T, VEC, U>(
+      len,
+      [&](int u, std::uint64_t i) {
+#pragma unroll
+        for (int k = 0; k < kN; ++k) v[u][k] = src[i + k];
+      },
+      [&](int u, std::uint64_t i) {
+#pragma unroll
+        for (int k = 0; k < kN; ++k) dst[i + k] = v[u][k];
+      },
+      [&](std::uint64_t i) { dst[i] = src[i]; });
+}
+
+// Direct mode's fallback (PeerOperands::direct): segment p of the program's input (`len(p)`
+// elements at p * stride; one segment for one-shot) copied into our in[rank], each block its
+// share by the same walk the readers' reduce takes, so that the next barrier (carrying
+// writes) hands block b of every peer exactly what its block b reads.
 template <class T, bool VEC, int U, class Len>
 __device__ inline void CopyOwnInput(const PeerTeam& team, const PeerOperands& ops,
                                     std::uint64_t stride, int segments, Len len) {
   const T* from = static_cast<const T*>(ops.own_in);
+  T* to = const_cast<T*>(In<T>(ops, team.rank));
   for (int p = 0; p < segments; ++p) {
-    T* to[1] = {const_cast<T*>(In<T>(ops, team.rank)) + p * stride};
-    CopyInto<T, VEC, U>(from + p * stride, to, 1, len(p));
+    CopyAnyAlignment<T, VEC, U>(from + p * stride, to + p * stride, len(p));
   }
 }
 
@@ -106,8 +137,7 @@ __device__ inline void CopyOwnOutput(const PeerTeam& team, const PeerOperands& o
                                      std::uint64_t seg, Len len) {
   T* own = static_cast<T*>(ops.own_out);
   for (int p = 0; p < team.world; ++p) {
-    T* to[1] = {own + p * seg};
-    CopyInto<T, VEC, U>(Out<T>(ops, team.rank) + p * seg, to, 1, len(p));
+    CopyAnyAlignment<T, VEC, U>(Out<T>(ops, team.rank) + p * seg, own + p * seg, len(p));
   }
 }
 
@@ -221,10 +251,16 @@ __global__ void __launch_bounds__(kMaxReduceThreads)
   for (int r = 0; r < kMaxPeers; ++r) {
     if (r < team.world) src[r] = direct ? DirectIn<T>(ops, r) : In<T>(ops, r);
   }
-  T* dst[1] = {direct ? DirectOut<T>(ops, team.rank) : Out<T>(ops, team.rank)};
+  // The fallback writes our program output itself where it is 16-byte aligned, else our
+  // staging output (out[rank]) and copies it over at the end: only this rank reads either,
+  // so each rank may decide by its own buffer.
+  T* own = static_cast<T*>(ops.own_out);
+  const bool via_staging = !direct && VEC && (reinterpret_cast<std::uintptr_t>(own) & 15u) != 0;
+  T* dst[1] = {direct ? DirectOut<T>(ops, team.rank) : via_staging ? Out<T>(ops, team.rank) : own};
   ReduceInto<T, OP, VEC, U>(src, team.world, dst, 1, count);
   const unsigned int used = direct ? 2 : 3;
   if (!PeerBarrier<Carries::kArrival>(team, &s, used)) return;  // nobody reads our input
+  if (via_staging) CopyAnyAlignment<T, VEC, U>(Out<T>(ops, team.rank), own, count);
   EndBlock(team, &s, used);
 }
 
