@@ -77,13 +77,20 @@ bool RuntimeComm::DirectCapture(const Call& call) const {
   return direct_ != nullptr && call.op == core::Op::kAllReduce && Capturing(call.stream);
 }
 
-// A pooled winner the direct mode runs: pull one-shot or two-shot all-reduce (not LL, not
-// one-shot in place, where the peers would read what this rank overwrites).
+// A pooled winner the direct mode runs: pull one-shot or two-shot all-reduce (not LL). A
+// one-shot in place holds its results in registers until the peers have read its buffer:
+// only where they fit (kernels::kHeldVectors).
 bool RuntimeComm::Directable(const AppliedRun& run, const Call& call) const {
   if (run.spec.compose != apply::Composition::kPeer || run.spec.push || run.spec.ll) return false;
   const kernels::PeerAlgo algo = gpu::PeerAlgoFor(run.spec, call.op);
-  if (algo == kernels::PeerAlgo::kOneShot) return call.send != call.recv;
-  return algo == kernels::PeerAlgo::kTwoShot;
+  if (algo == kernels::PeerAlgo::kTwoShot) return true;
+  if (algo != kernels::PeerAlgo::kOneShot) return false;
+  if (call.send != call.recv) return true;
+  const kernels::PeerShape shape = gpu::PeerShapeOf(run.spec);
+  const std::uint64_t lanes = 16 / core::DtypeSize(*call.dtype);
+  return call.count / lanes <= static_cast<std::uint64_t>(kernels::kHeldVectors) *
+                                   static_cast<std::uint64_t>(shape.blocks) *
+                                   static_cast<std::uint64_t>(shape.threads);
 }
 
 const void* RuntimeComm::DirectSlotFor(const Call& call, const AppliedRun& run) {

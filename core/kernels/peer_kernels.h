@@ -96,6 +96,12 @@ struct PeerTeam {
 // not) and still live, and never for one-shot in place (a peer would read our input while we
 // overwrite it). Each launch's ranks vote (peer_sync.cuh): the table is used only when every
 // rank vouches for its own.
+// In place, a direct-mode one-shot holds its reduced vectors in registers until every rank
+// has read its input (the peers read what it then overwrites): at most this many 16-byte
+// vectors per thread, so a call fits when count <= kHeldVectors x blocks x threads x the
+// vector's elements (the host checks it before it picks direct mode for one).
+inline constexpr int kHeldVectors = 4;
+
 struct DirectSlot {
   unsigned int valid;  // 1: this rank vouches for every entry
   unsigned int unused[3];

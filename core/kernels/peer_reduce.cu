@@ -228,13 +228,57 @@ __device__ inline void ReduceOwnSegment(const PeerTeam& team, const PeerOperands
   EndBlock(team, s, 1);
 }
 
+// One-shot in place, every rank vouching: this thread's vectors (and at most one tail
+// element) of every rank's program buffer reduced into registers, then the barrier after
+// which no rank reads our buffer any more, then stored over it (kHeldVectors says how much
+// fits). Barrier 2 of the launch, as in the out-of-place direct path.
+template <class T, core::RedOp OP>
+__device__ inline bool ReduceHeldInPlace(const PeerTeam& team, const PeerOperands& ops,
+                                         BlockSync* s, std::uint64_t count) {
+  constexpr int kN = Lanes<T>::kN;
+  const std::uint64_t nvec = count / kN;
+  const std::uint64_t tid = FlatThread(), stride = FlatStride();
+  uint4 held[kHeldVectors];
+#pragma unroll
+  for (int k = 0; k < kHeldVectors; ++k) {
+    const std::uint64_t j = tid + k * stride;
+    if (j >= nvec) break;
+    float acc[kN], tmp[kN];
+    Unpack<T>(__ldcg(reinterpret_cast<const uint4*>(DirectIn<T>(ops, 0) + j * kN)), acc);
+    for (int r = 1; r < team.world; ++r) {
+      Unpack<T>(__ldcg(reinterpret_cast<const uint4*>(DirectIn<T>(ops, r) + j * kN)), tmp);
+#pragma unroll
+      for (int e = 0; e < kN; ++e) acc[e] = Combine<OP>(acc[e], tmp[e]);
+    }
+    held[k] = Pack<T>(acc);
+  }
+  const std::uint64_t t = nvec * kN + tid;  // the tail: fewer elements than threads
+  float tail = 0;
+  if (t < count) {
+    tail = ToF<T>(__ldcg(DirectIn<T>(ops, 0) + t));
+    for (int r = 1; r < team.world; ++r)
+      tail = Combine<OP>(tail, ToF<T>(__ldcg(DirectIn<T>(ops, r) + t)));
+  }
+  if (!PeerBarrier<Carries::kArrival>(team, s, 2)) return false;  // nobody reads our buffer
+  T* out = DirectOut<T>(ops, team.rank);
+#pragma unroll
+  for (int k = 0; k < kHeldVectors; ++k) {
+    const std::uint64_t j = tid + k * stride;
+    if (j >= nvec) break;
+    __stcg(reinterpret_cast<uint4*>(out + j * kN), held[k]);
+  }
+  if (t < count) out[t] = FromF<T>(tail);
+  return true;
+}
+
 // Pull one-shot in direct mode (PeerOperands::direct). Barrier 1 is the arrival and the
 // vote. All vouch: read every rank's program input, write our program output, one more
 // barrier (nobody reads our input any more): today's pull cost. Else: stage our input in
 // the launch, a barrier carrying it, pull from the staged inputs, the closing barrier.
 // all_vote is block-uniform and the same in block b of every rank, so every rank's block b
-// runs the same barriers and advances its epoch alike. The host never vouches in place:
-// the peers read our whole input while we write our output.
+// runs the same barriers and advances its epoch alike. In place, the direct path holds
+// its results until the peers have read (ReduceHeldInPlace); the fallback reads only the
+// staged copies, so it writes our buffer at once.
 template <class T, core::RedOp OP, bool VEC, int U>
 __global__ void __launch_bounds__(kMaxReduceThreads)
     OneShotDirectKernel(PeerTeam team, PeerOperands ops, std::uint64_t count) {
@@ -242,6 +286,10 @@ __global__ void __launch_bounds__(kMaxReduceThreads)
   if (!BeginBlock(team, &s, &ops.direct->valid)) return;
   if (!PeerBarrier<Carries::kArrival>(team, &s, 1)) return;  // every input is ready
   const bool direct = s.all_vote != 0;
+  if (direct && ops.own_in == ops.own_out) {
+    if (ReduceHeldInPlace<T, OP>(team, ops, &s, count)) EndBlock(team, &s, 2);
+    return;
+  }
   if (!direct) {
     CopyOwnInput<T, VEC, U>(team, ops, 0, 1, [&](int) { return count; });
     if (!PeerBarrier<Carries::kWrites>(team, &s, 2)) return;  // every staged input is ready

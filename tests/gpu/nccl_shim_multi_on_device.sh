@@ -10,7 +10,8 @@
 # winners again with PyTorch registering its segments with NCCL, so captured calls run on the
 # tensors directly (direct slots; SYMM_MODES picks the first runs' modes). correct: runtime_gpu_test on the N GPUs (every winner kind,
 # staged ones included, against NCCL). walls: all_reduce_perf -t N with a results file that
-# cannot be opened (missing, a directory, empty) against plain, wall seconds each. train:
+# cannot be opened (missing, a directory, empty) against plain, wall seconds each.
+# decode (DECODE_REGISTER=1: with PyTorch's register hook in both runs). train:
 # an eager fp32 tune of the three ops (TRAIN_SIZES, default 64KiB:64MiB:4), then
 # train_steps_program.py (unmodified DDP and FSDP2 steps) plain and preloaded.
 # onepro (issue 34): every rank in one process: all_reduce, all_gather, reduce_scatter,
@@ -70,11 +71,14 @@ section_nccltests() {
 }
 
 section_decode() {
+  # DECODE_REGISTER=1: PyTorch registers its segments with NCCL in both runs (direct mode).
+  local reg=(env)
+  [ "${DECODE_REGISTER:-0}" = 1 ] && reg=(env TORCH_NCCL_USE_TENSOR_REGISTER_ALLOCATOR_HOOK=1)
   echo "== decode step, plain (its NCCL path is PyTorch's NCCL; its runtime path ccltune.torch)"
-  timeout -k 5 300 python3 tests/gpu/tp_decode_bench.py --gpus "$n" \
+  "${reg[@]}" timeout -k 5 300 python3 tests/gpu/tp_decode_bench.py --gpus "$n" \
     --winners "$D/winners-graph.json" 2>&1 | tee "$D/decode-plain.md" | tail -8
   echo "== decode step, libccltune-nccl preloaded (the NCCL path now runs the winners)"
-  LD_PRELOAD="$SHIM" CCLTUNE_RESULTS_FILE="$D/winners-graph.json" timeout -k 5 300 \
+  "${reg[@]}" LD_PRELOAD="$SHIM" CCLTUNE_RESULTS_FILE="$D/winners-graph.json" timeout -k 5 300 \
     python3 tests/gpu/tp_decode_bench.py --gpus "$n" --winners "$D/winners-graph.json" 2>&1 |
     tee "$D/decode-shim.md" | tail -8
 }

@@ -463,10 +463,10 @@ TEST(RuntimeGpu, CapturedCallsOnRegisteredBuffersStayRightThroughReuse) {
     text += "rank " + std::to_string(r) + ": slots ready " + std::to_string(ready) +
             ", withdrawn " + std::to_string(withdrawn) + "\n";
     for (const auto& [state, n] : states) text += "  " + state + " x" + std::to_string(n) + "\n";
-    // 6 directable cases (one-shot in place is not) x 2 captures, each withdrawn once its
+    // 8 cases (one-shot in place holds its results) x 2 captures, each withdrawn once its
     // segments are freed.
-    EXPECT_EQ(ready, 12) << text;
-    EXPECT_EQ(withdrawn, 12) << text;
+    EXPECT_EQ(ready, 16) << text;
+    EXPECT_EQ(withdrawn, 16) << text;
   }
   WriteSummary("runtime-direct.txt", text);
   std::printf("%s", text.c_str());
