@@ -117,8 +117,10 @@ RuntimeComm::Chosen RuntimeComm::Choose(const Call& call) const {
   if (c.cls == BufferClass::kPlain && DirectCapture(call)) {
     const AppliedRun& pooled =
         table_.Choose(call.op, *call.dtype, *call.redop, bytes, BufferClass::kPooled);
+    apply::ChoiceSpec as_staged = pooled.spec;  // what RunStaged runs: in place included
+    as_staged.staged = true;
     if (Directable(pooled, call) &&
-        WhyNotForCall(pooled.spec, shape_of_call, BufferClass::kPooled).empty()) {
+        WhyNotForCall(as_staged, shape_of_call, BufferClass::kPooled).empty()) {
       c.run = &pooled;
       c.direct = true;
       return c;
