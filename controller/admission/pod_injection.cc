@@ -102,7 +102,12 @@ std::vector<Json> DesiredEnv(const Plan& plan, const InjectConfig& c) {
   env.push_back(EnvField("CCLTUNE_NODE_NAME", "spec.nodeName"));
   if (plan.Has(Feature::kPlugin))
     env.push_back(EnvValue("NCCL_TUNER_PLUGIN", LibPath(c, kLibPlugin)));
-  if (plan.Has(Feature::kPreload)) env.push_back(EnvValue("LD_PRELOAD", LibPath(c, kLibPreload)));
+  if (plan.Has(Feature::kPreload)) {
+    env.push_back(EnvValue("LD_PRELOAD", LibPath(c, kLibPreload)));
+    // PyTorch then registers its segments with NCCL, which is how the preloaded library may
+    // run captured all-reduces on the tensors themselves (docs/winners.md, direct mode).
+    env.push_back(EnvValue("TORCH_NCCL_USE_TENSOR_REGISTER_ALLOCATOR_HOOK", "1"));
+  }
   if (plan.Has(Feature::kTelemetry)) {
     // The exporter's const labels (design §13) and NCCL's own calls through the profiler.
     env.push_back(EnvField("CCLTUNE_POD_NAME", "metadata.name"));

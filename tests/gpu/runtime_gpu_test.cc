@@ -42,6 +42,7 @@
 #include "tests/gpu/nccl_rank.h"
 #include "tests/gpu/rank_harness.h"
 #include "tests/gpu/runtime_winners.h"
+#include "tests/gpu/vmm_buffer.h"
 
 namespace ccltune::testing {
 namespace {
@@ -313,11 +314,13 @@ TEST(RuntimeGpu, AFullStagingAreaLeavesTheCallsToNccl) {
 // deregistered, freed and allocated again (cudaMalloc hands the same address back), new
 // data written, and the old graph replayed (its slot withdrawn: staged again) beside a new
 // capture on the new segment (direct again). Every replay is checked against NCCL on the
-// same input; each rank's log must show its slots ready and then withdrawn.
+// same input, with cudaMalloc and with virtual-memory buffers (their handles travel as file
+// descriptors); each rank's log must show its slots ready and then withdrawn.
 class DirectRank {
  public:
-  DirectRank(ccltuneComm_t rt, ncclComm_t nccl, int rank, cudaStream_t s)
-      : rt_(rt), nccl_(nccl), rank_(rank), s_(s) {}
+  // `vmm`: the buffers come from the virtual memory API (shared as file descriptors).
+  DirectRank(ccltuneComm_t rt, ncclComm_t nccl, int rank, cudaStream_t s, bool vmm = false)
+      : rt_(rt), nccl_(nccl), rank_(rank), s_(s), vmm_(vmm) {}
 
   int Run(std::uint64_t bytes, bool in_place) {
     count_ = bytes / sizeof(float);
@@ -331,7 +334,8 @@ class DirectRank {
     void* old_in = in_;
     RT_CHECK(ccltuneMemDeregister(in_) == ccltuneSuccess);
     RT_CHECK(ccltuneMemDeregister(out_) == ccltuneSuccess);
-    RT_CHECK(cudaFree(in_) == cudaSuccess && cudaFree(out_) == cudaSuccess);
+    Free(in_);
+    Free(out_);
     RT_CHECK(Allocate() == 0);
     if (in_ != old_in) {
       std::printf("rank %d: the allocator moved the buffer; the old graph is not replayed\n",
@@ -347,16 +351,31 @@ class DirectRank {
     cudaGraphExecDestroy(new_graph);
     RT_CHECK(ccltuneMemDeregister(in_) == ccltuneSuccess);
     RT_CHECK(ccltuneMemDeregister(out_) == ccltuneSuccess);
-    cudaFree(in_);
-    cudaFree(out_);
+    Free(in_);
+    Free(out_);
     cudaFree(want_);
     return wrong_;
   }
 
  private:
+  void* One(std::size_t b) {
+    void* p = nullptr;
+    if (vmm_) return VmmAllocate(rank_, b);
+    return cudaMalloc(&p, b) == cudaSuccess ? p : nullptr;
+  }
+  void Free(void* p) {
+    if (vmm_) {
+      VmmFree(p);
+    } else {
+      cudaFree(p);
+    }
+  }
+
   int Allocate() {
     const std::size_t b = count_ * sizeof(float);
-    RT_CHECK(cudaMalloc(&in_, b) == cudaSuccess && cudaMalloc(&out_, b) == cudaSuccess);
+    in_ = One(b);
+    out_ = One(b);
+    RT_CHECK(in_ != nullptr && out_ != nullptr);
     if (want_ == nullptr) RT_CHECK(cudaMalloc(&want_, b) == cudaSuccess);
     RT_CHECK(ccltuneMemRegister(in_, b) == ccltuneSuccess);
     RT_CHECK(ccltuneMemRegister(out_, b) == ccltuneSuccess);
@@ -402,6 +421,7 @@ class DirectRank {
   ncclComm_t nccl_;
   int rank_;
   cudaStream_t s_;
+  bool vmm_;
   std::uint64_t count_ = 0;
   std::uint64_t gen_ = 1000;
   void* in_ = nullptr;
@@ -433,6 +453,11 @@ int DirectRankBody(const std::string& dir, int rank, int world) {
       wrong += r.Run(bytes, in_place);
     }
   }
+  // Virtual-memory buffers (PyTorch's expandable segments): their descriptors travel.
+  for (bool in_place : {false, true}) {
+    DirectRank r(rt, nccl, rank, s, /*vmm=*/true);
+    wrong += r.Run(std::uint64_t{1} << 20, in_place);
+  }
   RT_CHECK(ccltuneCommDestroy(rt) == ccltuneSuccess);
   ncclCommDestroy(nccl);
   RT_CHECK(ccltuneMemDeregister(witness) == ccltuneSuccess);
@@ -463,10 +488,10 @@ TEST(RuntimeGpu, CapturedCallsOnRegisteredBuffersStayRightThroughReuse) {
     text += "rank " + std::to_string(r) + ": slots ready " + std::to_string(ready) +
             ", withdrawn " + std::to_string(withdrawn) + "\n";
     for (const auto& [state, n] : states) text += "  " + state + " x" + std::to_string(n) + "\n";
-    // 8 cases (one-shot in place holds its results) x 2 captures, each withdrawn once its
-    // segments are freed.
-    EXPECT_EQ(ready, 16) << text;
-    EXPECT_EQ(withdrawn, 16) << text;
+    // 8 cudaMalloc cases (one-shot in place holds its results) and 2 virtual-memory ones,
+    // x 2 captures, each withdrawn once its segments are freed.
+    EXPECT_EQ(ready, 20) << text;
+    EXPECT_EQ(withdrawn, 20) << text;
   }
   WriteSummary("runtime-direct.txt", text);
   std::printf("%s", text.c_str());

@@ -83,9 +83,11 @@ TEST(PodInjection, PreloadAndTelemetryTogether) {
   EXPECT_EQ(EnvNames(pod),
             (std::vector<std::string>{
                 "CCLTUNE_REDIS_URL", "CCLTUNE_REDIS_USERNAME", "CCLTUNE_REDIS_PASSWORD",
-                "CCLTUNE_NODE_NAME", "LD_PRELOAD", "CCLTUNE_POD_NAME", "CCLTUNE_POD_NAMESPACE",
-                "CCLTUNE_TELEMETRY", "NCCL_PROFILER_PLUGIN", "CCLTUNE_METRICS_PORT"}));
+                "CCLTUNE_NODE_NAME", "LD_PRELOAD", "TORCH_NCCL_USE_TENSOR_REGISTER_ALLOCATOR_HOOK",
+                "CCLTUNE_POD_NAME", "CCLTUNE_POD_NAMESPACE", "CCLTUNE_TELEMETRY",
+                "NCCL_PROFILER_PLUGIN", "CCLTUNE_METRICS_PORT"}));
   EXPECT_EQ(EnvOf(pod, "LD_PRELOAD"), "/opt/ccltune/lib/libccltune-nccl.so");
+  EXPECT_EQ(EnvOf(pod, "TORCH_NCCL_USE_TENSOR_REGISTER_ALLOCATOR_HOOK"), "1");
   EXPECT_EQ(EnvOf(pod, "CCLTUNE_TELEMETRY"), "on");
   EXPECT_EQ(EnvOf(pod, "NCCL_PROFILER_PLUGIN"), "/opt/ccltune/lib/libnccl-profiler-ccltune.so");
   EXPECT_EQ(EnvOf(pod, "CCLTUNE_POD_NAME"),

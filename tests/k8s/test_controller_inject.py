@@ -89,6 +89,8 @@ class InjectTest(unittest.TestCase):
         self.assertEqual(env_of(made['plugin'], 'NCCL_TUNER_PLUGIN'), LIB + 'libnccl-tuner-ccltune.so')
         self.assertIsNone(env_of(made['plugin'], 'LD_PRELOAD'))
         self.assertEqual(env_of(made['preload'], 'LD_PRELOAD'), LIB + 'libccltune-nccl.so')
+        self.assertEqual(env_of(made['preload'], 'TORCH_NCCL_USE_TENSOR_REGISTER_ALLOCATOR_HOOK'), '1')
+        self.assertIsNone(env_of(made['plugin'], 'TORCH_NCCL_USE_TENSOR_REGISTER_ALLOCATOR_HOOK'))
         self.assertEqual(made['preload']['spec']['containers'][0]['volumeMounts'],
                          [{'name': 'ccltune-lib', 'mountPath': '/opt/ccltune/lib', 'readOnly': True}])
         self.assertEqual(made['preload']['spec']['initContainers'][0]['command'],
