@@ -85,12 +85,8 @@ bool RuntimeComm::Directable(const AppliedRun& run, const Call& call) const {
   const kernels::PeerAlgo algo = gpu::PeerAlgoFor(run.spec, call.op);
   if (algo == kernels::PeerAlgo::kTwoShot) return true;
   if (algo != kernels::PeerAlgo::kOneShot) return false;
-  if (call.send != call.recv) return true;
-  const kernels::PeerShape shape = gpu::PeerShapeOf(run.spec);
-  const std::uint64_t lanes = 16 / core::DtypeSize(*call.dtype);
-  return call.count / lanes <= static_cast<std::uint64_t>(kernels::kHeldVectors) *
-                                   static_cast<std::uint64_t>(shape.blocks) *
-                                   static_cast<std::uint64_t>(shape.threads);
+  return call.send != call.recv ||
+         apply::OneShotHoldsInPlace(run.spec, call.count, core::DtypeSize(*call.dtype));
 }
 
 const void* RuntimeComm::DirectSlotFor(const Call& call, const AppliedRun& run) {

@@ -98,9 +98,15 @@ std::string WhyNotForCall(const ChoiceSpec& s, const CallShape& call, BufferClas
   }
   if (s.compose != Composition::kPeer) return "";
   // One-shot pull reduces the peers' inputs while they write their outputs: in place, a
-  // peer would read what its owner already overwrote (staged, they read its copy).
-  if (s.peer == PeerKind::kOneShot && !s.push && !s.staged && call.in_place) {
-    return "one-shot pull cannot run in place";
+  // peer would read what its owner already overwrote, unless the results wait in registers
+  // until every rank has read (staged, they read its copy).
+  if (s.peer == PeerKind::kOneShot && !s.push && !s.ll && !s.staged && call.in_place) {
+    if (s.fused) return "one-shot pull cannot run in place";  // its epilogue does not wait
+    if (!apply::OneShotHoldsInPlace(s, call.count, core::DtypeSize(call.dtype))) {
+      return "one-shot pull in place holds at most " +
+             std::to_string(apply::kHeldVectorsParam * 16 * s.blocks * s.threads) +
+             " bytes in its registers";
+    }
   }
   // LL reads the input in whole 8-byte lines; an application's buffer may end sooner.
   const std::uint64_t bytes = call.count * core::DtypeSize(call.dtype);

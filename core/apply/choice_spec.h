@@ -77,6 +77,16 @@ inline constexpr int kMaxPeerBlocksParam = 256;     // kernels::kMaxPeerBlocks
 inline constexpr int kMaxReduceThreadsParam = 512;  // kernels::kMaxReduceThreads
 inline constexpr int kMaxUnrollParam = 2;           // kernels::kMaxUnroll
 inline constexpr int kMaxPeersParam = 8;            // kernels::kMaxPeers: ranks of one team
+inline constexpr int kHeldVectorsParam = 4;         // kernels::kHeldVectors
+
+// A one-shot pull in place holds its results in registers until every rank has read its
+// buffer (the peers read what it then overwrites): whether `count` elements of `elem_bytes`
+// fit its grid (kHeldVectorsParam 16-byte vectors per thread).
+inline bool OneShotHoldsInPlace(const ChoiceSpec& s, std::uint64_t count, std::size_t elem_bytes) {
+  const std::uint64_t lanes = 16 / elem_bytes;
+  return count <= static_cast<std::uint64_t>(kHeldVectorsParam) * lanes *
+                      static_cast<std::uint64_t>(s.blocks) * static_cast<std::uint64_t>(s.threads);
+}
 // One-shot moves (world-1) times the message into every rank: two-shot covers the sizes
 // above this, so the sweep does not spend its time there.
 inline constexpr std::uint64_t kOneShotMaxBytes = std::uint64_t{16} << 20;

@@ -22,6 +22,7 @@ static_assert(apply::kMaxPeerBlocksParam == kernels::kMaxPeerBlocks);
 static_assert(apply::kMaxReduceThreadsParam == kernels::kMaxReduceThreads);
 static_assert(apply::kMaxUnrollParam == kernels::kMaxUnroll);
 static_assert(apply::kMaxPeersParam == kernels::kMaxPeers);
+static_assert(apply::kHeldVectorsParam == kernels::kHeldVectors);
 
 class PeerEnqueuer {
  public:

@@ -228,44 +228,62 @@ __device__ inline void ReduceOwnSegment(const PeerTeam& team, const PeerOperands
   EndBlock(team, s, 1);
 }
 
-// One-shot in place, every rank vouching: this thread's vectors (and at most one tail
-// element) of every rank's program buffer reduced into registers, then the barrier after
-// which no rank reads our buffer any more, then stored over it (kHeldVectors says how much
-// fits). Barrier 2 of the launch, as in the out-of-place direct path.
-template <class T, core::RedOp OP>
-__device__ inline bool ReduceHeldInPlace(const PeerTeam& team, const PeerOperands& ops,
-                                         BlockSync* s, std::uint64_t count) {
+// One-shot in place: this thread's share of every rank's buffer (`in(r)`) reduced into
+// registers, then barrier `barrier`, after which no rank reads our buffer any more, then
+// stored over it (`out`): kHeldVectors groups of 16 bytes per thread and at most one tail
+// element (apply::OneShotHoldsInPlace, which the host checks). Block b of every rank must
+// read exactly the elements block b of their owner writes, so the walk is the same on every
+// rank whatever its buffers' alignment: 16-byte groups always, loaded and stored as vectors
+// where every pointer allows it, else element by element.
+template <class T, core::RedOp OP, class In>
+__device__ inline bool ReduceHeld(const PeerTeam& team, BlockSync* s, unsigned int barrier, In in,
+                                  T* out, std::uint64_t count) {
   constexpr int kN = Lanes<T>::kN;
-  const std::uint64_t nvec = count / kN;
+  bool vec = (reinterpret_cast<std::uintptr_t>(out) & 15u) == 0;
+  for (int r = 0; r < team.world; ++r)
+    vec = vec && (reinterpret_cast<std::uintptr_t>(in(r)) & 15u) == 0;
+  auto load = [&](int r, std::uint64_t at, float* f) {
+    if (vec) {
+      Unpack<T>(__ldcg(reinterpret_cast<const uint4*>(in(r) + at)), f);
+    } else {
+#pragma unroll
+      for (int e = 0; e < kN; ++e) f[e] = ToF<T>(__ldcg(in(r) + at + e));
+    }
+  };
+  const std::uint64_t groups = count / kN;
   const std::uint64_t tid = FlatThread(), stride = FlatStride();
   uint4 held[kHeldVectors];
 #pragma unroll
   for (int k = 0; k < kHeldVectors; ++k) {
     const std::uint64_t j = tid + k * stride;
-    if (j >= nvec) break;
+    if (j >= groups) break;
     float acc[kN], tmp[kN];
-    Unpack<T>(__ldcg(reinterpret_cast<const uint4*>(DirectIn<T>(ops, 0) + j * kN)), acc);
+    load(0, j * kN, acc);
     for (int r = 1; r < team.world; ++r) {
-      Unpack<T>(__ldcg(reinterpret_cast<const uint4*>(DirectIn<T>(ops, r) + j * kN)), tmp);
+      load(r, j * kN, tmp);
 #pragma unroll
       for (int e = 0; e < kN; ++e) acc[e] = Combine<OP>(acc[e], tmp[e]);
     }
     held[k] = Pack<T>(acc);
   }
-  const std::uint64_t t = nvec * kN + tid;  // the tail: fewer elements than threads
+  const std::uint64_t t = groups * kN + tid;  // the tail: fewer elements than threads
   float tail = 0;
   if (t < count) {
-    tail = ToF<T>(__ldcg(DirectIn<T>(ops, 0) + t));
-    for (int r = 1; r < team.world; ++r)
-      tail = Combine<OP>(tail, ToF<T>(__ldcg(DirectIn<T>(ops, r) + t)));
+    tail = ToF<T>(__ldcg(in(0) + t));
+    for (int r = 1; r < team.world; ++r) tail = Combine<OP>(tail, ToF<T>(__ldcg(in(r) + t)));
   }
-  if (!PeerBarrier<Carries::kArrival>(team, s, 2)) return false;  // nobody reads our buffer
-  T* out = DirectOut<T>(ops, team.rank);
+  if (!PeerBarrier<Carries::kArrival>(team, s, barrier)) return false;  // nobody reads ours
 #pragma unroll
   for (int k = 0; k < kHeldVectors; ++k) {
     const std::uint64_t j = tid + k * stride;
-    if (j >= nvec) break;
-    __stcg(reinterpret_cast<uint4*>(out + j * kN), held[k]);
+    if (j >= groups) break;
+    if (vec) {
+      __stcg(reinterpret_cast<uint4*>(out + j * kN), held[k]);
+    } else {
+      const T* e = reinterpret_cast<const T*>(&held[k]);
+#pragma unroll
+      for (int i = 0; i < kN; ++i) out[j * kN + i] = e[i];
+    }
   }
   if (t < count) out[t] = FromF<T>(tail);
   return true;
@@ -286,8 +304,11 @@ __global__ void __launch_bounds__(kMaxReduceThreads)
   if (!BeginBlock(team, &s, &ops.direct->valid)) return;
   if (!PeerBarrier<Carries::kArrival>(team, &s, 1)) return;  // every input is ready
   const bool direct = s.all_vote != 0;
-  if (direct && ops.own_in == ops.own_out) {
-    if (ReduceHeldInPlace<T, OP>(team, ops, &s, count)) EndBlock(team, &s, 2);
+  if (direct && ops.own_in == ops.own_out) {  // the table's pointers are 16-byte aligned
+    auto in = [&](int r) { return DirectIn<T>(ops, r); };
+    if (ReduceHeld<T, OP>(team, &s, 2, in, DirectOut<T>(ops, team.rank), count)) {
+      EndBlock(team, &s, 2);
+    }
     return;
   }
   if (!direct) {
@@ -318,6 +339,19 @@ __global__ void __launch_bounds__(kMaxReduceThreads)
   __shared__ BlockSync s;
   if (!BeginBlock(team, &s)) return;
   ReduceOwnSegment<T, OP, VEC, U>(team, ops, &s, count, 0, push);
+}
+
+// Pull one-shot in place on buffers every rank can reach (pooled, or one process's group):
+// the results wait in registers for the barrier after which no rank reads ours
+// (ReduceHeld). Two barriers, as OneShotKernel's pull.
+template <class T, core::RedOp OP>
+__global__ void __launch_bounds__(kMaxReduceThreads)
+    OneShotHeldKernel(PeerTeam team, PeerOperands ops, std::uint64_t count) {
+  __shared__ BlockSync s;
+  if (!BeginBlock(team, &s)) return;
+  if (!PeerBarrier<Carries::kArrival>(team, &s, 1)) return;  // every input is ready
+  auto in = [&](int r) { return In<T>(ops, r); };
+  if (ReduceHeld<T, OP>(team, &s, 2, in, Out<T>(ops, team.rank), count)) EndBlock(team, &s, 2);
 }
 
 // LL one-shot: line i of every rank's input goes, with this launch's flag, into slot
@@ -469,6 +503,8 @@ cudaError_t LaunchTyped(PeerAlgo algo, const PeerTeam& team, const PeerOperands&
         OneShotLLKernel<T, OP><<<grid, block, 0, stream>>>(team, ops, count);
       } else if (direct) {
         OneShotDirectKernel<T, OP, VEC, U><<<grid, block, 0, stream>>>(team, ops, count);
+      } else if (!shape.push && ops.in[team.rank] == ops.out[team.rank]) {
+        OneShotHeldKernel<T, OP><<<grid, block, 0, stream>>>(team, ops, count);
       } else {
         OneShotKernel<T, OP, VEC, U><<<grid, block, 0, stream>>>(team, ops, count, shape.push);
       }
