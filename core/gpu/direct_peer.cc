@@ -46,9 +46,9 @@ void* DriverEntry(const char* name) {
   return f;
 }
 
-bool ReachableFrom(const void* p, std::size_t bytes, const std::vector<int>& devices) {
+std::optional<Allocation> AllocationOf(const void* p, std::size_t bytes) {
   const PointerGetAttributes query = Attributes();
-  if (query == nullptr || p == nullptr || bytes == 0) return false;
+  if (query == nullptr || p == nullptr || bytes == 0) return std::nullopt;
   int legacy = 0;
   CUdeviceptr start = 0;
   std::size_t size = 0;
@@ -57,11 +57,18 @@ bool ReachableFrom(const void* p, std::size_t bytes, const std::vector<int>& dev
                                 CU_POINTER_ATTRIBUTE_RANGE_SIZE};
   void* into[] = {&legacy, &start, &size};
   const auto at = static_cast<CUdeviceptr>(reinterpret_cast<std::uintptr_t>(p));
-  if (query(3, what, into, at) != CUDA_SUCCESS) return false;
-  if (at < start || bytes > size || at - start > size - bytes) return false;
-  if (legacy != 0) return true;
+  if (query(3, what, into, at) != CUDA_SUCCESS) return std::nullopt;
+  if (at < start || bytes > size || at - start > size - bytes) return std::nullopt;
+  return Allocation{static_cast<std::uintptr_t>(start), size, legacy != 0};
+}
+
+bool ReachableFrom(const void* p, std::size_t bytes, const std::vector<int>& devices) {
+  const std::optional<Allocation> a = AllocationOf(p, bytes);
+  if (!a) return false;
+  if (a->legacy_ipc) return true;
   const MemGetAccess access = Access();
   if (access == nullptr) return false;
+  const auto at = static_cast<CUdeviceptr>(reinterpret_cast<std::uintptr_t>(p));
   for (int d : devices) {
     if (!ReadWrite(access, at, d) || !ReadWrite(access, at + bytes - 1, d)) return false;
   }

@@ -9,6 +9,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace ccltune::gpu {
@@ -17,6 +19,16 @@ namespace ccltune::gpu {
 // and write: cudaMalloc memory, or a mapping whose access the driver reports read-write for
 // each device. Driver queries only; never blocks.
 bool ReachableFrom(const void* p, std::size_t bytes, const std::vector<int>& devices);
+
+// The allocation holding [p, p + bytes): its start, its size, and whether CUDA IPC can
+// share it (cudaMalloc memory; otherwise a virtual-memory mapping). nullopt when p is not
+// device memory or the range does not lie in one allocation. A driver query; never blocks.
+struct Allocation {
+  std::uintptr_t start = 0;
+  std::size_t size = 0;
+  bool legacy_ipc = false;
+};
+std::optional<Allocation> AllocationOf(const void* p, std::size_t bytes);
 
 // The driver's `name` (CUDA 12 ABI) through the runtime, which finds the driver the
 // process loaded; null when it has none.

@@ -24,7 +24,6 @@ F Driver(const char* name) {
 }
 
 struct DriverApi {
-  using GetAttributes = CUresult (*)(unsigned int, CUpointer_attribute*, void**, CUdeviceptr);
   using Retain = CUresult (*)(CUmemGenericAllocationHandle*, void*);
   using ExportFd = CUresult (*)(void*, CUmemGenericAllocationHandle, CUmemAllocationHandleType,
                                 unsigned long long);
@@ -36,7 +35,6 @@ struct DriverApi {
   using SetAccess = CUresult (*)(CUdeviceptr, size_t, const CUmemAccessDesc*, size_t);
   using Unmap = CUresult (*)(CUdeviceptr, size_t);
   using Free = CUresult (*)(CUdeviceptr, size_t);
-  GetAttributes attributes = Driver<GetAttributes>("cuPointerGetAttributes");
   Retain retain = Driver<Retain>("cuMemRetainAllocationHandle");
   ExportFd export_fd = Driver<ExportFd>("cuMemExportToShareableHandle");
   ImportFd import_fd = Driver<ImportFd>("cuMemImportFromShareableHandle");
@@ -99,23 +97,14 @@ class CudaBackend : public DirectBackend {
 core::Result<Exported> CudaBackend::Export(const Segment& s) {
   DeviceGuard guard(device_);
   const DriverApi& api = Api();
-  if (api.attributes == nullptr) return core::Unavailable("no CUDA driver entry points");
-  int legacy = 0;
-  CUdeviceptr start = 0;
-  std::size_t size = 0;
-  CUpointer_attribute what[] = {CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE,
-                                CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
-                                CU_POINTER_ATTRIBUTE_RANGE_SIZE};
-  void* into[] = {&legacy, &start, &size};
-  if (api.attributes(3, what, into, static_cast<CUdeviceptr>(s.base)) != CUDA_SUCCESS) {
-    return core::InvalidArgument("not device memory");
-  }
-  if (s.base < start || s.bytes > size || s.base - start > size - s.bytes) {
-    return core::InvalidArgument("segment spans more than one allocation");
-  }
+  const std::optional<gpu::Allocation> a =
+      gpu::AllocationOf(reinterpret_cast<const void*>(s.base), s.bytes);
+  if (!a) return core::InvalidArgument("not device memory in one allocation");
+  const CUdeviceptr start = static_cast<CUdeviceptr>(a->start);
+  const std::size_t size = a->size;
   Exported e;
-  e.allocation_base = static_cast<std::uintptr_t>(start);
-  if (legacy != 0) {
+  e.allocation_base = a->start;
+  if (a->legacy_ipc) {
     cudaIpcMemHandle_t h;
     CCLTUNE_CUDA_TRY(cudaIpcGetMemHandle(&h, reinterpret_cast<void*>(start)));
     e.handle = std::string(kIpc) + std::string(reinterpret_cast<const char*>(&h), sizeof h);
@@ -130,7 +119,7 @@ core::Result<Exported> CudaBackend::Export(const Segment& s) {
   const CUresult r = api.export_fd(&fd, h, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
   api.release(h);
   if (r != CUDA_SUCCESS) return core::InvalidArgument("allocation not shareable as a descriptor");
-  e.fd = OwnedFd(fd);
+  e.fd = core::UniqueFd(fd);
   e.handle = std::string(kVmm) + std::to_string(size);
   return e;
 }

@@ -19,7 +19,7 @@ inline constexpr std::size_t kHandleBytes = 96;  // a kind tag and cudaIpcMemHan
 // A segment of this process as a peer can open it: the allocation that holds it.
 struct Exported {
   std::string handle;  // at most kHandleBytes
-  OwnedFd fd;          // a virtual-memory allocation's descriptor; none for CUDA IPC
+  core::UniqueFd fd;   // a virtual-memory allocation's descriptor; none for CUDA IPC
   std::uintptr_t allocation_base = 0;
 };
 

@@ -272,7 +272,8 @@ void DirectExchange::Handle(Datagram d) {
   t.in_handle.assign(w.in.handle, std::min<std::size_t>(w.in.handle_bytes, kHandleBytes));
   t.out_handle.assign(w.out.handle, std::min<std::size_t>(w.out.handle_bytes, kHandleBytes));
   auto take = [&](std::int32_t i) {
-    return i >= 0 && static_cast<std::size_t>(i) < d.fds.size() ? std::move(d.fds[i]) : OwnedFd();
+    return i >= 0 && static_cast<std::size_t>(i) < d.fds.size() ? std::move(d.fds[i])
+                                                                : core::UniqueFd();
   };
   t.in_fd = take(w.in.fd_index);
   t.out_fd = take(w.out.fd_index);
@@ -281,8 +282,8 @@ void DirectExchange::Handle(Datagram d) {
 }
 
 std::optional<std::uintptr_t> DirectExchange::Mapped(int rank, const Ref& ref,
-                                                     const std::string& handle, const OwnedFd& fd,
-                                                     std::string* why) {
+                                                     const std::string& handle,
+                                                     const core::UniqueFd& fd, std::string* why) {
   const std::pair<int, std::uint64_t> key{rank, ref.segment};
   if (gone_.count(key) != 0) {
     *why = "rank " + std::to_string(rank) + "'s segment is gone";

@@ -99,7 +99,7 @@ class DirectExchange {
     std::uint64_t signature = 0;
     Ref in, out;
     std::string in_handle, out_handle;
-    OwnedFd in_fd, out_fd;
+    core::UniqueFd in_fd, out_fd;
   };
   struct Outgoing {
     int peer;
@@ -117,7 +117,7 @@ class DirectExchange {
   void Handle(Datagram d);
   void TryComplete(int slot);
   std::optional<std::uintptr_t> Mapped(int rank, const Ref& ref, const std::string& handle,
-                                       const OwnedFd& fd, std::string* why);
+                                       const core::UniqueFd& fd, std::string* why);
   void OwnSegmentGone(const Segment& s);
   void PeerSegmentGone(int rank, std::uint64_t segment);
   void Queue(int peer, std::string bytes, std::vector<std::uint64_t> segments);

@@ -24,23 +24,11 @@ std::string Errno(const std::string& what) { return what + ": " + std::strerror(
 
 }  // namespace
 
-OwnedFd& OwnedFd::operator=(OwnedFd&& o) noexcept {
-  if (this != &o) {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = o.Release();
-  }
-  return *this;
-}
-
-OwnedFd::~OwnedFd() {
-  if (fd_ >= 0) ::close(fd_);
-}
-
 core::Result<UnixChannel> UnixChannel::Bind(const std::string& name) {
   if (name.empty() || name.size() > 100) {
     return core::InvalidArgument("socket name: 1 to 100 bytes, got " + std::to_string(name.size()));
   }
-  OwnedFd fd(::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+  core::UniqueFd fd(::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
   if (fd.get() < 0) return core::Unavailable(Errno("socket"));
   sockaddr_un addr;
   const socklen_t len = AddressOf(name, &addr);

@@ -13,31 +13,13 @@
 #include <vector>
 
 #include "core/base/status.h"
+#include "core/base/unique_fd.h"
 
 namespace ccltune::runtime::direct {
 
-// A file descriptor closed with its owner.
-class OwnedFd {
- public:
-  OwnedFd() = default;
-  explicit OwnedFd(int fd) : fd_(fd) {}
-  OwnedFd(OwnedFd&& o) noexcept : fd_(o.Release()) {}
-  OwnedFd& operator=(OwnedFd&& o) noexcept;
-  ~OwnedFd();
-  int get() const { return fd_; }
-  int Release() {
-    const int fd = fd_;
-    fd_ = -1;
-    return fd;
-  }
-
- private:
-  int fd_ = -1;
-};
-
 struct Datagram {
   std::string bytes;
-  std::vector<OwnedFd> fds;
+  std::vector<core::UniqueFd> fds;
 };
 
 class UnixChannel {
@@ -56,8 +38,8 @@ class UnixChannel {
   core::Result<std::optional<Datagram>> Receive(std::chrono::milliseconds wait) const;
 
  private:
-  explicit UnixChannel(OwnedFd fd) : fd_(std::move(fd)) {}
-  OwnedFd fd_;
+  explicit UnixChannel(core::UniqueFd fd) : fd_(std::move(fd)) {}
+  core::UniqueFd fd_;
 };
 
 }  // namespace ccltune::runtime::direct

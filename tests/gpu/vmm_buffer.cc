@@ -8,18 +8,14 @@
 #include <map>
 #include <mutex>
 
+#include "core/gpu/direct_peer.h"
+
 namespace ccltune::testing {
 namespace {
 
 template <class F>
 F Entry(const char* name) {
-  void* f = nullptr;
-  cudaDriverEntryPointQueryResult found{};
-  if (cudaGetDriverEntryPointByVersion(name, &f, 12000, cudaEnableDefault, &found) != cudaSuccess ||
-      found != cudaDriverEntryPointSuccess) {
-    return nullptr;
-  }
-  return reinterpret_cast<F>(f);
+  return reinterpret_cast<F>(gpu::DriverEntry(name));
 }
 
 struct Mapping {

@@ -3,11 +3,11 @@
 #pragma once
 
 #include "core/base/status.h"
-#include "worker/host/unique_fd.h"
+#include "core/base/unique_fd.h"
 
 namespace ccltune::testing {
 
-using worker::host::UniqueFd;
+using core::UniqueFd;
 
 // A connection to 127.0.0.1:port that sends nothing until it is closed.
 core::Result<UniqueFd> ConnectSilently(int port);

@@ -5,9 +5,11 @@
 #include <string>
 
 #include "core/base/status.h"
-#include "worker/host/unique_fd.h"
+#include "core/base/unique_fd.h"
 
 namespace ccltune::worker::host {
+
+using core::UniqueFd;
 
 // "strerror(errno)" of the current errno, thread-safe.
 std::string ErrnoText(int err);

@@ -21,11 +21,13 @@
 #include <vector>
 
 #include "core/base/status.h"
+#include "core/base/unique_fd.h"
 #include "worker/deadline.h"
-#include "worker/host/unique_fd.h"
 #include "worker/host/wire.h"
 
 namespace ccltune::worker::host {
+
+using core::UniqueFd;
 
 struct SendOp {
   int peer = -1;

@@ -13,7 +13,7 @@
 #include "tests/unit/worker/host_test_util.h"
 #include "worker/host/algorithms.h"
 #include "worker/host/mesh_setup.h"
-#include "worker/host/unique_fd.h"
+#include "core/base/unique_fd.h"
 
 namespace ccltune::worker::host {
 namespace {

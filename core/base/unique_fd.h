@@ -1,11 +1,12 @@
-// UniqueFd: sole owner of a file descriptor (a socket here); closes it exactly once.
+// UniqueFd: sole owner of a file descriptor (a socket, one passed between processes);
+// closes it exactly once.
 #pragma once
 
 #include <unistd.h>
 
 #include <utility>
 
-namespace ccltune::worker::host {
+namespace ccltune::core {
 
 class UniqueFd {
  public:
@@ -31,4 +32,4 @@ class UniqueFd {
   int fd_ = -1;
 };
 
-}  // namespace ccltune::worker::host
+}  // namespace ccltune::core
