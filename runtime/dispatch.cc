@@ -108,6 +108,7 @@ RuntimeComm::Chosen RuntimeComm::Choose(const Call& call) const {
                                 call.count,
                                 world_,
                                 InPlace(call, esize, rank_),
+                                config_.hold_in_place,
                                 caps_.span.ranks_per_node,
                                 HierScratch()};
   c.run = &table_.Choose(call.op, *call.dtype, *call.redop, bytes, c.cls);

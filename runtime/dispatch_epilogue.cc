@@ -52,6 +52,7 @@ core::Status RuntimeComm::RunEpilogue(const EpilogueCall& c) {
                         c.tokens * static_cast<std::uint64_t>(c.epilogue.hidden),
                         world_,
                         c.input == c.out,
+                        config_.hold_in_place,
                         caps_.span.ranks_per_node,
                         HierScratch()};
   const auto choose = [&](BufferClass k) -> const AppliedRun& {

@@ -64,12 +64,21 @@ std::string RuntimeComm::DirectProblem() {
 }
 
 // Collective: every rank runs direct mode or none does, since the kernels differ (a direct
-// launch's barriers carry the votes).
+// launch's barriers carry the votes); so with holding one-shot results in place.
 core::Status RuntimeComm::StartDirect(core::Deadline deadline) {
+  CCLTUNE_RETURN_IF_ERROR(AgreeOnHold(deadline));
   const std::string mine = DirectProblem();
   CCLTUNE_ASSIGN_OR_RETURN(direct_problem_,
                            core::FirstRankProblem(*dir_, "direct", mine, "direct", deadline));
   if (!direct_problem_.empty()) direct_.reset();
+  return core::Status::Ok();
+}
+
+core::Status RuntimeComm::AgreeOnHold(core::Deadline deadline) {
+  const std::string mine = config_.hold_in_place ? "" : "CCLTUNE_HOLD_IN_PLACE is not 1";
+  CCLTUNE_ASSIGN_OR_RETURN(const std::string first,
+                           core::FirstRankProblem(*dir_, "hold", mine, "setting", deadline));
+  config_.hold_in_place = first.empty();
   return core::Status::Ok();
 }
 
@@ -86,7 +95,8 @@ bool RuntimeComm::Directable(const AppliedRun& run, const Call& call) const {
   if (algo == kernels::PeerAlgo::kTwoShot) return true;
   if (algo != kernels::PeerAlgo::kOneShot) return false;
   return call.send != call.recv ||
-         apply::OneShotHoldsInPlace(run.spec, call.count, core::DtypeSize(*call.dtype));
+         (config_.hold_in_place &&
+          apply::OneShotHoldsInPlace(run.spec, call.count, core::DtypeSize(*call.dtype)));
 }
 
 const void* RuntimeComm::DirectSlotFor(const Call& call, const AppliedRun& run) {

@@ -101,7 +101,7 @@ std::string WhyNotForCall(const ChoiceSpec& s, const CallShape& call, BufferClas
   // peer would read what its owner already overwrote, unless the results wait in registers
   // until every rank has read (staged, they read its copy).
   if (s.peer == PeerKind::kOneShot && !s.push && !s.ll && !s.staged && call.in_place) {
-    if (s.fused) return "one-shot pull cannot run in place";  // its epilogue does not wait
+    if (s.fused || !call.hold_in_place) return "one-shot pull cannot run in place";
     if (!apply::OneShotHoldsInPlace(s, call.count, core::DtypeSize(call.dtype))) {
       return "one-shot pull in place holds at most " +
              std::to_string(apply::kHeldVectorsParam * 16 * s.blocks * s.threads) +

@@ -80,6 +80,9 @@ struct CallShape {
   std::uint64_t count = 0;
   int world = 1;
   bool in_place = false;
+  // A one-shot pull in place may hold its results in registers until every rank has read
+  // (RuntimeConfig::hold_in_place, agreed by every rank at init).
+  bool hold_in_place = false;
   // hier: the node team's ranks, and the scratch each rank holds for the call's input and
   // output (both copied through it).
   int ranks_per_node = 1;

@@ -277,6 +277,7 @@ class RuntimeComm {
   void StartTelemetry();
   // Direct mode (dispatch_staged.cc): captured all-reduces on the program's own buffers.
   core::Status StartDirect(core::Deadline deadline);
+  core::Status AgreeOnHold(core::Deadline deadline);
   std::string DirectProblem();
   bool DirectCapture(const Call& call) const;
   bool Directable(const AppliedRun& run, const Call& call) const;

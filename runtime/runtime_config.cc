@@ -126,6 +126,14 @@ core::Status ApplyEnv(RuntimeConfig& out) {
   if (const std::string t = Env("CCLTUNE_TIMEOUT_MS"); !t.empty()) {
     CCLTUNE_ASSIGN_OR_RETURN(out.timeout, ParseTimeoutMs("CCLTUNE_TIMEOUT_MS", t));
   }
+  if (const std::string hold = Env("CCLTUNE_HOLD_IN_PLACE"); !hold.empty()) {
+    if (hold != "0" && hold != "1") {
+      return core::InvalidArgument("CCLTUNE_HOLD_IN_PLACE: '" + hold +
+                                   "' is not one of 0 (the default), 1 (one-shot pull in place "
+                                   "holds its results in registers)");
+    }
+    out.hold_in_place = hold == "1";
+  }
   const char* peer = std::getenv("CCLTUNE_PEER_MEMORY");
   CCLTUNE_ASSIGN_OR_RETURN(out.peer_memory, core::EnvSwitch("CCLTUNE_PEER_MEMORY", peer,
                                                             "peer memory off", "set it up"));

@@ -228,28 +228,24 @@ __device__ inline void ReduceOwnSegment(const PeerTeam& team, const PeerOperands
   EndBlock(team, s, 1);
 }
 
-// One-shot in place: this thread's share of every rank's buffer (`in(r)`) reduced into
+// One-shot in place: this thread's share of every rank's buffer (`src[r]`) reduced into
 // registers, then barrier `barrier`, after which no rank reads our buffer any more, then
 // stored over it (`out`): kHeldVectors groups of 16 bytes per thread and at most one tail
-// element (apply::OneShotHoldsInPlace, which the host checks). Block b of every rank must
-// read exactly the elements block b of their owner writes, so the walk is the same on every
-// rank whatever its buffers' alignment: 16-byte groups always, loaded and stored as vectors
-// where every pointer allows it, else element by element.
-template <class T, core::RedOp OP, class In>
-__device__ inline bool ReduceHeld(const PeerTeam& team, BlockSync* s, unsigned int barrier, In in,
-                                  T* out, std::uint64_t count) {
+// element (apply::OneShotHoldsInPlace, which the host checks). Every rank's group is loaded
+// before any is reduced, so the peers' reads are in flight together. Block b of every rank
+// must read exactly the elements block b of their owner writes, so the walk is the same on
+// every rank whatever its buffers' alignment: 16-byte groups always, as vectors where every
+// pointer allows it, else element by element.
+template <class T, core::RedOp OP>
+__device__ inline bool ReduceHeld(const PeerTeam& team, BlockSync* s, unsigned int barrier,
+                                  const T* const (&src)[kMaxPeers], T* out, std::uint64_t count) {
   constexpr int kN = Lanes<T>::kN;
-  bool vec = (reinterpret_cast<std::uintptr_t>(out) & 15u) == 0;
-  for (int r = 0; r < team.world; ++r)
-    vec = vec && (reinterpret_cast<std::uintptr_t>(in(r)) & 15u) == 0;
-  auto load = [&](int r, std::uint64_t at, float* f) {
-    if (vec) {
-      Unpack<T>(__ldcg(reinterpret_cast<const uint4*>(in(r) + at)), f);
-    } else {
+  std::uintptr_t bits = reinterpret_cast<std::uintptr_t>(out);
 #pragma unroll
-      for (int e = 0; e < kN; ++e) f[e] = ToF<T>(__ldcg(in(r) + at + e));
-    }
-  };
+  for (int r = 0; r < kMaxPeers; ++r) {
+    if (r < team.world) bits |= reinterpret_cast<std::uintptr_t>(src[r]);
+  }
+  const bool vec = (bits & 15u) == 0;
   const std::uint64_t groups = count / kN;
   const std::uint64_t tid = FlatThread(), stride = FlatStride();
   uint4 held[kHeldVectors];
@@ -257,10 +253,24 @@ __device__ inline bool ReduceHeld(const PeerTeam& team, BlockSync* s, unsigned i
   for (int k = 0; k < kHeldVectors; ++k) {
     const std::uint64_t j = tid + k * stride;
     if (j >= groups) break;
+    uint4 v[kMaxPeers];
+#pragma unroll
+    for (int r = 0; r < kMaxPeers; ++r) {
+      if (r >= team.world) break;
+      if (vec) {
+        v[r] = __ldcg(reinterpret_cast<const uint4*>(src[r] + j * kN));
+      } else {
+        T* e = reinterpret_cast<T*>(&v[r]);
+#pragma unroll
+        for (int i = 0; i < kN; ++i) e[i] = __ldcg(src[r] + j * kN + i);
+      }
+    }
     float acc[kN], tmp[kN];
-    load(0, j * kN, acc);
-    for (int r = 1; r < team.world; ++r) {
-      load(r, j * kN, tmp);
+    Unpack<T>(v[0], acc);
+#pragma unroll
+    for (int r = 1; r < kMaxPeers; ++r) {
+      if (r >= team.world) break;
+      Unpack<T>(v[r], tmp);
 #pragma unroll
       for (int e = 0; e < kN; ++e) acc[e] = Combine<OP>(acc[e], tmp[e]);
     }
@@ -269,8 +279,11 @@ __device__ inline bool ReduceHeld(const PeerTeam& team, BlockSync* s, unsigned i
   const std::uint64_t t = groups * kN + tid;  // the tail: fewer elements than threads
   float tail = 0;
   if (t < count) {
-    tail = ToF<T>(__ldcg(in(0) + t));
-    for (int r = 1; r < team.world; ++r) tail = Combine<OP>(tail, ToF<T>(__ldcg(in(r) + t)));
+    tail = ToF<T>(__ldcg(src[0] + t));
+#pragma unroll
+    for (int r = 1; r < kMaxPeers; ++r) {
+      if (r < team.world) tail = Combine<OP>(tail, ToF<T>(__ldcg(src[r] + t)));
+    }
   }
   if (!PeerBarrier<Carries::kArrival>(team, s, barrier)) return false;  // nobody reads ours
 #pragma unroll
@@ -304,9 +317,13 @@ __global__ void __launch_bounds__(kMaxReduceThreads)
   if (!BeginBlock(team, &s, &ops.direct->valid)) return;
   if (!PeerBarrier<Carries::kArrival>(team, &s, 1)) return;  // every input is ready
   const bool direct = s.all_vote != 0;
-  if (direct && ops.own_in == ops.own_out) {  // the table's pointers are 16-byte aligned
-    auto in = [&](int r) { return DirectIn<T>(ops, r); };
-    if (ReduceHeld<T, OP>(team, &s, 2, in, DirectOut<T>(ops, team.rank), count)) {
+  if (direct && ops.own_in == ops.own_out) {
+    const T* src[kMaxPeers];
+#pragma unroll
+    for (int r = 0; r < kMaxPeers; ++r) {
+      if (r < team.world) src[r] = DirectIn<T>(ops, r);
+    }
+    if (ReduceHeld<T, OP>(team, &s, 2, src, DirectOut<T>(ops, team.rank), count)) {
       EndBlock(team, &s, 2);
     }
     return;
@@ -350,8 +367,12 @@ __global__ void __launch_bounds__(kMaxReduceThreads)
   __shared__ BlockSync s;
   if (!BeginBlock(team, &s)) return;
   if (!PeerBarrier<Carries::kArrival>(team, &s, 1)) return;  // every input is ready
-  auto in = [&](int r) { return In<T>(ops, r); };
-  if (ReduceHeld<T, OP>(team, &s, 2, in, Out<T>(ops, team.rank), count)) EndBlock(team, &s, 2);
+  const T* src[kMaxPeers];
+#pragma unroll
+  for (int r = 0; r < kMaxPeers; ++r) {
+    if (r < team.world) src[r] = In<T>(ops, r);
+  }
+  if (ReduceHeld<T, OP>(team, &s, 2, src, Out<T>(ops, team.rank), count)) EndBlock(team, &s, 2);
 }
 
 // LL one-shot: line i of every rank's input goes, with this launch's flag, into slot

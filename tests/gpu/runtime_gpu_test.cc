@@ -432,6 +432,7 @@ class DirectRank {
 
 int DirectRankBody(const std::string& dir, int rank, int world) {
   setenv("CCLTUNE_DIRECT_DEBUG", "1", 1);
+  setenv("CCLTUNE_HOLD_IN_PLACE", "1", 1);  // the in-place one-shot cases take slots too
   // A program that registers its memory does so before its first collective (PyTorch's
   // allocator hook registers every segment it has when the communicator is made).
   RT_CHECK(cudaSetDevice(rank) == cudaSuccess);

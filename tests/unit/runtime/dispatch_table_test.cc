@@ -170,8 +170,11 @@ TEST(WhyNotForCall, OddShapesFallBackToNccl) {
   EXPECT_NE(WhyNotForCall(spec(kLL), call, BufferClass::kPlain), "");
   EXPECT_EQ(WhyNotForCall(spec(kLL), call, BufferClass::kPooled), "");  // the pool pads
   call.in_place = true;
-  // In place, one-shot pull holds its results in registers until the peers have read: 4
-  // vectors of 16 bytes per thread, 32 x 256 threads, so 512 KiB of bf16 at most.
+  EXPECT_EQ(WhyNotForCall(spec(kPull), call, BufferClass::kPooled),
+            "one-shot pull cannot run in place");
+  // With CCLTUNE_HOLD_IN_PLACE=1, one-shot pull holds its results in registers until the
+  // peers have read: 4 vectors of 16 bytes per thread, 32 x 256 threads, 512 KiB of bf16.
+  call.hold_in_place = true;
   EXPECT_EQ(WhyNotForCall(spec(kPull), call, BufferClass::kPooled), "");
   CallShape big = call;
   big.count = 262144;  // 512 KiB
@@ -179,6 +182,7 @@ TEST(WhyNotForCall, OddShapesFallBackToNccl) {
   big.count = 262152;
   EXPECT_EQ(WhyNotForCall(spec(kPull), big, BufferClass::kPooled),
             "one-shot pull in place holds at most 524288 bytes in its registers");
+  call.hold_in_place = false;
   EXPECT_EQ(WhyNotForCall(spec(kTwoShot), call, BufferClass::kPooled), "");
   // Staged, the peers read the copy of the input, not the output it becomes.
   EXPECT_EQ(WhyNotForCall(spec(kPullStaged), call, BufferClass::kPlain), "");

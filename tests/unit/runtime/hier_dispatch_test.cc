@@ -114,7 +114,7 @@ TEST(HierDispatch, NodeShapesAndProblemsItCannotRunFallBack) {
 
 TEST(HierDispatch, ACallTheNodeCannotSplitOrTheScratchCannotHoldRunsNccl) {
   const auto hier = ParseRuntimeChoice(kHier).value();
-  CallShape call{Op::kAllReduce, Dtype::kBf16, 262144, 4, false, 2, 64 << 20};
+  CallShape call{Op::kAllReduce, Dtype::kBf16, 262144, 4, false, false, 2, 64 << 20};
   EXPECT_EQ(WhyNotForCall(hier, call, BufferClass::kPlain), "");
   call.in_place = true;  // copied through scratch: in place is no different
   EXPECT_EQ(WhyNotForCall(hier, call, BufferClass::kPlain), "");
