@@ -39,7 +39,7 @@ struct RuntimeConfig {
   bool peer_memory = true;
   // CCLTUNE_HOLD_IN_PLACE=1: one-shot pull in place with its results held in registers
   // (kernels::kHeldVectors) instead of another choice. Off by default: on 4x H200 it
-  // measured 1.3-2.5 us slower than the out-of-place kernel (tests/gpu/results/direct-4xH100.md).
+  // measured 1.3-2.5 us slower than the out-of-place kernel (tests/gpu/results/direct.md).
   bool hold_in_place = false;
   // Init's one summary line on stderr (rank 0). libccltune-nccl turns it off and says the
   // same in its own line (RuntimeComm::summary()), so a fault is one line, not two.
