@@ -18,6 +18,8 @@
 // launch otherwise (peer_kernels.h, DirectSlot), so no copy node surrounds it.
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
+#include <random>
 
 #include "core/apply/staged.h"
 #include "core/base/env_switch.h"
@@ -29,6 +31,16 @@ namespace ccltune::runtime {
 namespace {
 
 constexpr int kDirectSlots = 16384;  // 144 bytes each on the device
+
+// 128 bits from the system's entropy, as hex (direct::kTokenBytes characters).
+std::string RandomToken() {
+  std::random_device rd;
+  char out[direct::kTokenBytes + 1];
+  for (std::size_t i = 0; i < direct::kTokenBytes; i += 8) {
+    std::snprintf(out + i, 9, "%08x", static_cast<unsigned int>(rd()));
+  }
+  return std::string(out, direct::kTokenBytes);
+}
 
 bool Capturing(cudaStream_t stream) {
   cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
@@ -42,7 +54,7 @@ bool Capturing(cudaStream_t stream) {
 // multi-process clique on one node with peer memory up, CCLTUNE_DIRECT not 0, and a program
 // that registers its memory (segment_registry.h; PyTorch's allocator hook has registered
 // its segments by the first collective). Then the exchange, started here.
-std::string RuntimeComm::DirectProblem() {
+std::string RuntimeComm::DirectProblem(const std::string& token) {
   const core::Result<bool> on =
       core::EnvSwitch("CCLTUNE_DIRECT", std::getenv("CCLTUNE_DIRECT"),
                       "captured calls always staged", "direct when ready");
@@ -55,7 +67,7 @@ std::string RuntimeComm::DirectProblem() {
       direct::MakeCudaBackend(device_, kDirectSlots);
   if (!backend.ok()) return backend.status().message();
   core::Result<std::unique_ptr<direct::DirectExchange>> made =
-      direct::DirectExchange::Start({"ccltune-d/" + std::to_string(CommHash(clique_)), rank_,
+      direct::DirectExchange::Start({"ccltune-d/" + std::to_string(CommHash(clique_)), token, rank_,
                                      world_, kDirectSlots, device_, config_.timeout},
                                     std::move(backend).value());
   if (!made.ok()) return made.status().message();
@@ -67,7 +79,11 @@ std::string RuntimeComm::DirectProblem() {
 // launch's barriers carry the votes); so with holding one-shot results in place.
 core::Status RuntimeComm::StartDirect(core::Deadline deadline) {
   CCLTUNE_RETURN_IF_ERROR(AgreeOnHold(deadline));
-  const std::string mine = DirectProblem();
+  std::optional<std::string> fresh;
+  if (rank_ == 0) fresh = RandomToken();
+  CCLTUNE_ASSIGN_OR_RETURN(const std::string token,
+                           dir_->Broadcast("direct-token", 0, fresh, deadline));
+  const std::string mine = DirectProblem(token);
   CCLTUNE_ASSIGN_OR_RETURN(direct_problem_,
                            core::FirstRankProblem(*dir_, "direct", mine, "direct", deadline));
   if (!direct_problem_.empty()) direct_.reset();

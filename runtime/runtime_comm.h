@@ -278,7 +278,7 @@ class RuntimeComm {
   // Direct mode (dispatch_staged.cc): captured all-reduces on the program's own buffers.
   core::Status StartDirect(core::Deadline deadline);
   core::Status AgreeOnHold(core::Deadline deadline);
-  std::string DirectProblem();
+  std::string DirectProblem(const std::string& token);
   bool DirectCapture(const Call& call) const;
   bool Directable(const AppliedRun& run, const Call& call) const;
   // A captured call's slot of the direct exchange (direct_exchange.h), or null.

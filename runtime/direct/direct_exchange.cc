@@ -10,7 +10,7 @@
 namespace ccltune::runtime::direct {
 namespace {
 
-constexpr std::uint32_t kMagic = 0x43544431;  // "CTD1": version 1 of the messages below
+constexpr std::uint32_t kMagic = 0x43544432;  // "CTD2": version 2 of the messages below
 enum class Kind : std::uint32_t { kPost = 1, kGone = 2 };
 
 struct WireRef {
@@ -26,6 +26,7 @@ struct WireRef {
 struct Wire {
   std::uint32_t magic;
   Kind kind;
+  char token[kTokenBytes];
   std::int32_t rank;
   std::int32_t slot;
   std::uint64_t signature;
@@ -68,6 +69,10 @@ core::Result<std::unique_ptr<DirectExchange>> DirectExchange::Start(
   if (config.world < 2 || config.world > kMaxRanks || config.rank < 0 ||
       config.rank >= config.world) {
     return core::InvalidArgument("direct exchange: world 2.." + std::to_string(kMaxRanks));
+  }
+  if (config.token.size() != kTokenBytes) {
+    return core::InvalidArgument("direct exchange: token of " + std::to_string(kTokenBytes) +
+                                 " bytes");
   }
   CCLTUNE_ASSIGN_OR_RETURN(UnixChannel channel,
                            UnixChannel::Bind(config.name + "/" + std::to_string(config.rank)));
@@ -167,6 +172,7 @@ void DirectExchange::Post(int slot, Own& own) {
   Wire w{};
   w.magic = kMagic;
   w.kind = Kind::kPost;
+  std::memcpy(w.token, config_.token.data(), kTokenBytes);
   w.rank = config_.rank;
   w.slot = slot;
   w.signature = own.call.signature;
@@ -257,7 +263,10 @@ void DirectExchange::Handle(Datagram d) {
   Wire w;
   if (d.bytes.size() != sizeof w) return;
   std::memcpy(&w, d.bytes.data(), sizeof w);
-  if (w.magic != kMagic || w.rank < 0 || w.rank >= config_.world || w.rank == config_.rank) return;
+  if (w.magic != kMagic || std::memcmp(w.token, config_.token.data(), kTokenBytes) != 0 ||
+      w.rank < 0 || w.rank >= config_.world || w.rank == config_.rank) {
+    return;  // not one of ours: dropped
+  }
   if (w.kind == Kind::kGone) {
     PeerSegmentGone(w.rank, w.in.segment);
     return;
@@ -370,6 +379,7 @@ void DirectExchange::OwnSegmentGone(const Segment& s) {
   Wire w{};
   w.magic = kMagic;
   w.kind = Kind::kGone;
+  std::memcpy(w.token, config_.token.data(), kTokenBytes);
   w.rank = config_.rank;
   w.slot = -1;
   Fill(&w.in, s.id, 0, nullptr, -1);

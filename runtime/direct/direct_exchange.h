@@ -47,6 +47,10 @@ namespace ccltune::runtime::direct {
 
 struct ExchangeConfig {
   std::string name;  // the communicator's, the same on every rank: sockets are "<name>/<rank>"
+  // A secret every rank of the communicator got from rank 0 at init (through NCCL): a
+  // datagram without it is dropped, so another process of the namespace that can reach the
+  // sockets cannot have a rank map its memory or publish its addresses. kTokenBytes long.
+  std::string token;
   int rank = 0;
   int world = 1;
   int max_slots = 0;
@@ -63,6 +67,8 @@ struct CapturedCall {
   std::uint64_t signature = 0;  // op, dtype, count, choice: every rank's must be equal
   bool may_direct = true;       // false for one-shot in place: readers and writer would race
 };
+
+inline constexpr std::size_t kTokenBytes = 32;  // 128 random bits as hex
 
 class DirectExchange {
  public:

@@ -90,13 +90,15 @@ constexpr std::uint64_t kBytes = 4096;
 
 class Clique {
  public:
-  explicit Clique(const std::string& test) {
+  // `rogue`: the rank that got another token (not from this communicator's rank 0).
+  explicit Clique(const std::string& test, int rogue = -1) {
     const std::string name = "ccltune-test/" + std::to_string(::getpid()) + "/" + test;
     for (int r = 0; r < kWorld; ++r) {
       auto backend = std::make_unique<LogBackend>();
       backends_.push_back(backend.get());
-      auto made = DirectExchange::Start({name, r, kWorld, 64, -1, std::chrono::milliseconds(5000)},
-                                        std::move(backend));
+      const std::string token(kTokenBytes, r == rogue ? 'b' : 'a');
+      auto made = DirectExchange::Start(
+          {name, token, r, kWorld, 64, -1, std::chrono::milliseconds(5000)}, std::move(backend));
       EXPECT_TRUE(made.ok()) << made.status().message();
       ranks_.push_back(std::move(made).value());
     }
@@ -252,6 +254,19 @@ TEST_F(DirectExchangeTest, APeerThatNeverPostsLeavesTheSlotWaitingAndNothingPubl
   }
   EXPECT_EQ(c.rank(3).State(0), "no such slot");
   EXPECT_TRUE(c.Log(3).empty());
+}
+
+// A process that reaches the sockets but lacks the communicator's token is not heard: its posts
+// are dropped, and it drops the real ranks' posts.
+TEST_F(DirectExchangeTest, APostWithoutTheTokenIsDropped) {
+  Register();
+  Clique c("rogue", /*rogue=*/1);
+  for (int r = 0; r < kWorld; ++r) c.Capture(r, base_[r]);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  for (int r = 0; r < kWorld; ++r) {
+    EXPECT_EQ(c.rank(r).State(0), r == 1 ? "waiting for rank 0" : "waiting for rank 1") << r;
+    EXPECT_EQ(c.Log(r), std::vector<std::string>{"export seg" + std::to_string(seg_[r])}) << r;
+  }
 }
 
 TEST_F(DirectExchangeTest, SlotsRunOutAtTheSameCallOnEveryRank) {
