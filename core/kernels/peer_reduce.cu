@@ -308,7 +308,7 @@ __device__ inline bool ReduceHeld(const PeerTeam& team, BlockSync* s, unsigned i
 // the launch, a barrier carrying it, pull from the staged inputs, the closing barrier.
 // all_vote is block-uniform and the same in block b of every rank, so every rank's block b
 // runs the same barriers and advances its epoch alike. In place, the direct path holds
-// its results until the peers have read (ReduceHeldInPlace); the fallback reads only the
+// its results until the peers have read (ReduceHeld); the fallback reads only the
 // staged copies, so it writes our buffer at once.
 template <class T, core::RedOp OP, bool VEC, int U>
 __global__ void __launch_bounds__(kMaxReduceThreads)
