@@ -113,16 +113,15 @@ RuntimeComm::Chosen RuntimeComm::Choose(const Call& call) const {
                                 HierScratch()};
   c.run = &table_.Choose(call.op, *call.dtype, *call.redop, bytes, c.cls);
   // Captured on the program's own buffers (multi-process, direct mode on every rank): the
-  // pooled winner where the direct mode runs it (dispatch_staged.cc). Decided by what every
-  // rank shares (the call, the table, direct mode), never by one rank's registrations.
+  // entry's direct run where direct mode runs this call (dispatch_staged.cc). Decided by what
+  // every rank shares (the call, the table, direct mode), never by one rank's registrations.
   if (c.cls == BufferClass::kPlain && DirectCapture(call)) {
-    const AppliedRun& pooled =
-        table_.Choose(call.op, *call.dtype, *call.redop, bytes, BufferClass::kPooled);
-    apply::ChoiceSpec as_staged = pooled.spec;  // what RunStaged runs: in place included
+    const AppliedRun& direct = table_.ChooseDirect(call.op, *call.dtype, *call.redop, bytes);
+    apply::ChoiceSpec as_staged = direct.spec;  // what RunStaged runs: in place included
     as_staged.staged = true;
-    if (Directable(pooled, call) &&
+    if (Directable(direct, call) &&
         WhyNotForCall(as_staged, shape_of_call, BufferClass::kPooled).empty()) {
-      c.run = &pooled;
+      c.run = &direct;
       c.direct = true;
       return c;
     }

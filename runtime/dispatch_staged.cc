@@ -91,7 +91,7 @@ core::Status RuntimeComm::StartDirect(core::Deadline deadline) {
 }
 
 core::Status RuntimeComm::AgreeOnHold(core::Deadline deadline) {
-  const std::string mine = config_.hold_in_place ? "" : "CCLTUNE_HOLD_IN_PLACE is not 1";
+  const std::string mine = config_.hold_in_place ? "" : "CCLTUNE_HOLD_IN_PLACE is 0";
   CCLTUNE_ASSIGN_OR_RETURN(const std::string first,
                            core::FirstRankProblem(*dir_, "hold", mine, "setting", deadline));
   config_.hold_in_place = first.empty();

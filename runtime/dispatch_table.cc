@@ -2,7 +2,9 @@
 #include "runtime/dispatch_table.h"
 
 #include <algorithm>
+#include <functional>
 
+#include "core/apply/any_buffer.h"
 #include "core/apply/applied_choice.h"
 #include "core/results/result_store.h"
 
@@ -73,12 +75,22 @@ double TimeOf(const apply::WinnerRecord& r, const std::string& name) {
   return 0;
 }
 
-AppliedRun ApplyFor(const apply::WinnerRecord& r, const Capabilities& caps, BufferClass cls) {
-  const core::Problem problem = ProblemOf(r);
-  const std::string why = r.winner == "nccl" ? "" : WhyNot(r.winner, problem, caps, cls);
+// Empty when direct mode can run `name` on a program's own tensors in a captured call: what
+// plain buffers run, and the pooled kernels direct mode runs on registered tensors
+// (apply::RunsDirect; runtime/direct/).
+std::string WhyNotDirect(const std::string& name, const core::Problem& problem,
+                         const Capabilities& caps) {
+  std::string plain = WhyNot(name, problem, caps, BufferClass::kPlain);
+  if (plain.empty() || !WhyNot(name, problem, caps, BufferClass::kPooled).empty()) return plain;
+  return apply::RunsDirect(ParseRuntimeChoice(name).value(), problem.op) ? "" : plain;
+}
+
+using WhyNotFn = std::function<std::string(const std::string&)>;
+
+AppliedRun ApplyFor(const apply::WinnerRecord& r, const WhyNotFn& why_not) {
+  const std::string why = r.winner == "nccl" ? "" : why_not(r.winner);
   if (why.empty()) return Named(r.winner, TimeOf(r, r.winner), "winner " + r.winner);
-  const apply::RuleOutcome o = apply::FastestRunnable(
-      r.measured, [&](const std::string& n) { return WhyNot(n, problem, caps, cls); }, "runnable");
+  const apply::RuleOutcome o = apply::FastestRunnable(r.measured, why_not, "runnable");
   if (!o.found) {
     return Named("nccl", 0, "winner " + r.winner + ": " + why + "; the record has no nccl time");
   }
@@ -98,8 +110,14 @@ DispatchTable DispatchTable::Build(const std::vector<apply::WinnerRecord>& recor
     const bool seen = std::any_of(entries.begin(), entries.end(),
                                   [&](const TableEntry& e) { return e.bytes == r.bytes; });
     if (seen) continue;
-    entries.push_back({r.bytes, r.winner, ApplyFor(r, caps, BufferClass::kPlain),
-                       ApplyFor(r, caps, BufferClass::kPooled)});
+    const core::Problem problem = ProblemOf(r);
+    auto by_class = [&](BufferClass cls) {
+      return [&, cls](const std::string& n) { return WhyNot(n, problem, caps, cls); };
+    };
+    entries.push_back(
+        {r.bytes, r.winner, ApplyFor(r, by_class(BufferClass::kPlain)),
+         ApplyFor(r, by_class(BufferClass::kPooled)),
+         ApplyFor(r, [&](const std::string& n) { return WhyNotDirect(n, problem, caps); })});
   }
   for (auto& [key, entries] : t.slices_) {
     std::sort(entries.begin(), entries.end(),
@@ -130,6 +148,12 @@ const AppliedRun& DispatchTable::Choose(core::Op op, core::Dtype dtype, core::Re
   return cls == BufferClass::kPooled ? e->pooled : e->plain;
 }
 
+const AppliedRun& DispatchTable::ChooseDirect(core::Op op, core::Dtype dtype, core::RedOp redop,
+                                              std::uint64_t bytes) const {
+  const TableEntry* e = Lookup(op, dtype, redop, bytes);
+  return e == nullptr ? kNccl : e->direct;
+}
+
 std::size_t DispatchTable::size() const {
   std::size_t n = 0;
   for (const auto& [key, entries] : slices_) n += entries.size();
@@ -140,7 +164,7 @@ std::set<int> DispatchTable::CtasNeeded() const {
   std::set<int> out;
   for (const auto& [key, entries] : slices_) {
     for (const auto& e : entries) {
-      for (const AppliedRun* run : {&e.plain, &e.pooled}) {
+      for (const AppliedRun* run : {&e.plain, &e.pooled, &e.direct}) {
         if (run->spec.ctas > 0 && run->spec.compose == apply::Composition::kDirect)
           out.insert(run->spec.ctas);
       }
@@ -152,7 +176,7 @@ std::set<int> DispatchTable::CtasNeeded() const {
 bool DispatchTable::HierNeeded() const {
   for (const auto& [key, entries] : slices_) {
     for (const auto& e : entries) {
-      for (const AppliedRun* run : {&e.plain, &e.pooled}) {
+      for (const AppliedRun* run : {&e.plain, &e.pooled, &e.direct}) {
         if (run->spec.compose == apply::Composition::kHierarchical) return true;
       }
     }
@@ -181,7 +205,8 @@ std::string DispatchTable::Digest() const {
   for (const auto& [key, entries] : slices_) {
     out += SliceName(key) + "\n";
     for (const auto& e : entries)
-      out += std::to_string(e.bytes) + " " + e.plain.name + " " + e.pooled.name + "\n";
+      out += std::to_string(e.bytes) + " " + e.plain.name + " " + e.pooled.name + " " +
+             e.direct.name + "\n";
   }
   return out;
 }

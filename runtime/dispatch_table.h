@@ -44,6 +44,10 @@ struct TableEntry {
   std::string winner;  // as published
   AppliedRun plain;
   AppliedRun pooled;
+  // A captured call on the program's own tensors in direct mode (runtime/direct/): the
+  // fastest of what plain buffers run and of the pull kernels direct mode runs on registered
+  // tensors (apply::RunsDirect), which the adaptive search measures in full for this reason.
+  AppliedRun direct;
 };
 
 // op, dtype, redop, epilogue kind, hidden (0 for none).
@@ -64,6 +68,10 @@ class DispatchTable {
                            const core::Epilogue& epilogue = {}) const;
   const AppliedRun& Choose(core::Op op, core::Dtype dtype, core::RedOp redop, std::uint64_t bytes,
                            BufferClass cls, const core::Epilogue& epilogue = {}) const;
+
+  // The entry's `direct` run (no epilogue slices: direct mode serves plain all-reduces).
+  const AppliedRun& ChooseDirect(core::Op op, core::Dtype dtype, core::RedOp redop,
+                                 std::uint64_t bytes) const;
 
   std::size_t size() const;
   // fn(key, entry) for every tuned size of every slice, in order.

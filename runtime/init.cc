@@ -74,6 +74,8 @@ void RuntimeComm::StartTelemetry() {
     timing_->Tuned(op, dtype, e.bytes, e.plain.name, e.plain.time_us * 1e-6);
     if (e.pooled.name != e.plain.name)
       timing_->Tuned(op, dtype, e.bytes, e.pooled.name, e.pooled.time_us * 1e-6);
+    if (e.direct.name != e.plain.name && e.direct.name != e.pooled.name)
+      timing_->Tuned(op, dtype, e.bytes, e.direct.name, e.direct.time_us * 1e-6);
   });
 }
 

@@ -129,8 +129,8 @@ core::Status ApplyEnv(RuntimeConfig& out) {
   if (const std::string hold = Env("CCLTUNE_HOLD_IN_PLACE"); !hold.empty()) {
     if (hold != "0" && hold != "1") {
       return core::InvalidArgument("CCLTUNE_HOLD_IN_PLACE: '" + hold +
-                                   "' is not one of 0 (the default), 1 (one-shot pull in place "
-                                   "holds its results in registers)");
+                                   "' is not one of 1 (the default: one-shot pull in place holds "
+                                   "its results in registers), 0 (it does not)");
     }
     out.hold_in_place = hold == "1";
   }

@@ -37,6 +37,26 @@ std::string WhyNotAnyBuffer(const ChoiceSpec& s, core::Op op) {
   return "";
 }
 
+bool RunsDirect(const ChoiceSpec& s, core::Op op) {
+  return op == core::Op::kAllReduce && s.compose == Composition::kPeer && !s.staged && !s.fused &&
+         !s.push && !s.ll && (s.peer == PeerKind::kOneShot || s.peer == PeerKind::kTwoShot);
+}
+
+core::BufferReach ReachOf(const ChoiceSpec& s, core::Op op) {
+  if (WhyNotAnyBuffer(s, op).empty()) return core::BufferReach::kAny;
+  return RunsDirect(s, op) ? core::BufferReach::kRegistered : core::BufferReach::kPooled;
+}
+
+core::BufferReach ReachOf(const core::ChoiceName& choice, core::Op op, const std::string& backend) {
+  if (WhyNotAnyBuffer(choice, op, backend).empty()) return core::BufferReach::kAny;
+  if (backend != "nccl") return core::BufferReach::kPooled;
+  core::Result<core::ChoiceName> parsed = core::ParseChoice(choice.ToString(), backend);
+  if (!parsed.ok()) return core::BufferReach::kPooled;
+  core::Result<ChoiceSpec> spec = SpecFromChoice(*parsed);
+  return spec.ok() && RunsDirect(*spec, op) ? core::BufferReach::kRegistered
+                                            : core::BufferReach::kPooled;
+}
+
 std::string WhyNotAnyBuffer(const core::ChoiceName& choice, core::Op op,
                             const std::string& backend) {
   core::Result<core::ChoiceName> parsed = core::ParseChoice(choice.ToString(), backend);

@@ -17,6 +17,9 @@
 //                read or write the peers' buffers themselves; oneshot-fused, twoshot-fused
 //                (input, out and residual of every rank); test-pooled (host, tests only)
 //   registered   nccl-reg (ncclCommRegister), nccl-symm (an NCCL symmetric window)
+// Of the pooled-only kernels, oneshot mode=pull and twoshot mode=pull all-reduces also run on
+// a program's own tensors in CUDA graphs where it registers its memory (the runtime's direct
+// mode, docs/design.md §5): their reach is core::BufferReach::kRegistered.
 // With an epilogue every unfused name means that all-reduce and then the separate epilogue
 // kernel: it needs what the plain all-reduce needs.
 #pragma once
@@ -39,6 +42,14 @@ std::string WhyNotAnyBuffer(const ChoiceSpec& spec, core::Op op);
 // of that backend runs nowhere: its parse error is the reason.
 std::string WhyNotAnyBuffer(const core::ChoiceName& choice, core::Op op,
                             const std::string& backend);
+
+// How far `spec` reaches for `op` (core::BufferReach): any buffer, registered tensors in CUDA
+// graphs (the kernels direct mode runs: RunsDirect), or pooled buffers only.
+bool RunsDirect(const ChoiceSpec& spec, core::Op op);
+core::BufferReach ReachOf(const ChoiceSpec& spec, core::Op op);
+// The same for a name of `backend`; a name that does not read as a choice reaches nothing
+// beyond the pool.
+core::BufferReach ReachOf(const core::ChoiceName& choice, core::Op op, const std::string& backend);
 
 // The test-only host choice that stands for a pooled-only kernel (a pull one-shot): the
 // search's tests need a winner that an application's own buffers cannot run

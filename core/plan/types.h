@@ -30,6 +30,12 @@ std::string AllowedOps();  // "allReduce, allGather, reduceScatter, allToAll, br
 std::string AllowedDtypes();
 std::string AllowedRedOps();
 
+// Which of a program's buffers a measured choice runs on, narrowest first (the rule is
+// core/apply/any_buffer.h): pooled buffers only (ccltuneMemAlloc); also the program's own
+// tensors in CUDA graphs when it registers its memory (direct mode, docs/design.md §5); any
+// buffer. The adaptive search judges a choice only against choices that reach as far.
+enum class BufferReach { kPooled = 0, kRegistered = 1, kAny = 2 };
+
 std::size_t DtypeSize(Dtype dtype);
 bool IsReducing(Op op);  // allReduce, reduceScatter
 bool IsFloat(Dtype dtype);

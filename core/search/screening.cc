@@ -36,10 +36,10 @@ ScreeningPlan PlanScreening(int rounds, int iters, double expected_op_us) {
 
 ScreeningVerdict JudgeScreening(const std::vector<double>& screening_us,
                                 const std::vector<Reference>& references,
-                                double noise_threshold_percent, bool any_buffer) {
+                                double noise_threshold_percent, BufferReach reach) {
   const Reference* best = nullptr;
   for (const auto& r : references) {
-    if (any_buffer && !r.any_buffer) continue;  // a pooled-only winner cannot judge it
+    if (r.reach < reach) continue;  // a choice that reaches less far cannot judge it
     if (std::isfinite(r.max_us) && r.max_us > 0 && (best == nullptr || r.max_us < best->max_us))
       best = &r;
   }

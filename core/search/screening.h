@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "core/plan/types.h"
+
 namespace ccltune::core {
 
 // Screening rounds of a choice when the plan asks for `rounds` full rounds: at most 2, and
@@ -52,8 +54,8 @@ ScreeningPlan PlanScreening(int rounds, int iters, double expected_op_us);
 struct Reference {
   std::string name;
   double max_us = 0;
-  // Runs on any buffer of a program (core/apply/any_buffer.h), not only on pooled ones.
-  bool any_buffer = true;
+  // Which of a program's buffers it runs on (core/apply/any_buffer.h).
+  BufferReach reach = BufferReach::kAny;
 };
 
 struct ScreeningVerdict {
@@ -69,14 +71,18 @@ struct ScreeningVerdict {
 // its own median came out more than the threshold below every round it ran, which is more than the
 // noise the threshold allows. Nothing is dropped without a reference.
 //
-// A candidate that runs on any buffer (`any_buffer`) competes twice: for the winner, and for
-// the fastest choice a program's own tensors can run, which the record keeps beside the winner
-// (issue 43). So it is judged only against references that run on any buffer too: a winner
-// that needs pooled buffers never prunes it, and by the argument above the fastest any-buffer
-// choice is always measured in full. The backend's default runs on any buffer and is always a
-// reference, so such a candidate still has one to be judged by.
+// A candidate that reaches further than pooled buffers (`reach`) competes twice: for the
+// winner, and for the fastest choice a program's own tensors can run (issue 43): on any
+// buffer (the record keeps it beside the winner), or on registered ones in CUDA graphs (the
+// runtime's direct mode picks it from the record's choices). So it is judged only against
+// references that reach as far: a winner that needs pooled buffers never prunes a registered
+// or an any-buffer choice, nor a registered winner an any-buffer one, and by the argument
+// above the fastest choice of each reach is always measured in full. The backend's default
+// runs on any buffer and is always a reference, so such a candidate still has one to be
+// judged by.
 ScreeningVerdict JudgeScreening(const std::vector<double>& screening_us,
                                 const std::vector<Reference>& references,
-                                double noise_threshold_percent, bool any_buffer = false);
+                                double noise_threshold_percent,
+                                BufferReach reach = BufferReach::kPooled);
 
 }  // namespace ccltune::core

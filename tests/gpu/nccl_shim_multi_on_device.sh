@@ -8,8 +8,9 @@
 # symmetric-memory kernels) plain, then preloaded with the graph and with the eager winners;
 # preload_table.py compares them; then (SYMM_REGISTER=1, the default) plain and the graph
 # winners again with PyTorch registering its segments with NCCL, so captured calls run on the
-# tensors directly (direct slots; SYMM_MODES picks the first runs' modes). correct: runtime_gpu_test on the N GPUs (every winner kind,
-# staged ones included, against NCCL). walls: all_reduce_perf -t N with a results file that
+# tensors directly (direct slots; SYMM_MODES picks the first runs' modes; SYMM_HOLD=0|1 adds
+# that run once more with CCLTUNE_HOLD_IN_PLACE at that value, 0 or 1). correct: runtime_gpu_test on the N GPUs (every winner kind,
+# staged ones included, against NCCL; CORRECT_HOLD=0|1: once more with CCLTUNE_HOLD_IN_PLACE so). walls: all_reduce_perf -t N with a results file that
 # cannot be opened (missing, a directory, empty) against plain, wall seconds each.
 # decode (DECODE_REGISTER=1: with PyTorch's register hook in both runs). train:
 # an eager fp32 tune of the three ops (TRAIN_SIZES, default 64KiB:64MiB:4), then
@@ -51,15 +52,26 @@ section_tune() {
   done
 }
 
+# NT_OPS (default all_reduce all_gather reduce_scatter), NT_MODES (eager graph) and NT_LAYOUTS
+# (threads: -t N -g 1, the default; gpus: -t 1 -g N) narrow it; NT_HOLD=0|1 adds a preloaded
+# run with CCLTUNE_HOLD_IN_PLACE at that value (shimhold0|1) beside the default one.
 section_nccltests() {
   [ -x "$NT/all_reduce_perf" ] || { echo "nccltests: no \$NCCL_TESTS_BIN/all_reduce_perf"; return; }
-  for op in all_reduce all_gather reduce_scatter; do
-    for mode in eager graph; do
-      local g=""; [ $mode = graph ] && g="-G 20"
-      local args=(-b 1K -e 64M -f 2 -g 1 -t "$n" -d bfloat16 -c 1 -w 5 -n 20 $g)
-      with_nccl timeout -k 5 120 "$NT/${op}_perf" "${args[@]}" >"$D/plain_${op}_$mode.txt" 2>&1
-      with_nccl env LD_PRELOAD="$SHIM" CCLTUNE_RESULTS_FILE="$D/winners-$mode.json" \
-        timeout -k 5 120 "$NT/${op}_perf" "${args[@]}" >"$D/shim_${op}_$mode.txt" 2>&1
+  local variants=(shim); [ -n "${NT_HOLD:-}" ] && variants+=("shimhold$NT_HOLD")
+  for op in ${NT_OPS:-all_reduce all_gather reduce_scatter}; do
+    for mode in ${NT_MODES:-eager graph}; do
+      for layout in ${NT_LAYOUTS:-threads}; do
+        local g="" tag=${op}_$mode shape=(-g 1 -t "$n")
+        [ $mode = graph ] && g="-G 20"
+        [ $layout = gpus ] && { shape=(-g "$n" -t 1); tag+=_g; }
+        local args=(-b 1K -e 64M -f 2 "${shape[@]}" -d bfloat16 -c 1 -w 5 -n 20 $g)
+        with_nccl timeout -k 5 120 "$NT/${op}_perf" "${args[@]}" >"$D/plain_$tag.txt" 2>&1
+        for v in "${variants[@]}"; do
+          local hold=(); [ "$v" != shim ] && hold=("CCLTUNE_HOLD_IN_PLACE=${v#shimhold}")
+          with_nccl env LD_PRELOAD="$SHIM" CCLTUNE_RESULTS_FILE="$D/winners-$mode.json" \
+            "${hold[@]}" timeout -k 5 120 "$NT/${op}_perf" "${args[@]}" >"$D/${v}_$tag.txt" 2>&1
+        done
+      done
     done
   done
   python3 tests/gpu/nccl_shim_table.py "$D" "$n"
@@ -137,6 +149,14 @@ section_symm() {
   echo "symm preloaded, registered (graph winners): exit $?; direct slots ready $(grep -c 'direct slot .*: ready' "$D/symm-shim-graph-reg.log"), staged $(grep -c 'direct slot .*: staged' "$D/symm-shim-graph-reg.log")"
   grep -h 'direct slot .*: staged' "$D/symm-shim-graph-reg.log" | sort | uniq -c | sort -rn | head -5
   python3 tests/gpu/preload_table.py "$D/symm-plain-reg.json" "$D/symm-shim-graph-reg.json" --modes graph
+  [ -n "${SYMM_HOLD:-}" ] || return 0
+  # The same with CCLTUNE_HOLD_IN_PLACE=$SYMM_HOLD (in-place one-shot holding its results or not).
+  local held=$D/symm-shim-graph-reg-hold$SYMM_HOLD
+  "${reg[@]}" CCLTUNE_HOLD_IN_PLACE="$SYMM_HOLD" CCLTUNE_DIRECT_DEBUG=1 LD_PRELOAD="$SHIM" \
+    CCLTUNE_RESULTS_FILE="$D/winners-graph.json" timeout -k 5 280 "${bench[@]}" \
+    --json "$held.json" >"$held.log" 2>&1
+  echo "symm preloaded, registered, CCLTUNE_HOLD_IN_PLACE=$SYMM_HOLD (graph winners): exit $?; direct slots ready $(grep -c 'direct slot .*: ready' "$held.log")"
+  python3 tests/gpu/preload_table.py "$D/symm-plain-reg.json" "$held.json" --modes graph
 }
 
 section_correct() {
@@ -145,6 +165,12 @@ section_correct() {
     >"$D/runtime-gpu-test.txt" 2>&1
   echo "runtime_gpu_test: exit $?; $(grep -c WRONG "$D/runtime-gpu-test.txt") WRONG lines"
   tail -3 "$D/runtime-gpu-test.txt"
+  [ -n "${CORRECT_HOLD:-}" ] || return 0
+  # Every winner kind again with in-place one-shot holding its results or not.
+  CCLTUNE_HOLD_IN_PLACE="$CORRECT_HOLD" timeout -k 5 300 "$(gpu_file runtime_gpu_test)" \
+    --gtest_filter='RuntimeGpu.MatchesNcclOnEveryPath' >"$D/runtime-gpu-test-hold.txt" 2>&1
+  echo "runtime_gpu_test, CCLTUNE_HOLD_IN_PLACE=$CORRECT_HOLD: exit $?; $(grep -c WRONG "$D/runtime-gpu-test-hold.txt") WRONG lines"
+  tail -3 "$D/runtime-gpu-test-hold.txt"
 }
 
 section_walls() {

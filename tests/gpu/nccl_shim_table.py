@@ -1,61 +1,87 @@
 #!/usr/bin/env python3
-"""Issue 26's tables: unmodified nccl-tests with and without libccltune-nccl preloaded.
+"""Issue 26's and 43's tables: unmodified nccl-tests with and without libccltune-nccl preloaded.
 
   nccl_shim_table.py DIR N
 
-Reads DIR/{plain,shim}_{op}_{eager,graph}.txt (nccl-tests stdout) and prints per op and
-mode the out-of-place time per size, the speedup, its geomean, the worst slowdown and the
-wrong-value counts of `-c 1` (both columns, both runs).
+Reads DIR/{plain,shim,shimhold0,shimhold1}_{op}_{eager,graph}[_g].txt (nccl-tests stdout;
+`_g` is the `-t 1 -g N` layout, none `-t N -g 1`; `shimholdV` is preloaded with
+CCLTUNE_HOLD_IN_PLACE=V)
+and prints per op, mode and layout the out-of-place and in-place time per size against
+plain, their geomeans, the worst ratio and the wrong-value counts of `-c 1`.
 """
 import math
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from compare_with_nccl_tests import parse_nccl_tests  # noqa: E402
-
 OPS = ("all_reduce", "all_gather", "reduce_scatter")
+VARIANTS = ("shim", "shimhold0", "shimhold1")
 
 
-def wrong(path):
-    """Sum of the #wrong columns (out-of-place and in-place) of one run; None if unreadable."""
-    total = 0
+def parse(path):
+    """size -> (out-of-place µs, in-place µs, wrong values) of one nccl-tests output."""
+    rows = {}
     for line in open(path):
         t = line.split()
         if len(t) >= 13 and t[0].isdigit() and t[1].isdigit():
-            for col in (8, 12):
-                total += int(t[col]) if t[col].isdigit() else 0
-    return total
+            try:
+                wrong = sum(int(t[c]) for c in (8, 12) if t[c].isdigit())
+                rows[int(t[0])] = (float(t[5]), float(t[9]), wrong)
+            except ValueError:
+                pass
+    return rows
 
 
-def table(d, op, mode):
-    plain = os.path.join(d, "plain_%s_%s.txt" % (op, mode))
-    shim = os.path.join(d, "shim_%s_%s.txt" % (op, mode))
-    if not (os.path.exists(plain) and os.path.exists(shim)):
-        return None
-    p, s = parse_nccl_tests(plain), parse_nccl_tests(shim)
-    sizes = sorted(set(p) & set(s))
+def wrong(path):
+    """Sum of the #wrong columns (out-of-place and in-place) of one run."""
+    return sum(r[2] for r in parse(path).values())
+
+
+def geomean(xs):
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
+
+
+def table(d, op, mode, layout):
+    name = "%s_%s%s.txt" % (op, mode, layout)
+    plain_path = os.path.join(d, "plain_" + name)
+    runs = [(v, os.path.join(d, "%s_%s" % (v, name))) for v in VARIANTS]
+    runs = [(v, parse(p)) for v, p in runs if os.path.exists(p)]
+    if not os.path.exists(plain_path) or not runs:
+        return
+    p = parse(plain_path)
+    sizes = sorted(set(p).intersection(*(r for _, r in runs)))
     if not sizes:
-        return None
-    print("\n### %s, %s, bf16 (out-of-place µs)\n" % (op, mode))
-    print("| bytes | NCCL | preloaded | speedup |\n|---:|---:|---:|---:|")
-    ratios = []
+        return
+    shape = "-t 1 -g N" if layout else "-t N -g 1"
+    print("\n### %s, %s, %s, bf16 (µs; ratio = NCCL / preloaded)\n" % (op, mode, shape))
+    head = "| bytes | NCCL out | NCCL in |"
+    for v, _ in runs:
+        head += " %s out | ratio | %s in | ratio |" % (v, v)
+    print(head)
+    print("|---:" * (3 + 4 * len(runs)) + "|")
+    ratios = {v: ([], []) for v, _ in runs}
     for b in sizes:
-        r = p[b][0] / s[b][0] if s[b][0] > 0 else float("nan")
-        ratios.append(r)
-        print("| %d | %.2f | %.2f | %.2fx |" % (b, p[b][0], s[b][0], r))
-    geo = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
-    print("\ngeomean %.2fx, worst %.2fx, wrong values: NCCL %s, preloaded %s" % (
-        geo, min(ratios), wrong(plain), wrong(shim)))
-    return geo, min(ratios)
+        line = "| %d | %.2f | %.2f |" % (b, p[b][0], p[b][1])
+        for v, r in runs:
+            ro, ri = p[b][0] / r[b][0], p[b][1] / r[b][1]
+            ratios[v][0].append(ro)
+            ratios[v][1].append(ri)
+            line += " %.2f | %.2fx | %.2f | %.2fx |" % (r[b][0], ro, r[b][1], ri)
+        print(line)
+    print("\nwrong values: NCCL %d" % sum(x[2] for x in p.values()))
+    for v, r in runs:
+        o, i = ratios[v]
+        print("%s: geomean out-of-place %.2fx (worst %.2fx), in-place %.2fx (worst %.2fx); "
+              "wrong values %d" % (v, geomean(o), min(o), geomean(i), min(i),
+                                   sum(x[2] for x in r.values())))
 
 
 def main():
     d, n = sys.argv[1], sys.argv[2]
     print("## nccl-tests on %s GPUs, with and without libccltune-nccl" % n)
     for mode in ("graph", "eager"):
-        for op in OPS:
-            table(d, op, mode)
+        for layout in ("", "_g"):
+            for op in OPS:
+                table(d, op, mode, layout)
 
 
 if __name__ == "__main__":

@@ -10,7 +10,8 @@
 #       tune_on_device.sh:sweep8,nccltests8 run_on_device.sh
 #
 # A step without sections runs the script's defaults. CCLTUNE_GPU_BUDGET_S (default 570)
-# bounds the whole call; each step gets what is left. Results: $OUT/all.tgz, and
+# bounds the whole call; each step gets what is left (steps of one script append to one
+# SCRIPT.stdout, so a script may run as several steps). Results: $OUT/all.tgz, and
 # $OUT/steps.md (one line per step: exit code, seconds).
 set -uo pipefail
 # shellcheck source=tests/gpu/device_env.sh
@@ -33,7 +34,7 @@ for step in "$@"; do
   s=$(date +%s)
   # shellcheck disable=SC2086
   OUT=$work CCLTUNE_GPU_BUDGET_S=$((left - 10)) timeout -k 5 "$left" \
-    bash "tests/gpu/$script" ${sections//,/ } >"$work/${script%.sh}.stdout" 2>&1
+    bash "tests/gpu/$script" ${sections//,/ } >>"$work/${script%.sh}.stdout" 2>&1
   rc=$?
   echo "- $step: exit $rc, $(($(date +%s) - s)) s" >>"$steps"
   cp "$steps" "$work/steps.md"

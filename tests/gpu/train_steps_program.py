@@ -12,7 +12,11 @@ FSDP2: fully_shard on every block, then on the model (all-gather of each block's
 before its forward and backward, reduce-scatter of its gradients). One process per GPU.
 Per program: --warmup steps, then --rounds rounds of [barrier, CUDA events around --steps
 steps], a round's time the MAX over ranks, the median round reported in ms per step; then
-the sum and the sum of squares of every parameter (float64), so runs can be compared.
+--profile-steps steps under torch.profiler (every rank; rank 0 reports), whose GPU activities
+give each collective's time: per kernel name (NCCL's `nccl...`, ours `ccltune::kernels::...`)
+and for device-to-device copies (the staged choices' copies; FSDP2's own copies are kernels),
+calls and µs per step; then the sum and the sum of squares of every parameter (float64), so
+runs can be compared.
 
     python3 tests/gpu/train_steps_program.py --gpus 4 --json OUT.json
 """
@@ -35,6 +39,7 @@ def parse_args(argv):
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--steps", type=int, default=5)
+    p.add_argument("--profile-steps", type=int, default=3)
     p.add_argument("--json", help="write the results here (rank 0)")
     a = p.parse_args(argv)
     a.programs = [x for x in ("ddp", "fsdp2") if x in a.programs.split(",")]
@@ -89,6 +94,7 @@ def run_program(torch, dist, program, rank, args):
         t = torch.tensor([start.elapsed_time(end) / args.steps], device="cuda")
         dist.all_reduce(t, op=dist.ReduceOp.MAX)
         times.append(t.item())
+    activities = profile_steps(torch, step, args.profile_steps)
     sums = [0.0, 0.0]
     for p in model.parameters():
         full = p.full_tensor() if hasattr(p, "full_tensor") else p  # FSDP2's DTensor
@@ -96,7 +102,38 @@ def run_program(torch, dist, program, rank, args):
         sums[0] += d.sum().item()
         sums[1] += (d * d).sum().item()
     return {"program": program, "msPerStep": statistics.median(times), "rounds": times,
-            "paramSum": sums[0], "paramSumSq": sums[1]}
+            "collectives": activities, "paramSum": sums[0], "paramSumSq": sums[1]}
+
+
+def collective_activity(name):
+    """The group a GPU activity counts in, or None: a collective kernel or a device copy."""
+    if name.startswith("nccl") or "ccltune::kernels::" in name:
+        return name
+    if "Memcpy DtoD" in name:
+        return "Memcpy DtoD"
+    return None
+
+
+def profile_steps(torch, step, steps):
+    """name -> {calls, us} per step of the collectives' GPU activities over `steps` steps."""
+    from torch.profiler import ProfilerActivity, profile
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(steps):
+            step()
+        torch.cuda.synchronize()
+    out = {}
+    for e in prof.key_averages():
+        group = collective_activity(e.key)
+        if group is None:
+            continue
+        us = getattr(e, "device_time_total", None)
+        if us is None:
+            us = e.cuda_time_total
+        slot = out.setdefault(group, {"calls": 0.0, "us": 0.0})
+        slot["calls"] += e.count / steps
+        slot["us"] += us / steps
+    return out
 
 
 def rank_main(rank, world, args, tmp):

@@ -20,9 +20,9 @@ namespace ccltune::worker {
 struct ChoiceCandidate {
   core::ChoiceName name;
   std::string skip_reason;  // empty = applicable; else why it cannot run here
-  // Runs on any buffer of a program, not only on pooled ones: the bench runner sets it by
+  // Which of a program's buffers it runs on: the bench runner sets it by
   // core/apply/any_buffer.h, the rule the runtime applies too.
-  bool any_buffer = true;
+  core::BufferReach reach = core::BufferReach::kAny;
   bool applicable() const { return skip_reason.empty(); }
 };
 

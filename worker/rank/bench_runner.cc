@@ -75,8 +75,8 @@ Result<core::ResultRecord> BenchRunner::RunProblem(const core::Problem& problem)
   auto candidates = backend_.Candidates(problem);
   std::set<std::string> any_buffer;  // the names a program's own buffers can run
   for (auto& c : candidates) {
-    c.any_buffer = apply::WhyNotAnyBuffer(c.name, problem.op, backend_.name()).empty();
-    if (c.any_buffer) any_buffer.insert(c.name.ToString());
+    c.reach = apply::ReachOf(c.name, problem.op, backend_.name());
+    if (c.reach == core::BufferReach::kAny) any_buffer.insert(c.name.ToString());
   }
   const core::ScreeningPlan screening = ScreeningFor(problem);
   // Measured in MeasuringOrder, kept in catalog order (the winner rule breaks ties by it).
@@ -91,7 +91,7 @@ Result<core::ResultRecord> BenchRunner::RunProblem(const core::Problem& problem)
                              MeasureChoice(problem, candidates[i], screen ? &screening : nullptr,
                                            references, reference_us));
     if (result.status == ChoiceStatus::kOk)
-      references.push_back({result.name, reference_us, candidates[i].any_buffer});
+      references.push_back({result.name, reference_us, candidates[i].reach});
     for (auto* o : observers_) o->OnChoice(problem, result, backend_.world_size());
     rec.choices[i] = std::move(result);
   }
@@ -193,9 +193,8 @@ Result<ChoiceResult> BenchRunner::Measure(const core::Problem& problem,
   std::vector<double> rounds;
   double screened_us = 0;
   if (screening) {
-    CCLTUNE_ASSIGN_OR_RETURN(
-        auto verdict, Screen(*prepared, *screen, references, candidate.any_buffer, deadline, rounds,
-                             screened_us));
+    CCLTUNE_ASSIGN_OR_RETURN(auto verdict, Screen(*prepared, *screen, references, candidate.reach,
+                                                  deadline, rounds, screened_us));
     timing_.screening += Since(t0);
     ++timing_.screened;
     t0 = Clock::now();
@@ -262,15 +261,14 @@ Status BenchRunner::ReadyRounds(PreparedChoice& prepared, int iters, Deadline de
 Result<core::ScreeningVerdict> BenchRunner::Screen(PreparedChoice& prepared,
                                                    const core::ScreeningPlan& plan,
                                                    const std::vector<core::Reference>& references,
-                                                   bool any_buffer, Deadline deadline,
+                                                   core::BufferReach reach, Deadline deadline,
                                                    std::vector<double>& rounds,
                                                    double& slowest_us) {
   CCLTUNE_RETURN_IF_ERROR(TimeRounds(prepared, plan.rounds, plan.iters, deadline, rounds));
   CCLTUNE_ASSIGN_OR_RETURN(auto maxed, backend_.AllReduceMax(rounds, deadline));
   for (double& s : maxed) s *= 1e6;
   slowest_us = *std::max_element(maxed.begin(), maxed.end());
-  auto verdict =
-      core::JudgeScreening(maxed, references, bench_.noise_threshold_percent, any_buffer);
+  auto verdict = core::JudgeScreening(maxed, references, bench_.noise_threshold_percent, reach);
   if (verdict.drop && plan.short_rounds)
     verdict.reason += " (rounds of " + std::to_string(plan.iters) + " iterations)";
   return verdict;

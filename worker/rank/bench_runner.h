@@ -4,10 +4,12 @@
 // every rank (epoch bump + backend Recover) and tuning goes on; a lost peer ends it.
 // The adaptive search (core/search/screening.h) screens the choices: a few rounds each, judged
 // against the verified full measurements so far, and only a choice that can still win runs its full
-// rounds and the correctness check; a choice that runs on any buffer (core/apply/any_buffer.h) is
-// judged only against such choices, so the fastest of them is measured in full and recorded beside
-// the winner. Where ops are long the screening rounds are short ones
-// that every choice (the default too) runs first; else they are the first full rounds.
+// rounds and the correctness check; a choice that runs on any buffer or on registered ones
+// (core/apply/any_buffer.h's reach) is judged only against choices that reach as far, so the
+// fastest of each reach is measured in full: the any-buffer one is recorded beside the winner,
+// the registered one is in the choices for the runtime's direct mode. Where ops are long the
+// screening rounds are short ones that every choice (the default too) runs first; else they are the
+// first full rounds.
 #pragma once
 
 #include <cstddef>
@@ -83,11 +85,11 @@ class BenchRunner {
                                                                   const core::ChoiceName& choice,
                                                                   int round_iters,
                                                                   Deadline deadline);
-  // `any_buffer`: the choice runs on any buffer, so only such references judge it.
+  // `reach`: which buffers the choice runs on; only references that reach as far judge it.
   core::Result<core::ScreeningVerdict> Screen(PreparedChoice& prepared,
                                               const core::ScreeningPlan& plan,
                                               const std::vector<core::Reference>& references,
-                                              bool any_buffer, Deadline deadline,
+                                              core::BufferReach reach, Deadline deadline,
                                               std::vector<double>& rounds, double& slowest_us);
   core::Result<core::ChoiceResult> VerifyAndReduce(PreparedChoice& prepared,
                                                    std::vector<double> rounds,

@@ -10,6 +10,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <utility>
 
 #include "core/apply/staged.h"
 #include "core/plan/choice.h"
@@ -95,6 +96,29 @@ TEST_F(AnyBufferRule, EveryNcclBaseHasItsExactAnswer) {
   }
   for (const auto& base : core::ChoiceBases("nccl"))
     EXPECT_TRUE(covered.contains(base)) << base << " has no expectation here: decide it";
+}
+
+// Direct mode runs exactly the pull one-shot and two-shot all-reduces on registered tensors
+// in graphs: every other choice that needs shared buffers stays pooled only.
+TEST_F(AnyBufferRule, ReachIsAnyRegisteredForPullAllReducesOrPooled) {
+  const std::set<std::pair<std::string, Op>> registered = {{"oneshot", Op::kAllReduce},
+                                                           {"oneshot:mode=pull", Op::kAllReduce},
+                                                           {"twoshot:mode=pull", Op::kAllReduce}};
+  for (const auto& [base, cases] : NcclCases()) {
+    for (const Case& c : cases) {
+      auto name = core::ParseChoice(c.name, "nccl");
+      ASSERT_TRUE(name.ok()) << c.name;
+      const core::BufferReach want = !c.why.empty() && registered.contains({c.name, c.op})
+                                         ? core::BufferReach::kRegistered
+                                     : c.why.empty() ? core::BufferReach::kAny
+                                                     : core::BufferReach::kPooled;
+      EXPECT_EQ(ReachOf(*name, c.op, "nccl"), want) << c.name << " " << OpName(c.op);
+      EXPECT_EQ(ReachOf(*SpecFromChoice(*name), c.op), want) << c.name;
+    }
+  }
+  EXPECT_EQ(ReachOf(core::ChoiceName{kTestPooledChoice, {}}, Op::kAllReduce, "host"),
+            core::BufferReach::kPooled);
+  EXPECT_EQ(ReachOf(core::ChoiceName{"ring", {}}, Op::kAllReduce, "host"), core::BufferReach::kAny);
 }
 
 // With an epilogue every unfused name is the all-reduce then the separate kernel: the rule

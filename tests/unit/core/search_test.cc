@@ -118,25 +118,45 @@ TEST(PruningRule, NoEvidenceDropsNothing) {
 // dropped every one-shot LL/push kernel against them, so a program's own buffers had no
 // measured choice but NCCL. A choice that runs on any buffer is judged by such references only.
 TEST(PruningRule, APooledOnlyReferenceNeverDropsAnAnyBufferChoice) {
-  const std::vector<Reference> refs = {
-      {"nccl", 100, true}, {"oneshot:mode=pull", 20, false}, {"nccl:ctas=8", 90, true}};
+  const std::vector<Reference> refs = {{"nccl", 100, BufferReach::kAny},
+                                       {"oneshot:mode=pull", 20, BufferReach::kPooled},
+                                       {"nccl:ctas=8", 90, BufferReach::kAny}};
   const std::vector<double> ll = {50, 52};  // 2.5x the pull winner, 1.8x faster than nccl
-  const auto as_pooled = JudgeScreening(ll, refs, kNoise, /*any_buffer=*/false);
+  const auto as_pooled = JudgeScreening(ll, refs, kNoise, BufferReach::kPooled);
   ASSERT_TRUE(as_pooled.drop);
   EXPECT_NE(as_pooled.reason.find("oneshot:mode=pull"), std::string::npos) << as_pooled.reason;
-  EXPECT_FALSE(JudgeScreening(ll, refs, kNoise, /*any_buffer=*/true).drop);
+  EXPECT_FALSE(JudgeScreening(ll, refs, kNoise, BufferReach::kAny).drop);
   // The default's default: references run on any buffer unless they say otherwise.
-  EXPECT_TRUE(Reference{}.any_buffer);
+  EXPECT_EQ(Reference{}.reach, BufferReach::kAny);
   EXPECT_TRUE(JudgeScreening(ll, refs, kNoise).drop);
 
   // Slower than the best any-buffer reference: dropped, and the reason names that one.
-  const auto slow = JudgeScreening({95, 96}, refs, kNoise, true);
+  const auto slow = JudgeScreening({95, 96}, refs, kNoise, BufferReach::kAny);
   ASSERT_TRUE(slow.drop);
   EXPECT_EQ(slow.reason,
             "screening: fastest of 2 rounds 95.00 us > 1.03 x 90.00 us, the slowest round of "
             "nccl:ctas=8");
   // Only pooled references so far: no evidence against an any-buffer choice.
-  EXPECT_FALSE(JudgeScreening({1e6}, {{"oneshot:mode=pull", 20, false}}, kNoise, true).drop);
+  EXPECT_FALSE(JudgeScreening({1e6}, {{"oneshot:mode=pull", 20, BufferReach::kPooled}}, kNoise,
+                              BufferReach::kAny)
+                   .drop);
+}
+
+// Direct mode runs the pull kernels on a program's registered tensors in graphs: a push
+// winner (pooled only) must not prune them, while an any-buffer choice still judges them.
+TEST(PruningRule, RegisteredChoicesAreJudgedByRegisteredOrAnyBufferReferences) {
+  const std::vector<Reference> push = {{"nccl", 100, BufferReach::kAny},
+                                       {"twoshot:mode=push", 40, BufferReach::kPooled}};
+  const std::vector<double> pull = {46, 47};
+  EXPECT_TRUE(JudgeScreening(pull, push, kNoise, BufferReach::kPooled).drop);
+  EXPECT_FALSE(JudgeScreening(pull, push, kNoise, BufferReach::kRegistered).drop);
+  std::vector<Reference> with_pull = push;
+  with_pull.push_back({"twoshot:mode=pull", 30, BufferReach::kRegistered});
+  const auto slower = JudgeScreening(pull, with_pull, kNoise, BufferReach::kRegistered);
+  ASSERT_TRUE(slower.drop);
+  EXPECT_NE(slower.reason.find("twoshot:mode=pull"), std::string::npos) << slower.reason;
+  // A registered winner never judges an any-buffer choice.
+  EXPECT_FALSE(JudgeScreening({50, 51}, with_pull, kNoise, BufferReach::kAny).drop);
 }
 
 // The fastest any-buffer choice is never dropped, whatever pooled choices measured before it
@@ -151,11 +171,11 @@ TEST(PruningRule, TheFastestAnyBufferChoiceSurvivesAnyPooledWinner) {
     for (int k = 0; k < 3; ++k) {
       Reference r =
           Full("pull" + std::to_string(k), Rounds(rng, best_any_us * pooled(rng), 5, 1.0, 1.03));
-      r.any_buffer = false;
+      r.reach = BufferReach::kPooled;
       refs.push_back(r);
     }
     const auto screening = Rounds(rng, best_any_us, 2, 1.0, 1.03);
-    const auto verdict = JudgeScreening(screening, refs, kNoise, true);
+    const auto verdict = JudgeScreening(screening, refs, kNoise, BufferReach::kAny);
     ASSERT_FALSE(verdict.drop) << "trial " << trial << ": " << verdict.reason;
   }
 }

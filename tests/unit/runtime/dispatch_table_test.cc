@@ -66,6 +66,35 @@ TEST(DispatchTable, PlainBuffersGetTheFastestChoiceThatNeedsNoSharedBuffers) {
   EXPECT_EQ(t.CtasNeeded(), std::set<int>{32});
 }
 
+// Issue 43, direct mode: a captured call on a program's registered tensors runs the fastest
+// of what plain buffers run and of the pull kernels (push kernels write the peers' staging,
+// which a program's tensors are not); 4x H200's 8 MiB record: push two-shot wins, pull is next.
+TEST(DispatchTable, DirectModeGetsTheFastestPullKernelOrWhatPlainBuffersRun) {
+  constexpr const char* kPullTwoShot = "twoshot:blocks=128,mode=pull,threads=256,unroll=2";
+  const std::vector<apply::WinnerRecord> records{
+      MakeRecord(Op::kAllReduce, 8 << 20, 4,
+                 {{"nccl", 61.0}, {kTwoShot, 44.6}, {kPullTwoShot, 46.0}, {"nccl:ctas=32", 57.0}}),
+      MakeRecord(Op::kAllReduce, 65536, 4, {{"nccl", 10.9}, {kLL, 6.3}, {kPull, 5.5}}),
+      MakeRecord(Op::kAllReduce, 1024, 4, {{"nccl", 9.0}, {kLL, 4.2}, {kPull, 5.0}}),
+  };
+  const DispatchTable t = DispatchTable::Build(records, PeersOn(4));
+  const TableEntry* e = t.Lookup(Op::kAllReduce, Dtype::kBf16, RedOp::kSum, 8 << 20);
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->pooled.name, kTwoShot);
+  EXPECT_EQ(e->plain.name, "nccl:ctas=32");
+  EXPECT_EQ(e->direct.name, kPullTwoShot);
+  EXPECT_DOUBLE_EQ(e->direct.time_us, 46.0);
+  EXPECT_EQ(t.ChooseDirect(Op::kAllReduce, Dtype::kBf16, RedOp::kSum, 8 << 20).name, kPullTwoShot);
+  // A pull winner is direct mode's run as it is; where plain buffers' choice is faster, it is.
+  EXPECT_EQ(t.ChooseDirect(Op::kAllReduce, Dtype::kBf16, RedOp::kSum, 65536).name, kPull);
+  EXPECT_EQ(t.ChooseDirect(Op::kAllReduce, Dtype::kBf16, RedOp::kSum, 1024).name, kLL);
+  EXPECT_EQ(t.ChooseDirect(Op::kAllGather, Dtype::kBf16, RedOp::kSum, 1024).name, "nccl");
+  // Every rank must build the same direct runs.
+  EXPECT_NE(t.Digest().find(std::string("nccl:ctas=32 ") + kTwoShot + " " + kPullTwoShot),
+            std::string::npos)
+      << t.Digest();
+}
+
 // Issue 43: a staged variant runs on the program's own buffers; pooled ones keep the faster
 // unstaged winner.
 TEST(DispatchTable, PlainBuffersRunAStagedVariantWhereItIsTheFastestTheyCanRun) {

@@ -30,27 +30,27 @@ TEST(RuntimeConfig, DefaultsAndEnvironment) {
   EXPECT_EQ(r->source.load_timeout, std::chrono::milliseconds(100));
 }
 
-// Holding one-shot results in place is off unless CCLTUNE_HOLD_IN_PLACE is 1; anything but 0
+// Holding one-shot results in place is on unless CCLTUNE_HOLD_IN_PLACE is 0; anything but 0
 // or 1 is one error naming it.
-TEST(RuntimeConfig, HoldInPlaceIsOffUnlessTurnedOn) {
+TEST(RuntimeConfig, HoldInPlaceIsOnUnlessTurnedOff) {
   {
     ScopedEnv env({{"CCLTUNE_PEER_MEMORY", "1"}});
     auto r = ResolveConfig(nullptr);
     ASSERT_TRUE(r.ok()) << r.status().ToString();
-    EXPECT_FALSE(r->hold_in_place);
+    EXPECT_TRUE(r->hold_in_place);
   }
   {
-    ScopedEnv env({{"CCLTUNE_HOLD_IN_PLACE", "1"}});
+    ScopedEnv env({{"CCLTUNE_HOLD_IN_PLACE", "0"}});
     auto r = ResolveConfig(nullptr);
     ASSERT_TRUE(r.ok()) << r.status().ToString();
-    EXPECT_TRUE(r->hold_in_place);
+    EXPECT_FALSE(r->hold_in_place);
   }
   ScopedEnv env({{"CCLTUNE_HOLD_IN_PLACE", "yes"}});
   auto r = ResolveConfig(nullptr);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().message(),
-            "CCLTUNE_HOLD_IN_PLACE: 'yes' is not one of 0 (the default), 1 (one-shot pull in "
-            "place holds its results in registers)");
+            "CCLTUNE_HOLD_IN_PLACE: 'yes' is not one of 1 (the default: one-shot pull in place "
+            "holds its results in registers), 0 (it does not)");
 }
 
 // libccltune-nccl's programs pass no config: the environment sizes the staging area, and the
