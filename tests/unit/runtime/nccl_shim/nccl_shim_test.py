@@ -52,7 +52,8 @@ def run(args, env_extra=None, log=None):
     env = dict(os.environ)
     for k in ("CCLTUNE_NCCL", "CCLTUNE_NCCL_DEBUG", "CCLTUNE_RESULTS_FILE", "CCLTUNE_REDIS_URL",
               "CCLTUNE_NCCL_LIBRARY", "FAKE_NCCL_VERSION", "CCLTUNE_LOG", "LD_PRELOAD",
-              "CCLTUNE_FINGERPRINT", "CCLTUNE_NODE_NAME") + NCCL_ONCE:
+              "CCLTUNE_FINGERPRINT", "CCLTUNE_NODE_NAME", "CCLTUNE_DIRECT",
+              "TORCH_NCCL_USE_TENSOR_REGISTER_ALLOCATOR_HOOK") + NCCL_ONCE:
         env.pop(k, None)
     env["LD_LIBRARY_PATH"] = FAKE_DIR
     if log is not None:
@@ -432,6 +433,28 @@ class FirstInit(unittest.TestCase):
         seen, err = with_winners(NODES_SWEEP, self.first_init_env)
         self.assertIsNone(seen["NCCL_SOCKET_NTHREADS"])
         self.assertNotIn("network settings", err)
+
+
+class RegisterHook(unittest.TestCase):
+    """PyTorch reads its register hook's variable before NCCL's first init: the shim sets it as
+    it loads (direct mode needs the segments registered), never over the user's value."""
+
+    HOOK = "TORCH_NCCL_USE_TENSOR_REGISTER_ALLOCATOR_HOOK"
+
+    def hook(self, env):
+        out = run(["/usr/bin/env"], dict(env, LD_PRELOAD=SHIM))
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertEqual(out.stderr, "")
+        values = [l.partition("=")[2] for l in out.stdout.splitlines()
+                  if l.startswith(self.HOOK + "=")]
+        return values[0] if values else None
+
+    def test_the_shim_turns_the_hook_on_unless_told_otherwise(self):
+        self.assertEqual(self.hook({}), "1")
+        self.assertEqual(self.hook({self.HOOK: "0"}), "0")
+        self.assertIsNone(self.hook({"CCLTUNE_NCCL": "off"}))
+        self.assertIsNone(self.hook({"CCLTUNE_DIRECT": "0"}))
+        self.assertNotIn(self.HOOK + "=", run(["/usr/bin/env"]).stdout)  # not preloaded
 
 
 class MissingNccl(unittest.TestCase):
