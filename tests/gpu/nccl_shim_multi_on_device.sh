@@ -3,7 +3,7 @@
 # decode step, with and without the library preloaded, on winners tuned in the same call
 # with the NCCL those programs load (PyTorch's own; nccl-tests are pointed at it too).
 #   bash tests/gpu/nccl_shim_multi_on_device.sh N [tune] [nccltests] [decode] [onepro] [symm]
-#       [correct] [walls] [train]
+#       [symmab] [correct] [walls] [train]
 # symm (issue 43): torch_symm_bench.py (unmodified dist.all_reduce, and PyTorch's own
 # symmetric-memory kernels) plain, then preloaded with the graph and with the eager winners;
 # preload_table.py compares them; then (SYMM_REGISTER=1, the default) plain and the graph
@@ -157,6 +157,26 @@ section_symm() {
     --json "$held.json" >"$held.log" 2>&1
   echo "symm preloaded, registered, CCLTUNE_HOLD_IN_PLACE=$SYMM_HOLD (graph winners): exit $?; direct slots ready $(grep -c 'direct slot .*: ready' "$held.log")"
   python3 tests/gpu/preload_table.py "$D/symm-plain-reg.json" "$held.json" --modes graph
+}
+
+# symmab: an A/B on one tune: dist.all_reduce in graphs plain, preloaded with the graph
+# winners, and preloaded with those winners less the choices matching AB_DROP (fnmatch) at the
+# sizes AB_BYTES (winners_without.py), so the runtime runs the next measured choice there;
+# sizes AB_MIN to AB_MAX (default 128KiB to 4MiB).
+section_symmab() {
+  local bench=(python3 tests/gpu/torch_symm_bench.py --gpus "$n" --timeout-s 250 --modes graph
+    --min "${AB_MIN:-128KiB}" --max "${AB_MAX:-4MiB}")
+  python3 tests/gpu/winners_without.py "$D/winners-graph.json" "$D/winners-graph-ab.json" \
+    --bytes "${AB_BYTES:?sizes in bytes}" --drop "${AB_DROP:?choice name pattern}"
+  timeout -k 5 280 "${bench[@]}" --json "$D/ab-plain.json" >"$D/ab-plain.log" 2>&1
+  echo "ab plain: exit $?"
+  for v in a b; do
+    local w=$D/winners-graph.json; [ $v = b ] && w=$D/winners-graph-ab.json
+    LD_PRELOAD="$SHIM" CCLTUNE_RESULTS_FILE="$w" timeout -k 5 280 "${bench[@]}" \
+      --json "$D/ab-$v.json" >"$D/ab-$v.log" 2>&1
+    echo "ab $v ($(basename "$w")): exit $?"
+    python3 tests/gpu/preload_table.py "$D/ab-plain.json" "$D/ab-$v.json" --modes graph
+  done
 }
 
 section_correct() {

@@ -80,6 +80,7 @@ def parse_args(argv):
     p.add_argument("--rounds", type=int, default=5, help="timed rounds (default 5)")
     p.add_argument("--json", help="write the records here (rank 0)")
     p.add_argument("--timeout-s", type=float, default=300.0, help="deadline for the whole run")
+    p.add_argument("--modes", default="graph,eager", help="graph, eager or both (default)")
     p.add_argument("--ccltune-winners", help="GRAPH.json,EAGER.json: also run ccltune's runtime")
     a = p.parse_args(argv)
     if a.min < 4 or a.min % 4:
@@ -92,6 +93,9 @@ def parse_args(argv):
         p.error("--rounds must be >= 1, got %d" % a.rounds)
     if not a.timeout_s > 0:
         p.error("--timeout-s must be > 0, got %g" % a.timeout_s)
+    a.modes = [m for m in MODES if m in a.modes.split(",")]
+    if not a.modes:
+        p.error("--modes: name graph, eager or both")
     if a.gpus is not None and a.gpus < 2:
         p.error("--gpus must be >= 2, got %d" % a.gpus)
     if a.ccltune_winners:
@@ -276,7 +280,7 @@ class Rank:
                     recs += [rec(nbytes, m, kernel, None, "skipped", reason) for m in MODES]
                     continue
                 wrong = self.agree(wrong)
-            for mode in MODES:
+            for mode in self.args.modes:
                 err, prepared = None, None
                 try:
                     prepared = self.prepare(kernel, n, mode)
