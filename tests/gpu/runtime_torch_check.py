@@ -79,7 +79,7 @@ def epilogue_checks(torch, dist, ct, comm, rank, close, ran):
             x = torch.randn(tokens, HIDDEN, generator=gen, device="cuda").to(dt)
             r0 = torch.randn(tokens, HIDDEN, generator=shared, device="cuda").to(dt)
             w = (1 + 0.1 * torch.randn(HIDDEN, generator=shared, device="cuda")).to(dt)
-            total = x.float()
+            total = x.float().clone()  # fp32's .float() is x itself: keep x unreduced
             dist.all_reduce(total)
             r_want = r0.float() + total
             out_want = F.rms_norm(r_want, (HIDDEN,), w.float(), eps)
@@ -136,8 +136,12 @@ def rank_main(rank, world, tmp, errors):
     def close(got, want, dt, what, atol=False):
         ok = torch.allclose(got.float(), want.float(), rtol=tol[dt],
                             atol=(1e-4 if dt == torch.float32 else 3e-2) if atol else 0)
-        if not ok:
-            bad.append(what)
+        if not ok:  # how far off, and where: a precision slip reads unlike garbage
+            err = (got.float() - want.float()).abs().flatten()
+            i = int(err.argmax())
+            bad.append("%s: max |err| %.3g at %d of %d (got %.6g, want %.6g)" % (
+                what, float(err[i]), i, err.numel(), float(got.flatten()[i].float()),
+                float(want.flatten()[i].float())))
 
     gen = torch.Generator(device="cuda").manual_seed(1234 + rank)
     pooled = {dt: comm.empty(max(WINNERS) // 2 + 4096, dtype=dt)
