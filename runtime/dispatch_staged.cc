@@ -102,7 +102,7 @@ bool RuntimeComm::DirectCapture(const Call& call) const {
   return direct_ != nullptr && call.op == core::Op::kAllReduce && Capturing(call.stream);
 }
 
-// A pooled winner the direct mode runs: pull one-shot or two-shot all-reduce (not LL). A
+// A run direct mode runs: a pull one-shot or two-shot all-reduce (not LL; staged or not). A
 // one-shot in place holds its results in registers until the peers have read its buffer:
 // only where they fit (kernels::kHeldVectors).
 bool RuntimeComm::Directable(const AppliedRun& run, const Call& call) const {
@@ -127,7 +127,7 @@ const void* RuntimeComm::DirectSlotFor(const Call& call, const AppliedRun& run) 
 
 core::Result<bool> RuntimeComm::RunStaged(const Call& call, const AppliedRun& run,
                                           const gpu::OpShape& shape, const std::string& signature) {
-  apply::ChoiceSpec as_staged = run.spec;  // a pooled winner in direct mode has the same layout
+  apply::ChoiceSpec as_staged = run.spec;  // a direct run has the same layout
   as_staged.staged = true;
   const apply::StagedCopies copies = apply::StagedCopiesOf(as_staged, call.op);
   const std::size_t esize = core::DtypeSize(*call.dtype);

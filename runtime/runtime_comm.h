@@ -214,7 +214,7 @@ class RuntimeComm {
     std::string_view why;
     BufferClass cls = BufferClass::kPlain;
     std::size_t send_off = 0, recv_off = 0;
-    bool direct = false;  // the pooled winner on the program's buffers (DirectCapture)
+    bool direct = false;  // the entry's direct run on the program's buffers (DirectCapture)
     Chosen& Not(std::string_view reason) {
       run = nullptr;
       why = reason;
@@ -232,7 +232,7 @@ class RuntimeComm {
   // Runs `run` (not fused) for `call`, checked against it already.
   // The *Run* functions that may find no staging left return whether they enqueued the call
   // (false: nothing was, the caller runs NCCL).
-  // `direct`: the pooled winner on the program's buffers (Chosen::direct), through RunStaged.
+  // `direct`: the entry's direct run on the program's buffers (Chosen::direct), through RunStaged.
   core::Result<bool> RunChoice(const Call& call, const AppliedRun& run, BufferClass cls,
                                std::size_t send_off, std::size_t recv_off, bool direct = false);
   core::Status RunNccl(const Call& call, ncclComm_t comm);
@@ -249,7 +249,7 @@ class RuntimeComm {
   core::Status LaunchPeer(const Call& call, const AppliedRun& run, const gpu::OpShape& shape,
                           const std::string& signature, const kernels::PeerOperands& ops,
                           const PeerCopy& in = {}, const PeerCopy& out = {});
-  // dispatch_staged.cc: `run` with staged=1 (or a pooled winner in direct mode), on any
+  // dispatch_staged.cc: `run` with staged=1 (or a direct run in direct mode), on any
   // buffers of the call.
   core::Result<bool> RunStaged(const Call& call, const AppliedRun& run, const gpu::OpShape& shape,
                                const std::string& signature);
