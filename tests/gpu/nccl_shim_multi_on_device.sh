@@ -3,7 +3,7 @@
 # decode step, with and without the library preloaded, on winners tuned in the same call
 # with the NCCL those programs load (PyTorch's own; nccl-tests are pointed at it too).
 #   bash tests/gpu/nccl_shim_multi_on_device.sh N [tune] [nccltests] [decode] [onepro] [symm]
-#       [symmab] [correct] [walls] [train]
+#       [symmab] [symmrep] [correct] [walls] [train]
 # symm (issue 43): torch_symm_bench.py (unmodified dist.all_reduce, and PyTorch's own
 # symmetric-memory kernels) plain, then preloaded with the graph and with the eager winners;
 # preload_table.py compares them; then (SYMM_REGISTER=1, the default) plain and the graph
@@ -157,6 +157,25 @@ section_symm() {
     --json "$held.json" >"$held.log" 2>&1
   echo "symm preloaded, registered, CCLTUNE_HOLD_IN_PLACE=$SYMM_HOLD (graph winners): exit $?; direct slots ready $(grep -c 'direct slot .*: ready' "$held.log")"
   python3 tests/gpu/preload_table.py "$D/symm-plain-reg.json" "$held.json" --modes graph
+}
+
+# symmrep: REP_N (default 3) pairs of runs of dist.all_reduce in REP_MODE (default eager), plain
+# then preloaded with that mode's winners, alternated, and preload_table.py's medians over them:
+# eager times are host-bound and move between processes, so one pair says little.
+section_symmrep() {
+  local mode=${REP_MODE:-eager} plains="" pres=""
+  local bench=(python3 tests/gpu/torch_symm_bench.py --gpus "$n" --timeout-s 250 --modes "$mode")
+  local w=$D/winners-$mode.json; [ -f "$w" ] || w=$D/winners-graph.json
+  for i in $(seq 1 "${REP_N:-3}"); do
+    timeout -k 5 280 "${bench[@]}" --json "$D/rep-plain-$i.json" >"$D/rep-plain-$i.log" 2>&1
+    echo "rep $i plain: exit $?"
+    LD_PRELOAD="$SHIM" CCLTUNE_RESULTS_FILE="$w" timeout -k 5 280 "${bench[@]}" \
+      --json "$D/rep-shim-$i.json" >"$D/rep-shim-$i.log" 2>&1
+    echo "rep $i preloaded ($(basename "$w")): exit $?"
+    plains+=${plains:+,}$D/rep-plain-$i.json
+    pres+=${pres:+,}$D/rep-shim-$i.json
+  done
+  python3 tests/gpu/preload_table.py "$plains" "$pres" --modes "$mode"
 }
 
 # symmab: an A/B on one tune: dist.all_reduce in graphs plain, preloaded with the graph

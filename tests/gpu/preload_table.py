@@ -9,7 +9,12 @@ run) and the preloaded time against it; then the geomeans and the sizes up to 4 
 target ratio. Times are us per op, median of rounds, max over ranks (torch_symm_bench.py).
 
     python3 tests/gpu/preload_table.py PLAIN.json PRELOADED.json [--target 1.5] [--modes graph]
+
+PLAIN and PRELOADED may each name several runs, comma separated (plain and preloaded runs
+alternated in one call, as the `symmrep` section makes them): each time is then the median
+over the runs, and the table adds how many sizes were slower than plain in each pair of runs.
 """
+import statistics
 import argparse
 import json
 import math
@@ -20,6 +25,25 @@ PYTORCH_PATHS = ("nccl", "one_shot", "two_shot")
 def times(doc):
     return {(r["bytes"], r["mode"], r["kernel"]): r["timeUs"]
             for r in doc["records"] if r.get("status") == "ok" and r.get("timeUs")}
+
+
+def load(paths):
+    """Per key, the median time over the runs that have it; and each run's own times."""
+    runs = []
+    for path in paths.split(","):
+        with open(path) as f:
+            runs.append(times(json.load(f)))
+    keys = set().union(*runs)
+    return {k: statistics.median(r[k] for r in runs if k in r) for k in keys}, runs
+
+
+def slower_per_pair(plains, pres, mode):
+    """For each (plain, preloaded) pair of runs, the sizes where preloaded was slower."""
+    out = []
+    for p, s in zip(plains, pres):
+        sizes = sorted(b for (b, m, k) in p if m == mode and k == "nccl" and (b, m, k) in s)
+        out.append([fmt_bytes(b) for b in sizes if s[(b, mode, "nccl")] > p[(b, mode, "nccl")]])
+    return out
 
 
 def fmt_bytes(b):
@@ -61,12 +85,15 @@ def main():
     ap.add_argument("--target", type=float, default=1.5)
     ap.add_argument("--modes", default="graph,eager", help="which modes to print")
     a = ap.parse_args()
-    with open(a.plain) as f:
-        plain = times(json.load(f))
-    with open(a.preloaded) as f:
-        pre = times(json.load(f))
+    plain, plains = load(a.plain)
+    pre, pres = load(a.preloaded)
     for mode in a.modes.split(","):
+        if len(plains) > 1:
+            print("\n%d plain and %d preloaded runs, alternated: medians" % (len(plains), len(pres)))
         table(plain, pre, mode, a.target)
+        if len(plains) > 1:
+            for i, sizes in enumerate(slower_per_pair(plains, pres, mode)):
+                print("pair %d: preloaded slower than plain at %s" % (i + 1, ", ".join(sizes) or "none"))
 
 
 if __name__ == "__main__":
