@@ -178,23 +178,24 @@ section_symmrep() {
   python3 tests/gpu/preload_table.py "$plains" "$pres" --modes "$mode"
 }
 
-# symmab: an A/B on one tune: dist.all_reduce in graphs plain, preloaded with the graph
-# winners, and preloaded with those winners less the choices matching AB_DROP (fnmatch) at the
-# sizes AB_BYTES (winners_without.py), so the runtime runs the next measured choice there;
-# sizes AB_MIN to AB_MAX (default 128KiB to 4MiB).
+# symmab: an A/B on one tune: dist.all_reduce in AB_MODE (default graph) plain, preloaded with
+# that mode's winners, and preloaded with those winners less the choices matching AB_DROP
+# (fnmatch) at the sizes AB_BYTES (winners_without.py), so the runtime runs the next measured
+# choice there; sizes AB_MIN to AB_MAX (default 128KiB to 4MiB).
 section_symmab() {
-  local bench=(python3 tests/gpu/torch_symm_bench.py --gpus "$n" --timeout-s 250 --modes graph
+  local mode=${AB_MODE:-graph}
+  local bench=(python3 tests/gpu/torch_symm_bench.py --gpus "$n" --timeout-s 250 --modes "$mode"
     --min "${AB_MIN:-128KiB}" --max "${AB_MAX:-4MiB}")
-  python3 tests/gpu/winners_without.py "$D/winners-graph.json" "$D/winners-graph-ab.json" \
+  python3 tests/gpu/winners_without.py "$D/winners-$mode.json" "$D/winners-$mode-ab.json" \
     --bytes "${AB_BYTES:?sizes in bytes}" --drop "${AB_DROP:?choice name pattern}"
   timeout -k 5 280 "${bench[@]}" --json "$D/ab-plain.json" >"$D/ab-plain.log" 2>&1
   echo "ab plain: exit $?"
   for v in a b; do
-    local w=$D/winners-graph.json; [ $v = b ] && w=$D/winners-graph-ab.json
+    local w=$D/winners-$mode.json; [ $v = b ] && w=$D/winners-$mode-ab.json
     LD_PRELOAD="$SHIM" CCLTUNE_RESULTS_FILE="$w" timeout -k 5 280 "${bench[@]}" \
       --json "$D/ab-$v.json" >"$D/ab-$v.log" 2>&1
     echo "ab $v ($(basename "$w")): exit $?"
-    python3 tests/gpu/preload_table.py "$D/ab-plain.json" "$D/ab-$v.json" --modes graph
+    python3 tests/gpu/preload_table.py "$D/ab-plain.json" "$D/ab-$v.json" --modes "$mode"
   done
 }
 
