@@ -121,6 +121,8 @@ nlohmann::json ApplyReport(const std::vector<apply::WinnerRecord>& records, int 
                        {"winner", r.winner},
                        {"runs", e->plain.name},
                        {"why", e->plain.reason}};
+    // What a captured all-reduce runs on registered tensors (direct mode), where it differs.
+    if (e->direct.name != e->plain.name) row["runsDirect"] = e->direct.name;
     // What the tune measured best for any buffer (issue 43), beside what this process runs.
     if (r.any_buffer) {
       row["anyBuffer"] = {{"choice", r.any_buffer->choice},

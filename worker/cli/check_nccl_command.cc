@@ -41,6 +41,13 @@ std::string AnyBufferNote(const nlohmann::json& row) {
   return "; tuned for any buffer: " + Field(a, "choice") + " " + speedup;
 }
 
+// What a captured all-reduce runs on the program's registered tensors (direct mode,
+// docs/winners.md), where that is not what plain buffers run.
+std::string DirectNote(const nlohmann::json& row) {
+  const std::string direct = Field(row, "runsDirect");
+  return direct.empty() ? "" : "; captured, on registered tensors: " + direct;
+}
+
 // The network settings set before NCCL's first init, then per tuned size what runs.
 void PrintApplied(const nlohmann::json& j) {
   if (j.contains("networkSettings") && j["networkSettings"].is_object()) {
@@ -57,10 +64,10 @@ void PrintApplied(const nlohmann::json& j) {
       break;
     }
     const std::string winner = Field(r, "winner"), runs = Field(r, "runs");
-    std::printf("  %s %s/%s %llu: %s%s%s\n", Field(r, "op").c_str(), Field(r, "dtype").c_str(),
+    std::printf("  %s %s/%s %llu: %s%s%s%s\n", Field(r, "op").c_str(), Field(r, "dtype").c_str(),
                 Field(r, "redop").c_str(), r.value("bytes", 0ULL), runs.c_str(),
                 runs == winner ? "" : (" (" + Field(r, "why") + ")").c_str(),
-                AnyBufferNote(r).c_str());
+                AnyBufferNote(r).c_str(), DirectNote(r).c_str());
   }
 }
 

@@ -523,6 +523,24 @@ class CheckNccl(unittest.TestCase):
                                          "protocol is the tuner plugin's") for l in lines),
                         out.stdout)
 
+    def test_shows_what_captured_calls_run_on_registered_tensors(self):
+        # One node: a pull two-shot winner needs shared buffers; plain buffers get the 32-CTA
+        # communicator, captured calls on registered tensors the pull kernel (direct mode), and
+        # at 8 MiB the pull measured beside a push winner.
+        pull, push = "twoshot:blocks=64,mode=pull,threads=256", "twoshot:blocks=128,mode=push,threads=256"
+        sweep = [record(1 << 20, pull, {"nccl": 20.0, "nccl:ctas=32": 18.0, pull: 12.4}),
+                 record(8 << 20, push, {"nccl": 61.0, "nccl:ctas=32": 57.0, push: 44.6, pull: 46.0}),
+                 record(1024, "nccl", {"nccl": 9.0})]
+        out = with_winners(sweep, lambda e: self.check(e, "--world", "4"))
+        self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
+        lines = [l for l in out.stdout.splitlines() if l.startswith("  allReduce")]
+        self.assertEqual(len(lines), 3, out.stdout)
+        self.assertTrue(lines[0].startswith("  allReduce bf16/sum 1048576: nccl:ctas=32 (winner "
+                                            + pull), lines[0])
+        self.assertTrue(lines[0].endswith("; captured, on registered tensors: " + pull), lines[0])
+        self.assertTrue(lines[1].endswith("; captured, on registered tensors: " + pull), lines[1])
+        self.assertEqual(lines[2], "  allReduce bf16/sum 1024: nccl")
+
     def test_a_setting_the_process_already_holds_otherwise_is_not_applied(self):
         out = with_winners(NODES_SWEEP, lambda e: self.check(
             dict(e, NCCL_SOCKET_NTHREADS="2"), "--world", "4", "--nodes", "2"))
