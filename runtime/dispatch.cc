@@ -113,17 +113,20 @@ RuntimeComm::Chosen RuntimeComm::Choose(const Call& call) const {
                                 HierScratch()};
   c.run = &table_.Choose(call.op, *call.dtype, *call.redop, bytes, c.cls);
   // Captured on the program's own buffers (multi-process, direct mode on every rank): the
-  // entry's direct run where direct mode runs this call (dispatch_staged.cc). Decided by what
-  // every rank shares (the call, the table, direct mode), never by one rank's registrations.
+  // entry's direct run where direct mode runs this call, else plain buffers' run where it does
+  // (a staged pull; dispatch_staged.cc). Decided by what every rank shares (the call, the
+  // table, direct mode), never by one rank's registrations.
   if (c.cls == BufferClass::kPlain && DirectCapture(call)) {
-    const AppliedRun& direct = table_.ChooseDirect(call.op, *call.dtype, *call.redop, bytes);
-    apply::ChoiceSpec as_staged = direct.spec;  // what RunStaged runs: in place included
-    as_staged.staged = true;
-    if (Directable(direct, call) &&
-        WhyNotForCall(as_staged, shape_of_call, BufferClass::kPooled).empty()) {
-      c.run = &direct;
-      c.direct = true;
-      return c;
+    for (const AppliedRun* run :
+         {&table_.ChooseDirect(call.op, *call.dtype, *call.redop, bytes), c.run}) {
+      apply::ChoiceSpec as_staged = run->spec;  // what RunStaged runs: in place included
+      as_staged.staged = true;
+      if (Directable(*run, call) &&
+          WhyNotForCall(as_staged, shape_of_call, BufferClass::kPooled).empty()) {
+        c.run = run;
+        c.direct = true;
+        return c;
+      }
     }
   }
   // What the exact call rules out (one-shot pull in place, say) gives way to the plain
@@ -217,7 +220,7 @@ core::Status RuntimeComm::RunRsAg(const Call& call, const gpu::OpShape& shape) {
 core::Result<bool> RuntimeComm::RunPeer(const Call& call, const AppliedRun& run,
                                         const gpu::OpShape& shape, BufferClass cls,
                                         std::size_t send_off, std::size_t recv_off, bool direct) {
-  if (run.spec.staged || direct) return RunStaged(call, run, shape, Signature(run, call));
+  if (run.spec.staged || direct) return RunStaged(call, run, shape, Signature(run, call), direct);
   kernels::PeerOperands ops;
   if (cls == BufferClass::kPooled && GroupBuffers(call)) {
     for (int r = 0; r < world_; ++r) {

@@ -83,8 +83,11 @@ BufferClass RuntimeComm::EpilogueClassOf(const EpilogueCall& c, EpilogueOffsets*
 
 core::Status RuntimeComm::RunUnfused(const EpilogueCall& c, const AppliedRun& run, BufferClass cls,
                                      const EpilogueOffsets& at) {
-  CCLTUNE_ASSIGN_OR_RETURN(const bool enqueued, RunChoice(AllReduceOf(c), run, cls, at.in, at.out));
-  if (!enqueued) CCLTUNE_RETURN_IF_ERROR(RunNccl(AllReduceOf(c), nccl_));  // no staging left
+  const Call ar = AllReduceOf(c);
+  // A staged pull captured in direct mode runs on the tensors, as a plain all-reduce would.
+  const bool direct = run.spec.staged && DirectCapture(ar) && Directable(run, ar);
+  CCLTUNE_ASSIGN_OR_RETURN(const bool enqueued, RunChoice(ar, run, cls, at.in, at.out, direct));
+  if (!enqueued) CCLTUNE_RETURN_IF_ERROR(RunNccl(ar, nccl_));  // no staging left
   return gpu::EnqueueEpilogue(gpu::EpilogueParamsOf(c.epilogue, c.weight), c.out, c.residual, c.out,
                               c.tokens, c.dtype, c.stream);
 }

@@ -116,7 +116,6 @@ bool RuntimeComm::Directable(const AppliedRun& run, const Call& call) const {
 }
 
 const void* RuntimeComm::DirectSlotFor(const Call& call, const AppliedRun& run) {
-  if (!DirectCapture(call) || !Directable(run, call)) return nullptr;
   const std::uint64_t bytes = call.count * core::DtypeSize(*call.dtype);
   const std::uint64_t signature =
       CommHash(run.name + "|" + std::to_string(call.count) + "|" +
@@ -126,7 +125,8 @@ const void* RuntimeComm::DirectSlotFor(const Call& call, const AppliedRun& run) 
 }
 
 core::Result<bool> RuntimeComm::RunStaged(const Call& call, const AppliedRun& run,
-                                          const gpu::OpShape& shape, const std::string& signature) {
+                                          const gpu::OpShape& shape, const std::string& signature,
+                                          bool direct) {
   apply::ChoiceSpec as_staged = run.spec;  // a direct run has the same layout
   as_staged.staged = true;
   const apply::StagedCopies copies = apply::StagedCopiesOf(as_staged, call.op);
@@ -151,7 +151,7 @@ core::Result<bool> RuntimeComm::RunStaged(const Call& call, const AppliedRun& ru
     if (push_bytes > 0) ops.staging[r] = peers_->Data(r, at + push_at);
   }
   if (!copies.out) ops.out[rank_] = call.recv;  // only this rank writes it
-  if (const void* slot = DirectSlotFor(call, run); slot != nullptr) {
+  if (const void* slot = direct ? DirectSlotFor(call, run) : nullptr; slot != nullptr) {
     ops.direct = static_cast<const kernels::DirectSlot*>(slot);
     ops.out[rank_] = peers_->Data(rank_, at + out_at);  // one-shot's fallback, where needed
     ops.own_in = call.send;

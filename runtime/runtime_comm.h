@@ -249,10 +249,10 @@ class RuntimeComm {
   core::Status LaunchPeer(const Call& call, const AppliedRun& run, const gpu::OpShape& shape,
                           const std::string& signature, const kernels::PeerOperands& ops,
                           const PeerCopy& in = {}, const PeerCopy& out = {});
-  // dispatch_staged.cc: `run` with staged=1 (or a direct run in direct mode), on any
-  // buffers of the call.
+  // dispatch_staged.cc: `run` with staged=1, on any buffers of the call; `direct`: Choose
+  // found direct mode runs it (Chosen::direct), so the call takes a slot when captured.
   core::Result<bool> RunStaged(const Call& call, const AppliedRun& run, const gpu::OpShape& shape,
-                               const std::string& signature);
+                               const std::string& signature, bool direct);
   core::Status OrderPeerLaunch(cudaStream_t stream, bool before);
   // dispatch_epilogue.cc
   struct EpilogueOffsets {
@@ -281,7 +281,8 @@ class RuntimeComm {
   std::string DirectProblem(const std::string& token);
   bool DirectCapture(const Call& call) const;
   bool Directable(const AppliedRun& run, const Call& call) const;
-  // A captured call's slot of the direct exchange (direct_exchange.h), or null.
+  // A captured call's slot of the direct exchange (direct_exchange.h), or null; only for a
+  // call Choose found direct (so the capture is not asked about twice).
   const void* DirectSlotFor(const Call& call, const AppliedRun& run);
 
   ncclComm_t nccl_;
