@@ -5,20 +5,22 @@
 // intercepts), so captured all-reduces run on the program's own tensors (direct mode,
 // runtime/direct/). The admission webhook's `preload` sets the same; this makes a program
 // preloaded by hand get it too. A value the environment holds is the user's and is kept;
-// nothing is set with the shim off (CCLTUNE_NCCL=off|0) or direct mode off (CCLTUNE_DIRECT=0).
-// Only the environment is read here: no NCCL is loaded, nothing is logged.
+// nothing is set unless the shim's switch is on (shim_switch.h) and direct mode's is too
+// (CCLTUNE_DIRECT read as the runtime reads it, core::EnvSwitch). Only the environment is
+// read here: no NCCL is loaded, nothing is logged (the runtime names a bad value at init).
 #include <cstdlib>
-#include <cstring>
+
+#include "core/base/env_switch.h"
+#include "runtime/nccl_shim/shim_switch.h"
 
 namespace {
 
-bool Is(const char* name, const char* value) {
-  const char* v = std::getenv(name);
-  return v != nullptr && std::strcmp(v, value) == 0;
-}
-
 __attribute__((constructor)) void SetRegisterHook() {
-  if (Is("CCLTUNE_NCCL", "off") || Is("CCLTUNE_NCCL", "0") || Is("CCLTUNE_DIRECT", "0")) return;
+  using ccltune::shim::ShimSwitch;
+  if (ccltune::shim::ShimSwitchOf(std::getenv("CCLTUNE_NCCL")) != ShimSwitch::kOn) return;
+  const ccltune::core::Result<bool> direct =
+      ccltune::core::EnvSwitch("CCLTUNE_DIRECT", std::getenv("CCLTUNE_DIRECT"), "off", "on");
+  if (!direct.ok() || !*direct) return;
   setenv("TORCH_NCCL_USE_TENSOR_REGISTER_ALLOCATOR_HOOK", "1", /*overwrite=*/0);
 }
 

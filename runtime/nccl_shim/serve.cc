@@ -5,7 +5,6 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 
 #include "core/gpu/nccl_api.h"
 #include "runtime/nccl_shim/comm_failure.h"
@@ -119,12 +118,12 @@ ncclResult_t ResultOf(const core::Status& st) {
 bool ShimOn() {
   static const bool on = [] {
     const char* v = std::getenv("CCLTUNE_NCCL");
-    if (v != nullptr && std::strcmp(v, "off") != 0 && std::strcmp(v, "0") != 0 &&
-        std::strcmp(v, "on") != 0 && std::strcmp(v, "1") != 0) {
+    const ShimSwitch sw = ShimSwitchOf(v);
+    if (sw == ShimSwitch::kInvalid) {
       Note(std::string("CCLTUNE_NCCL: '") + v + "' is not one of on, off: forwarding every call");
       return false;
     }
-    if (v != nullptr && (std::strcmp(v, "off") == 0 || std::strcmp(v, "0") == 0)) return false;
+    if (sw == ShimSwitch::kOff) return false;
     return Real().found && Real().same_version;
   }();
   return on;

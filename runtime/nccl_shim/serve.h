@@ -8,6 +8,7 @@
 #include <string>
 
 #include "runtime/nccl_shim/comm_registry.h"
+#include "runtime/nccl_shim/shim_switch.h"
 #include "runtime/runtime_comm.h"
 
 namespace ccltune::shim {

@@ -454,6 +454,10 @@ class RegisterHook(unittest.TestCase):
         self.assertEqual(self.hook({self.HOOK: "0"}), "0")
         self.assertIsNone(self.hook({"CCLTUNE_NCCL": "off"}))
         self.assertIsNone(self.hook({"CCLTUNE_DIRECT": "0"}))
+        # Values the shim or the runtime refuse leave them off: no hook either.
+        self.assertIsNone(self.hook({"CCLTUNE_NCCL": "maybe"}))
+        self.assertIsNone(self.hook({"CCLTUNE_DIRECT": "2"}))
+        self.assertEqual(self.hook({"CCLTUNE_NCCL": "on", "CCLTUNE_DIRECT": "1"}), "1")
         self.assertNotIn(self.HOOK + "=", run(["/usr/bin/env"]).stdout)  # not preloaded
 
 
