@@ -11,6 +11,13 @@ bool LocalBuffersOnly(const ChoiceSpec& s, core::Op op) {
   return false;
 }
 
+// `choice` read as a choice of `backend`, then as the kernels' spec.
+core::Result<ChoiceSpec> SpecOf(const core::ChoiceName& choice, const std::string& backend) {
+  CCLTUNE_ASSIGN_OR_RETURN(const core::ChoiceName parsed,
+                           core::ParseChoice(choice.ToString(), backend));
+  return SpecFromChoice(parsed);
+}
+
 }  // namespace
 
 ChoiceSpec UnstagedOf(ChoiceSpec s) {
@@ -48,26 +55,25 @@ core::BufferReach ReachOf(const ChoiceSpec& s, core::Op op) {
 }
 
 core::BufferReach ReachOf(const core::ChoiceName& choice, core::Op op, const std::string& backend) {
-  if (WhyNotAnyBuffer(choice, op, backend).empty()) return core::BufferReach::kAny;
-  if (backend != "nccl") return core::BufferReach::kPooled;
-  core::Result<core::ChoiceName> parsed = core::ParseChoice(choice.ToString(), backend);
-  if (!parsed.ok()) return core::BufferReach::kPooled;
-  core::Result<ChoiceSpec> spec = SpecFromChoice(*parsed);
-  return spec.ok() && RunsDirect(*spec, op) ? core::BufferReach::kRegistered
-                                            : core::BufferReach::kPooled;
+  if (backend == "host") {  // no kernels: any buffer, but the test stand-in for a pooled one
+    return WhyNotAnyBuffer(choice, op, backend).empty() ? core::BufferReach::kAny
+                                                        : core::BufferReach::kPooled;
+  }
+  core::Result<ChoiceSpec> spec = SpecOf(choice, backend);
+  return spec.ok() ? ReachOf(*spec, op) : core::BufferReach::kPooled;
 }
 
 std::string WhyNotAnyBuffer(const core::ChoiceName& choice, core::Op op,
                             const std::string& backend) {
-  core::Result<core::ChoiceName> parsed = core::ParseChoice(choice.ToString(), backend);
-  if (!parsed.ok()) return parsed.status().message();
   if (backend == "host") {
     // The host backend's algorithms work on the caller's buffers; there is no pool.
+    core::Result<core::ChoiceName> parsed = core::ParseChoice(choice.ToString(), backend);
+    if (!parsed.ok()) return parsed.status().message();
     return parsed->base == kTestPooledChoice
                ? "test-pooled stands for a kernel that runs only on pooled buffers"
                : "";
   }
-  core::Result<ChoiceSpec> spec = SpecFromChoice(*parsed);
+  core::Result<ChoiceSpec> spec = SpecOf(choice, backend);
   if (!spec.ok()) return spec.status().message();
   return WhyNotAnyBuffer(*spec, op);
 }
