@@ -161,17 +161,27 @@ section_symm() {
 
 # symmrep: REP_N (default 3) pairs of runs of dist.all_reduce in REP_MODE (default eager), plain
 # then preloaded with that mode's winners, alternated, and preload_table.py's medians over them:
-# eager times are host-bound and move between processes, so one pair says little.
+# eager times are host-bound and move between processes, so one pair says little. REP_MIN and
+# REP_MAX narrow the sizes (default 1KiB to 64MiB). REP_ENV ("VAR=VALUE ..."): the second run of
+# each pair sets those variables instead of preloading (NCCL_MIN_CTAS=32 NCCL_MAX_CTAS=32, say).
+# REP_SHIM_ENV ("VAR=VALUE ...") adds variables to the preloaded runs only. REP_PIN=0 leaves
+# the ranks unpinned (by default each runs on cores local to its GPU).
 section_symmrep() {
   local mode=${REP_MODE:-eager} plains="" pres=""
-  local bench=(python3 tests/gpu/torch_symm_bench.py --gpus "$n" --timeout-s 250 --modes "$mode")
+  local bench=(python3 tests/gpu/torch_symm_bench.py --gpus "$n" --timeout-s 250 --modes "$mode"
+    --min "${REP_MIN:-1KiB}" --max "${REP_MAX:-64MiB}")
+  [ "${REP_PIN:-1}" = 0 ] && bench+=(--no-pin)
   local w=$D/winners-$mode.json; [ -f "$w" ] || w=$D/winners-graph.json
+  # shellcheck disable=SC2206  # REP_ENV and REP_SHIM_ENV are lists of VAR=VALUE words
+  local second=(env LD_PRELOAD="$SHIM" CCLTUNE_RESULTS_FILE="$w" ${REP_SHIM_ENV:-})
+  local what="preloaded ($(basename "$w")${REP_SHIM_ENV:+, $REP_SHIM_ENV})"
+  [ -n "${REP_ENV:-}" ] && { second=(env $REP_ENV); what="with $REP_ENV"; }
   for i in $(seq 1 "${REP_N:-3}"); do
     timeout -k 5 280 "${bench[@]}" --json "$D/rep-plain-$i.json" >"$D/rep-plain-$i.log" 2>&1
     echo "rep $i plain: exit $?"
-    LD_PRELOAD="$SHIM" CCLTUNE_RESULTS_FILE="$w" timeout -k 5 280 "${bench[@]}" \
-      --json "$D/rep-shim-$i.json" >"$D/rep-shim-$i.log" 2>&1
-    echo "rep $i preloaded ($(basename "$w")): exit $?"
+    "${second[@]}" timeout -k 5 280 "${bench[@]}" --json "$D/rep-shim-$i.json" \
+      >"$D/rep-shim-$i.log" 2>&1
+    echo "rep $i $what: exit $?"
     plains+=${plains:+,}$D/rep-plain-$i.json
     pres+=${pres:+,}$D/rep-shim-$i.json
   done

@@ -7,6 +7,8 @@ prints per mode and size: dist.all_reduce's time plain and preloaded, their rati
 of PyTorch's own paths (plain NCCL and symmetric memory's one-shot and two-shot, from the plain
 run) and the preloaded time against it; then the geomeans and the sizes up to 4 MiB below a
 target ratio. Times are us per op, median of rounds, max over ranks (torch_symm_bench.py).
+Where the runs recorded it (hostUs), two more columns give the host's time per op to issue the
+calls, plain and preloaded: where it is near the time per op, the program is host-bound.
 
     python3 tests/gpu/preload_table.py PLAIN.json PRELOADED.json [--target 1.5] [--modes graph]
 
@@ -22,17 +24,17 @@ import math
 PYTORCH_PATHS = ("nccl", "one_shot", "two_shot")
 
 
-def times(doc):
-    return {(r["bytes"], r["mode"], r["kernel"]): r["timeUs"]
-            for r in doc["records"] if r.get("status") == "ok" and r.get("timeUs")}
+def times(doc, field="timeUs"):
+    return {(r["bytes"], r["mode"], r["kernel"]): r[field]
+            for r in doc["records"] if r.get("status") == "ok" and r.get(field)}
 
 
-def load(paths):
-    """Per key, the median time over the runs that have it; and each run's own times."""
+def load(paths, field="timeUs"):
+    """Per key, the median of `field` over the runs that have it; and each run's own values."""
     runs = []
     for path in paths.split(","):
         with open(path) as f:
-            runs.append(times(json.load(f)))
+            runs.append(times(json.load(f), field))
     keys = set().union(*runs)
     return {k: statistics.median(r[k] for r in runs if k in r) for k in keys}, runs
 
@@ -46,6 +48,16 @@ def slower_per_pair(plains, pres, mode):
     return out
 
 
+def spread(plains, pres, mode):
+    """Each run's own time per size, in run order: how far one process moves from the next."""
+    sizes = sorted({b for r in plains + pres for (b, m, k) in r if m == mode and k == "nccl"})
+    print("\n| size | plain runs | preloaded runs |\n|---|---|---|")
+    for b in sizes:
+        cells = [", ".join("%.2f" % r[(b, mode, "nccl")] for r in runs if (b, mode, "nccl") in r)
+                 for runs in (plains, pres)]
+        print("| %s | %s | %s |" % (fmt_bytes(b), cells[0], cells[1]))
+
+
 def fmt_bytes(b):
     for unit, div in (("MiB", 1 << 20), ("KiB", 1 << 10)):
         if b >= div and b % div == 0:
@@ -57,12 +69,15 @@ def geomean(xs):
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
 
 
-def table(plain, pre, mode, target):
+def table(plain, pre, mode, target, host=None):
+    """host: (plain, preloaded) host times per op (hostUs), printed as two more columns."""
     sizes = sorted({b for (b, m, k) in plain if m == mode and k == "nccl"} &
                    {b for (b, m, k) in pre if m == mode and k == "nccl"})
+    host = host if host and any(k[1] == mode for k in host[0]) else None
     print("\n%s mode: dist.all_reduce bf16 sum, us per op\n" % mode)
-    print("| size | plain | preloaded | plain / preloaded | best PyTorch path | best / preloaded |")
-    print("|---|---|---|---|---|---|")
+    print("| size | plain | preloaded | plain / preloaded | best PyTorch path | best / preloaded |"
+          + (" host plain | host preloaded |" if host else ""))
+    print("|---|---|---|---|---|---|" + ("---|---|" if host else ""))
     gains, over_best, short = [], [], []
     for b in sizes:
         p, s = plain[(b, mode, "nccl")], pre[(b, mode, "nccl")]
@@ -71,8 +86,12 @@ def table(plain, pre, mode, target):
         over_best.append(best[0] / s)
         if b <= 4 << 20 and p / s < target:
             short.append(fmt_bytes(b))
-        print("| %s | %.2f | %.2f | %.2fx | %.2f (%s) | %.2fx |" %
-              (fmt_bytes(b), p, s, p / s, best[0], best[1], best[0] / s))
+        extra = ""
+        if host:
+            extra = "".join(" %s |" % ("%.2f" % h[(b, mode, "nccl")] if (b, mode, "nccl") in h
+                                       else "-") for h in host)
+        print("| %s | %.2f | %.2f | %.2fx | %.2f (%s) | %.2fx |%s" %
+              (fmt_bytes(b), p, s, p / s, best[0], best[1], best[0] / s, extra))
     print("\ngeomean over %d sizes: %.2fx against plain, %.2fx against the best PyTorch path"
           % (len(sizes), geomean(gains), geomean(over_best)))
     print("sizes up to 4 MiB below %.2fx: %s" % (target, ", ".join(short) or "none"))
@@ -87,13 +106,17 @@ def main():
     a = ap.parse_args()
     plain, plains = load(a.plain)
     pre, pres = load(a.preloaded)
+    host = (load(a.plain, "hostUs")[0], load(a.preloaded, "hostUs")[0])
     for mode in a.modes.split(","):
         if len(plains) > 1:
-            print("\n%d plain and %d preloaded runs, alternated: medians" % (len(plains), len(pres)))
-        table(plain, pre, mode, a.target)
+            print("\n%d plain and %d preloaded runs, alternated: medians"
+                  % (len(plains), len(pres)))
+        table(plain, pre, mode, a.target, host)
         if len(plains) > 1:
             for i, sizes in enumerate(slower_per_pair(plains, pres, mode)):
-                print("pair %d: preloaded slower than plain at %s" % (i + 1, ", ".join(sizes) or "none"))
+                print("pair %d: preloaded slower than plain at %s"
+                      % (i + 1, ", ".join(sizes) or "none"))
+            spread(plains, pres, mode)
 
 
 if __name__ == "__main__":

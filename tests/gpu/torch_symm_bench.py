@@ -7,8 +7,10 @@ a reference, bf16 sum, one process per GPU, in CUDA-graph and eager mode. Per si
 mode: 5 warm-up ops, then --rounds rounds of [1-element all-reduce + synchronize as barrier,
 CUDA event, 20 ops back to back (eager) or one replay of a graph that captured 20 ops, CUDA
 event]; a round's time is elapsed / 20, MAX over ranks; the kernel's time is the median round
-(min and max kept). Eager times include PyTorch's per-call host overhead. Each symmetric-memory
-kernel is checked once per size against dist.all_reduce (relative tolerance 2e-2).
+(min and max kept). Eager times include PyTorch's per-call host overhead; hostUs is the median
+host time per op of issuing a round (MAX over ranks): where it is near timeUs, the host bounds.
+Each symmetric-memory kernel is checked once per size against dist.all_reduce (relative
+tolerance 2e-2).
 
 Input data: random bf16 in [0.5, 1.5) in one buffer from symm_mem.empty(), rendezvous'd once
 before any op or capture and re-filled before every round; the ops get its leading slice. What
@@ -30,10 +32,12 @@ Run (repository root, a machine with 2-8 GPUs):
     python3 tests/gpu/torch_symm_bench.py --gpus 4 --json $OUT/torch4.json
 Flags: --gpus N (default all visible) --min 1KiB --max 64MiB --factor 2 --rounds 5
 --timeout-s 300 (the whole run once torch is imported; past it the ranks are killed and the
-exit status is 3; 1 when a rank failed).
-Writes {"tool":"torch", "torchVersion", "worldSize", "gpu", "records":[{"bytes", "mode",
-"kernel", "timeUs", "minUs", "maxUs", "status", "reason"}]} (rank 0, rewritten after every
-size, "complete": true at the end) and prints a table.
+exit status is 3; 1 when a rank failed) --no-pin (each rank runs on an even share of the cores
+local to its GPU unless this is given: gpu_affinity.py says why).
+Writes {"tool":"torch", "torchVersion", "worldSize", "gpu", "cores" (per rank, or null),
+"records":[{"bytes", "mode", "kernel", "timeUs", "minUs", "maxUs", "hostUs", "status",
+"reason"}]} (rank 0, rewritten after every size, "complete": true at the end) and prints a
+table.
 """
 import argparse
 import datetime
@@ -45,6 +49,8 @@ import statistics
 import sys
 import tempfile
 import time
+
+import gpu_affinity
 
 REQUIRED_ENV = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1",
                 "NVSHMEM_DISABLE_NVLS": "1"}
@@ -81,6 +87,8 @@ def parse_args(argv):
     p.add_argument("--json", help="write the records here (rank 0)")
     p.add_argument("--timeout-s", type=float, default=300.0, help="deadline for the whole run")
     p.add_argument("--modes", default="graph,eager", help="graph, eager or both (default)")
+    p.add_argument("--no-pin", action="store_true",
+                   help="leave the ranks unpinned (default: each on cores local to its GPU)")
     p.add_argument("--ccltune-winners", help="GRAPH.json,EAGER.json: also run ccltune's runtime")
     a = p.parse_args(argv)
     if a.min < 4 or a.min % 4:
@@ -248,18 +256,21 @@ class Rank:
         """Per round: us per op, MAX over ranks."""
         torch = self.torch
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        times = []
+        times, host = [], []
         for _ in range(self.args.rounds):
             refill()
             self.barrier()
             start.record()
+            t0 = time.perf_counter()
             step()
+            host.append((time.perf_counter() - t0) * 1e6 / OPS)
             end.record()
             end.synchronize()
             times.append(start.elapsed_time(end) * 1000.0 / OPS)
-        t = torch.tensor(times, dtype=torch.float64, device=self.dev)
+        t = torch.tensor(times + host, dtype=torch.float64, device=self.dev)
         self.dist.all_reduce(t, op=self.dist.ReduceOp.MAX)
-        return t.tolist()
+        t = t.tolist()
+        return t[:len(times)], t[len(times):]
 
     def size(self, nbytes):
         n = nbytes // 2
@@ -301,16 +312,21 @@ def describe(e):
     return "%s: %s" % (type(e).__name__, lines[0][:300] if lines else "")
 
 
-def rec(nbytes, mode, kernel, times, status, reason):
+def rec(nbytes, mode, kernel, timed, status, reason):
+    """timed: (round times, host times per op) or None."""
     r = {"bytes": nbytes, "mode": mode, "kernel": kernel, "timeUs": None, "minUs": None,
-         "maxUs": None, "status": status, "reason": reason}
-    if times:
-        r.update(timeUs=statistics.median(times), minUs=min(times), maxUs=max(times))
+         "maxUs": None, "hostUs": None, "status": status, "reason": reason}
+    if timed:
+        times, host = timed
+        r.update(timeUs=statistics.median(times), minUs=min(times), maxUs=max(times),
+                 hostUs=statistics.median(host))
     return r
 
 
-def worker(rank, world, args, store_path):
+def worker(rank, world, args, store_path, cores):
     os.environ.update(REQUIRED_ENV)  # before anything touches CUDA
+    if cores:  # before torch starts its threads, so they inherit it
+        os.sched_setaffinity(0, cores[rank])
     import torch
     import torch.distributed as dist
     torch.cuda.set_device(rank)
@@ -321,11 +337,12 @@ def worker(rank, world, args, store_path):
     doc = {"tool": "torch", "torchVersion": torch.__version__, "worldSize": world,
            "gpu": torch.cuda.get_device_name(rank), "symmBackend": r.backend,
            "ncclVersion": nccl_version(torch), "complete": False,
+           "cores": [gpu_affinity.describe(c) for c in cores] if cores else None,
            "kernels": list(r.kernels), "records": []}
     if rank == 0:
-        print("torch %s, %d x %s, symmetric-memory backend %s, NCCL %s" % (
-            doc["torchVersion"], world, doc["gpu"], doc["symmBackend"], doc["ncclVersion"]),
-            flush=True)
+        print("torch %s, %d x %s, symmetric-memory backend %s, NCCL %s; ranks on cores %s" % (
+            doc["torchVersion"], world, doc["gpu"], doc["symmBackend"], doc["ncclVersion"],
+            " | ".join(doc["cores"]) if cores else "unpinned"), flush=True)
     for nbytes in sizes(args):
         recs = r.size(nbytes)
         if rank == 0:
@@ -400,7 +417,8 @@ def main(argv):
                  % (world, visible))
     tmp = tempfile.mkdtemp(prefix="torch_symm_bench-")
     deadline = time.monotonic() + args.timeout_s
-    ctx = mp.start_processes(worker, args=(world, args, os.path.join(tmp, "store")),
+    cores = None if args.no_pin else gpu_affinity.cores_per_rank(torch, world)
+    ctx = mp.start_processes(worker, args=(world, args, os.path.join(tmp, "store"), cores),
                              nprocs=world, join=False, start_method="spawn")
     rc = 0
     try:

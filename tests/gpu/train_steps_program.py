@@ -16,7 +16,8 @@ steps], a round's time the MAX over ranks, the median round reported in ms per s
 give each collective's time: per kernel name (NCCL's `nccl...`, ours `ccltune::kernels::...`)
 and for device-to-device copies (the staged choices' copies; FSDP2's own copies are kernels),
 calls and µs per step; then the sum and the sum of squares of every parameter (float64), so
-runs can be compared.
+runs can be compared. Each rank runs on an even share of the cores local to its GPU unless
+--no-pin is given (gpu_affinity.py says why).
 
     python3 tests/gpu/train_steps_program.py --gpus 4 --json OUT.json
 """
@@ -26,6 +27,8 @@ import os
 import statistics
 import sys
 import tempfile
+
+import gpu_affinity
 
 HIDDEN, INTER = 2048, 8192
 
@@ -41,6 +44,8 @@ def parse_args(argv):
     p.add_argument("--steps", type=int, default=5)
     p.add_argument("--profile-steps", type=int, default=3)
     p.add_argument("--json", help="write the results here (rank 0)")
+    p.add_argument("--no-pin", action="store_true",
+                   help="leave the ranks unpinned (default: each on cores local to its GPU)")
     a = p.parse_args(argv)
     a.programs = [x for x in ("ddp", "fsdp2") if x in a.programs.split(",")]
     if not a.programs:
@@ -136,9 +141,11 @@ def profile_steps(torch, step, steps):
     return out
 
 
-def rank_main(rank, world, args, tmp):
+def rank_main(rank, world, args, tmp, cores):
     os.environ.update({"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1",
                        "NVSHMEM_DISABLE_NVLS": "1"})
+    if cores:  # before torch starts its threads, so they inherit it (gpu_affinity.py)
+        os.sched_setaffinity(0, cores[rank])
     import torch
     import torch.distributed as dist
     torch.cuda.set_device(rank)
@@ -155,7 +162,9 @@ def rank_main(rank, world, args, tmp):
             with open(args.json, "w") as f:
                 json.dump({"worldSize": world, "gpu": torch.cuda.get_device_name(0),
                            "torchVersion": torch.__version__, "blocks": args.blocks,
-                           "tokens": args.tokens, "results": results}, f, indent=1)
+                           "tokens": args.tokens, "results": results,
+                           "cores": [gpu_affinity.describe(c) for c in cores] if cores else None},
+                          f, indent=1)
     dist.destroy_process_group()
 
 
@@ -165,7 +174,8 @@ def main(argv):
     import torch.multiprocessing as mp
     world = args.gpus or torch.cuda.device_count()
     tmp = tempfile.mkdtemp(prefix="train-steps-")
-    mp.start_processes(rank_main, args=(world, args, tmp), nprocs=world, join=True,
+    cores = None if args.no_pin else gpu_affinity.cores_per_rank(torch, world)
+    mp.start_processes(rank_main, args=(world, args, tmp, cores), nprocs=world, join=True,
                        start_method="spawn")
     return 0
 
