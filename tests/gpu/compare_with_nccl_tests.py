@@ -8,6 +8,9 @@ import json
 import os
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import nccl_tests_output  # noqa: E402
+
 OPS = {"allReduce": "all_reduce", "allGather": "all_gather", "reduceScatter": "reduce_scatter"}
 
 
@@ -21,15 +24,7 @@ def load_summary(out, name):
 
 def parse_nccl_tests(path):
     """size -> (time_us, busbw) of the out-of-place columns of one nccl-tests output."""
-    rows = {}
-    for line in open(path):
-        t = line.split()
-        if len(t) >= 8 and t[0].isdigit() and t[1].isdigit():
-            try:
-                rows[int(t[0])] = (float(t[5]), float(t[7]))
-            except ValueError:
-                pass
-    return rows
+    return {size: (r.out_us, r.out_busbw) for size, r in nccl_tests_output.read(path).items()}
 
 
 def nccl_tests(out, prefix, op, gpus):

@@ -13,22 +13,17 @@ import math
 import os
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import nccl_tests_output  # noqa: E402
+
 OPS = ("all_reduce", "all_gather", "reduce_scatter")
 VARIANTS = ("shim", "shimhold0", "shimhold1")
 
 
 def parse(path):
     """size -> (out-of-place µs, in-place µs, wrong values) of one nccl-tests output."""
-    rows = {}
-    for line in open(path):
-        t = line.split()
-        if len(t) >= 13 and t[0].isdigit() and t[1].isdigit():
-            try:
-                wrong = sum(int(t[c]) for c in (8, 12) if t[c].isdigit())
-                rows[int(t[0])] = (float(t[5]), float(t[9]), wrong)
-            except ValueError:
-                pass
-    return rows
+    return {size: (r.out_us, r.in_us, (r.out_wrong or 0) + (r.in_wrong or 0))
+            for size, r in nccl_tests_output.read(path).items() if r.in_us is not None}
 
 
 def wrong(path):
