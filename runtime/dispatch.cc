@@ -117,16 +117,12 @@ RuntimeComm::Chosen RuntimeComm::Choose(const Call& call) const {
   // (a staged pull; dispatch_staged.cc). Decided by what every rank shares (the call, the
   // table, direct mode), never by one rank's registrations.
   if (c.cls == BufferClass::kPlain && DirectCapture(call)) {
-    for (const AppliedRun* run :
-         {&table_.ChooseDirect(call.op, *call.dtype, *call.redop, bytes), c.run}) {
-      apply::ChoiceSpec as_staged = run->spec;  // what RunStaged runs: in place included
-      as_staged.staged = true;
-      if (Directable(*run, call) &&
-          WhyNotForCall(as_staged, shape_of_call, BufferClass::kPooled).empty()) {
-        c.run = run;
-        c.direct = true;
-        return c;
-      }
+    if (const AppliedRun* run = FirstDirectable(
+            call, shape_of_call,
+            {&table_.ChooseDirect(call.op, *call.dtype, *call.redop, bytes), c.run})) {
+      c.run = run;
+      c.direct = true;
+      return c;
     }
   }
   // What the exact call rules out (one-shot pull in place, say) gives way to the plain

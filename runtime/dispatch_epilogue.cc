@@ -66,7 +66,12 @@ core::Status RuntimeComm::RunEpilogue(const EpilogueCall& c) {
   }
   if (!WhyNotForCall(run->spec, shape, cls).empty()) run = &kNcclRun;
   if (run->spec.fused) return RunFused(c, *run, at);
-  return RunUnfused(c, *run, cls, at);
+  // The unfused all-reduce of plain buffers, captured in direct mode: on the tensors, by the
+  // rule of a plain call (Choose).
+  const Call ar = AllReduceOf(c);
+  const bool direct = cls == BufferClass::kPlain && DirectCapture(ar) &&
+                      FirstDirectable(ar, shape, {run}) != nullptr;
+  return RunUnfused(c, *run, cls, at, direct);
 }
 
 BufferClass RuntimeComm::EpilogueClassOf(const EpilogueCall& c, EpilogueOffsets* at) const {
@@ -82,10 +87,8 @@ BufferClass RuntimeComm::EpilogueClassOf(const EpilogueCall& c, EpilogueOffsets*
 }
 
 core::Status RuntimeComm::RunUnfused(const EpilogueCall& c, const AppliedRun& run, BufferClass cls,
-                                     const EpilogueOffsets& at) {
+                                     const EpilogueOffsets& at, bool direct) {
   const Call ar = AllReduceOf(c);
-  // A staged pull captured in direct mode runs on the tensors, as a plain all-reduce would.
-  const bool direct = run.spec.staged && DirectCapture(ar) && Directable(run, ar);
   CCLTUNE_ASSIGN_OR_RETURN(const bool enqueued, RunChoice(ar, run, cls, at.in, at.out, direct));
   if (!enqueued) CCLTUNE_RETURN_IF_ERROR(RunNccl(ar, nccl_));  // no staging left
   return gpu::EnqueueEpilogue(gpu::EpilogueParamsOf(c.epilogue, c.weight), c.out, c.residual, c.out,
@@ -107,7 +110,7 @@ core::Status RuntimeComm::RunFused(const EpilogueCall& c, const AppliedRun& run,
     bool fits = true;
     CCLTUNE_ASSIGN_OR_RETURN(std::size_t where,
                              StagingFor(FusedSignature(run, c), staging, c.stream, &fits));
-    if (!fits) return RunUnfused(c, kNcclRun, BufferClass::kPooled, at);
+    if (!fits) return RunUnfused(c, kNcclRun, BufferClass::kPooled, at, /*direct=*/false);
     for (int r = 0; r < world_; ++r) ops.staging[r] = peers_->Data(r, where);
   }
   CCLTUNE_RETURN_IF_ERROR(OrderPeerLaunch(c.stream, /*before=*/true));

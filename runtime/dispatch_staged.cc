@@ -115,6 +115,17 @@ bool RuntimeComm::Directable(const AppliedRun& run, const Call& call) const {
           apply::OneShotHoldsInPlace(run.spec, call.count, core::DtypeSize(*call.dtype)));
 }
 
+const AppliedRun* RuntimeComm::FirstDirectable(
+    const Call& call, const CallShape& shape, std::initializer_list<const AppliedRun*> runs) const {
+  for (const AppliedRun* run : runs) {
+    apply::ChoiceSpec as_staged = run->spec;  // what RunStaged runs: in place included
+    as_staged.staged = true;
+    if (Directable(*run, call) && WhyNotForCall(as_staged, shape, BufferClass::kPooled).empty())
+      return run;
+  }
+  return nullptr;
+}
+
 const void* RuntimeComm::DirectSlotFor(const Call& call, const AppliedRun& run) {
   const std::uint64_t bytes = call.count * core::DtypeSize(*call.dtype);
   const std::uint64_t signature =

@@ -8,6 +8,7 @@
 #include <cuda_runtime.h>
 #include <nccl.h>
 
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -259,8 +260,10 @@ class RuntimeComm {
     std::size_t in = 0, out = 0, residual = 0;
   };
   BufferClass EpilogueClassOf(const EpilogueCall& call, EpilogueOffsets* at) const;
+  // `direct`: the all-reduce runs on the tensors in direct mode (RunEpilogue asked, as
+  // Choose asks for a plain call).
   core::Status RunUnfused(const EpilogueCall& call, const AppliedRun& run, BufferClass cls,
-                          const EpilogueOffsets& at);
+                          const EpilogueOffsets& at, bool direct);
   core::Status RunFused(const EpilogueCall& call, const AppliedRun& run, const EpilogueOffsets& at);
   const gpu::PeerEnqueuer* EnqueuerFor(const std::string& key, const apply::ChoiceSpec& spec,
                                        const gpu::OpShape& shape);
@@ -281,6 +284,11 @@ class RuntimeComm {
   std::string DirectProblem(const std::string& token);
   bool DirectCapture(const Call& call) const;
   bool Directable(const AppliedRun& run, const Call& call) const;
+  // The first of `runs` direct mode runs on a captured call's own buffers (Directable, and
+  // its staged form allowed for this exact call), or null. The one rule of plain calls and
+  // of epilogues' all-reduces; the caller asked DirectCapture first.
+  const AppliedRun* FirstDirectable(const Call& call, const CallShape& shape,
+                                    std::initializer_list<const AppliedRun*> runs) const;
   // A captured call's slot of the direct exchange (direct_exchange.h), or null; only for a
   // call Choose found direct (so the capture is not asked about twice).
   const void* DirectSlotFor(const Call& call, const AppliedRun& run);
