@@ -5,7 +5,7 @@ by self CPU time. Run it plain and with LD_PRELOAD=libccltune-nccl.so to see wha
 call adds on the host (a call that blocks shows as a long cudaMemcpyAsync or
 cudaStreamSynchronize, say). Not a test: it prints figures.
 
-    python3 tests/gpu/eager_host_profile.py --gpus 2 --bytes 1048576 --ops 50
+    python3 tests/gpu/eager_host_profile.py --gpus 2 --bytes 1048576 --ops 50 [--timeout-s 300]
 """
 import argparse
 import datetime
@@ -13,6 +13,8 @@ import os
 import sys
 import tempfile
 import time
+
+import rank_processes
 
 REQUIRED_ENV = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1",
                 "NVSHMEM_DISABLE_NVLS": "1"}
@@ -52,12 +54,14 @@ def main():
     p.add_argument("--bytes", type=int, default=1 << 20)
     p.add_argument("--ops", type=int, default=50)
     p.add_argument("--rows", type=int, default=15)
+    p.add_argument("--timeout-s", type=float, default=300,
+                   help="the whole run; past it the ranks are killed (exit status 3)")
     a = p.parse_args()
     if a.gpus < 2 or a.bytes < 2 or a.bytes > (1 << 30) or not 1 <= a.ops <= 10000:
         p.error("--gpus >= 2, --bytes 2..1 GiB, --ops 1..10000")
-    import torch.multiprocessing as mp
-    store = os.path.join(tempfile.mkdtemp(prefix="eager_host_profile-"), "store")
-    mp.start_processes(worker, args=(a.gpus, a, store), nprocs=a.gpus, start_method="spawn")
+    tmp = tempfile.mkdtemp(prefix="eager_host_profile-")
+    return rank_processes.spawn(worker, a.gpus, (a.gpus, a, os.path.join(tmp, "store")),
+                                a.timeout_s, "eager_host_profile", tmp)
 
 
 if __name__ == "__main__":

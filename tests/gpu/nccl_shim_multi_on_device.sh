@@ -59,6 +59,7 @@ section_nccltests() {
   [ -x "$NT/all_reduce_perf" ] || { echo "nccltests: no \$NCCL_TESTS_BIN/all_reduce_perf"; return; }
   local variants=(shim); [ -n "${NT_HOLD:-}" ] && variants+=("shimhold$NT_HOLD")
   for op in ${NT_OPS:-all_reduce all_gather reduce_scatter}; do
+    [ -x "$NT/${op}_perf" ] || { echo "nccltests: no \$NCCL_TESTS_BIN/${op}_perf: $op skipped"; continue; }
     for mode in ${NT_MODES:-eager graph}; do
       for layout in ${NT_LAYOUTS:-threads}; do
         local g="" tag=${op}_$mode shape=(-g 1 -t "$n")
@@ -108,6 +109,7 @@ section_onepro() {
   [ -x "$NT/all_reduce_perf" ] || { echo "onepro: no \$NCCL_TESTS_BIN/all_reduce_perf"; return; }
   : >"$D/onepro-walls.txt"
   for op in all_reduce all_gather reduce_scatter broadcast alltoall; do
+    [ -x "$NT/${op}_perf" ] || { echo "onepro: no \$NCCL_TESTS_BIN/${op}_perf: $op skipped"; continue; }
     for shape in threads gpus; do
       local layout=(-t "$n" -g 1); [ $shape = gpus ] && layout=(-t 1 -g "$n")
       for mode in eager graph; do
@@ -243,7 +245,7 @@ section_train() {
     --json "$D/tune-train.json" >"$D/tune-train.log" 2>&1
   echo "tune train: exit $?"
   ccltune export --format json --cache-dir /tmp/shim-tune-train -o "$D/winners-train.json"
-  local prog=(python3 tests/gpu/train_steps_program.py --gpus "$n")
+  local prog=(python3 tests/gpu/train_steps_program.py --gpus "$n" --timeout-s 190)
   timeout -k 5 200 "${prog[@]}" --json "$D/train-plain.json" >"$D/train-plain.log" 2>&1
   echo "train plain: exit $?"
   LD_PRELOAD="$SHIM" CCLTUNE_RESULTS_FILE="$D/winners-train.json" timeout -k 5 200 \

@@ -44,13 +44,13 @@ import datetime
 import json
 import os
 import re
-import shutil
 import statistics
 import sys
 import tempfile
 import time
 
 import gpu_affinity
+import rank_processes
 
 REQUIRED_ENV = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1",
                 "NVSHMEM_DISABLE_NVLS": "1"}
@@ -409,36 +409,15 @@ def main(argv):
     args = parse_args(argv)
     set_env()
     import torch
-    import torch.multiprocessing as mp
     visible = torch.cuda.device_count()
     world = args.gpus or visible
     if world < 2 or world > visible:
         sys.exit("torch_symm_bench: needs 2 or more GPUs, one per rank: %d asked, %d visible"
                  % (world, visible))
     tmp = tempfile.mkdtemp(prefix="torch_symm_bench-")
-    deadline = time.monotonic() + args.timeout_s
     cores = None if args.no_pin else gpu_affinity.cores_per_rank(torch, world)
-    ctx = mp.start_processes(worker, args=(world, args, os.path.join(tmp, "store"), cores),
-                             nprocs=world, join=False, start_method="spawn")
-    rc = 0
-    try:
-        while not ctx.join(timeout=1):
-            if time.monotonic() > deadline:
-                print("torch_symm_bench: deadline of %g s passed; killing the ranks"
-                      % args.timeout_s, file=sys.stderr)
-                rc = 3
-                break
-    except Exception as e:  # a rank raised or died; join() already stopped the others
-        print("torch_symm_bench: %s" % e, file=sys.stderr)
-        rc = 1
-    finally:
-        for p in ctx.processes:
-            if p.is_alive():
-                p.kill()
-        for p in ctx.processes:
-            p.join(10)
-        shutil.rmtree(tmp, ignore_errors=True)
-    return rc
+    return rank_processes.spawn(worker, world, (world, args, os.path.join(tmp, "store"), cores),
+                                args.timeout_s, "torch_symm_bench", tmp)
 
 
 if __name__ == "__main__":

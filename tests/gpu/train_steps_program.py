@@ -17,7 +17,8 @@ give each collective's time: per kernel name (NCCL's `nccl...`, ours `ccltune::k
 and for device-to-device copies (the staged choices' copies; FSDP2's own copies are kernels),
 calls and µs per step; then the sum and the sum of squares of every parameter (float64), so
 runs can be compared. Each rank runs on an even share of the cores local to its GPU unless
---no-pin is given (gpu_affinity.py says why).
+--no-pin is given (gpu_affinity.py says why). Past --timeout-s (default 300) the ranks are
+killed and the exit status is 3; 1 when a rank failed.
 
     python3 tests/gpu/train_steps_program.py --gpus 4 --json OUT.json
 """
@@ -29,6 +30,7 @@ import sys
 import tempfile
 
 import gpu_affinity
+import rank_processes
 
 HIDDEN, INTER = 2048, 8192
 
@@ -44,6 +46,8 @@ def parse_args(argv):
     p.add_argument("--steps", type=int, default=5)
     p.add_argument("--profile-steps", type=int, default=3)
     p.add_argument("--json", help="write the results here (rank 0)")
+    p.add_argument("--timeout-s", type=float, default=300,
+                   help="the whole run; past it the ranks are killed (exit status 3)")
     p.add_argument("--no-pin", action="store_true",
                    help="leave the ranks unpinned (default: each on cores local to its GPU)")
     a = p.parse_args(argv)
@@ -171,13 +175,11 @@ def rank_main(rank, world, args, tmp, cores):
 def main(argv):
     args = parse_args(argv)
     import torch
-    import torch.multiprocessing as mp
     world = args.gpus or torch.cuda.device_count()
     tmp = tempfile.mkdtemp(prefix="train-steps-")
     cores = None if args.no_pin else gpu_affinity.cores_per_rank(torch, world)
-    mp.start_processes(rank_main, args=(world, args, tmp, cores), nprocs=world, join=True,
-                       start_method="spawn")
-    return 0
+    return rank_processes.spawn(rank_main, world, (world, args, tmp, cores), args.timeout_s,
+                                "train_steps_program", tmp)
 
 
 if __name__ == "__main__":
