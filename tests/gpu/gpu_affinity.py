@@ -5,7 +5,7 @@ a rank's threads run moves its times: unpinned, the same preloaded configuration
 24 µs a call in one process and 43 µs in the next. Launchers that care (torchrun's NUMA
 binding, Slurm's --cpu-bind, Kubernetes' static CPU manager) pin each rank near its GPU; the
 benchmarks do the same, identically for every run they compare. Pinning narrows the spread
-between processes but does not remove it (tests/gpu/results/eager-host-2xH200.md): eager figures
+between processes but does not remove it (tests/gpu/results/eager-host.md): eager figures
 still come from runs alternated several times, as medians.
 
 cores_per_rank(torch, world) -> [set of cores per rank] or None (the reason printed): the cores
