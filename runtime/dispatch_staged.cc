@@ -21,6 +21,7 @@
 #include <optional>
 #include <random>
 
+#include "core/apply/any_buffer.h"
 #include "core/apply/staged.h"
 #include "core/base/env_switch.h"
 #include "runtime/direct/cuda_backend.h"
@@ -102,14 +103,12 @@ bool RuntimeComm::DirectCapture(const Call& call) const {
   return direct_ != nullptr && call.op == core::Op::kAllReduce && Capturing(call.stream);
 }
 
-// A run direct mode runs: a pull one-shot or two-shot all-reduce (not LL; staged or not). A
-// one-shot in place holds its results in registers until the peers have read its buffer:
-// only where they fit (kernels::kHeldVectors).
+// A run direct mode runs: the pull one-shot or two-shot all-reduce the table's rule names
+// (apply::RunsDirect), staged or not. A one-shot in place holds its results in registers until
+// the peers have read its buffer: only where they fit (kernels::kHeldVectors).
 bool RuntimeComm::Directable(const AppliedRun& run, const Call& call) const {
-  if (run.spec.compose != apply::Composition::kPeer || run.spec.push || run.spec.ll) return false;
-  const kernels::PeerAlgo algo = gpu::PeerAlgoFor(run.spec, call.op);
-  if (algo == kernels::PeerAlgo::kTwoShot) return true;
-  if (algo != kernels::PeerAlgo::kOneShot) return false;
+  if (!apply::RunsDirect(apply::UnstagedOf(run.spec), call.op)) return false;
+  if (run.spec.peer == apply::PeerKind::kTwoShot) return true;
   return call.send != call.recv ||
          (config_.hold_in_place &&
           apply::OneShotHoldsInPlace(run.spec, call.count, core::DtypeSize(*call.dtype)));
