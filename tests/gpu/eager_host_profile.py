@@ -16,12 +16,9 @@ import time
 
 import rank_processes
 
-REQUIRED_ENV = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1",
-                "NVSHMEM_DISABLE_NVLS": "1"}
-
 
 def worker(rank, world, args, store):
-    os.environ.update(REQUIRED_ENV)
+    os.environ.update(rank_processes.MULTICAST_OFF)
     import torch
     import torch.distributed as dist
     from torch.profiler import ProfilerActivity, profile

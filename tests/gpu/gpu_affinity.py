@@ -77,6 +77,28 @@ def cores_per_rank(torch, world):
     return shares
 
 
+def add_flag(parser):
+    """The programs' --no-pin flag."""
+    parser.add_argument("--no-pin", action="store_true",
+                        help="leave the ranks unpinned (default: each on cores local to its GPU)")
+
+
+def for_run(args, torch, world):
+    """Per rank, its cores, or None where --no-pin was given or no share could be made."""
+    return None if args.no_pin else cores_per_rank(torch, world)
+
+
+def pin(cores, rank):
+    """In a rank's process, before torch starts its threads (they inherit it)."""
+    if cores:
+        os.sched_setaffinity(0, cores[rank])
+
+
+def describe_all(cores):
+    """Per rank, its cores as describe() prints them; None for unpinned ranks."""
+    return [describe(c) for c in cores] if cores else None
+
+
 def describe(cores):
     """{0, 1, 2, 5} -> '0-2,5'."""
     runs, start, prev = [], None, None

@@ -13,6 +13,8 @@ class GpuAffinityTest(unittest.TestCase):
         self.assertEqual(gpu_affinity.parse_cpulist("0-3,8,10-11\n"), {0, 1, 2, 3, 8, 10, 11})
         self.assertEqual(gpu_affinity.describe({0, 1, 2, 5, 7, 8}), "0-2,5,7-8")
         self.assertEqual(gpu_affinity.describe(set()), "")
+        self.assertEqual(gpu_affinity.describe_all([{0, 1}, {5}]), ["0-1", "5"])
+        self.assertIsNone(gpu_affinity.describe_all(None))
 
     def test_ranks_on_one_node_share_its_cores_evenly(self):
         node0, node1 = set(range(0, 8)), set(range(8, 16))

@@ -1,9 +1,14 @@
 """One process per GPU for the device programs, with a deadline: spawn(...) starts `fn(rank,
 *args)` for every rank and waits at most `timeout_s`; past it, or when a rank fails, the
-others are killed. Returns 0, 1 (a rank raised or died) or 3 (the deadline passed)."""
+others are killed. Returns 0, 1 (a rank raised or died) or 3 (the deadline passed).
+MULTICAST_OFF: the variables every rank sets first."""
 import shutil
 import sys
 import time
+
+# NVLink multicast stays off in every rank (set before anything touches CUDA).
+MULTICAST_OFF = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1",
+                 "NVSHMEM_DISABLE_NVLS": "1"}
 
 
 def spawn(fn, world, args, timeout_s, name, tmp=None):

@@ -52,8 +52,7 @@ import time
 import gpu_affinity
 import rank_processes
 
-REQUIRED_ENV = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1",
-                "NVSHMEM_DISABLE_NVLS": "1"}
+REQUIRED_ENV = rank_processes.MULTICAST_OFF
 KERNELS = ("one_shot", "two_shot", "nccl")
 CCLTUNE_KERNELS = ("ccltune", "ccltune-plain")
 MODES = ("graph", "eager")
@@ -87,8 +86,7 @@ def parse_args(argv):
     p.add_argument("--json", help="write the records here (rank 0)")
     p.add_argument("--timeout-s", type=float, default=300.0, help="deadline for the whole run")
     p.add_argument("--modes", default="graph,eager", help="graph, eager or both (default)")
-    p.add_argument("--no-pin", action="store_true",
-                   help="leave the ranks unpinned (default: each on cores local to its GPU)")
+    gpu_affinity.add_flag(p)
     p.add_argument("--ccltune-winners", help="GRAPH.json,EAGER.json: also run ccltune's runtime")
     a = p.parse_args(argv)
     if a.min < 4 or a.min % 4:
@@ -325,8 +323,7 @@ def rec(nbytes, mode, kernel, timed, status, reason):
 
 def worker(rank, world, args, store_path, cores):
     os.environ.update(REQUIRED_ENV)  # before anything touches CUDA
-    if cores:  # before torch starts its threads, so they inherit it
-        os.sched_setaffinity(0, cores[rank])
+    gpu_affinity.pin(cores, rank)
     import torch
     import torch.distributed as dist
     torch.cuda.set_device(rank)
@@ -337,7 +334,7 @@ def worker(rank, world, args, store_path, cores):
     doc = {"tool": "torch", "torchVersion": torch.__version__, "worldSize": world,
            "gpu": torch.cuda.get_device_name(rank), "symmBackend": r.backend,
            "ncclVersion": nccl_version(torch), "complete": False,
-           "cores": [gpu_affinity.describe(c) for c in cores] if cores else None,
+           "cores": gpu_affinity.describe_all(cores),
            "kernels": list(r.kernels), "records": []}
     if rank == 0:
         print("torch %s, %d x %s, symmetric-memory backend %s, NCCL %s; ranks on cores %s" % (
@@ -415,7 +412,7 @@ def main(argv):
         sys.exit("torch_symm_bench: needs 2 or more GPUs, one per rank: %d asked, %d visible"
                  % (world, visible))
     tmp = tempfile.mkdtemp(prefix="torch_symm_bench-")
-    cores = None if args.no_pin else gpu_affinity.cores_per_rank(torch, world)
+    cores = gpu_affinity.for_run(args, torch, world)
     return rank_processes.spawn(worker, world, (world, args, os.path.join(tmp, "store"), cores),
                                 args.timeout_s, "torch_symm_bench", tmp)
 

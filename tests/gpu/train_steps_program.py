@@ -48,8 +48,7 @@ def parse_args(argv):
     p.add_argument("--json", help="write the results here (rank 0)")
     p.add_argument("--timeout-s", type=float, default=300,
                    help="the whole run; past it the ranks are killed (exit status 3)")
-    p.add_argument("--no-pin", action="store_true",
-                   help="leave the ranks unpinned (default: each on cores local to its GPU)")
+    gpu_affinity.add_flag(p)
     a = p.parse_args(argv)
     a.programs = [x for x in ("ddp", "fsdp2") if x in a.programs.split(",")]
     if not a.programs:
@@ -146,10 +145,8 @@ def profile_steps(torch, step, steps):
 
 
 def rank_main(rank, world, args, tmp, cores):
-    os.environ.update({"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1",
-                       "NVSHMEM_DISABLE_NVLS": "1"})
-    if cores:  # before torch starts its threads, so they inherit it (gpu_affinity.py)
-        os.sched_setaffinity(0, cores[rank])
+    os.environ.update(rank_processes.MULTICAST_OFF)
+    gpu_affinity.pin(cores, rank)
     import torch
     import torch.distributed as dist
     torch.cuda.set_device(rank)
@@ -167,8 +164,7 @@ def rank_main(rank, world, args, tmp, cores):
                 json.dump({"worldSize": world, "gpu": torch.cuda.get_device_name(0),
                            "torchVersion": torch.__version__, "blocks": args.blocks,
                            "tokens": args.tokens, "results": results,
-                           "cores": [gpu_affinity.describe(c) for c in cores] if cores else None},
-                          f, indent=1)
+                           "cores": gpu_affinity.describe_all(cores)}, f, indent=1)
     dist.destroy_process_group()
 
 
@@ -177,7 +173,7 @@ def main(argv):
     import torch
     world = args.gpus or torch.cuda.device_count()
     tmp = tempfile.mkdtemp(prefix="train-steps-")
-    cores = None if args.no_pin else gpu_affinity.cores_per_rank(torch, world)
+    cores = gpu_affinity.for_run(args, torch, world)
     return rank_processes.spawn(rank_main, world, (world, args, tmp, cores), args.timeout_s,
                                 "train_steps_program", tmp)
 
