@@ -114,9 +114,14 @@ DispatchTable DispatchTable::Build(const std::vector<apply::WinnerRecord>& recor
     auto by_class = [&](BufferClass cls) {
       return [&, cls](const std::string& n) { return WhyNot(n, problem, caps, cls); };
     };
+    // A program's own buffers, eager: also no dearer to issue than NCCL's own, where the
+    // record measured that (an eager tune).
+    const auto plain = [&](const std::string& n) {
+      std::string why = WhyNot(n, problem, caps, BufferClass::kPlain);
+      return why.empty() ? apply::WhyNotToIssue(r.measured, n) : why;
+    };
     entries.push_back(
-        {r.bytes, r.winner, ApplyFor(r, by_class(BufferClass::kPlain)),
-         ApplyFor(r, by_class(BufferClass::kPooled)),
+        {r.bytes, r.winner, ApplyFor(r, plain), ApplyFor(r, by_class(BufferClass::kPooled)),
          ApplyFor(r, [&](const std::string& n) { return WhyNotDirect(n, problem, caps); })});
   }
   for (auto& [key, entries] : t.slices_) {

@@ -3,6 +3,7 @@
 
 #include <charconv>
 #include <cstdio>
+#include <optional>
 
 namespace ccltune::apply {
 namespace {
@@ -100,6 +101,19 @@ RuleOutcome FastestRunnable(const std::vector<TimedChoice>& measured,
   out.time_us = nccl->time_us;
   out.reason = "applying nccl (" + Us(nccl->time_us) + "; " + runner_up + ")";
   return out;
+}
+
+std::string WhyNotToIssue(const std::vector<TimedChoice>& measured, const std::string& name) {
+  const auto host_of = [&](const std::string& n) -> std::optional<double> {
+    for (const auto& c : measured)
+      if (c.name == n) return c.host_us;
+    return std::nullopt;
+  };
+  const std::optional<double> nccl = host_of("nccl");
+  const std::optional<double> mine = host_of(name);
+  if (core::IssueCostQualifies(mine, nccl, kNoiseThresholdPercent)) return "";
+  return "dearer to issue than nccl eager (" + (mine ? Us(*mine) : std::string("unmeasured")) +
+         " vs " + Us(*nccl) + " of host time a call)";
 }
 
 AppliedChoice ApplyChoice(const WinnerRecord& record, int channel_ceiling) {

@@ -55,6 +55,12 @@ RuleOutcome FastestRunnable(const std::vector<TimedChoice>& measured,
                             const std::function<std::string(const std::string&)>& why_not,
                             std::string_view runner_up_kind);
 
+// "" when an eager program's own buffers may run `name` for its cost to issue: the record's
+// host times (eager tunes) put it no more than kNoiseThresholdPercent above `nccl`'s
+// (core::IssueCostQualifies, the tune's any-buffer rule), or the record has none for `nccl`
+// (graph tunes). Else the reason, naming both costs.
+std::string WhyNotToIssue(const std::vector<TimedChoice>& measured, const std::string& name);
+
 // `channel_ceiling`: the channels the application's communicators are known to have
 // (NCCL_MIN_CTAS); 0 = unknown, so no choice naming ctas is reproducible.
 AppliedChoice ApplyChoice(const WinnerRecord& record, int channel_ceiling);

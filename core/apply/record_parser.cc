@@ -63,7 +63,7 @@ std::vector<TimedChoice> OkChoices(const std::vector<core::ChoiceResult>& choice
   for (const auto& c : choices) {
     if (out.size() >= kMaxKeptChoices) break;
     if (c.status == core::ChoiceStatus::kOk && std::isfinite(c.time_us) && c.time_us > 0)
-      out.push_back({c.name, c.time_us});
+      out.push_back({c.name, c.time_us, c.host_us});
   }
   return out;
 }

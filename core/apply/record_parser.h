@@ -45,6 +45,7 @@ struct MeasuredChoice {
 struct TimedChoice {
   std::string name;
   double time_us = 0;
+  std::optional<double> host_us;  // the host's cost to issue it, where the eager tune measured it
 };
 
 // One problem's winner, as the plugin and the runtime need it.

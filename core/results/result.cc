@@ -114,15 +114,26 @@ Status PickWinner(ResultRecord& record, const std::string& default_choice,
   return Status::Ok();
 }
 
+bool IssueCostQualifies(std::optional<double> host_us, std::optional<double> default_host_us,
+                        double noise_threshold_percent) {
+  if (!default_host_us) return true;
+  return host_us && *host_us <= *default_host_us * (1 + noise_threshold_percent / 100);
+}
+
 void PickAnyBuffer(ResultRecord& record, const std::string& default_choice,
                    double noise_threshold_percent, const AnyBufferTest& runs_on_any_buffer) {
   record.any_buffer.reset();
   const ChoiceResult* def = ValidChoice(record, default_choice);
+  const AnyBufferTest qualifies = [&](const std::string& name) {
+    const ChoiceResult* c = runs_on_any_buffer(name) ? ValidChoice(record, name) : nullptr;
+    return c != nullptr && IssueCostQualifies(c->host_us, def ? def->host_us : std::nullopt,
+                                              noise_threshold_percent);
+  };
   const ChoiceResult* pick = nullptr;
-  if (!record.winner.empty() && runs_on_any_buffer(record.winner)) {
+  if (!record.winner.empty() && qualifies(record.winner)) {
     pick = ValidChoice(record, record.winner);
   } else {
-    pick = FastestValid(record, runs_on_any_buffer);
+    pick = FastestValid(record, qualifies);
     if (pick != nullptr && def != nullptr && runs_on_any_buffer(def->name) &&
         !Beats(*pick, *def, noise_threshold_percent)) {
       pick = def;

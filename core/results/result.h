@@ -34,6 +34,10 @@ struct ChoiceResult {
   double busbw_gbs = 0;
   ChoiceStatus status = ChoiceStatus::kOk;
   std::string reason;  // why wrong/timeout/failed/skipped/pruned
+  // The host's own time to issue one op as an eager program does (median over rounds of max
+  // across ranks), measured in eager tunes for the choices a program's own buffers run
+  // (issue 43): a host-bound program pays it, not the GPU time. Absent elsewhere.
+  std::optional<double> host_us;
 };
 
 // The fastest choice that runs on any buffer of a program (core/apply/any_buffer.h), kept
@@ -85,12 +89,22 @@ struct ResultRecord {
 Status PickWinner(ResultRecord& record, const std::string& default_choice,
                   double noise_threshold_percent);
 
+// Whether a choice's cost to issue (host_us) lets it serve an eager program's own buffers:
+// always where the default's was not measured (graph tunes, the host backend); else only a
+// measured cost no more than the threshold above the default's (issue 43: eager programs are
+// often host-bound). The tune's PickAnyBuffer and the runtime's table share it.
+bool IssueCostQualifies(std::optional<double> host_us, std::optional<double> default_host_us,
+                        double noise_threshold_percent);
+
 // Whether a choice (by canonical name) runs on any buffer of a program.
 using AnyBufferTest = std::function<bool(const std::string& choice)>;
 
 // Fills record.any_buffer after PickWinner: the winner when it runs on any buffer, else the
 // winner rule among the choices that do (the default, when it is one, wins unless beaten by
-// more than the threshold). Leaves it empty when none of them measured ok.
+// more than the threshold). Where the default's host time was measured (eager tunes), only
+// choices whose host time is measured and no more than the threshold above the default's
+// qualify: an eager program is often host-bound, and a choice faster on the GPU but dearer
+// to issue makes it slower. Leaves it empty when none of them measured ok.
 void PickAnyBuffer(ResultRecord& record, const std::string& default_choice,
                    double noise_threshold_percent, const AnyBufferTest& runs_on_any_buffer);
 

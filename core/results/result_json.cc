@@ -17,6 +17,7 @@ json ChoiceToJson(const ChoiceResult& c) {
       {"name", c.name},          {"params", c.params},      {"timeUs", Time(c.time_us)},
       {"minUs", Time(c.min_us)}, {"maxUs", Time(c.max_us)}, {"status", ChoiceStatusName(c.status)},
       {"busbwGBs", c.busbw_gbs}};
+  if (c.host_us) j["hostUs"] = *c.host_us;
   if (!c.reason.empty()) j["reason"] = c.reason;
   return j;
 }
@@ -95,6 +96,13 @@ Result<ChoiceResult> ChoiceFromJson(const json& j, const std::string& path) {
   r.Str("status", status);
   r.Str("reason", c.reason, false);
   r.Num("busbwGBs", c.busbw_gbs);
+  if (j.contains("hostUs")) {
+    double host = 0;
+    r.Num("hostUs", host);
+    if (r.status().ok() && !(std::isfinite(host) && host > 0))
+      r.Fail("hostUs", "must be a time > 0");
+    c.host_us = host;
+  }
   CCLTUNE_RETURN_IF_ERROR(r.status());
   auto parsed = ParseChoiceStatus(status);
   if (!parsed.ok())

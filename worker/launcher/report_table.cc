@@ -55,11 +55,14 @@ void PrintChoices(std::FILE* out, const core::ResultRecord& r) {
   const int indent = 52 + static_cast<int>(TokensHeader(r).size());
   for (const auto& c : r.choices) {
     const bool ok = c.status == core::ChoiceStatus::kOk;
-    std::fprintf(out, "%*s  %-24s %10s %12s %12s  %s%s%s\n", indent, "", c.name.c_str(),
+    // An eager tune's cost to issue it (docs/design.md §4 hostUs), where measured.
+    char host[48] = "";
+    if (c.host_us) std::snprintf(host, sizeof host, " (host %.2f us a call)", *c.host_us);
+    std::fprintf(out, "%*s  %-24s %10s %12s %12s  %s%s%s%s\n", indent, "", c.name.c_str(),
                  ok ? std::to_string(c.time_us).substr(0, 9).c_str() : "-",
                  ok ? std::to_string(AlgBw(r, c.time_us)).substr(0, 8).c_str() : "-",
                  ok ? std::to_string(c.busbw_gbs).substr(0, 8).c_str() : "-",
-                 core::ChoiceStatusName(c.status), c.reason.empty() ? "" : ": ",
+                 core::ChoiceStatusName(c.status), host, c.reason.empty() ? "" : ": ",
                  c.reason.substr(0, 120).c_str());
   }
 }

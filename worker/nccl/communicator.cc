@@ -1,4 +1,4 @@
-// Non-blocking NCCL communicators with bounded waits (communicator.h).
+// NCCL communicators with bounded waits (communicator.h).
 #include "worker/nccl/communicator.h"
 
 #include <chrono>
@@ -35,7 +35,7 @@ core::Status PollUntil(const std::function<core::Result<bool>()>& done, Deadline
 
 ncclConfig_t MakeConfig(const CommOptions& options) {
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
-  config.blocking = 0;
+  config.blocking = options.blocking ? 1 : 0;
   if (options.ctas > 0) {
     config.minCTAs = options.ctas;
     config.maxCTAs = options.ctas;
@@ -48,6 +48,8 @@ core::Result<std::shared_ptr<Communicator>> Communicator::Init(int world, int ra
                                                                const CommOptions& options,
                                                                Deadline deadline,
                                                                const CancelToken& cancel) {
+  // Its init would block on every peer, past any deadline.
+  if (options.blocking) return core::InvalidArgument("only a split child can be blocking");
   ncclConfig_t config = MakeConfig(options);
   ncclComm_t comm = nullptr;
   const ncclResult_t res = ncclCommInitRankConfig(&comm, world, id, rank, &config);

@@ -1,7 +1,9 @@
 // An NCCL communicator that never blocks the caller past a deadline: created non-blocking
 // (config.blocking = 0), every state change waited for by polling ncclCommGetAsyncError
 // under a deadline and a CancelToken, and aborted (never finalized) on destruction, so a
-// dead peer cannot hang teardown. Shared by the backend and the choices that use it; the
+// dead peer cannot hang teardown. The one exception, CommOptions::blocking, serves the eager
+// host rounds (a program's communicator is blocking): its calls are made under
+// gpu::RunBounded until it has connected. Shared by the backend and the choices that use it; the
 // registrations of a choice look at aborted() before deregistering.
 #pragma once
 
@@ -22,7 +24,8 @@ core::Status PollUntil(const std::function<core::Result<bool>()>& done, Deadline
                        const CancelToken& cancel, const std::string& what);
 
 struct CommOptions {
-  int ctas = 0;  // > 0: minCTAs = maxCTAs = ctas
+  int ctas = 0;           // > 0: minCTAs = maxCTAs = ctas
+  bool blocking = false;  // a split child only: its parent's split stays non-blocking
 };
 
 class Communicator {

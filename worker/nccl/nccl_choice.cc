@@ -2,9 +2,12 @@
 #include "worker/nccl/nccl_choice.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <string>
+#include <utility>
 
+#include "core/gpu/bounded_call.h"
 #include "core/kernels/kernels.h"
 #include "worker/nccl/gpu_names.h"
 
@@ -23,6 +26,20 @@ core::Status MismatchError(const kernels::Mismatch& m, const char* what, int ran
                                   " want " + std::to_string(m.want) + " (rank " +
                                   std::to_string(rank) + ")");
 }
+
+// Puts `with` into `slot` for the scope, then what was there back.
+class CommSwap {
+ public:
+  CommSwap(std::shared_ptr<Communicator>& slot, std::shared_ptr<Communicator> with)
+      : slot_(slot), saved_(std::exchange(slot, std::move(with))) {}
+  ~CommSwap() { slot_ = std::move(saved_); }
+  CommSwap(const CommSwap&) = delete;
+  CommSwap& operator=(const CommSwap&) = delete;
+
+ private:
+  std::shared_ptr<Communicator>& slot_;
+  std::shared_ptr<Communicator> saved_;
+};
 
 const char* AlgoName(int a) { return a == kCcltuneAlgoTree ? "tree" : "ring"; }
 const char* ProtoName(int p) {
@@ -296,6 +313,49 @@ core::Result<double> NcclChoice::TimedRound(int iters, Deadline deadline) {
     done += chunk;
   }
   return seconds / iters;
+}
+
+core::Result<std::optional<double>> NcclChoice::HostRound(int iters, Deadline deadline) {
+  // A graph replay costs the host one launch whatever it holds; hier's and the test
+  // choices' calls are no program's.
+  const bool test_choice = spec_.compose == Composition::kBoundedSpin || spec_.absent_test;
+  if (bench_.cuda_graph || hier_ || test_choice || iters <= 0) return std::optional<double>();
+  std::optional<CommSwap> on_twin;
+  if (!peer_) {  // NCCL's parts: on the blocking twin, connected first
+    const bool first = twin_ == nullptr;
+    if (first) {
+      CCLTUNE_ASSIGN_OR_RETURN(twin_, rt_.BlockingCommFor(spec_, deadline));
+    }
+    on_twin.emplace(comm_, twin_);
+    if (first) CCLTUNE_RETURN_IF_ERROR(ConnectTwin(deadline));
+  }
+  const int n = std::min(iters, kMaxGatedIters);
+  struct GateRelease {
+    Runtime& rt;
+    ~GateRelease() { rt.ReleaseGate(); }
+  } release{rt_};
+  CCLTUNE_RETURN_IF_ERROR(rt_.LaunchGate(kGateBoundSeconds));
+  const auto t0 = Clock::now();
+  CCLTUNE_RETURN_IF_ERROR(EnqueueMany(n, deadline));
+  const double seconds = std::chrono::duration<double>(Clock::now() - t0).count() / n;
+  rt_.ReleaseGate();
+  CCLTUNE_RETURN_IF_ERROR(rt_.WaitGpu(nullptr, deadline, "host round"));
+  CCLTUNE_RETURN_IF_ERROR(BoundedWaitsTimedOut());
+  return std::optional<double>(seconds);
+}
+
+core::Status NcclChoice::ConnectTwin(Deadline deadline) {
+  bool abandoned = false;
+  const core::Status st =
+      gpu::RunBounded([this, deadline] { return EnqueueOne(0, deadline); }, deadline, &abandoned);
+  if (abandoned) {
+    rt_.AbandonBlockingComms();
+    return core::PeerLost(
+        "eager host round: a peer did not join the first call on the blocking communicator "
+        "within the choice's timeout");
+  }
+  CCLTUNE_RETURN_IF_ERROR(st.WithContext("eager host round, first call"));
+  return rt_.WaitGpu(nullptr, deadline, "eager host round, first call");
 }
 
 core::Result<double> NcclChoice::GatedRound(int iters, Deadline deadline) {

@@ -37,6 +37,9 @@ class NcclChoice final : public PreparedChoice {
   // end event, then the gate opens. The gate keeps the host's per-call launch latency out of
   // the time; the device barrier keeps rank skew out of it.
   core::Result<double> TimedRound(int iters, Deadline deadline) override;
+  // Eager only: [gate] → `iters` ops issued (NCCL's parts on the blocking twin of the choice's
+  // communicator, Runtime::BlockingCommFor) and timed on the host → the gate opens, the ops run.
+  core::Result<std::optional<double>> HostRound(int iters, Deadline deadline) override;
   core::Status Verify(Deadline deadline) override;
 
  private:
@@ -75,6 +78,8 @@ class NcclChoice final : public PreparedChoice {
   core::Result<double> GatedRound(int iters, Deadline deadline);
   core::Result<double> RunRound(int iters, bool gated, Deadline deadline);
   core::Result<double> ElapsedPerOp(int iters, Deadline deadline);
+  // The first op on the blocking twin, under gpu::RunBounded: it may connect peers.
+  core::Status ConnectTwin(Deadline deadline);
 
   static constexpr int kMaxGatedIters = 64;
   static constexpr double kGateBoundSeconds = 2;
@@ -84,6 +89,7 @@ class NcclChoice final : public PreparedChoice {
   core::BenchmarkSpec bench_;
   OpShape shape_;
   std::shared_ptr<Communicator> comm_;
+  std::shared_ptr<Communicator> twin_;  // comm_'s blocking twin, once a host round needs it
   std::unique_ptr<BufferSet> buffers_;
   std::unique_ptr<StagedBuffers> staged_;  // staged=1 only
   Event start_;

@@ -1,9 +1,11 @@
 // Shared per-rank NCCL state and its bounded waits (runtime.h).
 #include "worker/nccl/runtime.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 
 #include "core/base/log.h"
 #include "core/kernels/kernels.h"
@@ -72,6 +74,7 @@ core::Status Runtime::Recover(int epoch, Deadline deadline) {
       deadline, NeverCancel(), "recover: stream drain"));
   default_comm_.reset();
   ctas_comms_.clear();
+  blocking_comms_.clear();
   across_nodes_.reset();  // split again by the next hier choice (AcrossNodes)
   for (int i = 0; i < kFlagCount; ++i) flags()[i] = 0;
   if (tuner_) tuner_->Clear();
@@ -94,6 +97,32 @@ core::Result<std::shared_ptr<Communicator>> Runtime::CommFor(const ChoiceSpec& s
     return Fail(child.status().WithContext("split ctas=" + std::to_string(spec.ctas)));
   ctas_comms_[spec.ctas] = child.value();
   return child;
+}
+
+core::Result<std::shared_ptr<Communicator>> Runtime::BlockingCommFor(const ChoiceSpec& spec,
+                                                                     Deadline deadline) {
+  const int ctas = std::max(spec.ctas, 0);
+  auto it = blocking_comms_.find(ctas);
+  if (it != blocking_comms_.end()) return it->second;
+  if (default_comm_ == nullptr || default_comm_->aborted()) {
+    return core::FailedPrecondition("communicator aborted; Recover first");
+  }
+  CommOptions options;
+  options.ctas = ctas;
+  options.blocking = true;
+  core::Result<std::shared_ptr<Communicator>> child =
+      default_comm_->Split(/*color=*/0, rank_, options, deadline, cancel_);
+  if (!child.ok()) {
+    return Fail(child.status().WithContext("split blocking ctas=" + std::to_string(ctas)));
+  }
+  blocking_comms_[ctas] = child.value();
+  return child;
+}
+
+void Runtime::AbandonBlockingComms() {
+  static auto* leaked = new std::vector<std::shared_ptr<Communicator>>;
+  for (auto& [n, c] : blocking_comms_) leaked->push_back(std::move(c));
+  blocking_comms_.clear();
 }
 
 core::Status Runtime::StartNodeTeam(const core::RankPlace& place, Deadline deadline) {
@@ -153,6 +182,7 @@ core::Status Runtime::WaitGpu(cudaEvent_t event, Deadline deadline, const std::s
       if (c != nullptr) CCLTUNE_RETURN_IF_ERROR(c->Ready().status());
     }
     for (auto& [n, c] : ctas_comms_) CCLTUNE_RETURN_IF_ERROR(c->Ready().status());
+    for (auto& [n, c] : blocking_comms_) CCLTUNE_RETURN_IF_ERROR(c->Ready().status());
     if (across_nodes_ != nullptr) CCLTUNE_RETURN_IF_ERROR(across_nodes_->Ready().status());
     return false;
   };
@@ -167,6 +197,7 @@ void Runtime::AbortAll() {
   }
   if (default_comm_) default_comm_->Abort();
   for (auto& [n, c] : ctas_comms_) c->Abort();
+  for (auto& [n, c] : blocking_comms_) c->Abort();
   if (across_nodes_) across_nodes_->Abort();
 }
 

@@ -39,6 +39,15 @@ class Runtime {
 
   // The communicator a choice runs on; `ctas` ones are split off lazily and cached.
   core::Result<std::shared_ptr<Communicator>> CommFor(const ChoiceSpec& spec, Deadline deadline);
+  // A blocking twin of CommFor(spec) (same ctas), split off lazily and cached, for the eager
+  // host rounds: a program's communicator is blocking, and a non-blocking one starts a thread
+  // per call, which would bury the host cost those rounds measure. Its first call of a kind
+  // connects peers and may block: make it under gpu::RunBounded.
+  core::Result<std::shared_ptr<Communicator>> BlockingCommFor(const ChoiceSpec& spec,
+                                                              Deadline deadline);
+  // After a bounded call on a blocking twin was abandoned (its thread still in NCCL): the
+  // twins are leaked, never aborted or destroyed under that thread.
+  void AbandonBlockingComms();
 
   // The hierarchical all-reduce's parts (issue 33), for ranks that span nodes of equal rank
   // counts (`place` from core::PlaceOfRank, the same node layout on every rank): the node's
@@ -105,6 +114,7 @@ class Runtime {
   std::optional<TunerControl> tuner_;
   std::shared_ptr<Communicator> default_comm_;
   std::map<int, std::shared_ptr<Communicator>> ctas_comms_;
+  std::map<int, std::shared_ptr<Communicator>> blocking_comms_;  // by ctas, 0: the default's
   core::RankPlace place_;
   std::unique_ptr<core::TeamDirectory> node_dir_;  // before node_peers_, which uses it
   std::unique_ptr<PeerMemory> node_peers_;

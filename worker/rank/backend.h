@@ -5,6 +5,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,15 @@ class PreparedChoice {
   // Starts the timer, runs `iters` back-to-back ops (or one graph replay holding them),
   // stops the timer, waits. Returns this rank's seconds per op.
   virtual core::Result<double> TimedRound(int iters, Deadline deadline) = 0;
+  // The host's own seconds per op to issue `iters` ops as an eager program does, on a
+  // communicator made as a program's is (blocking), while the GPU is held back so that no
+  // launch waits on it. nullopt where the backend does not measure it (CUDA graphs, the host
+  // backend). Collective: every rank calls it alike.
+  virtual core::Result<std::optional<double>> HostRound(int iters, Deadline deadline) {
+    (void)iters;
+    (void)deadline;
+    return std::optional<double>();
+  }
   // One run on fresh pseudo-random data compared with the reference; a mismatch returns
   // FailedPrecondition whose message says where and by how much ("wrong: elem 17 ...").
   virtual core::Status Verify(Deadline deadline) = 0;

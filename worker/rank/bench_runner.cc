@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <optional>
 #include <set>
 
 #include "core/apply/any_buffer.h"
@@ -212,7 +214,12 @@ Result<ChoiceResult> BenchRunner::Measure(const core::Problem& problem,
   }
   const int rest = bench_.rounds - static_cast<int>(rounds.size());
   CCLTUNE_RETURN_IF_ERROR(TimeRounds(*prepared, rest, bench_.iters, deadline, rounds));
-  auto result = VerifyAndReduce(*prepared, std::move(rounds), problem, deadline);
+  std::vector<double> host_rounds;
+  if (candidate.reach == core::BufferReach::kAny && !bench_.cuda_graph) {
+    CCLTUNE_RETURN_IF_ERROR(HostRounds(*prepared, deadline, host_rounds));
+  }
+  auto result =
+      VerifyAndReduce(*prepared, std::move(rounds), std::move(host_rounds), problem, deadline);
   timing_.full += Since(t0);
   if (result.ok()) reference_us = short_rounds ? screened_us : result->max_us;
   return result;
@@ -277,19 +284,26 @@ Result<core::ScreeningVerdict> BenchRunner::Screen(PreparedChoice& prepared,
 // Correctness on fresh data, then every round's time and the wrong flag reduced with MAX.
 Result<ChoiceResult> BenchRunner::VerifyAndReduce(PreparedChoice& prepared,
                                                   std::vector<double> rounds,
+                                                  std::vector<double> host_rounds,
                                                   const core::Problem& problem, Deadline deadline) {
   const auto t0 = Clock::now();
   Status verified = prepared.Verify(deadline);
   const bool wrong = verified.code() == StatusCode::kFailedPrecondition;
   if (!verified.ok() && !wrong) return verified;
   if (wrong) (void)rendezvous_.PutNote(note_scope_ + "/wrong", verified.message());
+  const std::size_t timed = rounds.size();
+  rounds.insert(rounds.end(), host_rounds.begin(), host_rounds.end());
   rounds.push_back(wrong ? 1.0 : 0.0);
   CCLTUNE_ASSIGN_OR_RETURN(auto maxed, backend_.AllReduceMax(rounds, deadline));
   timing_.verify += Since(t0);
   ChoiceResult result;
   const bool any_wrong = maxed.back() > 0;
   maxed.pop_back();
+  const std::vector<double> host_maxed(maxed.begin() + static_cast<std::ptrdiff_t>(timed),
+                                       maxed.end());
+  maxed.resize(timed);
   Summarize(maxed, problem, backend_.world_size(), result);
+  result.host_us = HostMedianUs(host_maxed);
   if (any_wrong) {
     auto notes = rendezvous_.Notes(note_scope_ + "/wrong");
     result.status = ChoiceStatus::kWrong;
@@ -311,6 +325,20 @@ Status BenchRunner::TimeRounds(PreparedChoice& prepared, int count, int iters, D
     timing_.timed_runs += Since(t0);
     rounds.push_back(seconds);
   }
+  return Status::Ok();
+}
+
+// Unmeasured rounds (a backend that does not measure the host) travel as infinity, so that
+// every rank reduces the same number of values and one rank's gap voids the figure.
+Status BenchRunner::HostRounds(PreparedChoice& prepared, Deadline deadline,
+                               std::vector<double>& host_rounds) {
+  const auto t0 = Clock::now();
+  for (int r = 0; r < kHostRounds; ++r) {
+    CCLTUNE_ASSIGN_OR_RETURN(const std::optional<double> seconds,
+                             prepared.HostRound(bench_.iters, deadline));
+    host_rounds.push_back(seconds ? *seconds : std::numeric_limits<double>::infinity());
+  }
+  timing_.timed_runs += Since(t0);
   return Status::Ok();
 }
 
@@ -336,6 +364,16 @@ Result<ChoiceResult> BenchRunner::HandleTimeout(const Status& why, ChoiceResult 
   timing_.comm_setup += Since(t0);
   if (!st.ok()) return st.WithContext("rebuilding the communicator after a timeout");
   return result;
+}
+
+std::optional<double> HostMedianUs(const std::vector<double>& round_seconds) {
+  if (round_seconds.empty()) return std::nullopt;
+  for (double s : round_seconds)
+    if (!std::isfinite(s) || s <= 0) return std::nullopt;
+  std::vector<double> s = round_seconds;
+  std::sort(s.begin(), s.end());
+  const std::size_t n = s.size();
+  return (n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2) * 1e6;
 }
 
 void Summarize(const std::vector<double>& round_seconds, const core::Problem& problem,

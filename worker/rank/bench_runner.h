@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "core/plan/plan.h"
@@ -65,6 +66,8 @@ class BenchRunner {
   void set_process_settings(const SettingResults* settings) { settings_ = settings; }
 
  private:
+  // Eager host rounds per choice: a median of 5 settles the host's noise at little cost.
+  static constexpr int kHostRounds = 5;
   core::Result<core::ResultRecord> RunProblem(const core::Problem& problem);
   std::vector<std::size_t> MeasuringOrder(const core::Problem& problem,
                                           const std::vector<ChoiceCandidate>& candidates) const;
@@ -91,8 +94,12 @@ class BenchRunner {
                                               const std::vector<core::Reference>& references,
                                               core::BufferReach reach, Deadline deadline,
                                               std::vector<double>& rounds, double& slowest_us);
+  // The eager host rounds of a choice a program's own buffers run (PreparedChoice::HostRound).
+  core::Status HostRounds(PreparedChoice& prepared, Deadline deadline,
+                          std::vector<double>& host_rounds);
   core::Result<core::ChoiceResult> VerifyAndReduce(PreparedChoice& prepared,
                                                    std::vector<double> rounds,
+                                                   std::vector<double> host_rounds,
                                                    const core::Problem& problem, Deadline deadline);
   core::Status ReadyRounds(PreparedChoice& prepared, int iters, Deadline deadline);
   core::Status TimeRounds(PreparedChoice& prepared, int count, int iters, Deadline deadline,
@@ -115,6 +122,10 @@ class BenchRunner {
   std::string note_scope_;  // problem+choice id for notes between ranks
   const SettingResults* settings_ = nullptr;
 };
+
+// The median host time per op (µs) of rounds already maxed across ranks (seconds); none
+// when there are no rounds or any is unmeasured (infinite).
+std::optional<double> HostMedianUs(const std::vector<double>& round_seconds);
 
 // Median / min / max of per-round times (seconds) into a ChoiceResult (µs) with busbw.
 void Summarize(const std::vector<double>& round_seconds, const core::Problem& problem,

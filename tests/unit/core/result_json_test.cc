@@ -234,5 +234,30 @@ TEST(ResultJson, RejectsAMalformedAnyBuffer) {
   EXPECT_EQ(message(bad), "result record field anyBuffer.timeUs must be a time > 0");
 }
 
+// Issue 43: a choice's `hostUs` (eager tunes, choices a program's own buffers run) is
+// optional within schema 1: written only when measured, read back exactly, and checked.
+TEST(ResultJson, HostTimeRoundTripsAndIsChecked) {
+  ResultRecord in = Sample();
+  ASSERT_FALSE(in.choices.empty());
+  EXPECT_FALSE(ToJson(in)["choices"][0].contains("hostUs"));
+  in.choices[0].host_us = 12.5;
+  const auto j = ToJson(in);
+  EXPECT_DOUBLE_EQ(j["choices"][0]["hostUs"].get<double>(), 12.5);
+  auto out = ResultFromJson(j);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  ASSERT_TRUE(out->choices[0].host_us.has_value());
+  EXPECT_DOUBLE_EQ(*out->choices[0].host_us, 12.5);
+  EXPECT_EQ(ToJson(*out), j);
+  for (const nlohmann::json& bad_value :
+       {nlohmann::json(0), nlohmann::json(-1.5), nlohmann::json("12"), nlohmann::json(nullptr)}) {
+    auto bad = j;
+    bad["choices"][0]["hostUs"] = bad_value;
+    auto r = ResultFromJson(bad);
+    ASSERT_FALSE(r.ok()) << bad_value.dump();
+    EXPECT_EQ(r.status().message().rfind("result record field choices[0].hostUs must be", 0), 0u)
+        << r.status().message();
+  }
+}
+
 }  // namespace
 }  // namespace ccltune::core

@@ -143,6 +143,44 @@ TEST(PickAnyBuffer, NoValidAnyBufferChoiceLeavesItEmpty) {
   EXPECT_EQ(Picked(r), "ll 40.000000 0.000000");
 }
 
+// Eager tunes measure the host's cost to issue each choice a program's own buffers run: a
+// host-bound program pays it, so a choice dearer to issue than NCCL's own (beyond the noise
+// threshold) never serves them, however fast on the GPU.
+ChoiceResult Hosted(const std::string& name, double us, double host_us) {
+  ChoiceResult c = Choice(name, us);
+  c.host_us = host_us;
+  return c;
+}
+
+TEST(PickAnyBuffer, WhereHostTimesWereMeasuredADearerIssueDisqualifies) {
+  // staged: 1.25x on the GPU, 40 % dearer to issue; push: a little slower, cheaper to issue.
+  auto r = Record({Hosted("nccl", 100, 10), Hosted("staged", 80, 14), Hosted("push", 85, 9),
+                   Choice("pull", 50)});
+  EXPECT_EQ(Picked(r), "push 85.000000 1.176471");
+  EXPECT_EQ(r.winner, "pull");  // the winner stays the GPU's
+  // Within the threshold (3 %) of NCCL's own it qualifies.
+  r.choices[1].host_us = 10.2;
+  EXPECT_EQ(Picked(r), "staged 80.000000 1.250000");
+  // A choice whose host time is missing where the default's was measured does not qualify.
+  r.choices[1].host_us.reset();
+  EXPECT_EQ(Picked(r), "push 85.000000 1.176471");
+  // Nothing cheaper to issue: NCCL's own.
+  r.choices[2].host_us = 11;
+  EXPECT_EQ(Picked(r), "nccl 100.000000 1.000000");
+}
+
+TEST(PickAnyBuffer, AnAnyBufferWinnerDearerToIssueGivesWay) {
+  auto r = Record({Hosted("nccl", 100, 10), Hosted("staged", 50, 20), Hosted("ll", 90, 8)});
+  EXPECT_EQ(Picked(r), "ll 90.000000 1.111111");
+  EXPECT_EQ(r.winner, "staged");
+}
+
+TEST(PickAnyBuffer, WithoutTheDefaultsHostTimeTheRuleIsTheGpus) {
+  // Graph tunes and the host backend measure no host time: as before.
+  auto r = Record({Choice("nccl", 100), Hosted("staged", 80, 50), Choice("pull", 50)});
+  EXPECT_EQ(Picked(r), "staged 80.000000 1.250000");
+}
+
 TEST(ChoiceStatus, NamesRoundTrip) {
   for (auto s : {ChoiceStatus::kOk, ChoiceStatus::kWrong, ChoiceStatus::kTimeout,
                  ChoiceStatus::kFailed, ChoiceStatus::kSkipped, ChoiceStatus::kPruned}) {

@@ -116,6 +116,53 @@ TEST(DispatchTable, PlainBuffersRunAStagedVariantWhereItIsTheFastestTheyCanRun) 
   EXPECT_DOUBLE_EQ(e->plain.time_us, 9.0);
 }
 
+// Issue 43, eager: where the records carry the host's cost to issue each choice (an eager
+// tune), a program's own buffers run no choice dearer to issue than NCCL's own beyond the
+// noise threshold; 4x H200's eager picks at 2 MiB and 4 MiB were 1.19x faster on the GPU and
+// cost the host 16-17 us more a call, which made the program slower. Pooled buffers keep
+// the GPU's winner.
+TEST(DispatchTable, PlainBuffersEagerRunNothingDearerToIssueThanNccl) {
+  const std::vector<apply::WinnerRecord> records{
+      MakeRecord(Op::kAllReduce, 2 << 20, 4,
+                 {{"nccl", 31.0, 9.0},
+                  {kTwoShot, 22.0, 5.0},
+                  {kTwoShotStaged, 26.1, 15.0},
+                  {kLL, 30.5, 6.0}}),
+      MakeRecord(Op::kAllReduce, 4 << 20, 4,
+                 {{"nccl", 42.7, 9.0}, {"nccl:ctas=32", 35.8, 11.0}, {kTwoShot, 26.0, 5.0}}),
+      MakeRecord(Op::kAllReduce, 1 << 20, 4, {{"nccl", 20.3, 9.0}, {kLL, 17.1, 5.5}}),
+  };
+  const DispatchTable t = DispatchTable::Build(records, PeersOn(4));
+  const auto plain = [&](std::uint64_t bytes) {
+    return t.Choose(Op::kAllReduce, Dtype::kBf16, RedOp::kSum, bytes, BufferClass::kPlain);
+  };
+  // The staged two-shot is out (15 us to issue against 9); LL, 1.02x, is inside the noise.
+  EXPECT_EQ(plain(2 << 20).name, "nccl");
+  EXPECT_EQ(plain(4 << 20).name, "nccl");
+  EXPECT_EQ(plain(1 << 20).name, kLL);
+  EXPECT_EQ(t.Choose(Op::kAllReduce, Dtype::kBf16, RedOp::kSum, 2 << 20, BufferClass::kPooled).name,
+            kTwoShot);
+  // Captured calls on registered tensors (direct mode) pay no issue cost per replay: theirs
+  // is the GPU's rule.
+  EXPECT_EQ(t.Lookup(Op::kAllReduce, Dtype::kBf16, RedOp::kSum, 4 << 20)->direct.name,
+            "nccl:ctas=32");
+  // A choice the eager tune did not time on the host does not qualify either; a winner that
+  // plain buffers run but dearer to issue gives way, and the log line says why.
+  const DispatchTable u = DispatchTable::Build(
+      {MakeRecord(Op::kAllReduce, 1 << 20, 4, {{"nccl", 20.3, 9.0}, {kLL, 17.1}}),
+       MakeRecord(Op::kAllReduce, 4 << 20, 4, {{"nccl", 42.7, 9.0}, {kTwoShotStaged, 31.0, 15.0}})},
+      PeersOn(4));
+  EXPECT_EQ(u.Choose(Op::kAllReduce, Dtype::kBf16, RedOp::kSum, 1 << 20, BufferClass::kPlain).name,
+            "nccl");
+  const TableEntry* e = u.Lookup(Op::kAllReduce, Dtype::kBf16, RedOp::kSum, 4 << 20);
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->winner, kTwoShotStaged);
+  EXPECT_EQ(e->plain.name, "nccl");
+  EXPECT_NE(e->plain.reason.find("dearer to issue than nccl eager (15.00 us vs 9.00 us"),
+            std::string::npos)
+      << e->plain.reason;
+}
+
 TEST(DispatchTable, NoPeerMemoryLeavesNcclChoicesOnly) {
   const DispatchTable t = DispatchTable::Build(Sweep(), Capabilities{4, "ranks span nodes"});
   EXPECT_EQ(t.Choose(Op::kAllReduce, Dtype::kBf16, RedOp::kSum, 1024, BufferClass::kPooled).name,

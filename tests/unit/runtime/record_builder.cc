@@ -18,7 +18,7 @@ core::ResultRecord MakeResult(core::Op op, core::Dtype dtype, core::RedOp redop,
   r.world_size = world;
   for (const auto& m : measured)
     r.choices.push_back({m.name, nlohmann::json::object(), m.time_us, m.time_us, m.time_us, 1.0,
-                         core::ChoiceStatus::kOk, ""});
+                         core::ChoiceStatus::kOk, "", m.host_us});
   EXPECT_TRUE(core::PickWinner(r, "nccl", 3).ok());
   return r;
 }

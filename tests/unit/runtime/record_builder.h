@@ -3,6 +3,7 @@
 // reads them (apply::WinnerRecordFrom).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -15,6 +16,7 @@ namespace ccltune::runtime {
 struct Measured {
   std::string name;
   double time_us;
+  std::optional<double> host_us = std::nullopt;  // an eager tune's cost to issue it
 };
 
 core::ResultRecord MakeResult(core::Op op, core::Dtype dtype, core::RedOp redop,
