@@ -166,10 +166,12 @@ section_symm() {
 # eager times are host-bound and move between processes, so one pair says little. REP_MIN and
 # REP_MAX narrow the sizes (default 1KiB to 64MiB). REP_ENV ("VAR=VALUE ..."): the second run of
 # each pair sets those variables instead of preloading (NCCL_MIN_CTAS=32 NCCL_MAX_CTAS=32, say).
-# REP_SHIM_ENV ("VAR=VALUE ...") adds variables to the preloaded runs only. REP_PIN=0 leaves
-# the ranks unpinned (by default each runs on cores local to its GPU).
+# REP_SHIM_ENV ("VAR=VALUE ...") adds variables to the preloaded runs only. REP_THIRD (a winners
+# file) adds a third run to every round, preloaded with it, compared with plain on its own (an
+# A/B of two sets of winners, interleaved). REP_PIN=0 leaves the ranks unpinned (by default each
+# runs on cores local to its GPU).
 section_symmrep() {
-  local mode=${REP_MODE:-eager} plains="" pres=""
+  local mode=${REP_MODE:-eager} plains="" pres="" thirds=""
   local bench=(python3 tests/gpu/torch_symm_bench.py --gpus "$n" --timeout-s 250 --modes "$mode"
     --min "${REP_MIN:-1KiB}" --max "${REP_MAX:-64MiB}")
   [ "${REP_PIN:-1}" = 0 ] && bench+=(--no-pin)
@@ -186,8 +188,16 @@ section_symmrep() {
     echo "rep $i $what: exit $?"
     plains+=${plains:+,}$D/rep-plain-$i.json
     pres+=${pres:+,}$D/rep-shim-$i.json
+    [ -n "${REP_THIRD:-}" ] || continue
+    LD_PRELOAD="$SHIM" CCLTUNE_RESULTS_FILE="$REP_THIRD" timeout -k 5 280 "${bench[@]}" \
+      --json "$D/rep-third-$i.json" >"$D/rep-third-$i.log" 2>&1
+    echo "rep $i preloaded ($(basename "$REP_THIRD")): exit $?"
+    thirds+=${thirds:+,}$D/rep-third-$i.json
   done
   python3 tests/gpu/preload_table.py "$plains" "$pres" --modes "$mode"
+  [ -n "$thirds" ] || return 0
+  echo "##### plain against preloaded with $(basename "$REP_THIRD"), the same rounds"
+  python3 tests/gpu/preload_table.py "$plains" "$thirds" --modes "$mode"
 }
 
 # symmab: an A/B on one tune: dist.all_reduce in AB_MODE (default graph) plain, preloaded with
