@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/results/result.h"  // IssueCostQualifies
+
 namespace ccltune::core {
 namespace {
 
@@ -32,6 +34,16 @@ ScreeningPlan PlanScreening(int rounds, int iters, double expected_op_us) {
     plan.short_rounds = true;
   }
   return plan;
+}
+
+BufferReach ReachAsReference(BufferReach reach, std::optional<double> host_us,
+                             std::optional<double> default_host_us,
+                             double noise_threshold_percent) {
+  if (reach != BufferReach::kAny ||
+      IssueCostQualifies(host_us, default_host_us, noise_threshold_percent)) {
+    return reach;
+  }
+  return BufferReach::kRegistered;
 }
 
 ScreeningVerdict JudgeScreening(const std::vector<double>& screening_us,

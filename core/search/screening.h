@@ -8,6 +8,7 @@
 // worker/rank/bench_runner.cc applies it.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -80,6 +81,13 @@ struct ScreeningVerdict {
 // above the fastest choice of each reach is always measured in full. The backend's default
 // runs on any buffer and is always a reference, so such a candidate still has one to be
 // judged by.
+// The reach a fully measured choice judges others with. An eager tune's any-buffer choice
+// dearer to issue than the default (`host_us` against `default_host_us`, IssueCostQualifies)
+// serves no program's own buffers eager, so it must not prune a choice that may: it judges
+// as far as registered buffers (captured calls, where issue cost is paid once) and no further.
+BufferReach ReachAsReference(BufferReach reach, std::optional<double> host_us,
+                             std::optional<double> default_host_us, double noise_threshold_percent);
+
 ScreeningVerdict JudgeScreening(const std::vector<double>& screening_us,
                                 const std::vector<Reference>& references,
                                 double noise_threshold_percent,

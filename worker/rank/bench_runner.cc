@@ -84,6 +84,7 @@ Result<core::ResultRecord> BenchRunner::RunProblem(const core::Problem& problem)
   // Measured in MeasuringOrder, kept in catalog order (the winner rule breaks ties by it).
   rec.choices.resize(candidates.size());
   std::vector<core::Reference> references;  // verified full measurements of this problem
+  std::optional<double> default_host_us;    // eager tunes: the default's cost to issue
   for (std::size_t i : MeasuringOrder(problem, candidates)) {
     // The default is never dropped; it runs short screening rounds only to be judged by them.
     const bool is_default = candidates[i].name.ToString() == default_choice;
@@ -92,8 +93,13 @@ Result<core::ResultRecord> BenchRunner::RunProblem(const core::Problem& problem)
     CCLTUNE_ASSIGN_OR_RETURN(auto result,
                              MeasureChoice(problem, candidates[i], screen ? &screening : nullptr,
                                            references, reference_us));
-    if (result.status == ChoiceStatus::kOk)
-      references.push_back({result.name, reference_us, candidates[i].reach});
+    if (result.status == ChoiceStatus::kOk) {
+      if (is_default) default_host_us = result.host_us;
+      references.push_back(
+          {result.name, reference_us,
+           core::ReachAsReference(candidates[i].reach, result.host_us, default_host_us,
+                                  bench_.noise_threshold_percent)});
+    }
     for (auto* o : observers_) o->OnChoice(problem, result, backend_.world_size());
     rec.choices[i] = std::move(result);
   }

@@ -142,6 +142,24 @@ TEST(PruningRule, APooledOnlyReferenceNeverDropsAnAnyBufferChoice) {
                    .drop);
 }
 
+// Eager tunes: an any-buffer choice dearer to issue than the default serves no program's own
+// buffers (the host rule), so it must not prune one that may; 4x H200's 2 MiB: the staged
+// two-shot (GPU 26.08 us, 13.99 us to issue) would otherwise prune a push one-shot at 26.9 us.
+TEST(PruningRule, AChoiceDearerToIssueJudgesNoAnyBufferChoice) {
+  const auto any = BufferReach::kAny;
+  EXPECT_EQ(ReachAsReference(any, 13.99, 10.01, kNoise), BufferReach::kRegistered);
+  EXPECT_EQ(ReachAsReference(any, 10.2, 10.01, kNoise), any);  // within the threshold
+  EXPECT_EQ(ReachAsReference(any, std::nullopt, 10.01, kNoise), BufferReach::kRegistered);
+  EXPECT_EQ(ReachAsReference(any, 13.99, std::nullopt, kNoise), any);  // graph tunes
+  EXPECT_EQ(ReachAsReference(BufferReach::kPooled, 13.99, 10.01, kNoise), BufferReach::kPooled);
+  const std::vector<Reference> refs = {
+      {"nccl", 31.5, any},
+      {"twoshot:mode=pull,staged=1", 26.5, ReachAsReference(any, 13.99, 10.01, kNoise)}};
+  EXPECT_FALSE(JudgeScreening({28.2, 28.4}, refs, kNoise, any).drop);
+  EXPECT_TRUE(JudgeScreening({33.0, 33.5}, refs, kNoise, any).drop);  // slower than nccl
+  EXPECT_TRUE(JudgeScreening({28.2, 28.4}, refs, kNoise, BufferReach::kPooled).drop);
+}
+
 // Direct mode runs the pull kernels on a program's registered tensors in graphs: a push
 // winner (pooled only) must not prune them, while an any-buffer choice still judges them.
 TEST(PruningRule, RegisteredChoicesAreJudgedByRegisteredOrAnyBufferReferences) {
