@@ -26,6 +26,8 @@ import statistics
 import sys
 import tempfile
 
+import rank_processes
+
 HIDDEN, HEADS, KV_HEADS, HEAD_DIM, INTER = 4096, 32, 8, 128, 14336
 VARIANTS = ("nccl", "ccltune", "ccltune-pool", "none")
 
@@ -99,8 +101,7 @@ class Model:
 
 
 def rank_main(rank, world, args, tmp, queue):
-    os.environ.update({"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1",
-                       "NVSHMEM_DISABLE_NVLS": "1"})
+    os.environ.update(rank_processes.MULTICAST_OFF)
     import torch
     import torch.distributed as dist
     torch.cuda.set_device(rank)
