@@ -71,7 +71,7 @@ core::Status RuntimeComm::RunEpilogue(const EpilogueCall& c) {
   const Call ar = AllReduceOf(c);
   const bool direct = cls == BufferClass::kPlain && DirectCapture(ar) &&
                       FirstDirectable(ar, shape, {run}) != nullptr;
-  return RunUnfused(c, *run, cls, at, direct);
+  return RunUnfused(c, ar, *run, cls, at, direct);
 }
 
 BufferClass RuntimeComm::EpilogueClassOf(const EpilogueCall& c, EpilogueOffsets* at) const {
@@ -86,9 +86,8 @@ BufferClass RuntimeComm::EpilogueClassOf(const EpilogueCall& c, EpilogueOffsets*
   return BufferClass::kPooled;
 }
 
-core::Status RuntimeComm::RunUnfused(const EpilogueCall& c, const AppliedRun& run, BufferClass cls,
-                                     const EpilogueOffsets& at, bool direct) {
-  const Call ar = AllReduceOf(c);
+core::Status RuntimeComm::RunUnfused(const EpilogueCall& c, const Call& ar, const AppliedRun& run,
+                                     BufferClass cls, const EpilogueOffsets& at, bool direct) {
   CCLTUNE_ASSIGN_OR_RETURN(const bool enqueued, RunChoice(ar, run, cls, at.in, at.out, direct));
   if (!enqueued) CCLTUNE_RETURN_IF_ERROR(RunNccl(ar, nccl_));  // no staging left
   return gpu::EnqueueEpilogue(gpu::EpilogueParamsOf(c.epilogue, c.weight), c.out, c.residual, c.out,
@@ -110,7 +109,9 @@ core::Status RuntimeComm::RunFused(const EpilogueCall& c, const AppliedRun& run,
     bool fits = true;
     CCLTUNE_ASSIGN_OR_RETURN(std::size_t where,
                              StagingFor(FusedSignature(run, c), staging, c.stream, &fits));
-    if (!fits) return RunUnfused(c, kNcclRun, BufferClass::kPooled, at, /*direct=*/false);
+    if (!fits) {
+      return RunUnfused(c, AllReduceOf(c), kNcclRun, BufferClass::kPooled, at, /*direct=*/false);
+    }
     for (int r = 0; r < world_; ++r) ops.staging[r] = peers_->Data(r, where);
   }
   CCLTUNE_RETURN_IF_ERROR(OrderPeerLaunch(c.stream, /*before=*/true));

@@ -260,10 +260,10 @@ class RuntimeComm {
     std::size_t in = 0, out = 0, residual = 0;
   };
   BufferClass EpilogueClassOf(const EpilogueCall& call, EpilogueOffsets* at) const;
-  // `direct`: the all-reduce runs on the tensors in direct mode (RunEpilogue asked, as
-  // Choose asks for a plain call).
-  core::Status RunUnfused(const EpilogueCall& call, const AppliedRun& run, BufferClass cls,
-                          const EpilogueOffsets& at, bool direct);
+  // `all_reduce`: the call's all-reduce half (AllReduceOf). `direct`: it runs on the tensors in
+  // direct mode (RunEpilogue asked, as Choose asks for a plain call).
+  core::Status RunUnfused(const EpilogueCall& call, const Call& all_reduce, const AppliedRun& run,
+                          BufferClass cls, const EpilogueOffsets& at, bool direct);
   core::Status RunFused(const EpilogueCall& call, const AppliedRun& run, const EpilogueOffsets& at);
   const gpu::PeerEnqueuer* EnqueuerFor(const std::string& key, const apply::ChoiceSpec& spec,
                                        const gpu::OpShape& shape);
