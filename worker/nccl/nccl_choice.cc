@@ -344,10 +344,23 @@ core::Result<std::optional<double>> NcclChoice::HostRound(int iters, Deadline de
   return std::optional<double>(seconds);
 }
 
+// The helper thread gets values only, never this choice: when a peer never joins it stays in
+// NCCL past the choice's end (RunBounded abandons it), and the choice's buffers are freed.
 core::Status NcclChoice::ConnectTwin(Deadline deadline) {
+  const int coll = TunerColl(shape_.op);
+  const TunerControl* tuner = spec_.algo >= 0 && coll >= 0 ? rt_.tuner() : nullptr;
+  const auto first_call = [tuner, coll, algo = spec_.algo, proto = spec_.proto,
+                           rs_ag = spec_.compose == Composition::kReduceScatterAllGather,
+                           shape = shape_, send = buffers_->send(0), recv = buffers_->recv(0),
+                           comm = twin_->get(), stream = rt_.stream()]() -> core::Status {
+    ForcedScope forced(tuner, coll, algo, proto, /*channels=*/0);
+    if (!rs_ag) return EnqueueDirect(shape, send, recv, comm, stream);
+    for (int part : {0, 1})
+      CCLTUNE_RETURN_IF_ERROR(EnqueueRsAgPart(part, shape, send, recv, comm, stream));
+    return core::Status::Ok();
+  };
   bool abandoned = false;
-  const core::Status st =
-      gpu::RunBounded([this, deadline] { return EnqueueOne(0, deadline); }, deadline, &abandoned);
+  const core::Status st = gpu::RunBounded(first_call, deadline, &abandoned);
   if (abandoned) {
     rt_.AbandonBlockingComms();
     return core::PeerLost(

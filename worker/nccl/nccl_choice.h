@@ -78,7 +78,8 @@ class NcclChoice final : public PreparedChoice {
   core::Result<double> GatedRound(int iters, Deadline deadline);
   core::Result<double> RunRound(int iters, bool gated, Deadline deadline);
   core::Result<double> ElapsedPerOp(int iters, Deadline deadline);
-  // The first op on the blocking twin, under gpu::RunBounded: it may connect peers.
+  // The first op on the blocking twin (NCCL's parts of one op, no epilogue), under
+  // gpu::RunBounded: it may connect peers.
   core::Status ConnectTwin(Deadline deadline);
 
   static constexpr int kMaxGatedIters = 64;
