@@ -2,18 +2,10 @@
 
 #include <algorithm>
 
+#include "core/base/median.h"
 #include "core/node/nccl_init_log.h"
 
 namespace ccltune::worker {
-namespace {
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-}  // namespace
-
 nlohmann::json RankStats::ToJson() const {
   nlohmann::json j{
       {"presyncWaitS", presync_wait_s}, {"presyncSkewS", presync_skew_s}, {"barrierS", barrier_s}};
@@ -59,13 +51,14 @@ nlohmann::json PresyncAndBarrierJson(const std::vector<RankStats>& ranks) {
   const double max_wait = waits.empty() ? 0 : *std::max_element(waits.begin(), waits.end());
   const double max_barrier =
       barriers.empty() ? 0 : *std::max_element(barriers.begin(), barriers.end());
-  return {
-      {"presync",
-       {{"waitMs", max_wait * 1e3}, {"waitMsMedian", Median(waits) * 1e3}, {"skewMs", skew * 1e3}}},
-      {"barrier",
-       {{"medianUs", Median(barriers) * 1e6},
-        {"maxUs", max_barrier * 1e6},
-        {"count", barriers.size()}}}};
+  return {{"presync",
+           {{"waitMs", max_wait * 1e3},
+            {"waitMsMedian", core::Median(waits) * 1e3},
+            {"skewMs", skew * 1e3}}},
+          {"barrier",
+           {{"medianUs", core::Median(barriers) * 1e6},
+            {"maxUs", max_barrier * 1e6},
+            {"count", barriers.size()}}}};
 }
 
 }  // namespace ccltune::worker

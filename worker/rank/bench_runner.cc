@@ -8,6 +8,7 @@
 
 #include "core/apply/any_buffer.h"
 #include "core/base/log.h"
+#include "core/base/median.h"
 #include "core/plan/choice.h"
 
 namespace ccltune::worker {
@@ -376,10 +377,7 @@ std::optional<double> HostMedianUs(const std::vector<double>& round_seconds) {
   if (round_seconds.empty()) return std::nullopt;
   for (double s : round_seconds)
     if (!std::isfinite(s) || s <= 0) return std::nullopt;
-  std::vector<double> s = round_seconds;
-  std::sort(s.begin(), s.end());
-  const std::size_t n = s.size();
-  return (n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2) * 1e6;
+  return core::Median(round_seconds) * 1e6;
 }
 
 void Summarize(const std::vector<double>& round_seconds, const core::Problem& problem,
@@ -387,7 +385,7 @@ void Summarize(const std::vector<double>& round_seconds, const core::Problem& pr
   std::vector<double> s = round_seconds;
   std::sort(s.begin(), s.end());
   const std::size_t n = s.size();
-  const double median = n == 0 ? 0 : (n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2);
+  const double median = core::Median(s);
   out.time_us = median * 1e6;
   out.min_us = n ? s.front() * 1e6 : 0;
   out.max_us = n ? s.back() * 1e6 : 0;
