@@ -41,6 +41,21 @@ class CommSwap {
   std::shared_ptr<Communicator> saved_;
 };
 
+// Opens the runtime's gate when the scope ends, if it was given one: a gate left shut holds
+// the stream until its bound.
+class GateRelease {
+ public:
+  explicit GateRelease(Runtime* rt) : rt_(rt) {}
+  ~GateRelease() {
+    if (rt_ != nullptr) rt_->ReleaseGate();
+  }
+  GateRelease(const GateRelease&) = delete;
+  GateRelease& operator=(const GateRelease&) = delete;
+
+ private:
+  Runtime* rt_;
+};
+
 const char* AlgoName(int a) { return a == kCcltuneAlgoTree ? "tree" : "ring"; }
 const char* ProtoName(int p) {
   return p == kCcltuneProtoLL ? "ll" : p == kCcltuneProtoLL128 ? "ll128" : "simple";
@@ -330,10 +345,7 @@ core::Result<std::optional<double>> NcclChoice::HostRound(int iters, Deadline de
     if (first) CCLTUNE_RETURN_IF_ERROR(ConnectTwin(deadline));
   }
   const int n = std::min(iters, kMaxGatedIters);
-  struct GateRelease {
-    Runtime& rt;
-    ~GateRelease() { rt.ReleaseGate(); }
-  } release{rt_};
+  GateRelease release(&rt_);
   CCLTUNE_RETURN_IF_ERROR(rt_.LaunchGate(kGateBoundSeconds));
   const auto t0 = Clock::now();
   CCLTUNE_RETURN_IF_ERROR(EnqueueMany(n, deadline));
@@ -381,12 +393,7 @@ core::Result<double> NcclChoice::GatedRound(int iters, Deadline deadline) {
 }
 
 core::Result<double> NcclChoice::RunRound(int iters, bool gated, Deadline deadline) {
-  struct GateRelease {
-    Runtime* rt;
-    ~GateRelease() {
-      if (rt != nullptr) rt->ReleaseGate();
-    }
-  } release{gated ? &rt_ : nullptr};
+  GateRelease release(gated ? &rt_ : nullptr);
   if (gated) CCLTUNE_RETURN_IF_ERROR(rt_.LaunchGate(kGateBoundSeconds));
   CCLTUNE_RETURN_IF_ERROR(rt_.EnqueueDeviceBarrier(deadline));
   CCLTUNE_CUDA_TRY(cudaEventRecord(start_.get(), rt_.stream()));
