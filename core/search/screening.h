@@ -64,6 +64,13 @@ struct ScreeningVerdict {
   std::string reason;  // why it was dropped (the record's reason); empty when kept
 };
 
+// The reach a fully measured choice judges others with. An eager tune's any-buffer choice
+// dearer to issue than the default (`host_us` against `default_host_us`, IssueCostQualifies)
+// serves no program's own buffers eager, so it must not prune a choice that may: it judges
+// as far as registered buffers (captured calls, where issue cost is paid once) and no further.
+BufferReach ReachAsReference(BufferReach reach, std::optional<double> host_us,
+                             std::optional<double> default_host_us, double noise_threshold_percent);
+
 // The pruning rule. A screened choice is dropped only when every one of its screening rounds
 // (µs, max across ranks) is slower than (1 + noise/100) x the slowest round of the best
 // reference (the reference whose slowest round is fastest; rounds of the same length). Its fastest
@@ -81,13 +88,6 @@ struct ScreeningVerdict {
 // above the fastest choice of each reach is always measured in full. The backend's default
 // runs on any buffer and is always a reference, so such a candidate still has one to be
 // judged by.
-// The reach a fully measured choice judges others with. An eager tune's any-buffer choice
-// dearer to issue than the default (`host_us` against `default_host_us`, IssueCostQualifies)
-// serves no program's own buffers eager, so it must not prune a choice that may: it judges
-// as far as registered buffers (captured calls, where issue cost is paid once) and no further.
-BufferReach ReachAsReference(BufferReach reach, std::optional<double> host_us,
-                             std::optional<double> default_host_us, double noise_threshold_percent);
-
 ScreeningVerdict JudgeScreening(const std::vector<double>& screening_us,
                                 const std::vector<Reference>& references,
                                 double noise_threshold_percent,
