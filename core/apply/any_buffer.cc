@@ -44,6 +44,25 @@ std::string WhyNotAnyBuffer(const ChoiceSpec& s, core::Op op) {
   return "";
 }
 
+std::string WhyNotEager(const ChoiceSpec& s) {
+  if (s.ctas <= 0) return "";
+  return "NCCL on a communicator of " + std::to_string(s.ctas) +
+         " CTAs is not run on an eager program's own buffers (timed alone, it ran slower than "
+         "NCCL's own beside the program's kernels)";
+}
+
+std::string WhyNotEager(const core::ChoiceName& choice, const std::string& backend) {
+  if (backend == "host") return "";
+  core::Result<ChoiceSpec> spec = SpecOf(choice, backend);
+  return spec.ok() ? WhyNotEager(*spec) : spec.status().message();
+}
+
+bool ServesOwnBuffers(const core::ChoiceName& choice, core::Op op, const std::string& backend,
+                      bool eager) {
+  return ReachOf(choice, op, backend) == core::BufferReach::kAny &&
+         (!eager || WhyNotEager(choice, backend).empty());
+}
+
 bool RunsDirect(const ChoiceSpec& s, core::Op op) {
   return op == core::Op::kAllReduce && s.compose == Composition::kPeer && !s.staged && !s.fused &&
          !s.push && !s.ll && (s.peer == PeerKind::kOneShot || s.peer == PeerKind::kTwoShot);

@@ -43,6 +43,23 @@ std::string WhyNotAnyBuffer(const ChoiceSpec& spec, core::Op op);
 std::string WhyNotAnyBuffer(const core::ChoiceName& choice, core::Op op,
                             const std::string& backend);
 
+// Empty when an eager program's own buffers may run `spec` as far as what the choice is goes
+// (reach and cost to issue are asked apart); else why not. NCCL on a communicator the runtime
+// splits with minCTAs = maxCTAs = N (`nccl:ctas=N`) may not: the tune times it alone, while an
+// eager program's calls overlap its own kernels (DDP's bucket all-reduces run during the
+// backward pass), and there it ran slower than NCCL's own (issue 43: 0.70x per call in a DDP
+// step on 4x H100; eager 4 MiB all-reduces slower in 6 of 8 pairs on 4x H200). Graph tunes'
+// records, pooled buffers and captured calls keep it.
+std::string WhyNotEager(const ChoiceSpec& spec);
+// The same for a name of `backend`; the host backend's algorithms are always eager-safe.
+std::string WhyNotEager(const core::ChoiceName& choice, const std::string& backend);
+
+// Whether a program's own buffers run `choice` of `backend` for `op`: it reaches any buffer
+// and, where the calls are eager (an eager tune's), WhyNotEager has nothing against it. The
+// tune's anyBuffer and its adaptive search count these; the runtime asks the same per call.
+bool ServesOwnBuffers(const core::ChoiceName& choice, core::Op op, const std::string& backend,
+                      bool eager);
+
 // How far `spec` reaches for `op` (core::BufferReach): any buffer, registered tensors in CUDA
 // graphs (the kernels direct mode runs: RunsDirect), or pooled buffers only.
 bool RunsDirect(const ChoiceSpec& spec, core::Op op);

@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <optional>
 
+#include "core/apply/any_buffer.h"
+
 namespace ccltune::apply {
 namespace {
 
@@ -110,6 +112,10 @@ std::string WhyNotToIssue(const std::vector<TimedChoice>& measured, const std::s
     return std::nullopt;
   };
   const std::optional<double> nccl = host_of("nccl");
+  if (!nccl) return "";  // a graph tune's record: the GPU's rule alone
+  if (auto parsed = core::ParseChoice(name, "nccl"); parsed.ok()) {
+    if (std::string why = WhyNotEager(*parsed, "nccl"); !why.empty()) return why;
+  }
   const std::optional<double> mine = host_of(name);
   if (core::IssueCostQualifies(mine, nccl, kNoiseThresholdPercent)) return "";
   return "dearer to issue than nccl eager (" + (mine ? Us(*mine) : std::string("unmeasured")) +

@@ -55,10 +55,10 @@ RuleOutcome FastestRunnable(const std::vector<TimedChoice>& measured,
                             const std::function<std::string(const std::string&)>& why_not,
                             std::string_view runner_up_kind);
 
-// "" when an eager program's own buffers may run `name` for its cost to issue: the record's
-// host times (eager tunes) put it no more than kNoiseThresholdPercent above `nccl`'s
-// (core::IssueCostQualifies, the tune's any-buffer rule), or the record has none for `nccl`
-// (graph tunes). Else the reason, naming both costs.
+// "" when an eager program's own buffers may run `name`: the record has no host time for
+// `nccl` (a graph tune's), or `name` is eager-safe (WhyNotEager, any_buffer.h) and its host
+// time is no more than kNoiseThresholdPercent above `nccl`'s (core::IssueCostQualifies). The
+// tune's anyBuffer follows the same two rules. Else the reason (for the cost, naming both).
 std::string WhyNotToIssue(const std::vector<TimedChoice>& measured, const std::string& name);
 
 // `channel_ceiling`: the channels the application's communicators are known to have

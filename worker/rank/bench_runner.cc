@@ -76,10 +76,12 @@ Result<core::ResultRecord> BenchRunner::RunProblem(const core::Problem& problem)
   rec.search = search_;
   const std::string default_choice = core::DefaultChoice(backend_.name());
   auto candidates = backend_.Candidates(problem);
-  std::set<std::string> any_buffer;  // the names a program's own buffers can run
+  // The names a program's own buffers can run; in an eager tune, also may (apply::WhyNotEager).
+  std::set<std::string> any_buffer;
   for (auto& c : candidates) {
     c.reach = apply::ReachOf(c.name, problem.op, backend_.name());
-    if (c.reach == core::BufferReach::kAny) any_buffer.insert(c.name.ToString());
+    if (apply::ServesOwnBuffers(c.name, problem.op, backend_.name(), !bench_.cuda_graph))
+      any_buffer.insert(c.name.ToString());
   }
   const core::ScreeningPlan screening = ScreeningFor(problem);
   // Measured in MeasuringOrder, kept in catalog order (the winner rule breaks ties by it).
@@ -96,10 +98,13 @@ Result<core::ResultRecord> BenchRunner::RunProblem(const core::Problem& problem)
                                            references, reference_us));
     if (result.status == ChoiceStatus::kOk) {
       if (is_default) default_host_us = result.host_us;
-      references.push_back(
-          {result.name, reference_us,
-           core::ReachAsReference(candidates[i].reach, result.host_us, default_host_us,
-                                  bench_.noise_threshold_percent)});
+      // One that a program's own buffers may not run judges at most the registered.
+      const core::BufferReach reach =
+          any_buffer.contains(candidates[i].name.ToString())
+              ? core::ReachAsReference(candidates[i].reach, result.host_us, default_host_us,
+                                       bench_.noise_threshold_percent)
+              : std::min(candidates[i].reach, core::BufferReach::kRegistered);
+      references.push_back({result.name, reference_us, reach});
     }
     for (auto* o : observers_) o->OnChoice(problem, result, backend_.world_size());
     rec.choices[i] = std::move(result);

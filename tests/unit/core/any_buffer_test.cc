@@ -137,6 +137,55 @@ TEST_F(AnyBufferRule, HostAlgorithmsRunOnTheCallersBuffersButTestPooled) {
             "test-pooled stands for a kernel that runs only on pooled buffers");
 }
 
+// Issue 43: of the any-buffer choices, an eager program's own buffers may run every one but
+// NCCL on a communicator of the runtime's own (ctas=N, with or without a forced algorithm);
+// the host backend's algorithms all.
+TEST_F(AnyBufferRule, EagerOwnBuffersRunNoCommunicatorWithPinnedCtas) {
+  for (const auto& [base, cases] : NcclCases()) {
+    for (const Case& c : cases) {
+      const core::Result<core::ChoiceName> name = core::ParseChoice(c.name, "nccl");
+      ASSERT_TRUE(name.ok()) << c.name;
+      const std::string why = WhyNotEager(*name, "nccl");
+      if (std::string(c.name).find("ctas=") == std::string::npos) {
+        EXPECT_EQ(why, "") << c.name;
+      } else {
+        EXPECT_EQ(why,
+                  "NCCL on a communicator of 8 CTAs is not run on an eager program's own buffers "
+                  "(timed alone, it ran slower than NCCL's own beside the program's kernels)")
+            << c.name;
+      }
+    }
+  }
+  for (const char* name : {"nccl:algo=ring,ctas=32,proto=simple", "nccl:ctas=2"}) {
+    const core::Result<core::ChoiceName> parsed = core::ParseChoice(name, "nccl");
+    ASSERT_TRUE(parsed.ok()) << name;
+    EXPECT_NE(WhyNotEager(*parsed, "nccl"), "") << name;
+  }
+  for (const auto& base : core::ChoiceBases("host"))
+    EXPECT_EQ(WhyNotEager(core::ChoiceName{base, {}}, "host"), "") << base;
+  EXPECT_NE(WhyNotEager(core::ChoiceName{"nccl", {{"ctas", "3"}}}, "nccl").find("ctas '3'"),
+            std::string::npos);
+}
+
+// What the tune counts as serving a program's own buffers: any-buffer reach, and in eager
+// tunes no communicator of the runtime's own.
+TEST_F(AnyBufferRule, OwnBuffersAreAnyBufferReachAndEagerSafeWhereEager) {
+  const auto serves = [](const char* name, bool eager) {
+    const core::Result<core::ChoiceName> parsed = core::ParseChoice(name, "nccl");
+    EXPECT_TRUE(parsed.ok()) << name;
+    return parsed.ok() && ServesOwnBuffers(*parsed, Op::kAllReduce, "nccl", eager);
+  };
+  for (bool eager : {false, true}) {
+    EXPECT_TRUE(serves("nccl", eager));
+    EXPECT_TRUE(serves("oneshot:mode=push", eager));
+    EXPECT_FALSE(serves("oneshot:mode=pull", eager));
+    EXPECT_FALSE(serves("nccl-symm", eager));
+    EXPECT_TRUE(ServesOwnBuffers(core::ChoiceName{"ring", {}}, Op::kAllReduce, "host", eager));
+  }
+  EXPECT_TRUE(serves("nccl:ctas=32", false));
+  EXPECT_FALSE(serves("nccl:ctas=32", true));
+}
+
 ChoiceSpec Spec(const std::string& name) {
   core::Result<core::ChoiceName> parsed = core::ParseChoice(name, "nccl");
   EXPECT_TRUE(parsed.ok()) << name << ": " << parsed.status().message();

@@ -163,6 +163,40 @@ TEST(DispatchTable, PlainBuffersEagerRunNothingDearerToIssueThanNccl) {
       << e->plain.reason;
 }
 
+// Issue 43, eager: NCCL on a communicator of the runtime's own (nccl:ctas=N) is timed alone,
+// but an eager program's calls overlap its kernels, where it ran slower than NCCL's own (0.70x
+// per call in a DDP step). So an eager record's plain entry never runs it, even when it costs
+// the host no more; the next runnable choice or NCCL's own does. Pooled buffers, captured calls
+// (direct) and graph tunes' records (no host times) keep it.
+TEST(DispatchTable, PlainBuffersEagerRunNoCommunicatorOfTheirOwn) {
+  const DispatchTable eager = DispatchTable::Build(
+      {MakeRecord(Op::kAllReduce, 1 << 20, 4,
+                  {{"nccl", 20.3, 9.0}, {"nccl:ctas=32", 16.0, 9.1}, {kLL, 19.0, 5.0}}),
+       MakeRecord(Op::kAllReduce, 16 << 20, 4,
+                  {{"nccl", 120.0, 9.0}, {"nccl:ctas=16", 100.0, 9.0}})},
+      PeersOn(4));
+  const TableEntry* e = eager.Lookup(Op::kAllReduce, Dtype::kBf16, RedOp::kSum, 1 << 20);
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->winner, "nccl:ctas=32");
+  EXPECT_EQ(e->plain.name, kLL) << e->plain.reason;  // 19.0 < 20.3 x 0.97
+  EXPECT_NE(e->plain.reason.find("communicator of 32 CTAs is not run on an eager program's own"),
+            std::string::npos)
+      << e->plain.reason;
+  EXPECT_EQ(e->pooled.name, "nccl:ctas=32");
+  EXPECT_EQ(e->direct.name, "nccl:ctas=32");
+  EXPECT_EQ(
+      eager.Choose(Op::kAllReduce, Dtype::kBf16, RedOp::kSum, 16 << 20, BufferClass::kPlain).name,
+      "nccl");
+  // The same record from a graph tune (no host times): plain buffers keep the winner.
+  const DispatchTable graph =
+      DispatchTable::Build({MakeRecord(Op::kAllReduce, 1 << 20, 4,
+                                       {{"nccl", 20.3}, {"nccl:ctas=32", 16.0}, {kLL, 19.0}})},
+                           PeersOn(4));
+  EXPECT_EQ(
+      graph.Choose(Op::kAllReduce, Dtype::kBf16, RedOp::kSum, 1 << 20, BufferClass::kPlain).name,
+      "nccl:ctas=32");
+}
+
 TEST(DispatchTable, NoPeerMemoryLeavesNcclChoicesOnly) {
   const DispatchTable t = DispatchTable::Build(Sweep(), Capabilities{4, "ranks span nodes"});
   EXPECT_EQ(t.Choose(Op::kAllReduce, Dtype::kBf16, RedOp::kSum, 1024, BufferClass::kPooled).name,
