@@ -65,6 +65,11 @@ core::Result<RuntimeComm::Served> RuntimeComm::Serve(const Call& call) {
     if (timing_) timing_->Forwarded("winner is NCCL's own");  // as libccltune-nccl names it
     return Served{false, c.run->reason.empty() ? c.run->name : c.run->reason};
   }
+  if (InTrial(call, c)) return ServeTrial(call, c);
+  return ServeChosen(call, c);
+}
+
+core::Result<RuntimeComm::Served> RuntimeComm::ServeChosen(const Call& call, const Chosen& c) {
   CCLTUNE_ASSIGN_OR_RETURN(const bool enqueued,
                            RunChoice(call, *c.run, c.cls, c.send_off, c.recv_off, c.direct));
   if (!enqueued) {
@@ -357,7 +362,12 @@ std::string RuntimeComm::ChoiceFor(core::Op op, core::Dtype dtype, core::RedOp r
                                    const core::Epilogue& epilogue) const {
   std::lock_guard<std::mutex> lock(mu_);
   const BufferClass cls = pooled ? BufferClass::kPooled : BufferClass::kPlain;
-  return table_.Choose(op, dtype, redop, bytes, cls, epilogue).name;
+  const AppliedRun& run = table_.Choose(op, dtype, redop, bytes, cls, epilogue);
+  // An in-program trial that found it slower than NCCL's own (dispatch_confirm.cc).
+  const auto trial = trials_.find(&run);
+  if (trial != trials_.end() && trial->second.verdict && !trial->second.verdict->keep)
+    return "nccl";
+  return run.name;
 }
 
 core::Result<void*> RuntimeComm::MemAlloc(std::size_t bytes) {

@@ -16,20 +16,10 @@
 #include "core/node/fingerprint_gap.h"
 #include "core/node/node_name.h"
 #include "runtime/runtime_comm.h"
+#include "runtime/runtime_note.h"
 #include "runtime/waits.h"
 
 namespace ccltune::runtime {
-namespace {
-
-// The one log line of init (and the rare warning later): stderr, CCLTUNE_LOG=quiet
-// silences it. Never carries a secret: Redis URLs are not printed.
-void Note(const std::string& line) {
-  const char* quiet = std::getenv("CCLTUNE_LOG");
-  if (quiet != nullptr && std::string(quiet) == "quiet") return;
-  std::fprintf(stderr, "ccltune: %s\n", line.c_str());
-}
-
-}  // namespace
 
 DeviceGuard::DeviceGuard(int device) {
   if (cudaGetDevice(&previous_) != cudaSuccess) previous_ = -1;
@@ -130,6 +120,7 @@ core::Status RuntimeComm::Collective(core::Deadline deadline) {
   CCLTUNE_RETURN_IF_ERROR(SetUpNodeTeam(plan, records, deadline));
   CCLTUNE_RETURN_IF_ERROR(SplitCtasComms());
   CCLTUNE_RETURN_IF_ERROR(StartDirect(deadline));
+  CCLTUNE_RETURN_IF_ERROR(AgreeOnConfirm(deadline));
   LogSummary(fp, note);
   return core::Status::Ok();
 }
@@ -296,6 +287,15 @@ core::Result<ncclComm_t> RuntimeComm::SplitBlocking(int color, int key, int ctas
   return child;
 }
 
+// The summary's word on the in-program trial: nothing when it was not asked for.
+std::string RuntimeComm::TrialNote() const {
+  if (!confirm_problem_.empty()) return "; " + confirm_problem_;
+  if (config_.confirm_calls == 0) return "";
+  if (processes_ != world_ || world_ < 2) return "; no in-program trial (ranks share a process)";
+  return "; in-program trial of " + std::to_string(config_.confirm_calls) +
+         " calls a side for plain buffers' eager choices";
+}
+
 void RuntimeComm::LogSummary(const std::string& fingerprint, const std::string& records_note) {
   std::string ctas;
   for (const auto& [n, comm] : ctas_comms_) ctas += (ctas.empty() ? "" : ",") + std::to_string(n);
@@ -309,7 +309,8 @@ void RuntimeComm::LogSummary(const std::string& fingerprint, const std::string& 
              (nodes_ < 2 ? ""
               : HierOn() ? "; hierarchical all-reduce on (" + std::to_string(nodes_) + " nodes x " +
                                std::to_string(place_.node_ranks.size()) + " ranks)"
-                         : "; hierarchical all-reduce off (" + caps_.hier_problem + ")");
+                         : "; hierarchical all-reduce off (" + caps_.hier_problem + ")") +
+             TrialNote();
   if (rank_ == 0 && config_.log_summary) {
     Note("rank 0 of " + std::to_string(world_) + ", " + summary_);
   }

@@ -1,8 +1,9 @@
 // core::PeerDirectory over the application's NCCL communicator: the runtime exchanges the
 // peer-memory handles, node identities and verdicts with the ranks it serves, so nothing
-// but NCCL is needed at run time (no Redis rendezvous). Init-time only (it allocates and
-// waits); each exchange is two ncclAllGathers (lengths, then the padded strings) on the
-// runtime's own stream, bounded by the deadline. Used from one thread.
+// but NCCL is needed at run time (no Redis rendezvous). At init, and once per tuned size for
+// an in-program trial's medians (dispatch_confirm.cc), at the same call on every rank: it
+// allocates and waits. Each exchange is two ncclAllGathers (lengths, then the padded strings)
+// on the runtime's own stream, bounded by the deadline. Used from one thread at a time.
 #pragma once
 
 #include <cuda_runtime.h>

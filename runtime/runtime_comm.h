@@ -23,6 +23,7 @@
 #include "core/gpu/peer_enqueue.h"
 #include "core/gpu/peer_memory.h"
 #include "core/plan/types.h"
+#include "runtime/confirm/trial_rule.h"
 #include "runtime/direct/direct_exchange.h"
 #include "runtime/dispatch_table.h"
 #include "runtime/failure_watch.h"
@@ -134,6 +135,8 @@ class RuntimeComm {
   // call to the caller (libccltune-nccl then makes the application's call unchanged).
   // Why a call NCCL runs because its signature found no staging left (forwarded, not served).
   static constexpr std::string_view kStagingFull = "staging area full";
+  // A call an in-program trial ran on NCCL's own, timed (confirm/trial_rule.h).
+  static constexpr std::string_view kTrialNccl = "nccl (in-program trial)";
   struct Served {
     bool ran = false;
     // The choice that ran, or why NCCL's own call is the one to make: a view of this
@@ -223,6 +226,23 @@ class RuntimeComm {
     }
   };
   Chosen Choose(const Call& call) const;
+  // Serve's last step: runs `c` (not NCCL's own), or says NCCL must (staging full).
+  core::Result<Served> ServeChosen(const Call& call, const Chosen& c);
+  // dispatch_confirm.cc: the in-program trial of each tuned size's choice for a program's own
+  // buffers, eager (confirm/trial_rule.h), keyed by the entry's plain run.
+  struct Trial {
+    int calls = 0;                                       // timed calls so far, both sides
+    std::vector<gpu::Event> choice_events, nccl_events;  // start and end of each
+    std::optional<TrialVerdict> verdict;                 // once the ranks agreed
+  };
+  // The call is one a trial times or judges: the setting is on, ranks are one per process, the
+  // choice is plain buffers' eager one and not NCCL's own, and the stream is not captured.
+  bool InTrial(const Call& call, const Chosen& c) const;
+  core::Result<Served> ServeTrial(const Call& call, const Chosen& c);
+  core::Result<Served> TimeTrialCall(const Call& call, const Chosen& c, Trial& t, TrialSide side);
+  core::Status DecideTrial(Trial& t, const Call& call, const AppliedRun& run);
+  core::Status AgreeOnConfirm(core::Deadline deadline);
+  std::string TrialNote() const;
   // The call carries every rank's buffers and they can be used as they are.
   bool GroupBuffers(const Call& call) const;
   BufferClass ClassOf(const Call& call, std::uint64_t send_bytes, std::uint64_t recv_bytes,
@@ -322,6 +342,8 @@ class RuntimeComm {
   Capabilities caps_;
   DispatchTable table_;
   std::map<int, ncclComm_t> ctas_comms_;
+  std::map<const AppliedRun*, Trial> trials_;  // under mu_
+  std::string confirm_problem_;  // why no trial runs though the setting asked (the summary)
 
   mutable std::mutex mu_;
   // The ccltuneMemAlloc pool: in peer memory after the staging area when our kernels can

@@ -8,6 +8,7 @@
 #include "core/base/sizes.h"
 #include "core/node/fingerprint.h"
 #include "core/redis/redis_client.h"
+#include "runtime/confirm/trial_rule.h"
 
 namespace ccltune::runtime {
 namespace {
@@ -48,6 +49,17 @@ core::Result<std::chrono::milliseconds> ParseTimeoutMs(const std::string& name,
                                  std::to_string(kMaxTimeoutMs));
   }
   return TimeoutOf(name, n);
+}
+
+core::Result<int> ParseConfirmCalls(const std::string& v) {
+  int n = -1;
+  const auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+  if (ec != std::errc() || p != v.data() + v.size() || n < 0 || n > kMaxConfirmCalls) {
+    return core::InvalidArgument("CCLTUNE_CONFIRM_CALLS='" + v + "' must be 0 (off) .. " +
+                                 std::to_string(kMaxConfirmCalls) +
+                                 ": timed calls per side of each tuned size's in-program trial");
+  }
+  return n;
 }
 
 core::Status CheckHeader(const ccltuneConfig_t& c) {
@@ -133,6 +145,9 @@ core::Status ApplyEnv(RuntimeConfig& out) {
                                    "its results in registers), 0 (it does not)");
     }
     out.hold_in_place = hold == "1";
+  }
+  if (const std::string n = Env("CCLTUNE_CONFIRM_CALLS"); !n.empty()) {
+    CCLTUNE_ASSIGN_OR_RETURN(out.confirm_calls, ParseConfirmCalls(n));
   }
   const char* peer = std::getenv("CCLTUNE_PEER_MEMORY");
   CCLTUNE_ASSIGN_OR_RETURN(out.peer_memory, core::EnvSwitch("CCLTUNE_PEER_MEMORY", peer,

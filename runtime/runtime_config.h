@@ -42,6 +42,10 @@ struct RuntimeConfig {
   // On 4x H200 it runs within 0.2 us of the out-of-place kernel: nccl-tests in place at
   // 256 KiB 8.61 -> 7.45 us (tests/gpu/results/direct.md).
   bool hold_in_place = true;
+  // CCLTUNE_CONFIRM_CALLS (confirm/trial_rule.h): timed calls per side of the in-program
+  // trial of each tuned size's choice for a program's own buffers, eager; 0 (the default)
+  // runs the choice untried. Every rank must give the same, else none tries (init's summary).
+  int confirm_calls = 0;
   // Init's one summary line on stderr (rank 0). libccltune-nccl turns it off and says the
   // same in its own line (RuntimeComm::summary()), so a fault is one line, not two.
   bool log_summary = true;

@@ -31,6 +31,24 @@ void Pause(core::Clock::time_point started) {
   }
 }
 
+// Polls `query` (cudaStreamQuery or cudaEventQuery) until the work is done, while the
+// communicator stays healthy.
+template <class Query>
+core::Status WaitDone(const Query& query, ncclComm_t comm, core::Deadline deadline,
+                      const std::string& what) {
+  const auto started = core::Clock::now();
+  for (;;) {
+    const cudaError_t q = query();
+    if (q == cudaSuccess) return core::Status::Ok();
+    if (q != cudaErrorNotReady) return gpu::CudaError(q, what.c_str(), __FILE__, __LINE__);
+    CCLTUNE_RETURN_IF_ERROR(NcclReady(comm).status().WithContext(what));
+    if (core::Expired(deadline)) {
+      return core::TimeoutError(what + ": not every rank arrived within the timeout");
+    }
+    Pause(started);
+  }
+}
+
 }  // namespace
 
 core::Status WaitEnqueued(ncclComm_t comm, core::Deadline deadline, const std::string& what) {
@@ -45,17 +63,12 @@ core::Status WaitEnqueued(ncclComm_t comm, core::Deadline deadline, const std::s
 
 core::Status WaitStream(cudaStream_t stream, ncclComm_t comm, core::Deadline deadline,
                         const std::string& what) {
-  const auto started = core::Clock::now();
-  for (;;) {
-    const cudaError_t q = cudaStreamQuery(stream);
-    if (q == cudaSuccess) return core::Status::Ok();
-    if (q != cudaErrorNotReady) return gpu::CudaError(q, what.c_str(), __FILE__, __LINE__);
-    CCLTUNE_RETURN_IF_ERROR(NcclReady(comm).status().WithContext(what));
-    if (core::Expired(deadline)) {
-      return core::TimeoutError(what + ": not every rank arrived within the timeout");
-    }
-    Pause(started);
-  }
+  return WaitDone([stream] { return cudaStreamQuery(stream); }, comm, deadline, what);
+}
+
+core::Status WaitEvent(cudaEvent_t event, ncclComm_t comm, core::Deadline deadline,
+                       const std::string& what) {
+  return WaitDone([event] { return cudaEventQuery(event); }, comm, deadline, what);
 }
 
 }  // namespace ccltune::runtime

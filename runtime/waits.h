@@ -20,5 +20,8 @@ using gpu::RunBounded;
 core::Status WaitEnqueued(ncclComm_t comm, core::Deadline deadline, const std::string& what);
 core::Status WaitStream(cudaStream_t stream, ncclComm_t comm, core::Deadline deadline,
                         const std::string& what);
+// The same for the work before `event`.
+core::Status WaitEvent(cudaEvent_t event, ncclComm_t comm, core::Deadline deadline,
+                       const std::string& what);
 
 }  // namespace ccltune::runtime

@@ -15,6 +15,8 @@
 # decode (DECODE_REGISTER=1: with PyTorch's register hook in both runs). train:
 # an eager fp32 tune of the three ops (TRAIN_SIZES, default 64KiB:64MiB:4), then
 # train_steps_program.py (unmodified DDP and FSDP2 steps) plain and preloaded.
+# TRAIN_SHIM_ENV ("VAR=VALUE ...") adds variables to the preloaded run only (e.g.
+# CCLTUNE_CONFIRM_CALLS=8: the runtime's in-program trial).
 # onepro (issue 34): every rank in one process: all_reduce, all_gather, reduce_scatter,
 # broadcast and alltoall _perf in -t N -g 1 and -t 1 -g N modes, eager and -G 20, -c 1,
 # plain and preloaded, each run's wall time; nccl_onepro_table.py makes the tables.
@@ -258,10 +260,11 @@ section_train() {
   local prog=(python3 tests/gpu/train_steps_program.py --gpus "$n" --timeout-s 190)
   timeout -k 5 200 "${prog[@]}" --json "$D/train-plain.json" >"$D/train-plain.log" 2>&1
   echo "train plain: exit $?"
-  LD_PRELOAD="$SHIM" CCLTUNE_RESULTS_FILE="$D/winners-train.json" timeout -k 5 200 \
-    "${prog[@]}" --json "$D/train-shim.json" >"$D/train-shim.log" 2>&1
-  echo "train preloaded: exit $?"
-  grep -h "ccltune-nccl" "$D/train-shim.log" | grep -v "^$" | head -6
+  # shellcheck disable=SC2086  # TRAIN_SHIM_ENV is a list of VAR=VALUE words
+  env LD_PRELOAD="$SHIM" CCLTUNE_RESULTS_FILE="$D/winners-train.json" ${TRAIN_SHIM_ENV:-} \
+    timeout -k 5 200 "${prog[@]}" --json "$D/train-shim.json" >"$D/train-shim.log" 2>&1
+  echo "train preloaded${TRAIN_SHIM_ENV:+ ($TRAIN_SHIM_ENV)}: exit $?"
+  grep -h "ccltune-nccl\|ccltune: " "$D/train-shim.log" | grep -v "^$" | head -40
   python3 tests/gpu/train_steps_table.py "$D/train-plain.json" "$D/train-shim.json"
 }
 

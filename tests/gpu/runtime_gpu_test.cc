@@ -30,6 +30,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <string>
@@ -306,6 +307,55 @@ TEST(RuntimeGpu, AFullStagingAreaLeavesTheCallsToNccl) {
         return CorrectnessRank(d, r, w, true, -1, std::size_t{256} << 10);
       },
       world);
+}
+
+// CCLTUNE_CONFIRM_CALLS (runtime/confirm/trial_rule.h): every eager case on plain buffers runs
+// five times, checked each time against NCCL: two timed calls a side, then the call that
+// decides. The ranks must decide alike: each writes what plain buffers run per case after its
+// trial, and the files must match.
+int TrialRank(const std::string& dir, int rank, int world) {
+  ::setenv("CCLTUNE_CONFIRM_CALLS", "2", 1);
+  ncclComm_t nccl = nullptr;
+  ccltuneComm_t rt = nullptr;
+  RT_CHECK(StartRank(dir, rank, world, true, -1, &nccl, &rt));
+  cudaStream_t s = nullptr;
+  RT_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess);
+  RankRunner runner(rt, nccl, rank, world, s);
+  std::map<std::string, int> ran;
+  int wrong = 0, total = 0;
+  std::ofstream verdicts(dir + "/trial-" + std::to_string(rank) + ".txt");
+  for (const Case& c : Cases(world)) {
+    if (c.pooled || c.graph) continue;
+    for (int call = 0; call < 5; ++call, ++total) wrong += runner.Run(c, &ran);
+    char name[256] = {};
+    RT_CHECK(ccltuneGetChoice(rt, CcltuneOf(c.op), NcclOf(c.dtype), NcclOf(c.redop), c.bytes, 0,
+                              name, sizeof(name)) == ccltuneSuccess);
+    verdicts << core::OpName(c.op) << " " << core::DtypeName(c.dtype) << " "
+             << core::RedOpName(c.redop) << " " << c.bytes << " " << name << "\n";
+  }
+  RT_CHECK(ccltuneCommDestroy(rt) == ccltuneSuccess);
+  ncclCommDestroy(nccl);
+  std::printf("rank %d: %d calls in trials, %d wrong\n", rank, total, wrong);
+  return wrong == 0 ? 0 : 1;
+}
+
+TEST(RuntimeGpu, InProgramTrialsStayRightAndDecideAlikeOnEveryRank) {
+  const int world = GpuWorldOrZero(2);
+  if (world == 0) GTEST_SKIP() << "needs 2 GPUs";
+  GpuTestDir dir("runtime-trial");
+  const auto outcomes =
+      RunRanks(world, dir.path(), 900, [&](int r) { return TrialRank(dir.path(), r, world); });
+  const std::string text = Describe(outcomes);
+  for (const auto& o : outcomes) EXPECT_EQ(o.exit_code, 0) << text;
+  const auto read = [&](int r) {
+    std::ifstream in(dir.path() + "/trial-" + std::to_string(r) + ".txt");
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  const std::string first = read(0);
+  EXPECT_FALSE(first.empty());
+  for (int r = 1; r < world; ++r) EXPECT_EQ(read(r), first) << "rank " << r;
+  WriteSummary("runtime-trial.txt", text + first);
+  std::printf("%s%s", text.c_str(), first.c_str());
 }
 
 // Issue 43: staged all-reduces captured on the program's own registered buffers, replayed

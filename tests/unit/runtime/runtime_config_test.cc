@@ -53,6 +53,31 @@ TEST(RuntimeConfig, HoldInPlaceIsOnUnlessTurnedOff) {
             "holds its results in registers), 0 (it does not)");
 }
 
+// The in-program trial is off unless CCLTUNE_CONFIRM_CALLS names its calls per side, 1..64;
+// anything else is one error naming the variable and what it allows.
+TEST(RuntimeConfig, ConfirmCallsAreOffUnlessSet) {
+  {
+    ScopedEnv env({{"CCLTUNE_PEER_MEMORY", "1"}});
+    auto r = ResolveConfig(nullptr);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(r->confirm_calls, 0);
+  }
+  for (const char* ok : {"0", "8", "64"}) {
+    ScopedEnv env({{"CCLTUNE_CONFIRM_CALLS", ok}});
+    auto r = ResolveConfig(nullptr);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(r->confirm_calls, std::stoi(ok));
+  }
+  for (const char* bad : {"65", "-1", "8x", "eight", " 8"}) {
+    ScopedEnv env({{"CCLTUNE_CONFIRM_CALLS", bad}});
+    auto r = ResolveConfig(nullptr);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.status().message(), "CCLTUNE_CONFIRM_CALLS='" + std::string(bad) +
+                                        "' must be 0 (off) .. 64: timed calls per side of each "
+                                        "tuned size's in-program trial");
+  }
+}
+
 // libccltune-nccl's programs pass no config: the environment sizes the staging area, and the
 // config's field still wins.
 TEST(RuntimeConfig, StagingBytesFromTheEnvironment) {

@@ -1,0 +1,131 @@
+// The in-program trial (confirm/trial_rule.h): the first 2 x N eager calls of a tuned size on
+// a program's own buffers alternate between the table's choice and NCCL's own, each between
+// two events on the call's stream; the next call of that size collects the times, the ranks
+// exchange their medians (one NcclDirectory exchange on the application's communicator, which
+// every rank makes at the same call: collectives are issued in one order) and the winner rule
+// decides, alike on every rank, what that size runs from then on.
+//
+// Waiting: the verdict's call waits for its own trial's events and for the exchange, bounded
+// by the runtime's timeout, under this communicator's lock; once per tuned size, never again.
+#include <cuda_runtime.h>
+
+#include "core/apply/applied_choice.h"
+#include "core/base/median.h"
+#include "core/base/sizes.h"
+#include "core/gpu/cuda_check.h"
+#include "runtime/runtime_comm.h"
+#include "runtime/runtime_note.h"
+#include "runtime/waits.h"
+
+namespace ccltune::runtime {
+namespace {
+
+// Only a stream known not to be captured: a failed query counts as captured (events and
+// waits are then not ours to make).
+bool KnownEager(cudaStream_t stream) {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusActive;
+  const bool eager = cudaStreamIsCapturing(stream, &status) == cudaSuccess &&
+                     status == cudaStreamCaptureStatusNone;
+  (void)cudaGetLastError();
+  return eager;
+}
+
+// The median per call of (start, end) pairs, in µs.
+core::Result<double> MedianUs(const std::vector<gpu::Event>& events, ncclComm_t comm,
+                              core::Deadline deadline) {
+  std::vector<double> us;
+  for (std::size_t i = 0; i + 1 < events.size(); i += 2) {
+    CCLTUNE_RETURN_IF_ERROR(
+        WaitEvent(events[i + 1].get(), comm, deadline, "in-program trial: a timed call"));
+    float ms = 0;
+    CCLTUNE_CUDA_TRY(cudaEventElapsedTime(&ms, events[i].get(), events[i + 1].get()));
+    us.push_back(static_cast<double>(ms) * 1e3);
+  }
+  return core::Median(std::move(us));
+}
+
+}  // namespace
+
+bool RuntimeComm::InTrial(const Call& call, const Chosen& c) const {
+  return config_.confirm_calls > 0 && processes_ == world_ && world_ > 1 &&
+         c.cls == BufferClass::kPlain && !c.direct && c.run->name != "nccl" &&
+         KnownEager(call.stream);
+}
+
+core::Result<RuntimeComm::Served> RuntimeComm::ServeTrial(const Call& call, const Chosen& c) {
+  Trial& t = trials_[c.run];
+  if (!t.verdict) {
+    if (const std::optional<TrialSide> side = TrialSideOf(t.calls, config_.confirm_calls))
+      return TimeTrialCall(call, c, t, *side);
+    CCLTUNE_RETURN_IF_ERROR(DecideTrial(t, call, *c.run));
+  }
+  if (t.verdict->keep) return ServeChosen(call, c);
+  if (timing_) timing_->Forwarded("slower in this program");
+  return Served{false, t.verdict->line};
+}
+
+core::Result<RuntimeComm::Served> RuntimeComm::TimeTrialCall(const Call& call, const Chosen& c,
+                                                             Trial& t, TrialSide side) {
+  CCLTUNE_ASSIGN_OR_RETURN(gpu::Event start, gpu::Event::Create());
+  CCLTUNE_ASSIGN_OR_RETURN(gpu::Event end, gpu::Event::Create());
+  CCLTUNE_CUDA_TRY(cudaEventRecord(start.get(), call.stream));
+  if (side == TrialSide::kNccl) {
+    CCLTUNE_RETURN_IF_ERROR(RunNccl(call, nccl_));
+  } else {
+    CCLTUNE_ASSIGN_OR_RETURN(const bool enqueued,
+                             RunChoice(call, *c.run, c.cls, c.send_off, c.recv_off, c.direct));
+    if (!enqueued) {
+      // No staging for it (the same on every rank: partitions go in call order): the size
+      // runs NCCL's own, as it would untried, with no exchange.
+      t.verdict = TrialVerdict{false, 0, 0, std::string(kStagingFull)};
+      if (timing_) timing_->Forwarded(kStagingFull);
+      return Served{false, kStagingFull};
+    }
+  }
+  CCLTUNE_CUDA_TRY(cudaEventRecord(end.get(), call.stream));
+  std::vector<gpu::Event>& events = side == TrialSide::kNccl ? t.nccl_events : t.choice_events;
+  events.push_back(std::move(start));
+  events.push_back(std::move(end));
+  ++t.calls;
+  return Served{true, side == TrialSide::kNccl ? kTrialNccl : std::string_view(c.run->name)};
+}
+
+core::Status RuntimeComm::DecideTrial(Trial& t, const Call& call, const AppliedRun& run) {
+  const core::Deadline deadline = core::Clock::now() + config_.timeout;
+  CCLTUNE_ASSIGN_OR_RETURN(const double choice_us, MedianUs(t.choice_events, nccl_, deadline));
+  CCLTUNE_ASSIGN_OR_RETURN(const double nccl_us, MedianUs(t.nccl_events, nccl_, deadline));
+  CCLTUNE_ASSIGN_OR_RETURN(const std::vector<std::string> all,
+                           dir_->AllGather("trial", EncodeMedians(choice_us, nccl_us), deadline));
+  std::vector<std::pair<double, double>> medians;
+  for (const std::string& text : all) {
+    CCLTUNE_ASSIGN_OR_RETURN(const auto m, DecodeMedians(text));
+    medians.push_back(m);
+  }
+  t.verdict = JudgeTrial(run.name, medians, config_.confirm_calls, apply::kNoiseThresholdPercent);
+  t.choice_events.clear();
+  t.nccl_events.clear();
+  if (rank_ == 0) {
+    Note(std::string(core::OpName(call.op)) + " " + core::DtypeName(*call.dtype) + " " +
+         core::FormatSize(RecordBytes(call, world_)) + ": " + t.verdict->line);
+  }
+  return core::Status::Ok();
+}
+
+// Every rank must time the same calls, or one waits in the exchange for a peer that never
+// makes it: the setting is on only when every rank gives the same.
+core::Status RuntimeComm::AgreeOnConfirm(core::Deadline deadline) {
+  CCLTUNE_ASSIGN_OR_RETURN(
+      const std::vector<std::string> all,
+      dir_->AllGather("confirm-calls", std::to_string(config_.confirm_calls), deadline));
+  for (const std::string& n : all) {
+    if (n != all.front()) {
+      confirm_problem_ = "CCLTUNE_CONFIRM_CALLS differs between ranks (" + all.front() + ", " + n +
+                         "): no in-program trial";
+      config_.confirm_calls = 0;
+      return core::Status::Ok();
+    }
+  }
+  return core::Status::Ok();
+}
+
+}  // namespace ccltune::runtime
