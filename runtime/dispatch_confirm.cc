@@ -60,8 +60,8 @@ core::Result<RuntimeComm::Served> RuntimeComm::ServeTrial(const Call& call, cons
     CCLTUNE_RETURN_IF_ERROR(DecideTrial(t, call, *c.run));
   }
   if (t.verdict->keep) return ServeChosen(call, c);
-  if (timing_) timing_->Forwarded("slower in this program");
-  return Served{false, t.verdict->line};
+  if (timing_) timing_->Forwarded(kSlowerHere);
+  return Served{false, t.verdict->line, true};
 }
 
 core::Result<RuntimeComm::Served> RuntimeComm::TimeTrialCall(const Call& call, const Chosen& c,

@@ -135,13 +135,17 @@ class RuntimeComm {
   // call to the caller (libccltune-nccl then makes the application's call unchanged).
   // Why a call NCCL runs because its signature found no staging left (forwarded, not served).
   static constexpr std::string_view kStagingFull = "staging area full";
-  // A call an in-program trial ran on NCCL's own, timed (confirm/trial_rule.h).
+  // A call an in-program trial ran on NCCL's own, timed (confirm/trial_rule.h), and why a
+  // size whose trial found its choice slower than NCCL's own is NCCL's from then on.
   static constexpr std::string_view kTrialNccl = "nccl (in-program trial)";
+  static constexpr std::string_view kSlowerHere = "slower in this program";
   struct Served {
     bool ran = false;
     // The choice that ran, or why NCCL's own call is the one to make: a view of this
     // object's table or of a literal, valid while this object lives (no copy per call).
     std::string_view what;
+    // Not ran because the in-program trial found the choice slower here (`what`: its line).
+    bool slower_here = false;
   };
   // Run, except that NCCL's own call is not made here.
   core::Result<Served> Serve(const Call& call);

@@ -30,6 +30,8 @@ const char* ForwardName(Forward f) {
       return "winner is NCCL's own";
     case Forward::kStagingFull:
       return "staging area full";
+    case Forward::kSlowerHere:
+      return "slower in this program";  // RuntimeComm::kSlowerHere
     default:
       return "?";
   }

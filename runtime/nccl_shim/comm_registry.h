@@ -33,6 +33,7 @@ enum class Forward : int {
   kPlain,        // no context for this communicator (the note said why)
   kWinnerNccl,   // the tuned choice for this call is NCCL's own
   kStagingFull,  // the choice's signature found no room in the runtime's staging area
+  kSlowerHere,   // the in-program trial found the choice slower than NCCL's own
   kCount
 };
 const char* ForwardName(Forward f);

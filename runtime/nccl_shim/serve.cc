@@ -173,8 +173,9 @@ ncclResult_t Collective(const runtime::Call& call, ncclComm_t comm, ForwardFn fo
     return ncclSuccess;
   }
   lock.unlock();  // `what` is a view of the table, which outlives this call
-  const Forward why = served->what == runtime::RuntimeComm::kStagingFull ? Forward::kStagingFull
-                                                                         : Forward::kWinnerNccl;
+  const Forward why = served->slower_here                                  ? Forward::kSlowerHere
+                      : served->what == runtime::RuntimeComm::kStagingFull ? Forward::kStagingFull
+                                                                           : Forward::kWinnerNccl;
   return Forwarded(*e, why, served->what, call, comm, forward);
 }
 
