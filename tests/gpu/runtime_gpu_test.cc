@@ -310,11 +310,11 @@ TEST(RuntimeGpu, AFullStagingAreaLeavesTheCallsToNccl) {
 }
 
 // CCLTUNE_CONFIRM_CALLS (runtime/confirm/trial_rule.h): every eager case on plain buffers runs
-// five times, checked each time against NCCL: two timed calls a side, then the call that
-// decides. The ranks must decide alike: each writes what plain buffers run per case after its
-// trial, and the files must match.
-int TrialRank(const std::string& dir, int rank, int world) {
-  ::setenv("CCLTUNE_CONFIRM_CALLS", "2", 1);
+// five times, checked each time against NCCL: with 2 calls a side, two timed calls a side,
+// then the call that decides. The ranks must decide alike: each writes what plain buffers run
+// per case after its trial, and the files must match. `calls`: this rank's setting.
+int TrialRank(const std::string& dir, int rank, int world, int calls) {
+  ::setenv("CCLTUNE_CONFIRM_CALLS", std::to_string(calls).c_str(), 1);
   ncclComm_t nccl = nullptr;
   ccltuneComm_t rt = nullptr;
   RT_CHECK(StartRank(dir, rank, world, true, -1, &nccl, &rt));
@@ -339,23 +339,44 @@ int TrialRank(const std::string& dir, int rank, int world) {
   return wrong == 0 ? 0 : 1;
 }
 
-TEST(RuntimeGpu, InProgramTrialsStayRightAndDecideAlikeOnEveryRank) {
+std::string ReadText(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// Runs TrialRank on every rank with `calls_of(rank)`; every rank right, and alike. Rank 0's log.
+std::string RunTrialWorld(const std::string& tag, const std::function<int(int)>& calls_of) {
   const int world = GpuWorldOrZero(2);
-  if (world == 0) GTEST_SKIP() << "needs 2 GPUs";
-  GpuTestDir dir("runtime-trial");
-  const auto outcomes =
-      RunRanks(world, dir.path(), 900, [&](int r) { return TrialRank(dir.path(), r, world); });
+  GpuTestDir dir(tag);
+  const auto outcomes = RunRanks(
+      world, dir.path(), 900, [&](int r) { return TrialRank(dir.path(), r, world, calls_of(r)); });
   const std::string text = Describe(outcomes);
   for (const auto& o : outcomes) EXPECT_EQ(o.exit_code, 0) << text;
-  const auto read = [&](int r) {
-    std::ifstream in(dir.path() + "/trial-" + std::to_string(r) + ".txt");
-    return std::string(std::istreambuf_iterator<char>(in), {});
-  };
-  const std::string first = read(0);
+  const std::string first = ReadText(dir.path() + "/trial-0.txt");
   EXPECT_FALSE(first.empty());
-  for (int r = 1; r < world; ++r) EXPECT_EQ(read(r), first) << "rank " << r;
-  WriteSummary("runtime-trial.txt", text + first);
+  for (int r = 1; r < world; ++r)
+    EXPECT_EQ(ReadText(dir.path() + "/trial-" + std::to_string(r) + ".txt"), first) << "rank " << r;
+  const std::string log = ReadText(dir.path() + "/rank0.log");
+  WriteSummary(tag + ".txt", text + first + log);
   std::printf("%s%s", text.c_str(), first.c_str());
+  return log;
+}
+
+TEST(RuntimeGpu, InProgramTrialsStayRightAndDecideAlikeOnEveryRank) {
+  if (GpuWorldOrZero(2) == 0) GTEST_SKIP() << "needs 2 GPUs";
+  const std::string log = RunTrialWorld("runtime-trial", [](int) { return 2; });
+  EXPECT_NE(log.find("in-program trial of 2 calls a side"), std::string::npos) << log;
+  // Rank 0 names each tried size's verdict: the trial ran, and decided.
+  EXPECT_NE(log.find(" a call in this program against NCCL's own "), std::string::npos) << log;
+}
+
+TEST(RuntimeGpu, AnInProgramTrialSettingThatDiffersBetweenRanksIsOffOnEvery) {
+  if (GpuWorldOrZero(2) == 0) GTEST_SKIP() << "needs 2 GPUs";
+  const std::string log = RunTrialWorld("runtime-trial-differs", [](int r) { return 2 + r; });
+  EXPECT_NE(log.find("CCLTUNE_CONFIRM_CALLS differs between ranks (2, 3): no in-program trial"),
+            std::string::npos)
+      << log;
+  EXPECT_EQ(log.find(" a call in this program against NCCL's own "), std::string::npos) << log;
 }
 
 // Issue 43: staged all-reduces captured on the program's own registered buffers, replayed
