@@ -197,6 +197,8 @@ section_symmrep() {
     thirds+=${thirds:+,}$D/rep-third-$i.json
   done
   python3 tests/gpu/preload_table.py "$plains" "$pres" --modes "$mode"
+  # With CCLTUNE_CONFIRM_CALLS in REP_SHIM_ENV: the first preloaded run's trial verdicts.
+  grep -h " a call in this program " "$D/rep-shim-1.log" | head -40
   [ -n "$thirds" ] || return 0
   echo "##### plain against preloaded with $(basename "$REP_THIRD"), the same rounds"
   python3 tests/gpu/preload_table.py "$plains" "$thirds" --modes "$mode"
