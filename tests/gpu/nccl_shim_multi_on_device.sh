@@ -3,7 +3,7 @@
 # decode step, with and without the library preloaded, on winners tuned in the same call
 # with the NCCL those programs load (PyTorch's own; nccl-tests are pointed at it too).
 #   bash tests/gpu/nccl_shim_multi_on_device.sh N [tune] [nccltests] [decode] [onepro] [symm]
-#       [symmab] [symmrep] [correct] [walls] [train]
+#       [symmab] [symmrep] [correct] [walls] [train] [trial]
 # symm (issue 43): torch_symm_bench.py (unmodified dist.all_reduce, and PyTorch's own
 # symmetric-memory kernels) plain, then preloaded with the graph and with the eager winners;
 # preload_table.py compares them; then (SYMM_REGISTER=1, the default) plain and the graph
@@ -237,6 +237,18 @@ section_correct() {
     --gtest_filter='RuntimeGpu.MatchesNcclOnEveryPath' >"$D/runtime-gpu-test-hold.txt" 2>&1
   echo "runtime_gpu_test, CCLTUNE_HOLD_IN_PLACE=$CORRECT_HOLD: exit $?; $(grep -c WRONG "$D/runtime-gpu-test-hold.txt") WRONG lines"
   tail -3 "$D/runtime-gpu-test-hold.txt"
+}
+
+# trial: the runtime's in-program trial (CCLTUNE_CONFIRM_CALLS). runtime_gpu_test's trial tests
+# on the N GPUs, then symmrep with TRIAL_CALLS (default 8) calls a side in the preloaded runs
+# and the same eager winners without the trial as REP_THIRD, interleaved (run tune first).
+section_trial() {
+  timeout -k 5 300 "$(gpu_file runtime_gpu_test)" --gtest_filter='RuntimeGpu.*Trial*' \
+    >"$D/runtime-trial.txt" 2>&1
+  echo "runtime_gpu_test trials: exit $?; $(grep -c WRONG "$D/runtime-trial.txt") WRONG lines"
+  grep -h "OK \]\|FAILED \]\|Failure" "$D/runtime-trial.txt" | head -10
+  REP_SHIM_ENV="CCLTUNE_CONFIRM_CALLS=${TRIAL_CALLS:-8}" REP_THIRD="$D/winners-eager.json" \
+    section_symmrep
 }
 
 section_walls() {
