@@ -365,8 +365,7 @@ std::string RuntimeComm::ChoiceFor(core::Op op, core::Dtype dtype, core::RedOp r
   const AppliedRun& run = table_.Choose(op, dtype, redop, bytes, cls, epilogue);
   // An in-program trial that found it slower than NCCL's own (dispatch_confirm.cc).
   const auto trial = trials_.find(&run);
-  if (trial != trials_.end() && trial->second.verdict && !trial->second.verdict->keep)
-    return "nccl";
+  if (trial != trials_.end() && trial->second.Lost()) return "nccl";
   return run.name;
 }
 

@@ -20,16 +20,6 @@
 namespace ccltune::runtime {
 namespace {
 
-// Only a stream known not to be captured: a failed query counts as captured (events and
-// waits are then not ours to make).
-bool KnownEager(cudaStream_t stream) {
-  cudaStreamCaptureStatus status = cudaStreamCaptureStatusActive;
-  const bool eager = cudaStreamIsCapturing(stream, &status) == cudaSuccess &&
-                     status == cudaStreamCaptureStatusNone;
-  (void)cudaGetLastError();
-  return eager;
-}
-
 // The median per call of (start, end) pairs, in µs.
 core::Result<double> MedianUs(const std::vector<gpu::Event>& events, ncclComm_t comm,
                               core::Deadline deadline) {
@@ -46,10 +36,13 @@ core::Result<double> MedianUs(const std::vector<gpu::Event>& events, ncclComm_t 
 
 }  // namespace
 
+bool RuntimeComm::TrialApplies() const { return processes_ == world_ && world_ > 1; }
+
+// Only a stream known not to be captured: where the query fails, events and waits are not
+// ours to make.
 bool RuntimeComm::InTrial(const Call& call, const Chosen& c) const {
-  return config_.confirm_calls > 0 && processes_ == world_ && world_ > 1 &&
-         c.cls == BufferClass::kPlain && !c.direct && c.run->name != "nccl" &&
-         KnownEager(call.stream);
+  return config_.confirm_calls > 0 && TrialApplies() && c.cls == BufferClass::kPlain && !c.direct &&
+         c.run->name != "nccl" && gpu::CaptureOf(call.stream) == gpu::Capture::kNo;
 }
 
 core::Result<RuntimeComm::Served> RuntimeComm::ServeTrial(const Call& call, const Chosen& c) {
@@ -59,7 +52,7 @@ core::Result<RuntimeComm::Served> RuntimeComm::ServeTrial(const Call& call, cons
       return TimeTrialCall(call, c, t, *side);
     CCLTUNE_RETURN_IF_ERROR(DecideTrial(t, call, *c.run));
   }
-  if (t.verdict->keep) return ServeChosen(call, c);
+  if (!t.Lost()) return ServeChosen(call, c);
   if (timing_) timing_->Forwarded(kSlowerHere);
   return Served{false, t.verdict->line, true};
 }

@@ -43,12 +43,6 @@ std::string RandomToken() {
   return std::string(out, direct::kTokenBytes);
 }
 
-bool Capturing(cudaStream_t stream) {
-  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
-  return cudaStreamIsCapturing(stream, &status) == cudaSuccess &&
-         status != cudaStreamCaptureStatusNone;
-}
-
 }  // namespace
 
 // Why this rank cannot run captured calls on the program's buffers, or empty: a
@@ -100,7 +94,8 @@ core::Status RuntimeComm::AgreeOnHold(core::Deadline deadline) {
 }
 
 bool RuntimeComm::DirectCapture(const Call& call) const {
-  return direct_ != nullptr && call.op == core::Op::kAllReduce && Capturing(call.stream);
+  return direct_ != nullptr && call.op == core::Op::kAllReduce &&
+         gpu::CaptureOf(call.stream) == gpu::Capture::kYes;
 }
 
 // A run direct mode runs: the pull one-shot or two-shot all-reduce the table's rule names

@@ -291,7 +291,7 @@ core::Result<ncclComm_t> RuntimeComm::SplitBlocking(int color, int key, int ctas
 std::string RuntimeComm::TrialNote() const {
   if (!confirm_problem_.empty()) return "; " + confirm_problem_;
   if (config_.confirm_calls == 0) return "";
-  if (processes_ != world_ || world_ < 2) return "; no in-program trial (ranks share a process)";
+  if (!TrialApplies()) return "; no in-program trial (ranks share a process)";
   return "; in-program trial of " + std::to_string(config_.confirm_calls) +
          " calls a side for plain buffers' eager choices";
 }

@@ -238,7 +238,11 @@ class RuntimeComm {
     int calls = 0;                                       // timed calls so far, both sides
     std::vector<gpu::Event> choice_events, nccl_events;  // start and end of each
     std::optional<TrialVerdict> verdict;                 // once the ranks agreed
+    // Decided against the choice: NCCL's own runs that size from then on.
+    bool Lost() const { return verdict && !verdict->keep; }
   };
+  // Ranks one per process, more than one: where a trial can run at all.
+  bool TrialApplies() const;
   // The call is one a trial times or judges: the setting is on, ranks are one per process, the
   // choice is plain buffers' eager one and not NCCL's own, and the stream is not captured.
   bool InTrial(const Call& call, const Chosen& c) const;

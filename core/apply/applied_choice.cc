@@ -114,7 +114,9 @@ std::string WhyNotToIssue(const std::vector<TimedChoice>& measured, const std::s
   const std::optional<double> nccl = host_of("nccl");
   if (!nccl) return "";  // a graph tune's record: the GPU's rule alone
   if (auto parsed = core::ParseChoice(name, "nccl"); parsed.ok()) {
-    if (std::string why = WhyNotEager(*parsed, "nccl"); !why.empty()) return why;
+    if (auto spec = SpecFromChoice(*parsed); spec.ok()) {
+      if (std::string why = WhyNotEager(*spec); !why.empty()) return why;
+    }
   }
   const std::optional<double> mine = host_of(name);
   if (core::IssueCostQualifies(mine, nccl, kNoiseThresholdPercent)) return "";

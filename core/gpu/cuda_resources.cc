@@ -127,6 +127,15 @@ GraphExec& GraphExec::operator=(GraphExec&& o) noexcept {
   return *this;
 }
 
+Capture CaptureOf(cudaStream_t stream) {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(stream, &status) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return Capture::kUnknown;
+  }
+  return status == cudaStreamCaptureStatusNone ? Capture::kNo : Capture::kYes;
+}
+
 GraphExec::~GraphExec() {
   if (g_ != nullptr) (void)cudaGraphExecDestroy(g_);
 }

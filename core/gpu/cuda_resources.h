@@ -18,6 +18,12 @@ namespace ccltune::gpu {
 // or the CUDA error the stream reported.
 core::Status WaitStreamIdle(cudaStream_t stream, core::Deadline deadline, const char* what);
 
+// Whether `stream` is being captured into a CUDA graph; kUnknown when the query failed (the
+// legacy stream while another stream captures in global mode, say). The failed query's error
+// is cleared: it is not the caller's to meet later in cudaGetLastError.
+enum class Capture { kNo, kYes, kUnknown };
+Capture CaptureOf(cudaStream_t stream);
+
 enum class MemoryKind {
   kCuda,  // cudaMalloc
   kNccl,  // ncclMemAlloc: cuMem-backed, required for registration and symmetric windows

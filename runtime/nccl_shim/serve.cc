@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "core/gpu/cuda_resources.h"
 #include "core/gpu/nccl_api.h"
 #include "runtime/nccl_shim/comm_failure.h"
 #include "runtime/nccl_shim/comm_registry.h"
@@ -64,13 +65,7 @@ std::string Describe(const runtime::Call& c) {
          std::to_string(static_cast<int>(c.nccl_op)) + " stream " + Hex(c.stream);
 }
 
-bool Capturing(cudaStream_t stream) {
-  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
-  const bool capturing = cudaStreamIsCapturing(stream, &status) == cudaSuccess &&
-                         status != cudaStreamCaptureStatusNone;
-  (void)cudaGetLastError();
-  return capturing;
-}
+bool Capturing(cudaStream_t stream) { return gpu::CaptureOf(stream) == gpu::Capture::kYes; }
 
 // One line, on rank 0: served (with init's summary) or plain NCCL and why.
 void MakeContext(ncclComm_t comm, CommEntry& e) {
