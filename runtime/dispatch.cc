@@ -104,6 +104,9 @@ RuntimeComm::Chosen RuntimeComm::Choose(const Call& call) const {
   if (call.count == 0) return c.Not("empty");
   const std::size_t esize = core::DtypeSize(*call.dtype);
   const std::uint64_t bytes = RecordBytes(call, world_);
+  if (table_.Lookup(call.op, *call.dtype, *call.redop, bytes) == nullptr) {
+    return c.Not(kNoRecords);
+  }
   c.cls = GroupBuffers(call)
               ? BufferClass::kPooled
               : ClassOf(call, SendElems(call.op, call.count, world_) * esize,

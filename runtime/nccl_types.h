@@ -29,7 +29,7 @@ inline std::optional<core::Dtype> DtypeOf(ncclDataType_t t) {
   }
 }
 
-// ncclAvg and user-defined ops (ncclRedOpCreatePreMulSum) are not tuned.
+// User-defined ops (ncclRedOpCreatePreMulSum) are not tuned.
 inline std::optional<core::RedOp> RedOpOf(ncclRedOp_t op) {
   switch (op) {
     case ncclSum:
@@ -40,6 +40,8 @@ inline std::optional<core::RedOp> RedOpOf(ncclRedOp_t op) {
       return core::RedOp::kMin;
     case ncclProd:
       return core::RedOp::kProd;
+    case ncclAvg:
+      return core::RedOp::kAvg;
     default:
       return std::nullopt;
   }

@@ -139,6 +139,9 @@ class RuntimeComm {
   // size whose trial found its choice slower than NCCL's own is NCCL's from then on.
   static constexpr std::string_view kTrialNccl = "nccl (in-program trial)";
   static constexpr std::string_view kSlowerHere = "slower in this program";
+  // Why a call whose op, type and reduction were never tuned (no record at any size) is NCCL's
+  // own: apart from a tuned size whose winner is NCCL's, so a program shows what to tune.
+  static constexpr std::string_view kNoRecords = "no records for its op, type and reduction";
   struct Served {
     bool ran = false;
     // The choice that ran, or why NCCL's own call is the one to make: a view of this

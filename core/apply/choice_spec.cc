@@ -192,8 +192,8 @@ std::string OwnReductionSkipReason(const core::Problem& problem) {
     return "own kernels reduce fp32, fp16 and bf16 (fp32 accumulation)";
   }
   if (problem.redop != core::RedOp::kSum && problem.redop != core::RedOp::kMax &&
-      problem.redop != core::RedOp::kMin) {
-    return "own kernels implement sum, max and min";
+      problem.redop != core::RedOp::kMin && problem.redop != core::RedOp::kAvg) {
+    return "own kernels implement sum, max, min and avg";
   }
   return "";
 }

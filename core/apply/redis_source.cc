@@ -146,8 +146,7 @@ core::Result<std::vector<IndexedSize>> ReadIndexes(redisContext* c, const std::s
   for (core::Op op : core::AllOps()) {
     if (NcclFuncOf(op) < 0) continue;
     std::vector<core::RedOp> redops{core::RedOp::kNone};
-    if (core::IsReducing(op))
-      redops = {core::RedOp::kSum, core::RedOp::kMax, core::RedOp::kMin, core::RedOp::kProd};
+    if (core::IsReducing(op)) redops = core::AllRedOps();
     for (core::Dtype d : core::AllDtypes()) {
       for (core::RedOp r : redops) {
         slices.push_back({op, d, r});

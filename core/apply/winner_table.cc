@@ -15,10 +15,13 @@ const std::vector<core::Dtype>& DtypePreference() {
   return order;
 }
 
+// core::AllRedOps' order (sum first), then the non-reducing ops' kNone.
 const std::vector<core::RedOp>& RedOpPreference() {
-  static const std::vector<core::RedOp> order{core::RedOp::kSum, core::RedOp::kMax,
-                                              core::RedOp::kMin, core::RedOp::kProd,
-                                              core::RedOp::kNone};
+  static const std::vector<core::RedOp> order = [] {
+    std::vector<core::RedOp> v = core::AllRedOps();
+    v.push_back(core::RedOp::kNone);
+    return v;
+  }();
   return order;
 }
 

@@ -51,6 +51,8 @@ ncclRedOp_t NcclRedOp(core::RedOp redop) {
       return ncclMin;
     case core::RedOp::kProd:
       return ncclProd;
+    case core::RedOp::kAvg:
+      return ncclAvg;
     default:
       return ncclSum;
   }

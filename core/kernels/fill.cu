@@ -48,19 +48,23 @@ __device__ inline long long CombineInt(core::RedOp op, long long a, long long b)
 }
 
 // Reduction of every rank's input at `index`, in rank order, rounded once to T. Integers
-// are reduced in 64-bit integers (a double would round large products).
+// are reduced in 64-bit integers (a double would round large products). Avg is the sum
+// over world: for integers the sum wrapped to T, then divided with truncation, as NCCL's
+// ncclAvg does.
 template <class T>
 __device__ T ReduceAt(core::RedOp op, int world, std::uint64_t generation, std::uint64_t index) {
+  const bool avg = op == core::RedOp::kAvg;
   if constexpr (std::is_integral_v<T>) {
     long long acc = InputValue<T>(0, generation, index);
     for (int p = 1; p < world; ++p) acc = CombineInt(op, acc, InputValue<T>(p, generation, index));
-    return static_cast<T>(static_cast<unsigned long long>(acc));
+    const T wrapped = static_cast<T>(static_cast<unsigned long long>(acc));
+    return avg ? static_cast<T>(wrapped / world) : wrapped;
   }
   double acc = Element<T>::ToDouble(InputValue<T>(0, generation, index));
   for (int p = 1; p < world; ++p) {
     acc = Combine(op, acc, Element<T>::ToDouble(InputValue<T>(p, generation, index)));
   }
-  return Element<T>::FromDouble(acc);
+  return Element<T>::FromDouble(avg ? acc / world : acc);
 }
 
 template <class T>

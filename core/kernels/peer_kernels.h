@@ -125,6 +125,10 @@ struct PeerOperands {
   const DirectSlot* direct = nullptr;
   const void* own_in = nullptr;  // this rank's program input
   void* own_out = nullptr;       // this rank's program output
+  // What the reducing kernels multiply each reduced element by, in fp32, before they store
+  // it: 1 (exact, so sum, max and min are untouched) but for avg, 1/world, which
+  // LaunchPeerCollective sets (a caller's value is ignored).
+  float scale = 1.0f;
 };
 static_assert(std::is_trivially_copyable_v<PeerOperands>, "PeerOperands is a kernel parameter");
 

@@ -10,10 +10,11 @@
 namespace ccltune::kernels {
 namespace {
 
-// [0, len) of `world` sources, combined in rank order, stored to each of `ndst` outputs.
+// [0, len) of `world` sources, combined in rank order, times `scale` (PeerOperands::scale),
+// stored to each of `ndst` outputs.
 template <class T, core::RedOp OP, bool VEC, int U>
 __device__ inline void ReduceInto(const T* const* src, int world, T* const* dst, int ndst,
-                                  std::uint64_t len) {
+                                  std::uint64_t len, float scale) {
   constexpr int kN = Lanes<T>::kN;
   uint4 v[U][kMaxPeers];
   WalkRange<T, VEC, U>(
@@ -34,6 +35,8 @@ __device__ inline void ReduceInto(const T* const* src, int world, T* const* dst,
 #pragma unroll
           for (int k = 0; k < kN; ++k) acc[k] = Combine<OP>(acc[k], tmp[k]);
         }
+#pragma unroll
+        for (int k = 0; k < kN; ++k) acc[k] *= scale;
         const uint4 out = Pack<T>(acc);
 #pragma unroll
         for (int d = 0; d < kMaxPeers; ++d) {
@@ -46,7 +49,7 @@ __device__ inline void ReduceInto(const T* const* src, int world, T* const* dst,
         for (int r = 1; r < kMaxPeers; ++r) {
           if (r < world) acc = Combine<OP>(acc, ToF<T>(__ldcg(src[r] + i)));
         }
-        const T out = FromF<T>(acc);
+        const T out = FromF<T>(acc * scale);
 #pragma unroll
         for (int d = 0; d < kMaxPeers; ++d) {
           if (d < ndst) dst[d][i] = out;
@@ -211,7 +214,7 @@ __device__ inline void ReduceOwnSegment(const PeerTeam& team, const PeerOperands
     for (int r = 0; r < kMaxPeers; ++r) {
       if (r < team.world) src[r] = In<T>(ops, r) + mine;
     }
-    ReduceInto<T, OP, VEC, U>(src, team.world, dst, 1, count);
+    ReduceInto<T, OP, VEC, U>(src, team.world, dst, 1, count, ops.scale);
     // Nobody reads our input any more (we wrote only our own output).
     if (!PeerBarrier<Carries::kArrival>(team, s, 2)) return;
     EndBlock(team, s, 2);
@@ -224,7 +227,7 @@ __device__ inline void ReduceOwnSegment(const PeerTeam& team, const PeerOperands
   ScatterToStaging<T, VEC, U>(team, ops, parity, stride, slot, [&](int) { return count; });
   if (!PeerBarrier<Carries::kWrites>(team, s, 1)) return;
   StagedSources<T>(team, ops, parity, mine, slot, src);
-  ReduceInto<T, OP, VEC, U>(src, team.world, dst, 1, count);
+  ReduceInto<T, OP, VEC, U>(src, team.world, dst, 1, count, ops.scale);
   EndBlock(team, s, 1);
 }
 
@@ -238,7 +241,8 @@ __device__ inline void ReduceOwnSegment(const PeerTeam& team, const PeerOperands
 // pointer allows it, else element by element.
 template <class T, core::RedOp OP>
 __device__ inline bool ReduceHeld(const PeerTeam& team, BlockSync* s, unsigned int barrier,
-                                  const T* const (&src)[kMaxPeers], T* out, std::uint64_t count) {
+                                  const T* const (&src)[kMaxPeers], T* out, std::uint64_t count,
+                                  float scale) {
   constexpr int kN = Lanes<T>::kN;
   std::uintptr_t bits = reinterpret_cast<std::uintptr_t>(out);
 #pragma unroll
@@ -274,6 +278,8 @@ __device__ inline bool ReduceHeld(const PeerTeam& team, BlockSync* s, unsigned i
 #pragma unroll
       for (int e = 0; e < kN; ++e) acc[e] = Combine<OP>(acc[e], tmp[e]);
     }
+#pragma unroll
+    for (int e = 0; e < kN; ++e) acc[e] *= scale;
     held[k] = Pack<T>(acc);
   }
   const std::uint64_t t = groups * kN + tid;  // the tail: fewer elements than threads
@@ -298,7 +304,7 @@ __device__ inline bool ReduceHeld(const PeerTeam& team, BlockSync* s, unsigned i
       for (int i = 0; i < kN; ++i) out[j * kN + i] = e[i];
     }
   }
-  if (t < count) out[t] = FromF<T>(tail);
+  if (t < count) out[t] = FromF<T>(tail * scale);
   return true;
 }
 
@@ -323,7 +329,7 @@ __global__ void __launch_bounds__(kMaxReduceThreads)
     for (int r = 0; r < kMaxPeers; ++r) {
       if (r < team.world) src[r] = DirectIn<T>(ops, r);
     }
-    if (ReduceHeld<T, OP>(team, &s, 2, src, DirectOut<T>(ops, team.rank), count)) {
+    if (ReduceHeld<T, OP>(team, &s, 2, src, DirectOut<T>(ops, team.rank), count, ops.scale)) {
       EndBlock(team, &s, 2);
     }
     return;
@@ -343,7 +349,7 @@ __global__ void __launch_bounds__(kMaxReduceThreads)
   T* own = static_cast<T*>(ops.own_out);
   const bool via_staging = !direct && VEC && (reinterpret_cast<std::uintptr_t>(own) & 15u) != 0;
   T* dst[1] = {direct ? DirectOut<T>(ops, team.rank) : via_staging ? Out<T>(ops, team.rank) : own};
-  ReduceInto<T, OP, VEC, U>(src, team.world, dst, 1, count);
+  ReduceInto<T, OP, VEC, U>(src, team.world, dst, 1, count, ops.scale);
   const unsigned int used = direct ? 2 : 3;
   if (!PeerBarrier<Carries::kArrival>(team, &s, used)) return;  // nobody reads our input
   if (via_staging) CopyAnyAlignment<T, VEC, U>(Out<T>(ops, team.rank), own, count);
@@ -372,7 +378,8 @@ __global__ void __launch_bounds__(kMaxReduceThreads)
   for (int r = 0; r < kMaxPeers; ++r) {
     if (r < team.world) src[r] = In<T>(ops, r);
   }
-  if (ReduceHeld<T, OP>(team, &s, 2, src, Out<T>(ops, team.rank), count)) EndBlock(team, &s, 2);
+  if (ReduceHeld<T, OP>(team, &s, 2, src, Out<T>(ops, team.rank), count, ops.scale))
+    EndBlock(team, &s, 2);
 }
 
 // LL one-shot: line i of every rank's input goes, with this launch's flag, into slot
@@ -430,7 +437,9 @@ __global__ void __launch_bounds__(kMaxReduceThreads)
 #pragma unroll
       for (int k = 0; k < kE; ++k) acc[k] = Combine<OP>(acc[k], tmp[k]);
     }
-    for (int k = 0; k < kE && i * kE + k < count; ++k) out[i * kE + k] = FromF<T>(acc[k]);
+    for (int k = 0; k < kE && i * kE + k < count; ++k) {
+      out[i * kE + k] = FromF<T>(acc[k] * ops.scale);
+    }
   }
   EndBlock(team, &s, 1);
 }
@@ -466,7 +475,7 @@ __global__ void __launch_bounds__(kMaxReduceThreads)
     src[r] = (direct ? DirectIn<T>(ops, r) : In<T>(ops, r)) + mine;
     dst[r] = (direct ? DirectOut<T>(ops, d) : Out<T>(ops, d)) + mine;
   }
-  ReduceInto<T, OP, VEC, U>(src, team.world, dst, team.world, len(team.rank));
+  ReduceInto<T, OP, VEC, U>(src, team.world, dst, team.world, len(team.rank), ops.scale);
   const unsigned int used = direct ? 2 : 3;
   if (!PeerBarrier<Carries::kWrites>(team, &s, used)) return;  // every segment is everywhere
   if (!direct) CopyOwnOutput<T, VEC, U>(team, ops, seg, len);
@@ -498,7 +507,7 @@ __global__ void __launch_bounds__(kMaxReduceThreads)
       if (r < team.world) src[r] = In<T>(ops, r) + mine;
     }
   }
-  ReduceInto<T, OP, VEC, U>(src, team.world, dst, team.world, len(team.rank));
+  ReduceInto<T, OP, VEC, U>(src, team.world, dst, team.world, len(team.rank), ops.scale);
   if (!PeerBarrier<Carries::kWrites>(team, &s, 2)) return;  // every segment is everywhere
   EndBlock(team, &s, 2);
 }
@@ -557,17 +566,23 @@ cudaError_t LaunchAligned(PeerAlgo algo, const PeerTeam& team, const PeerOperand
                            : LaunchTyped<T, OP, true, 1>(algo, team, ops, count, shape, stream);
 }
 
+// Avg runs the sum kernels with the stored results scaled by 1/world (PeerOperands::scale):
+// the sum in fp32, then one rounding, where NCCL scales each input first (ncclAvg's
+// PreMulSum); both lie within the correctness check's tolerance of the exact mean.
 template <class T>
 cudaError_t LaunchOp(PeerAlgo algo, const PeerTeam& team, const PeerOperands& ops,
                      std::uint64_t count, core::RedOp redop, const PeerShape& shape,
                      cudaStream_t stream) {
+  PeerOperands scaled = ops;
+  scaled.scale = redop == core::RedOp::kAvg ? 1.0f / static_cast<float>(team.world) : 1.0f;
   switch (redop) {
     case core::RedOp::kMax:
-      return LaunchAligned<T, core::RedOp::kMax>(algo, team, ops, count, shape, stream);
+      return LaunchAligned<T, core::RedOp::kMax>(algo, team, scaled, count, shape, stream);
     case core::RedOp::kMin:
-      return LaunchAligned<T, core::RedOp::kMin>(algo, team, ops, count, shape, stream);
+      return LaunchAligned<T, core::RedOp::kMin>(algo, team, scaled, count, shape, stream);
     case core::RedOp::kSum:
-      return LaunchAligned<T, core::RedOp::kSum>(algo, team, ops, count, shape, stream);
+    case core::RedOp::kAvg:
+      return LaunchAligned<T, core::RedOp::kSum>(algo, team, scaled, count, shape, stream);
     default:
       return cudaErrorInvalidValue;
   }

@@ -15,8 +15,11 @@ constexpr NameTable<Dtype, 5> kDtypes{{{{Dtype::kFp32, "fp32"},
                                         {Dtype::kBf16, "bf16"},
                                         {Dtype::kInt32, "int32"},
                                         {Dtype::kInt8, "int8"}}}};
-constexpr NameTable<RedOp, 4> kRedOps{
-    {{{RedOp::kSum, "sum"}, {RedOp::kMax, "max"}, {RedOp::kMin, "min"}, {RedOp::kProd, "prod"}}}};
+constexpr NameTable<RedOp, 5> kRedOps{{{{RedOp::kSum, "sum"},
+                                        {RedOp::kMax, "max"},
+                                        {RedOp::kMin, "min"},
+                                        {RedOp::kProd, "prod"},
+                                        {RedOp::kAvg, "avg"}}}};
 
 }  // namespace
 
@@ -38,6 +41,11 @@ const std::vector<Op>& AllOps() {
 const std::vector<Dtype>& AllDtypes() {
   static const std::vector<Dtype> v{Dtype::kFp32, Dtype::kFp16, Dtype::kBf16, Dtype::kInt32,
                                     Dtype::kInt8};
+  return v;
+}
+const std::vector<RedOp>& AllRedOps() {
+  static const std::vector<RedOp> v{RedOp::kSum, RedOp::kMax, RedOp::kMin, RedOp::kProd,
+                                    RedOp::kAvg};
   return v;
 }
 

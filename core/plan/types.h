@@ -14,7 +14,10 @@ namespace ccltune::core {
 
 enum class Op { kAllReduce, kAllGather, kReduceScatter, kAllToAll, kBroadcast };
 enum class Dtype { kFp32, kFp16, kBf16, kInt32, kInt8 };
-enum class RedOp { kNone, kSum, kMax, kMin, kProd };
+// kAvg is NCCL's ncclAvg: the sum divided by the number of ranks (floats: NCCL multiplies
+// each input by 1/n first; integers: the sum, wrapped in the type, divided and truncated).
+// FSDP2 reduce-scatters fp32 and bf16 gradients with it.
+enum class RedOp { kNone, kSum, kMax, kMin, kProd, kAvg };
 
 const char* OpName(Op op);           // "allReduce"
 const char* DtypeName(Dtype dtype);  // "bf16"
@@ -26,6 +29,7 @@ Result<RedOp> ParseRedOp(std::string_view s);  // "none" is not accepted from us
 
 const std::vector<Op>& AllOps();
 const std::vector<Dtype>& AllDtypes();
+const std::vector<RedOp>& AllRedOps();  // every reducing op, sum first (never kNone)
 std::string AllowedOps();  // "allReduce, allGather, reduceScatter, allToAll, broadcast"
 std::string AllowedDtypes();
 std::string AllowedRedOps();

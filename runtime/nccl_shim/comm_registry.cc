@@ -8,7 +8,7 @@ namespace ccltune::shim {
 void CommEntry::Count(Forward f) {
   forwarded[static_cast<int>(f)].fetch_add(1, std::memory_order_relaxed);
   // The runtime's own telemetry counted these already (RuntimeComm::Serve).
-  if (f == Forward::kWinnerNccl || f == Forward::kStagingFull) return;
+  if (f == Forward::kWinnerNccl || f == Forward::kStagingFull || f == Forward::kNoRecords) return;
   if (const runtime::TelemetryApi* t = runtime::Telemetry()) t->forwarded(ForwardName(f), 1);
 }
 
@@ -32,6 +32,8 @@ const char* ForwardName(Forward f) {
       return "staging area full";
     case Forward::kSlowerHere:
       return "slower in this program";  // RuntimeComm::kSlowerHere
+    case Forward::kNoRecords:
+      return "no records for its op, type and reduction";  // RuntimeComm::kNoRecords
     default:
       return "?";
   }

@@ -27,13 +27,14 @@ namespace ccltune::shim {
 enum class Forward : int {
   kInGroup,      // between ncclGroupStart and ncclGroupEnd
   kNonBlocking,  // the communicator is non-blocking
-  kNotTuned,     // a type or op ccltune does not tune (ncclUint64, ncclAvg, ...)
+  kNotTuned,     // a type or op ccltune does not tune (ncclUint64, a user-defined op, ...)
   kEmpty,        // count 0
   kCapture,      // stream capture began before the context existed
   kPlain,        // no context for this communicator (the note said why)
   kWinnerNccl,   // the tuned choice for this call is NCCL's own
   kStagingFull,  // the choice's signature found no room in the runtime's staging area
   kSlowerHere,   // the in-program trial found the choice slower than NCCL's own
+  kNoRecords,    // its op, type and reduction have no record (RuntimeComm::kNoRecords)
   kCount
 };
 const char* ForwardName(Forward f);

@@ -170,6 +170,7 @@ ncclResult_t Collective(const runtime::Call& call, ncclComm_t comm, ForwardFn fo
   lock.unlock();  // `what` is a view of the table, which outlives this call
   const Forward why = served->slower_here                                  ? Forward::kSlowerHere
                       : served->what == runtime::RuntimeComm::kStagingFull ? Forward::kStagingFull
+                      : served->what == runtime::RuntimeComm::kNoRecords   ? Forward::kNoRecords
                                                                            : Forward::kWinnerNccl;
   return Forwarded(*e, why, served->what, call, comm, forward);
 }

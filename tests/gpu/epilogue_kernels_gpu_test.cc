@@ -30,6 +30,7 @@
 #include "core/kernels/kernels.h"
 #include "core/kernels/peer_kernels.h"
 #include "core/plan/types.h"
+#include "tests/gpu/sim_device.h"
 
 namespace ccltune::testing {
 namespace {
@@ -46,47 +47,7 @@ constexpr std::uint64_t kGeneration = 7;
 constexpr int kWarmLaunches = 3;  // before the checked one: epochs and LL parity move on
 constexpr unsigned long long kBoundNs = 500'000'000ull;  // a hang fails in 0.5 s
 
-std::string GpuMissing() {
-  int n = 0;
-  const cudaError_t e = cudaGetDeviceCount(&n);
-  if (e != cudaSuccess) {
-    (void)cudaGetLastError();
-    return cudaGetErrorString(e);
-  }
-  return n == 0 ? "no CUDA device" : "";
-}
-
 #define CUDA_ASSERT(expr) ASSERT_EQ(cudaSuccess, (expr)) << #expr
-
-struct CudaFree {
-  void operator()(void* p) const { (void)cudaFree(p); }
-};
-struct HostFree {
-  void operator()(void* p) const { (void)cudaFreeHost(p); }
-};
-using DeviceMem = std::unique_ptr<void, CudaFree>;
-using HostMem = std::unique_ptr<void, HostFree>;
-
-// Zeroed device memory (null on failure).
-DeviceMem Zeroed(std::uint64_t bytes) {
-  void* p = nullptr;
-  if (bytes == 0 || cudaMalloc(&p, bytes) != cudaSuccess) return nullptr;
-  DeviceMem m(p);
-  return cudaMemset(p, 0, bytes) == cudaSuccess ? std::move(m) : nullptr;
-}
-
-// Zeroed host memory the device reaches directly (UVA: the same pointer on both sides).
-HostMem Mapped(std::uint64_t bytes) {
-  void* p = nullptr;
-  if (cudaHostAlloc(&p, bytes, cudaHostAllocMapped) != cudaSuccess) return nullptr;
-  std::memset(p, 0, bytes);
-  return HostMem(p);
-}
-
-struct StreamDestroy {
-  void operator()(cudaStream_t s) const { (void)cudaStreamDestroy(s); }
-};
-using Stream = std::unique_ptr<CUstream_st, StreamDestroy>;
 
 struct Layout {
   int world;
@@ -176,10 +137,8 @@ class SimWorld {
       r.residual = Zeroed(l_.Bytes());
       r.staging = Zeroed(l_.staging_bytes);
       r.timed_out = Mapped(sizeof(int) * kernels::kTimedOutWords);
-      cudaStream_t s = nullptr;
-      ok = ok && cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess;
-      r.stream.reset(s);
-      ok = ok && r.signals && r.epochs && r.in && r.out && r.residual && r.timed_out &&
+      r.stream = NonBlockingStream();
+      ok = ok && r.stream && r.signals && r.epochs && r.in && r.out && r.residual && r.timed_out &&
            (l_.staging_bytes == 0 || r.staging);
     }
     return ok;
@@ -191,21 +150,6 @@ class SimWorld {
   bool ok_ = false;
   bool fail_stop_ = false;
 };
-
-// Empty when `got` matches `want` within `tol`, else where and how it first differs.
-std::string Differs(const void* got, const void* want, std::uint64_t n, Dtype dtype, double tol,
-                    int hidden) {
-  HostMem m = Mapped(sizeof(kernels::Mismatch));
-  if (!m) return "cannot allocate the mismatch record";
-  auto* mm = static_cast<kernels::Mismatch*>(m.get());
-  cudaError_t e = kernels::LaunchCompare(got, want, n, dtype, tol, mm, nullptr);
-  if (e == cudaSuccess) e = cudaDeviceSynchronize();
-  if (e != cudaSuccess) return std::string("compare: ") + cudaGetErrorString(e);
-  if (mm->index == ~0ull) return "";
-  return "row " + std::to_string(mm->index / hidden) + " col " +
-         std::to_string(mm->index % hidden) + ": got " + std::to_string(mm->got) + ", want " +
-         std::to_string(mm->want);
-}
 
 // What every rank must hold, from the reference.
 struct Wanted {
@@ -270,13 +214,7 @@ cudaError_t LaunchAll(SimWorld& w, const FusedCase& c, const PeerShape& shape,
   return cudaDeviceSynchronize();
 }
 
-class FusedEpilogueTest : public ::testing::TestWithParam<FusedCase> {
- protected:
-  void SetUp() override {
-    const std::string missing = GpuMissing();
-    if (!missing.empty()) GTEST_SKIP() << "needs a GPU: " << missing;
-  }
-};
+class FusedEpilogueTest : public GpuParamTest<FusedCase> {};
 
 // Each rank's out (and residual) against the reference, and bit-identical to rank 0's.
 void ExpectEveryRankRight(SimWorld& w, const Wanted& want, EpilogueOp op) {
@@ -344,13 +282,7 @@ INSTANTIATE_TEST_SUITE_P(Fused, FusedEpilogueTest, ::testing::ValuesIn(AllFusedC
 
 // A peer that never launches: the kernel gives up after the bound and says so, and the
 // launch behind it returns at once (the poisoned epochs).
-class FusedTimeoutTest : public ::testing::TestWithParam<bool> {
- protected:
-  void SetUp() override {
-    const std::string missing = GpuMissing();
-    if (!missing.empty()) GTEST_SKIP() << "needs a GPU: " << missing;
-  }
-};
+class FusedTimeoutTest : public GpuParamTest<bool> {};
 
 TEST_P(FusedTimeoutTest, MissingPeerTimesOut) {
   const FusedCase c{"", PeerAlgo::kOneShot,          GetParam(), 2, Dtype::kBf16, 4096,
@@ -421,13 +353,7 @@ std::string SeparateName(const ::testing::TestParamInfo<SeparateCase>& info) {
          (c.in_place ? "_inplace" : "");
 }
 
-class SeparateEpilogueTest : public ::testing::TestWithParam<SeparateCase> {
- protected:
-  void SetUp() override {
-    const std::string missing = GpuMissing();
-    if (!missing.empty()) GTEST_SKIP() << "needs a GPU: " << missing;
-  }
-};
+class SeparateEpilogueTest : public GpuParamTest<SeparateCase> {};
 
 // The unfused path: the reference all-reduce of 2 ranks, then LaunchEpilogue.
 TEST_P(SeparateEpilogueTest, MatchesReference) {
@@ -528,13 +454,7 @@ TEST(FusedEpilogueArgs, StagingOnlyForLL) {
 // gpu::TimingRingReader. Rank 1 starts each launch kDelayNs late (a bounded spin on its
 // stream first), so rank 0's sync wait is that delay and rank 1's nearly nothing; one
 // record per launch, in launch order, each naming its launch's site.
-class SelfTimingTest : public ::testing::TestWithParam<bool> {
- protected:
-  void SetUp() override {
-    const std::string missing = GpuMissing();
-    if (!missing.empty()) GTEST_SKIP() << "needs a GPU: " << missing;
-  }
-};
+class SelfTimingTest : public GpuParamTest<bool> {};
 
 struct TimedWorld {
   FusedCase c;

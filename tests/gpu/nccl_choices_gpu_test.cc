@@ -48,9 +48,9 @@ struct SweepConfig {
 std::string ProblemLabel(const core::Problem& p) {
   return std::string(core::OpName(p.op)) + " " + core::DtypeName(p.dtype) + " " +
          std::to_string(p.bytes) +
-         (p.redop == core::RedOp::kMax   ? " max"
-          : p.redop == core::RedOp::kMin ? " min"
-                                         : "");
+         (p.redop == core::RedOp::kNone || p.redop == core::RedOp::kSum
+              ? ""
+              : std::string(" ") + core::RedOpName(p.redop));
 }
 
 // One line per (problem, choice): "label|choice|ok|time_us|" or "label|choice|skipped||reason".
@@ -296,7 +296,7 @@ TEST(NcclChoicesGpu, PeerKernelsEveryRedOpDtypeOddSize) {
                   {Dtype::kBf16, Dtype::kFp16, Dtype::kFp32},
                   OddSizes(),
                   false,
-                  {core::RedOp::kSum, core::RedOp::kMax, core::RedOp::kMin},
+                  {core::RedOp::kSum, core::RedOp::kMax, core::RedOp::kMin, core::RedOp::kAvg},
                   PeerChoices()};
   if (std::getenv("CCLTUNE_GPU_TEST_QUICK") != nullptr) {
     // One odd size, one reduction, one dtype, eager: small enough for compute-sanitizer.
@@ -324,7 +324,7 @@ TEST(NcclChoicesGpu, HierarchicalAllReduceOnTwoEmulatedNodes) {
                   // 1540 elements and 1.25 MiB + 2 B, none a multiple of 16 bytes.
                   {1024, 3078, 3080, 1 << 20, (5 << 20) + 8},
                   false,
-                  {core::RedOp::kSum, core::RedOp::kMax, core::RedOp::kMin},
+                  {core::RedOp::kSum, core::RedOp::kMax, core::RedOp::kMin, core::RedOp::kAvg},
                   {"nccl", "hier:blocks=3,threads=64", "hier:blocks=16,threads=256",
                    "hier:blocks=128,threads=512"},
                   /*emulated_nodes=*/2,
@@ -343,7 +343,7 @@ TEST(NcclChoicesGpu, HierarchicalAllReduceOnTwoEmulatedNodes) {
   SweepSummary eager;
   RunSweep("hier-eager", cfg, 900, /*min_gpus=*/4, &eager);
   if (::testing::Test::IsSkipped()) return;
-  check(eager, 3 * 3 * 3, 5);  // 3 hier grids x 3 dtypes x 3 redops per size
+  check(eager, 3 * 3 * 4, 5);  // 3 hier grids x 3 dtypes x 4 redops per size
   cfg.cuda_graph = true;
   cfg.dtypes = {Dtype::kBf16};
   cfg.redops = {core::RedOp::kSum};

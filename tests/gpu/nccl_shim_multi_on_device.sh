@@ -13,7 +13,8 @@
 # staged ones included, against NCCL; CORRECT_HOLD=0|1: once more with CCLTUNE_HOLD_IN_PLACE so). walls: all_reduce_perf -t N with a results file that
 # cannot be opened (missing, a directory, empty) against plain, wall seconds each.
 # decode (DECODE_REGISTER=1: with PyTorch's register hook in both runs). train:
-# an eager fp32 tune of the three ops (TRAIN_SIZES, default 64KiB:64MiB:4), then
+# an eager fp32 tune of the three ops (TRAIN_SIZES, default 64KiB:64MiB:4) and of
+# reduceScatter with avg (FSDP2's gradients), then
 # train_steps_program.py (unmodified DDP and FSDP2 steps) plain and preloaded.
 # TRAIN_SHIM_ENV ("VAR=VALUE ...") adds variables to the preloaded run only (e.g.
 # CCLTUNE_CONFIRM_CALLS=8: the runtime's in-program trial).
@@ -270,6 +271,11 @@ section_train() {
     --dtypes fp32 --sizes "${TRAIN_SIZES:-64KiB:64MiB:4}" --cache-dir /tmp/shim-tune-train \
     --json "$D/tune-train.json" >"$D/tune-train.log" 2>&1
   echo "tune train: exit $?"
+  # FSDP2 reduce-scatters fp32 gradients with ncclAvg: its own records, beside sum's.
+  with_nccl timeout -k 5 300 ccltune tune --ranks "$n" --op reduceScatter --redop avg \
+    --dtypes fp32 --sizes "${TRAIN_SIZES:-64KiB:64MiB:4}" --cache-dir /tmp/shim-tune-train \
+    --json "$D/tune-train-avg.json" >"$D/tune-train-avg.log" 2>&1
+  echo "tune train (reduceScatter avg): exit $?"
   ccltune export --format json --cache-dir /tmp/shim-tune-train -o "$D/winners-train.json"
   local prog=(python3 tests/gpu/train_steps_program.py --gpus "$n" --timeout-s 190)
   timeout -k 5 200 "${prog[@]}" --json "$D/train-plain.json" >"$D/train-plain.log" 2>&1

@@ -64,7 +64,10 @@ ncclDataType_t NcclOf(Dtype d) {
   return d == Dtype::kFp32 ? ncclFloat32 : d == Dtype::kFp16 ? ncclFloat16 : ncclBfloat16;
 }
 ncclRedOp_t NcclOf(RedOp r) {
-  return r == RedOp::kMax ? ncclMax : r == RedOp::kMin ? ncclMin : ncclSum;
+  return r == RedOp::kMax   ? ncclMax
+         : r == RedOp::kMin ? ncclMin
+         : r == RedOp::kAvg ? ncclAvg
+                            : ncclSum;
 }
 ccltuneOp_t CcltuneOf(Op op) {
   return op == Op::kAllReduce   ? ccltuneAllReduceOp
@@ -211,7 +214,7 @@ std::vector<Case> CasesOf(const std::vector<TunedSize>& sizes, int world, bool o
   std::vector<Case> out;
   for (const TunedSize& s : sizes) {
     for (Dtype d : {Dtype::kFp32, Dtype::kFp16, Dtype::kBf16}) {
-      for (RedOp r : {RedOp::kSum, RedOp::kMax, RedOp::kMin}) {
+      for (RedOp r : {RedOp::kSum, RedOp::kMax, RedOp::kMin, RedOp::kAvg}) {
         if (s.op == Op::kAllGather && r != RedOp::kSum) continue;
         const RedOp red = s.op == Op::kAllGather ? RedOp::kNone : r;
         std::vector<std::uint64_t> all = {s.bytes, s.bytes + 6 * core::DtypeSize(d) * world};

@@ -9,7 +9,8 @@ namespace ccltune::testing {
 namespace {
 
 constexpr core::Dtype kDtypes[] = {core::Dtype::kFp32, core::Dtype::kFp16, core::Dtype::kBf16};
-constexpr core::RedOp kRedops[] = {core::RedOp::kSum, core::RedOp::kMax, core::RedOp::kMin};
+constexpr core::RedOp kRedops[] = {core::RedOp::kSum, core::RedOp::kMax, core::RedOp::kMin,
+                                   core::RedOp::kAvg};
 
 core::ChoiceResult Ok(const std::string& name, double us) {
   return {name, nlohmann::json::object(), us, us, us, 1.0, core::ChoiceStatus::kOk, ""};

@@ -5,8 +5,8 @@ LD_PRELOAD=libccltune-nccl.so and nccl_shim_compare.py compares what it saved bi
 
   python3 torch_programs.py OUT.pt [--only allreduce]
 
-One rank (world size 1) on GPU 0, NCCL backend: dist.all_reduce, all_gather_into_tensor,
-reduce_scatter_tensor over dtypes and sizes 1 KiB-8 MiB (the winners' tuned sizes and
+One rank (world size 1) on GPU 0, NCCL backend: dist.all_reduce (sum, max, avg),
+all_gather_into_tensor, reduce_scatter_tensor (sum, avg) over dtypes and sizes 1 KiB-8 MiB (the winners' tuned sizes and
 between), a DDP training step, an all-reduce captured in a CUDA graph and replayed, a
 capture that is a new group's first collective, and torch.compile over functional
 collectives. Inputs are seeded; every output is saved.
@@ -43,6 +43,13 @@ def collectives(out, gen):
             r = torch.empty(n // dist.get_world_size(), device="cuda", dtype=dtype)
             dist.reduce_scatter_tensor(r, rand(n, dtype, gen))
             out["reduce_scatter/%s/%d" % (dtype, size)] = r
+            # ncclAvg, as FSDP2 reduce-scatters its gradients.
+            a = torch.empty(n // dist.get_world_size(), device="cuda", dtype=dtype)
+            dist.reduce_scatter_tensor(a, rand(n, dtype, gen), op=dist.ReduceOp.AVG)
+            out["reduce_scatter_avg/%s/%d" % (dtype, size)] = a
+            v = rand(n, dtype, gen)
+            dist.all_reduce(v, op=dist.ReduceOp.AVG)
+            out["all_reduce_avg/%s/%d" % (dtype, size)] = v.clone()
     torch.cuda.synchronize()
 
 

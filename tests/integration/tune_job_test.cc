@@ -191,6 +191,56 @@ TEST_F(TuneJobTest, FourRanksPublishOneRecordPerProblemWithTheRightWinner) {
   EXPECT_NE(one.output.find("\"bytes\": 4096"), std::string::npos) << one.output;
 }
 
+// `--redop avg` (ncclAvg, FSDP2's reduce-scatters): three ranks, so floats divide inexactly
+// and integers truncate; every choice is verified against the host reference and the
+// records are keyed, listed and looked up under "avg", apart from sum's.
+TEST_F(TuneJobTest, AvgIsTunedVerifiedAndPublishedUnderItsOwnKeys) {
+  auto run = RunCcltune({"tune",
+                         "--ranks",
+                         "3",
+                         "--backend",
+                         "host",
+                         "--redis",
+                         redis_->url(),
+                         "--op",
+                         "allReduce,reduceScatter",
+                         "--redop",
+                         "avg",
+                         "--dtypes",
+                         "fp32,int32,bf16",
+                         "--sizes",
+                         "4KiB,64KiB",
+                         "--iters",
+                         "3",
+                         "--rounds",
+                         "2",
+                         "--warmup",
+                         "1",
+                         "--search",
+                         "exhaustive"},
+                        {}, 300);
+  ASSERT_EQ(run.code, 0) << run.output;
+  core::ResultStore store(*client_);
+  auto fps = store.Fingerprints();
+  ASSERT_TRUE(fps.ok() && fps->size() == 1u);
+  auto records = store.List(fps->front());
+  ASSERT_TRUE(records.ok()) << records.status().ToString();
+  ASSERT_EQ(records->size(), 12u);  // 2 ops x 3 dtypes x 2 sizes
+  for (const auto& r : *records) {
+    EXPECT_EQ(r.redop, core::RedOp::kAvg) << r.Key();
+    EXPECT_NE(r.Key().find(":avg:"), std::string::npos) << r.Key();
+    for (const auto& c : r.choices) EXPECT_EQ(c.status, core::ChoiceStatus::kOk) << r.Key();
+  }
+  auto avg = RunCcltune({"results", "--redis", redis_->url(), "--op", "reduceScatter", "--dtype",
+                         "int32", "--redop", "avg", "--bytes", "65536"});
+  ASSERT_EQ(avg.code, 0) << avg.output;
+  EXPECT_NE(avg.output.find("\"redop\": \"avg\""), std::string::npos) << avg.output;
+  auto sum = RunCcltune({"results", "--redis", redis_->url(), "--op", "reduceScatter", "--dtype",
+                         "int32", "--bytes", "65536"});
+  EXPECT_EQ(sum.code, 1) << "sum was never tuned: " << sum.output;
+  EXPECT_NE(sum.output.find("nothing tuned for that problem"), std::string::npos) << sum.output;
+}
+
 // The adaptive search (the default, issue 25): the default choice and every winner are
 // measured in full and verified; a dropped choice is listed as pruned, without a time, with
 // the evidence; records, the summary and `-v` say which search ran and where its time went.

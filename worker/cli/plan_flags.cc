@@ -181,6 +181,24 @@ core::Status ApplyTokensFlag(const PlanFlags& f, const core::PlanLimits& limits,
   return core::Status::Ok();
 }
 
+// --redop (after --op): the reduction of every allReduce and reduceScatter entry.
+core::Status ApplyRedOpFlag(const PlanFlags& f, core::Plan& plan) {
+  if (f.redop.empty()) return core::Status::Ok();
+  auto r = core::ParseRedOp(f.redop);
+  if (!r.ok()) return r.status().WithContext("--redop");
+  bool any = false;
+  for (auto& c : plan.collectives) {
+    if (!core::IsReducing(c.op)) continue;
+    c.reduce_op = *r;
+    any = true;
+  }
+  if (!any) {
+    return core::InvalidArgument(
+        "--redop: only with a reducing collective (--op allReduce or reduceScatter)");
+  }
+  return core::Status::Ok();
+}
+
 core::Status ApplyCollectiveFlags(const PlanFlags& f, const std::string& backend,
                                   const core::PlanLimits& limits, core::Plan& plan) {
   if (!f.ops.empty()) {
@@ -196,6 +214,7 @@ core::Status ApplyCollectiveFlags(const PlanFlags& f, const std::string& backend
       plan.collectives.push_back(c);
     }
   }
+  CCLTUNE_RETURN_IF_ERROR(ApplyRedOpFlag(f, plan));
   for (auto& c : plan.collectives) {
     if (!f.dtypes.empty()) {
       c.dtypes.clear();

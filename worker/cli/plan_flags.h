@@ -21,6 +21,7 @@ struct PlanFlags {
   std::string plan_file;
   std::string ops;       // "allReduce,allGather"
   std::string dtypes;    // "fp32,bf16"
+  std::string redop;     // "avg": the reducing entries' reduceOp; empty keeps the plan's (sum)
   std::string sizes;     // "1KiB:4MiB[:factor]" or "4096,1MiB"
   std::string choices;   // "ring,direct"
   std::string epilogue;  // "residualRmsNorm,hidden=4096[,eps=1e-5]", "bias,hidden=H", "none"

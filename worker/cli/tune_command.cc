@@ -79,6 +79,8 @@ Runner AddTuneCommand(CLI::App& app) {
   c->add_option("--plan", f->plan.plan_file, "Plan file (YAML or JSON; a CollectiveTuningJob too)");
   c->add_option("--op", f->plan.ops, "Collectives, comma-separated (allReduce,allGather,...)");
   c->add_option("--dtypes", f->plan.dtypes, "Element types, comma-separated (fp32,bf16,...)");
+  c->add_option("--redop", f->plan.redop,
+                "Reduction of allReduce and reduceScatter: sum (default), max, min, prod, avg");
   c->add_option("--sizes", f->plan.sizes, "MIN:MAX[:FACTOR] or a list (4096,1MiB)");
   c->add_option("--epilogue", f->plan.epilogue,
                 "Fuse after allReduce: KIND[,hidden=H][,eps=E] (residualRmsNorm, bias, none)");

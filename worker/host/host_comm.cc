@@ -46,7 +46,13 @@ core::Status HostComm::Run(const char* op_label, const char* algo_label, AlgoFn 
   ++seq_;
   wait_ = WaitSpec{deadline, &cancel_, StepLabel{op_label, algo_label, 0}};
   core::Status st = fn(*this, args);
-  if (!st.ok()) mesh_->MarkBroken(st.ToString());
+  if (!st.ok()) {
+    mesh_->MarkBroken(st.ToString());
+    return st;
+  }
+  // Every algorithm sums for avg (GetReduceFn); the division ends it, on each rank's own
+  // result: allReduce's whole output, reduceScatter's block.
+  if (args.redop == core::RedOp::kAvg) DivideInPlace(args.dtype, args.recv, args.count, world_);
   return st;
 }
 

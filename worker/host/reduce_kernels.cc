@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 
 #include "worker/host/half.h"
 
@@ -85,6 +86,7 @@ template <class T>
 core::Result<ReduceFn> ForOp(core::RedOp redop) {
   switch (redop) {
     case core::RedOp::kSum:
+    case core::RedOp::kAvg:
       return &Kernel<T, Sum>;
     case core::RedOp::kProd:
       return &Kernel<T, Prod>;
@@ -99,7 +101,35 @@ core::Result<ReduceFn> ForOp(core::RedOp redop) {
                                core::RedOpName(redop) + "'");
 }
 
+template <class T>
+void Divide(void* buf, std::size_t count, int world) {
+  using K = Codec<T>;
+  T* p = static_cast<T*>(buf);
+  for (std::size_t i = 0; i < count; ++i) {
+    if constexpr (std::is_integral_v<T>) {
+      p[i] = static_cast<T>(p[i] / world);  // C++ division truncates toward zero
+    } else {
+      p[i] = K::Store(K::Load(p[i]) / static_cast<float>(world));
+    }
+  }
+}
+
 }  // namespace
+
+void DivideInPlace(core::Dtype dtype, void* buf, std::size_t count, int world) {
+  switch (dtype) {
+    case core::Dtype::kFp32:
+      return Divide<float>(buf, count, world);
+    case core::Dtype::kFp16:
+      return Divide<Fp16>(buf, count, world);
+    case core::Dtype::kBf16:
+      return Divide<Bf16>(buf, count, world);
+    case core::Dtype::kInt32:
+      return Divide<std::int32_t>(buf, count, world);
+    case core::Dtype::kInt8:
+      return Divide<std::int8_t>(buf, count, world);
+  }
+}
 
 core::Result<ReduceFn> GetReduceFn(core::Dtype dtype, core::RedOp redop) {
   switch (dtype) {

@@ -12,7 +12,12 @@ namespace ccltune::worker::host {
 
 using ReduceFn = void (*)(void* out, const void* a, const void* b, std::size_t count);
 
-// InvalidArgument for RedOp::kNone.
+// InvalidArgument for RedOp::kNone. Avg reduces with the sum's kernel; its division is
+// DivideInPlace, once the sum is complete.
 core::Result<ReduceFn> GetReduceFn(core::Dtype dtype, core::RedOp redop);
+
+// Avg's last step: each of `count` elements divided by `world`, as NCCL's ncclAvg ends:
+// integers (the wrapped sum) truncate toward zero; floats divide in fp32 and round back.
+void DivideInPlace(core::Dtype dtype, void* buf, std::size_t count, int world);
 
 }  // namespace ccltune::worker::host

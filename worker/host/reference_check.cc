@@ -22,11 +22,14 @@ double ReduceInts(const CheckSpec& spec, std::size_t idx) {
   std::int64_t best = first;
   for (std::size_t j = 1; j < seeds.size(); ++j) {
     const auto v = static_cast<std::int64_t>(InputValue(spec.dtype, seeds[j], idx));
-    if (spec.redop == core::RedOp::kSum) acc += static_cast<std::uint64_t>(v);
+    if (spec.redop == core::RedOp::kSum || spec.redop == core::RedOp::kAvg) {
+      acc += static_cast<std::uint64_t>(v);
+    }
     if (spec.redop == core::RedOp::kProd) acc *= static_cast<std::uint64_t>(v);
     best = spec.redop == core::RedOp::kMax ? std::max(best, v) : std::min(best, v);
   }
-  const bool arith = spec.redop == core::RedOp::kSum || spec.redop == core::RedOp::kProd;
+  const bool arith = spec.redop == core::RedOp::kSum || spec.redop == core::RedOp::kProd ||
+                     spec.redop == core::RedOp::kAvg;
   return WrapInt(spec.dtype, arith ? acc : static_cast<std::uint64_t>(best));
 }
 
@@ -36,6 +39,7 @@ double ReduceFloats(const CheckSpec& spec, std::size_t idx) {
     const double v = InputValue(spec.dtype, spec.seeds[j], idx);
     switch (spec.redop) {
       case core::RedOp::kSum:
+      case core::RedOp::kAvg:
         acc += v;
         break;
       case core::RedOp::kProd:
@@ -52,8 +56,13 @@ double ReduceFloats(const CheckSpec& spec, std::size_t idx) {
   return acc;
 }
 
+// Avg: the sum (ReduceInts wraps it to the dtype) over the world; integers truncate toward
+// zero, as NCCL's ncclAvg and DivideInPlace do.
 double Reduced(const CheckSpec& spec, std::size_t idx) {
-  return core::IsFloat(spec.dtype) ? ReduceFloats(spec, idx) : ReduceInts(spec, idx);
+  const double r = core::IsFloat(spec.dtype) ? ReduceFloats(spec, idx) : ReduceInts(spec, idx);
+  if (spec.redop != core::RedOp::kAvg) return r;
+  const double mean = r / static_cast<double>(spec.seeds.size());
+  return core::IsFloat(spec.dtype) ? mean : std::trunc(mean);
 }
 
 }  // namespace

@@ -220,6 +220,13 @@ INSTANTIATE_TEST_SUITE_P(
         BadTuneFlags{"UnknownKey", {"--epilogue", "bias,rows=8"}, "--epilogue: 'rows=8'"},
         BadTuneFlags{
             "TokensWithoutEpilogue", {"--tokens", "1,8"}, "--tokens: only with an epilogue"},
+        BadTuneFlags{"RedOpUnknown", {"--redop", "mean"}, "--redop: 'mean' is not a known"},
+        BadTuneFlags{"RedOpWithoutReducingOp",
+                     {"--op", "allGather", "--redop", "avg"},
+                     "--redop: only with a reducing collective"},
+        BadTuneFlags{"AvgWithEpilogue",
+                     {"--epilogue", "residualRmsNorm,hidden=4096", "--redop", "avg"},
+                     "reduceOp"},
         BadTuneFlags{"TokensZero",
                      {"--epilogue", "residualRmsNorm,hidden=4096", "--tokens", "0,8"},
                      "--tokens: '0'"},

@@ -31,8 +31,7 @@ struct Case {
 
 std::vector<Case> AllCases() {
   std::vector<Case> cases;
-  const std::vector<core::RedOp> redops{core::RedOp::kSum, core::RedOp::kMax, core::RedOp::kMin,
-                                        core::RedOp::kProd};
+  const std::vector<core::RedOp>& redops = core::AllRedOps();
   for (const Algorithm& a : Algorithms()) {
     if (a.test_only) continue;
     for (core::Dtype d : core::AllDtypes()) {

@@ -2,6 +2,7 @@
 // per-step rounding), deterministic inputs, block layout, and the reference check's verdicts.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -47,6 +48,28 @@ TEST(ReduceKernelTest, IntegersWrapLikeTwosComplement) {
   std::int32_t lo = -3, hi = 2, m;
   GetReduceFn(core::Dtype::kInt32, core::RedOp::kMin).value()(&m, &hi, &lo, 1);
   EXPECT_EQ(m, -3);
+}
+
+TEST(ReduceKernelTest, AvgSumsThenDividesTruncatingIntegersTowardZero) {
+  EXPECT_EQ(GetReduceFn(core::Dtype::kInt8, core::RedOp::kAvg).value(),
+            GetReduceFn(core::Dtype::kInt8, core::RedOp::kSum).value());
+  std::int8_t i8[4] = {-7, 7, 127, -128};
+  DivideInPlace(core::Dtype::kInt8, i8, 4, 2);
+  EXPECT_EQ(i8[0], -3);
+  EXPECT_EQ(i8[1], 3);
+  EXPECT_EQ(i8[2], 63);
+  EXPECT_EQ(i8[3], -64);
+  std::int32_t i32[2] = {-10, 11};
+  DivideInPlace(core::Dtype::kInt32, i32, 2, 3);
+  EXPECT_EQ(i32[0], -3);
+  EXPECT_EQ(i32[1], 3);
+  float f[2] = {3.0f, -1.0f};
+  DivideInPlace(core::Dtype::kFp32, f, 2, 4);
+  EXPECT_EQ(f[0], 0.75f);
+  EXPECT_EQ(f[1], -0.25f);
+  Bf16 b = FloatToBf16(3.0f);
+  DivideInPlace(core::Dtype::kBf16, &b, 1, 3);
+  EXPECT_EQ(b.bits, FloatToBf16(1.0f).bits);
 }
 
 TEST(ReduceKernelTest, Bf16SumRoundsAfterEveryStep) {
@@ -133,6 +156,20 @@ TEST(ReferenceCheckTest, Bf16ToleranceIsTwoPercentAndIntsAreExact) {
   iv[7] += 1;
   const core::Status st = CheckOutput(ints, iv.data());
   EXPECT_NE(st.message().find("wrong: element 7 of 8"), std::string::npos) << st.message();
+}
+
+TEST(ReferenceCheckTest, AvgIsTheSumOverTheRanksIntegersTruncated) {
+  for (core::Dtype d : {core::Dtype::kInt32, core::Dtype::kFp32}) {
+    CheckSpec avg{core::Op::kAllReduce, d, core::RedOp::kAvg, 64, 0, 0, {}};
+    for (int r = 0; r < 3; ++r) avg.seeds.push_back(2000 + r);
+    CheckSpec sum = avg;
+    sum.redop = core::RedOp::kSum;
+    for (std::size_t e = 0; e < 64; ++e) {
+      const double mean = ExpectedElement(sum, e) / 3;
+      EXPECT_EQ(ExpectedElement(avg, e), core::IsFloat(d) ? mean : std::trunc(mean))
+          << core::DtypeName(d) << " " << e;
+    }
+  }
 }
 
 TEST(ReferenceCheckTest, Int8ProductWraps) {

@@ -335,13 +335,13 @@ class Forwarding(unittest.TestCase):
         self.assertEqual(len(re.findall(r"destroyed: 0 calls", out.stderr)), 2, out.stderr)
 
 
-def record(bytes_, winner, times, world=4):
-    """A published record (schema 1) of `world` ranks: bf16 sum allReduce of `bytes_`, the
-    `times` {choice: us} measured, `winner` won."""
+def record(bytes_, winner, times, world=4, op="allReduce", dtype="bf16", redop="sum"):
+    """A published record (schema 1) of `world` ranks: by default bf16 sum allReduce of
+    `bytes_`, the `times` {choice: us} measured, `winner` won."""
     choices = [{"name": n, "params": {}, "timeUs": t, "minUs": t, "maxUs": t, "status": "ok",
                 "busbwGBs": 1.0} for n, t in times.items()]
-    return {"schema": 1, "fingerprint": "shim-test", "op": "allReduce", "dtype": "bf16",
-            "redop": "sum", "bytes": bytes_, "winner": winner, "winnerParams": {},
+    return {"schema": 1, "fingerprint": "shim-test", "op": op, "dtype": dtype,
+            "redop": redop, "bytes": bytes_, "winner": winner, "winnerParams": {},
             "timeUs": times[winner], "defaultTimeUs": times["nccl"],
             "speedupVsDefault": times["nccl"] / times[winner], "busbwGBs": 1.0,
             "choices": choices, "worldSize": world, "tunedAt": "2026-11-25T08:00:00Z",
@@ -544,6 +544,20 @@ class CheckNccl(unittest.TestCase):
         self.assertTrue(lines[0].endswith("; captured, on registered tensors: " + pull), lines[0])
         self.assertTrue(lines[1].endswith("; captured, on registered tensors: " + pull), lines[1])
         self.assertEqual(lines[2], "  allReduce bf16/sum 1024: nccl")
+
+    def test_avg_has_a_slice_of_its_own_beside_sum(self):
+        # ncclAvg (FSDP2's reduce-scatters) is served from records tuned with avg, never
+        # from sum's: each slice lists its own winner.
+        rs = dict(op="reduceScatter", dtype="fp32")
+        ll128 = "nccl:algo=ring,proto=ll128"
+        sweep = [record(1 << 20, "nccl", {"nccl": 30.0, ll128: 29.5}, redop="sum", **rs),
+                 record(1 << 20, "rs+ag", {"nccl": 30.0, "rs+ag": 20.0}, redop="avg",
+                        **dict(rs, op="allReduce"))]
+        out = with_winners(sweep, lambda e: self.check(e, "--world", "4"))
+        self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
+        lines = out.stdout.splitlines()
+        self.assertIn("  reduceScatter fp32/sum 1048576: nccl", lines)
+        self.assertIn("  allReduce fp32/avg 1048576: rs+ag", lines)
 
     def test_a_setting_the_process_already_holds_otherwise_is_not_applied(self):
         out = with_winners(NODES_SWEEP, lambda e: self.check(

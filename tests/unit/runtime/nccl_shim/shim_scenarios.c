@@ -40,7 +40,10 @@ static int Forwarding(void) {
   bad += Expect(ncclAllGather(g_send, g_recv, 4, ncclBfloat16, blocking, kStream), "ag g");
   bad += Expect(ncclGroupEnd(), "group end");
   bad += Expect(ncclAllReduce(g_send, g_recv, 18, ncclUint64, ncclSum, blocking, kStream), "u64");
-  bad += Expect(ncclAllReduce(g_send, g_recv, 19, ncclFloat32, ncclAvg, blocking, kStream), "avg");
+  /* A user-defined op (ncclRedOpCreatePreMulSum's handles start at ncclNumOps). */
+  bad += Expect(
+      ncclAllReduce(g_send, g_recv, 19, ncclFloat32, (ncclRedOp_t)ncclNumOps, blocking, kStream),
+      "user op");
   bad += Expect(ncclReduceScatter(g_send, g_recv, 5, ncclFloat16, ncclSum, nonblocking, kStream),
                 "rs nb");
   bad += Expect(ncclAllReduce(g_send, g_recv, 0, ncclFloat32, ncclSum, blocking, kStream), "empty");

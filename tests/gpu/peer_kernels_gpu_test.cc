@@ -1,0 +1,220 @@
+// The reducing peer kernels (core/kernels/peer_kernels.h) on one GPU, in one process: `world`
+// ranks are simulated on the same device, each with its own signals, epochs, buffers and
+// non-blocking stream, so every rank's kernel runs concurrently with the others' and the
+// peer pointers are plain device pointers. Each case runs a few launches (epochs and the
+// staging parity move on), refills the inputs, runs the checked launch, and compares every
+// rank's output with the independent reference (LaunchExpected) within
+// core::VerifyTolerance; all-reduce outputs must also be bit-identical to rank 0's.
+// Covers one-shot (pull, push, LL, pull in place), two-shot (pull, push) and the
+// reduce-scatter half (pull, push); worlds 2, 3 and 4; fp32, bf16 and fp16; sum, max, min
+// and avg (sum kernels whose stores are scaled by 1/world); counts of whole vectors and an
+// odd one. Multi-GPU runs (nccl_choices_gpu_test) check the same
+// kernels over NVLink against NCCL; this one needs a single GPU. Skips without a GPU.
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/kernels/kernels.h"
+#include "core/kernels/peer_kernels.h"
+#include "core/plan/types.h"
+#include "tests/gpu/sim_device.h"
+
+namespace ccltune::testing {
+namespace {
+
+using core::Dtype;
+using core::RedOp;
+using kernels::PeerAlgo;
+using kernels::PeerOperands;
+using kernels::PeerShape;
+using kernels::PeerTeam;
+
+constexpr std::uint64_t kGeneration = 11;
+constexpr int kWarmLaunches = 3;
+constexpr unsigned long long kBoundNs = 500'000'000ull;  // a hang fails in 0.5 s
+constexpr std::uint64_t kPadBytes = 256;                 // LL reads whole lines past a slice's end
+
+#define CUDA_ASSERT(expr) ASSERT_EQ(cudaSuccess, (expr)) << #expr
+
+struct Variant {
+  const char* name;
+  PeerAlgo algo;
+  bool push;
+  bool ll;
+  bool in_place;
+  int unroll;
+};
+
+constexpr Variant kVariants[] = {
+    {"oneshot_pull", PeerAlgo::kOneShot, false, false, false, 2},
+    {"oneshot_push", PeerAlgo::kOneShot, true, false, false, 1},
+    {"oneshot_ll", PeerAlgo::kOneShot, true, true, false, 1},
+    {"oneshot_pull_inplace", PeerAlgo::kOneShot, false, false, true, 1},
+    {"twoshot_pull", PeerAlgo::kTwoShot, false, false, false, 2},
+    {"twoshot_push", PeerAlgo::kTwoShot, true, false, false, 1},
+    {"reducescatter_pull", PeerAlgo::kReduceScatter, false, false, false, 1},
+    {"reducescatter_push", PeerAlgo::kReduceScatter, true, false, false, 2},
+};
+
+struct PeerCase {
+  Variant v;
+  int world;
+  Dtype dtype;
+  RedOp redop;
+  std::uint64_t count;  // core::ElementCount: all-reduce's elements, reduce-scatter's per rank
+  core::Op op() const {
+    return v.algo == PeerAlgo::kReduceScatter ? core::Op::kReduceScatter : core::Op::kAllReduce;
+  }
+};
+
+std::string CaseName(const ::testing::TestParamInfo<PeerCase>& info) {
+  const PeerCase& c = info.param;
+  return std::string(c.v.name) + "_w" + std::to_string(c.world) + "_" + core::DtypeName(c.dtype) +
+         "_" + core::RedOpName(c.redop) + "_n" + std::to_string(c.count);
+}
+
+std::vector<PeerCase> AllCases() {
+  std::vector<PeerCase> out;
+  for (const Variant& v : kVariants) {
+    for (int world : {2, 3, 4}) {
+      for (Dtype d : {Dtype::kFp32, Dtype::kBf16, Dtype::kFp16}) {
+        for (RedOp r : {RedOp::kSum, RedOp::kMax, RedOp::kMin, RedOp::kAvg}) {
+          // Whole 16-byte vectors, and an odd count (a tail; reduce-scatter's segments then
+          // start unaligned, so it takes the element-wise path).
+          for (std::uint64_t n : {4096, 12296, 1003}) out.push_back({v, world, d, r, n});
+        }
+      }
+    }
+  }
+  return out;
+}
+
+// One simulated rank's memory and stream.
+struct SimRank {
+  DeviceMem signals, epochs, in, out, staging, want;
+  HostMem timed_out;
+  Stream stream;
+};
+
+class SimWorld {
+ public:
+  explicit SimWorld(const PeerCase& c) : c_(c), ranks_(static_cast<std::size_t>(c.world)) {
+    shape_.blocks = 8;
+    shape_.threads = 512;
+    shape_.push = c.v.push;
+    shape_.ll = c.v.ll;
+    shape_.unroll = c.v.unroll;
+    ok_ = Allocate();
+  }
+  bool ok() const { return ok_; }
+  SimRank& rank(int r) { return ranks_[static_cast<std::size_t>(r)]; }
+  std::uint64_t SendElements() const { return kernels::SendElements(c_.op(), c_.count, c_.world); }
+  std::uint64_t RecvElements() const { return kernels::RecvElements(c_.op(), c_.count, c_.world); }
+
+  // Every rank's input from LaunchRandomFill as that rank; synchronous.
+  cudaError_t Fill() {
+    cudaError_t e = cudaSuccess;
+    for (int r = 0; r < c_.world && e == cudaSuccess; ++r) {
+      e = kernels::LaunchRandomFill(rank(r).in.get(), SendElements(), c_.dtype, r, kGeneration, 0,
+                                    nullptr);
+    }
+    return e == cudaSuccess ? cudaDeviceSynchronize() : e;
+  }
+
+  // One launch on every rank, each on its own stream; then waits.
+  cudaError_t LaunchAll() {
+    PeerOperands ops;
+    for (int q = 0; q < c_.world; ++q) {
+      ops.in[q] = rank(q).in.get();
+      ops.out[q] = c_.v.in_place ? rank(q).in.get() : rank(q).out.get();
+      ops.staging[q] = rank(q).staging.get();
+    }
+    for (int r = 0; r < c_.world; ++r) {
+      const cudaError_t e = kernels::LaunchPeerCollective(
+          c_.v.algo, Team(r), ops, c_.count, c_.dtype, c_.redop, shape_, rank(r).stream.get());
+      if (e != cudaSuccess) return e;
+    }
+    return cudaDeviceSynchronize();
+  }
+
+  // Each rank's expected output, from the reference.
+  cudaError_t Reference() {
+    cudaError_t e = cudaSuccess;
+    for (int r = 0; r < c_.world && e == cudaSuccess; ++r) {
+      e = kernels::LaunchExpected(rank(r).want.get(), c_.op(), c_.redop, c_.dtype, c_.count,
+                                  c_.world, r, kGeneration, nullptr);
+    }
+    return e == cudaSuccess ? cudaDeviceSynchronize() : e;
+  }
+
+  const void* Output(int r) { return c_.v.in_place ? rank(r).in.get() : rank(r).out.get(); }
+
+ private:
+  PeerTeam Team(int r) {
+    PeerTeam t;
+    t.rank = r;
+    t.world = c_.world;
+    for (int q = 0; q < c_.world; ++q) {
+      t.signals[q] = static_cast<kernels::PeerSignals*>(rank(q).signals.get());
+    }
+    t.epochs = static_cast<unsigned int*>(rank(r).epochs.get());
+    t.timed_out = static_cast<int*>(rank(r).timed_out.get());
+    t.timeout_ns = kBoundNs;
+    return t;
+  }
+
+  bool Allocate() {
+    const std::uint64_t esize = core::DtypeSize(c_.dtype);
+    const std::uint64_t staging =
+        kernels::StagingBytes(c_.v.algo, shape_, c_.count, c_.dtype, c_.world);
+    bool ok = true;
+    for (auto& r : ranks_) {
+      r.signals = Zeroed(sizeof(kernels::PeerSignals));
+      r.epochs = Zeroed(sizeof(unsigned int) * kernels::kEpochWords);
+      r.in = Zeroed(SendElements() * esize + kPadBytes);
+      r.out = Zeroed(RecvElements() * esize + kPadBytes);
+      r.want = Zeroed(RecvElements() * esize + kPadBytes);
+      r.staging = Zeroed(staging + kPadBytes);
+      r.timed_out = Mapped(sizeof(int) * kernels::kTimedOutWords);
+      r.stream = NonBlockingStream();
+      ok = ok && r.signals && r.epochs && r.in && r.out && r.want && r.staging && r.timed_out &&
+           r.stream;
+    }
+    return ok;
+  }
+
+  PeerCase c_;
+  PeerShape shape_;
+  std::vector<SimRank> ranks_;
+  bool ok_ = false;
+};
+
+class PeerKernelsTest : public GpuParamTest<PeerCase> {};
+
+TEST_P(PeerKernelsTest, MatchesReferenceOnEveryRank) {
+  const PeerCase& c = GetParam();
+  SimWorld w(c);
+  ASSERT_TRUE(w.ok()) << "allocation failed";
+  CUDA_ASSERT(w.Fill());
+  for (int i = 0; i < kWarmLaunches; ++i) CUDA_ASSERT(w.LaunchAll());
+  CUDA_ASSERT(w.Fill());  // in place, the warm launches reduced over the inputs
+  CUDA_ASSERT(w.LaunchAll());
+  CUDA_ASSERT(w.Reference());
+  const double tol = core::VerifyTolerance(c.dtype);
+  for (int r = 0; r < c.world; ++r) {
+    EXPECT_EQ(0, *static_cast<int*>(w.rank(r).timed_out.get())) << "rank " << r << " timed out";
+    EXPECT_EQ("", Differs(w.Output(r), w.rank(r).want.get(), w.RecvElements(), c.dtype, tol))
+        << "rank " << r;
+    if (c.op() != core::Op::kAllReduce) continue;
+    EXPECT_EQ("", Differs(w.Output(r), w.Output(0), w.RecvElements(), c.dtype, 0.0))
+        << "rank " << r << " is not bit-identical to rank 0";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Kernels, PeerKernelsTest, ::testing::ValuesIn(AllCases()), CaseName);
+
+}  // namespace
+}  // namespace ccltune::testing
