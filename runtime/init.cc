@@ -232,6 +232,7 @@ core::Status RuntimeComm::SetUpPeers(core::Deadline deadline) {
   CCLTUNE_RETURN_IF_ERROR(reserved);
   if (config_.pool_bytes > 0) pool_.emplace(config_.pool_bytes);
   pool_shared_ = true;
+  CCLTUNE_ASSIGN_OR_RETURN(unvouched_slot_, gpu::UnvouchedDirectSlot(stream_.get()));
   return WaitStream(stream_.get(), nccl_, deadline, "peer memory setup");
 }
 

@@ -365,6 +365,10 @@ class RuntimeComm {
   gpu::DeviceBuffer local_pool_;
   std::size_t staging_used_ = 0;                // bump offset in the staging area
   std::map<std::string, std::size_t> staging_;  // launch signature → its staging partition
+  // A direct slot no rank vouches for: staged pull all-reduces copy inside their launch with
+  // it (apply::StagesInKernel). Made with the peer memory, since nothing may be allocated
+  // while a program captures.
+  gpu::DeviceBuffer unvouched_slot_;
   std::map<std::string, std::unique_ptr<gpu::PeerEnqueuer>> enqueuers_;
   gpu::Event peer_done_;  // the last eager peer launch, for ordering across streams
   cudaStream_t last_peer_stream_ = nullptr;

@@ -22,6 +22,13 @@ kernels::PeerShape PeerShapeOf(const apply::ChoiceSpec& spec) {
   return {spec.blocks, spec.threads, spec.push, spec.ll, spec.unroll};
 }
 
+core::Result<DeviceBuffer> UnvouchedDirectSlot(cudaStream_t stream) {
+  CCLTUNE_ASSIGN_OR_RETURN(DeviceBuffer slot,
+                           DeviceBuffer::Allocate(sizeof(kernels::DirectSlot), MemoryKind::kCuda));
+  CCLTUNE_CUDA_TRY(cudaMemsetAsync(slot.data(), 0, sizeof(kernels::DirectSlot), stream));
+  return slot;
+}
+
 core::Result<PeerEnqueuer> PeerEnqueuer::Create(const apply::ChoiceSpec& spec,
                                                 const OpShape& shape) {
   PeerEnqueuer e;

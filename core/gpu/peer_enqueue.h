@@ -43,6 +43,12 @@ class PeerEnqueuer {
 };
 
 kernels::PeerShape PeerShapeOf(const apply::ChoiceSpec& spec);
+
+// A direct slot (kernels::DirectSlot) that no rank vouches for: valid 0, in device memory,
+// zeroed on `stream` (launches after it there, or after the caller waited for it, see it).
+// PeerOperands::direct pointing at it makes a staged pull all-reduce copy in and out inside
+// its own launch (apply::StagesInKernel). Allocates: never while a stream captures.
+core::Result<DeviceBuffer> UnvouchedDirectSlot(cudaStream_t stream);
 // The kernel algorithm a spec runs for `op`.
 kernels::PeerAlgo PeerAlgoFor(const apply::ChoiceSpec& spec, core::Op op);
 

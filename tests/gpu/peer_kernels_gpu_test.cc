@@ -5,8 +5,10 @@
 // staging parity move on), refills the inputs, runs the checked launch, and compares every
 // rank's output with the independent reference (LaunchExpected) within
 // core::VerifyTolerance; all-reduce outputs must also be bit-identical to rank 0's.
-// Covers one-shot (pull, push, LL, pull in place), two-shot (pull, push) and the
-// reduce-scatter half (pull, push); worlds 2, 3 and 4; fp32, bf16 and fp16; sum, max, min
+// Covers one-shot (pull, push, LL, pull in place), two-shot (pull, push), the
+// reduce-scatter half (pull, push), and the pull one-shot and two-shot staged inside their
+// launch (a slot no rank vouches for; the program's buffers in place, apart, and not
+// 16-byte aligned); worlds 2, 3 and 4; fp32, bf16 and fp16; sum, max, min
 // and avg (sum kernels whose stores are scaled by 1/world); counts of whole vectors and an
 // odd one. Multi-GPU runs (nccl_choices_gpu_test) check the same
 // kernels over NVLink against NCCL; this one needs a single GPU. Skips without a GPU.
@@ -46,6 +48,11 @@ struct Variant {
   bool ll;
   bool in_place;
   int unroll;
+  // Staged in the kernel (apply::StagesInKernel): the program's own buffers, a slot no rank
+  // vouches for, and the peer buffers as the staging; `own_offset` elements past an
+  // allocation's start (1: not 16-byte aligned).
+  bool in_kernel = false;
+  int own_offset = 0;
 };
 
 constexpr Variant kVariants[] = {
@@ -57,6 +64,12 @@ constexpr Variant kVariants[] = {
     {"twoshot_push", PeerAlgo::kTwoShot, true, false, false, 1},
     {"reducescatter_pull", PeerAlgo::kReduceScatter, false, false, false, 1},
     {"reducescatter_push", PeerAlgo::kReduceScatter, true, false, false, 2},
+    {"oneshot_staged", PeerAlgo::kOneShot, false, false, false, 2, true},
+    {"oneshot_staged_inplace", PeerAlgo::kOneShot, false, false, true, 1, true},
+    {"oneshot_staged_unaligned", PeerAlgo::kOneShot, false, false, false, 2, true, 1},
+    {"twoshot_staged", PeerAlgo::kTwoShot, false, false, false, 2, true},
+    {"twoshot_staged_inplace", PeerAlgo::kTwoShot, false, false, true, 1, true},
+    {"twoshot_staged_unaligned", PeerAlgo::kTwoShot, false, false, false, 1, true, 1},
 };
 
 struct PeerCase {
@@ -92,9 +105,10 @@ std::vector<PeerCase> AllCases() {
   return out;
 }
 
-// One simulated rank's memory and stream.
+// One simulated rank's memory and stream: the peer buffers (in, out, staging) and, for
+// in-kernel staging, the program's own (own_in, own_out).
 struct SimRank {
-  DeviceMem signals, epochs, in, out, staging, want;
+  DeviceMem signals, epochs, in, out, staging, own_in, own_out, want;
   HostMem timed_out;
   Stream stream;
 };
@@ -118,8 +132,7 @@ class SimWorld {
   cudaError_t Fill() {
     cudaError_t e = cudaSuccess;
     for (int r = 0; r < c_.world && e == cudaSuccess; ++r) {
-      e = kernels::LaunchRandomFill(rank(r).in.get(), SendElements(), c_.dtype, r, kGeneration, 0,
-                                    nullptr);
+      e = kernels::LaunchRandomFill(Input(r), SendElements(), c_.dtype, r, kGeneration, 0, nullptr);
     }
     return e == cudaSuccess ? cudaDeviceSynchronize() : e;
   }
@@ -129,12 +142,18 @@ class SimWorld {
     PeerOperands ops;
     for (int q = 0; q < c_.world; ++q) {
       ops.in[q] = rank(q).in.get();
-      ops.out[q] = c_.v.in_place ? rank(q).in.get() : rank(q).out.get();
+      ops.out[q] = c_.v.in_place && !c_.v.in_kernel ? rank(q).in.get() : rank(q).out.get();
       ops.staging[q] = rank(q).staging.get();
     }
     for (int r = 0; r < c_.world; ++r) {
+      PeerOperands mine = ops;
+      if (c_.v.in_kernel) {
+        mine.direct = static_cast<const kernels::DirectSlot*>(unvouched_.get());
+        mine.own_in = Input(r);
+        mine.own_out = Output(r);
+      }
       const cudaError_t e = kernels::LaunchPeerCollective(
-          c_.v.algo, Team(r), ops, c_.count, c_.dtype, c_.redop, shape_, rank(r).stream.get());
+          c_.v.algo, Team(r), mine, c_.count, c_.dtype, c_.redop, shape_, rank(r).stream.get());
       if (e != cudaSuccess) return e;
     }
     return cudaDeviceSynchronize();
@@ -150,7 +169,12 @@ class SimWorld {
     return e == cudaSuccess ? cudaDeviceSynchronize() : e;
   }
 
-  const void* Output(int r) { return c_.v.in_place ? rank(r).in.get() : rank(r).out.get(); }
+  // Where rank r's input and result are: the program's buffers when staged in the kernel.
+  void* Input(int r) { return c_.v.in_kernel ? Own(rank(r).own_in) : rank(r).in.get(); }
+  void* Output(int r) {
+    if (c_.v.in_place) return Input(r);
+    return c_.v.in_kernel ? Own(rank(r).own_out) : rank(r).out.get();
+  }
 
  private:
   PeerTeam Team(int r) {
@@ -166,11 +190,16 @@ class SimWorld {
     return t;
   }
 
+  void* Own(const DeviceMem& m) const {
+    return static_cast<char*>(m.get()) + c_.v.own_offset * core::DtypeSize(c_.dtype);
+  }
+
   bool Allocate() {
     const std::uint64_t esize = core::DtypeSize(c_.dtype);
     const std::uint64_t staging =
         kernels::StagingBytes(c_.v.algo, shape_, c_.count, c_.dtype, c_.world);
-    bool ok = true;
+    unvouched_ = Zeroed(sizeof(kernels::DirectSlot));
+    bool ok = unvouched_ != nullptr;
     for (auto& r : ranks_) {
       r.signals = Zeroed(sizeof(kernels::PeerSignals));
       r.epochs = Zeroed(sizeof(unsigned int) * kernels::kEpochWords);
@@ -178,10 +207,12 @@ class SimWorld {
       r.out = Zeroed(RecvElements() * esize + kPadBytes);
       r.want = Zeroed(RecvElements() * esize + kPadBytes);
       r.staging = Zeroed(staging + kPadBytes);
+      r.own_in = Zeroed(SendElements() * esize + kPadBytes);
+      r.own_out = Zeroed(RecvElements() * esize + kPadBytes);
       r.timed_out = Mapped(sizeof(int) * kernels::kTimedOutWords);
       r.stream = NonBlockingStream();
-      ok = ok && r.signals && r.epochs && r.in && r.out && r.want && r.staging && r.timed_out &&
-           r.stream;
+      ok = ok && r.signals && r.epochs && r.in && r.out && r.want && r.staging && r.own_in &&
+           r.own_out && r.timed_out && r.stream;
     }
     return ok;
   }
@@ -189,6 +220,7 @@ class SimWorld {
   PeerCase c_;
   PeerShape shape_;
   std::vector<SimRank> ranks_;
+  DeviceMem unvouched_;  // a DirectSlot with valid 0: every rank takes the staged path
   bool ok_ = false;
 };
 

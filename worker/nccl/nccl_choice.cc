@@ -117,9 +117,9 @@ core::Status NcclChoice::PreparePeers(const core::Problem& problem, const Buffer
                                           shape_.count, shape_.dtype, shape_.world);
   CCLTUNE_ASSIGN_OR_RETURN(buffers_, BufferSet::CreateOnPeers(layout, staging, peers, deadline));
   if (spec_.staged) {
-    CCLTUNE_ASSIGN_OR_RETURN(
-        staged_,
-        StagedBuffers::Create(layout, apply::StagedCopiesOf(spec_, problem.op), peers.rank()));
+    CCLTUNE_ASSIGN_OR_RETURN(staged_,
+                             StagedBuffers::Create(layout, apply::StagedCopiesOf(spec_, problem.op),
+                                                   peers.rank(), rt_.stream()));
   }
   // LL flags left by an earlier choice could equal this one's epochs: staging starts zeroed.
   if (staging > 0) {

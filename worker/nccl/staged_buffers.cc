@@ -16,11 +16,15 @@ bool EnvIsOne(const char* name) {
 
 core::Result<std::unique_ptr<StagedBuffers>> StagedBuffers::Create(const BufferLayout& layout,
                                                                    apply::StagedCopies copies,
-                                                                   int peer_rank) {
+                                                                   int peer_rank,
+                                                                   cudaStream_t stream) {
   std::unique_ptr<StagedBuffers> s(new StagedBuffers());
   CCLTUNE_ASSIGN_OR_RETURN(s->app_, BufferSet::CreatePlain(layout));
   s->copies_ = copies;
   s->peer_rank_ = peer_rank;
+  if (copies.in_kernel) {
+    CCLTUNE_ASSIGN_OR_RETURN(s->unvouched_, gpu::UnvouchedDirectSlot(stream));
+  }
   s->drop_output_ =
       EnvIsOne("CCLTUNE_ENABLE_TEST_CHOICES") && EnvIsOne("CCLTUNE_TEST_STAGED_DROP_OUTPUT");
   return s;
@@ -29,6 +33,15 @@ core::Result<std::unique_ptr<StagedBuffers>> StagedBuffers::Create(const BufferL
 core::Status StagedBuffers::Enqueue(const BufferSet& peers, int slice, cudaStream_t stream,
                                     const Kernel& kernel) const {
   const BufferLayout& l = app_->layout();
+  if (copies_.in_kernel) {
+    // The peers' slices stay the kernel's staged layout; it copies our input into ours and
+    // its result into the program's output (or, test only, back over its own staging).
+    kernels::PeerOperands ops = peers.Operands(slice);
+    ops.direct = static_cast<const kernels::DirectSlot*>(unvouched_.data());
+    ops.own_in = app_->send(slice);
+    ops.own_out = drop_output_ ? peers.recv(slice) : app_->recv(slice);
+    return kernel(ops);
+  }
   if (copies_.in) {
     CCLTUNE_CUDA_TRY(cudaMemcpyAsync(peers.send(slice), app_->send(slice), l.send_bytes,
                                      cudaMemcpyDeviceToDevice, stream));

@@ -20,10 +20,11 @@ class StagedBuffers {
  public:
   using Kernel = std::function<core::Status(const kernels::PeerOperands&)>;
 
-  // `peer_rank`: this rank's index in the peer kernel's operands. Allocates.
+  // `peer_rank`: this rank's index in the peer kernel's operands. Allocates; an in-kernel
+  // choice's slot is zeroed on `stream`.
   static core::Result<std::unique_ptr<StagedBuffers>> Create(const BufferLayout& layout,
                                                              apply::StagedCopies copies,
-                                                             int peer_rank);
+                                                             int peer_rank, cudaStream_t stream);
 
   // What the program gives and reads.
   const BufferSet& app() const { return *app_; }
@@ -31,7 +32,8 @@ class StagedBuffers {
   // One staged call on `slice`, enqueued on `stream` (also while it captures a graph): the
   // program's input copied into the peers' send slice, `kernel` on the peers' operands with
   // this rank's output the program's own where only this rank writes it, and the output
-  // copied out of peer memory where the peers share it.
+  // copied out of peer memory where the peers share it. In-kernel (apply::StagesInKernel):
+  // `kernel` alone, given the program's buffers and a slot no rank vouches for, copies.
   core::Status Enqueue(const BufferSet& peers, int slice, cudaStream_t stream,
                        const Kernel& kernel) const;
 
@@ -41,6 +43,7 @@ class StagedBuffers {
   std::unique_ptr<BufferSet> app_;
   apply::StagedCopies copies_;
   int peer_rank_ = 0;
+  gpu::DeviceBuffer unvouched_;  // in-kernel copies: the direct slot no rank vouches for
   // Test only (CCLTUNE_TEST_STAGED_DROP_OUTPUT=1 with CCLTUNE_ENABLE_TEST_CHOICES=1): the
   // kernel's output never reaches the program's buffer, so a GPU test sees Verify catch it.
   bool drop_output_ = false;

@@ -201,26 +201,28 @@ std::string ParseError(const std::string& name) {
   return spec.ok() ? "" : spec.status().message();
 }
 
-// staged=1 (issue 43): what is copied, exactly, per kernel and op.
+// staged=1 (issue 43): what is copied, exactly, per kernel and op, and which kernels copy
+// inside their own launch (the pull all-reduces, which direct mode's kernels run).
 TEST_F(AnyBufferRule, StagedCopiesTheInputAndTheOutputOnlyWhereThePeersShareIt) {
   struct Want {
     const char* name;
     Op op;
-    bool in, out;
+    bool in, out, in_kernel;
   } const wants[] = {
-      {"oneshot:mode=pull,staged=1", Op::kAllReduce, true, false},
-      {"twoshot:mode=pull,staged=1", Op::kAllReduce, true, true},
-      {"twoshot:mode=push,staged=1", Op::kAllReduce, true, true},
-      {"twoshot:mode=pull,staged=1", Op::kReduceScatter, true, false},
-      {"p2p:mode=pull,staged=1", Op::kAllGather, true, false},
-      {"p2p:mode=push,staged=1", Op::kAllGather, true, true},
-      {"oneshot:mode=pull", Op::kAllReduce, false, false},
-      {"nccl", Op::kAllReduce, false, false},
+      {"oneshot:mode=pull,staged=1", Op::kAllReduce, true, false, true},
+      {"twoshot:mode=pull,staged=1", Op::kAllReduce, true, true, true},
+      {"twoshot:mode=push,staged=1", Op::kAllReduce, true, true, false},
+      {"twoshot:mode=pull,staged=1", Op::kReduceScatter, true, false, false},
+      {"p2p:mode=pull,staged=1", Op::kAllGather, true, false, false},
+      {"p2p:mode=push,staged=1", Op::kAllGather, true, true, false},
+      {"oneshot:mode=pull", Op::kAllReduce, false, false, false},
+      {"nccl", Op::kAllReduce, false, false, false},
   };
   for (const Want& w : wants) {
     const StagedCopies c = StagedCopiesOf(Spec(w.name), w.op);
     EXPECT_EQ(c.in, w.in) << w.name;
     EXPECT_EQ(c.out, w.out) << w.name;
+    EXPECT_EQ(c.in_kernel, w.in_kernel) << w.name;
   }
 }
 
