@@ -43,8 +43,9 @@ ncclResult_t Forwarded(CommEntry& e, Forward why, std::string_view detail, const
                        ncclComm_t comm, ForwardFn forward) {
   e.Count(why);
   if (DebugOn()) {
-    Debug(Describe(c) + " -> NCCL (" + ForwardName(why) +
-          (detail.empty() ? "" : ": " + std::string(detail)) + ")");
+    const std::string_view name = ForwardName(why);
+    Debug(Describe(c) + " -> NCCL (" + std::string(name) +
+          (detail.empty() || detail == name ? "" : ": " + std::string(detail)) + ")");
   }
   return forward(c, comm);
 }

@@ -5,9 +5,10 @@ LD_PRELOAD=libccltune-nccl.so and nccl_shim_compare.py compares what it saved bi
 
   python3 torch_programs.py OUT.pt [--only allreduce]
 
-One rank (world size 1) on GPU 0, NCCL backend: dist.all_reduce (sum, max, avg),
-all_gather_into_tensor, reduce_scatter_tensor (sum, avg) over dtypes and sizes 1 KiB-8 MiB (the winners' tuned sizes and
-between), a DDP training step, an all-reduce captured in a CUDA graph and replayed, a
+One rank (world size 1) on GPU 0, NCCL backend: dist.all_reduce (sum, max, avg, and product,
+which the test winners leave untuned), all_gather_into_tensor, reduce_scatter_tensor (sum,
+avg) over dtypes and sizes 1 KiB-8 MiB (the winners' tuned sizes and between), a DDP
+training step, an all-reduce captured in a CUDA graph and replayed, a
 capture that is a new group's first collective, and torch.compile over functional
 collectives. Inputs are seeded; every output is saved.
 """
@@ -50,6 +51,10 @@ def collectives(out, gen):
             v = rand(n, dtype, gen)
             dist.all_reduce(v, op=dist.ReduceOp.AVG)
             out["all_reduce_avg/%s/%d" % (dtype, size)] = v.clone()
+        # A reduction the test winners never tuned: forwarded as "no records".
+        p = rand(4096 // esize, dtype, gen)
+        dist.all_reduce(p, op=dist.ReduceOp.PRODUCT)
+        out["all_reduce_prod/%s" % dtype] = p.clone()
     torch.cuda.synchronize()
 
 
