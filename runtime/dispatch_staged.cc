@@ -12,11 +12,13 @@
 // the next launch guards the push staging (peer_reduce.cu). Inside a graph the graph's order
 // holds.
 //
-// A staged pull all-reduce (apply::StagesInKernel) copies in and out inside its own launch:
-// the kernel of direct mode with a slot no rank vouches for (unvouched_slot_), so no copy
-// surrounds it, eager or captured. Captured in a CUDA graph by a multi-process clique, it
-// takes a slot of the direct exchange instead (direct_exchange.h): the kernel then copies
-// nothing when every rank vouches for the slot at the launch, and copies as above otherwise.
+// A staged pull kernel (apply::StagesInKernel) copies in and out inside its own launch: the
+// reduce-scatter and all-gather given the call's input (PeerOperands::own_in), the
+// all-reduces as the kernel of direct mode with a slot no rank vouches for
+// (unvouched_slot_); so no copy surrounds it, eager or captured. Captured in a CUDA graph by a
+// multi-process clique, it takes a slot of the direct exchange instead (direct_exchange.h): the
+// kernel then copies nothing when every rank vouches for the slot at the launch, and copies as
+// above otherwise.
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
@@ -157,10 +159,15 @@ core::Result<bool> RuntimeComm::RunStaged(const Call& call, const AppliedRun& ru
     if (push_bytes > 0) ops.staging[r] = peers_->Data(r, at + push_at);
   }
   if (!copies.out) ops.out[rank_] = call.recv;  // only this rank writes it
+  if (copies.in_kernel && !copies.slot) {       // the pull reduce-scatter and all-gather
+    ops.own_in = call.send;
+    CCLTUNE_RETURN_IF_ERROR(LaunchPeer(call, run, shape, signature, ops));
+    return true;
+  }
   // Direct mode's slot for this capture; else, for the pull all-reduces, the slot no rank
   // vouches for: either way the kernel copies in and out itself where it must.
   const void* slot = direct ? DirectSlotFor(call, run) : nullptr;
-  if (slot == nullptr && copies.in_kernel) slot = unvouched_slot_.data();
+  if (slot == nullptr && copies.slot) slot = unvouched_slot_.data();
   if (slot != nullptr) {
     ops.direct = static_cast<const kernels::DirectSlot*>(slot);
     ops.out[rank_] = peers_->Data(rank_, at + out_at);  // one-shot's fallback, where needed

@@ -9,20 +9,34 @@ namespace ccltune::kernels {
 namespace {
 
 // Both directions end with a barrier: pull so nobody overwrites an input a peer still
-// reads, push so our writes into the peers are complete everywhere. Push also starts with one, so a peer's output
-// is not overwritten before the peer is done with its previous contents.
+// reads, push so our writes into the peers are complete everywhere. Push also starts with one, so a
+// peer's output is not overwritten before the peer is done with its previous contents. Staged in
+// the kernel (pull with ops.own_in set): each thread first copies the words of the program's input
+// that the same thread of every peer will read (the walk below) into in[rank], and the first
+// barrier carries those writes.
 template <class W, int U>
 __global__ void __launch_bounds__(1024)
     AllGatherKernel(PeerTeam team, PeerOperands ops, std::uint64_t words, bool push) {
   __shared__ BlockSync s;
   if (!BeginBlock(team, &s)) return;
-  if (!PeerBarrier<Carries::kArrival>(team, &s, 1)) return;
   const std::uint64_t tid = FlatThread(), stride = FlatStride();
+  const bool stage = !push && ops.own_in != nullptr;
+  if (stage) {
+    const W* from = static_cast<const W*>(ops.own_in);
+    // in[rank] is this rank's staging region here: ours to write.
+    W* to = static_cast<W*>(const_cast<void*>(Pick(ops.in, team.rank)));
+    W v[U];
+    StridedSteps<U>(
+        tid, words, stride, [&](int u, std::uint64_t w) { v[u] = __ldcg(from + w); },
+        [&](int u, std::uint64_t w) { __stcg(to + w, v[u]); });
+  }
+  const bool ready = stage ? PeerBarrier<Carries::kWrites>(team, &s, 1)
+                           : PeerBarrier<Carries::kArrival>(team, &s, 1);
+  if (!ready) return;
   for (int d = 0; d < team.world; ++d) {
     const int r = (team.rank + d) % team.world;  // spread the traffic over the peers
     const W* src = static_cast<const W*>(Pick(ops.in, push ? team.rank : r));
-    W* dst = static_cast<W*>(Pick(ops.out, push ? r : team.rank)) +
-             (push ? team.rank : r) * words;
+    W* dst = static_cast<W*>(Pick(ops.out, push ? r : team.rank)) + (push ? team.rank : r) * words;
     W v[U];
     StridedSteps<U>(
         tid, words, stride, [&](int u, std::uint64_t w) { v[u] = __ldcg(src + w); },
@@ -52,11 +66,13 @@ __global__ void ProbeWriteKernel(PeerTeam team, ProbeSlots probe, int value) {
   }
 }
 
-// The widest word that divides every block's offset and length.
+// The widest word that divides every block's offset and length (the program's input too,
+// where the kernel stages it).
 int CopyWord(const PeerOperands& ops, int world, std::uint64_t bytes) {
-  std::uintptr_t bits = bytes;
+  std::uintptr_t bits = bytes | reinterpret_cast<std::uintptr_t>(ops.own_in);
   for (int r = 0; r < world; ++r) {
-    bits |= reinterpret_cast<std::uintptr_t>(ops.in[r]) | reinterpret_cast<std::uintptr_t>(ops.out[r]);
+    bits |=
+        reinterpret_cast<std::uintptr_t>(ops.in[r]) | reinterpret_cast<std::uintptr_t>(ops.out[r]);
   }
   for (int w = 16; w > 1; w /= 2) {
     if ((bits & (w - 1)) == 0) return w;
@@ -100,8 +116,8 @@ std::uint64_t StagingBytes(PeerAlgo algo, const PeerShape& shape, std::uint64_t 
   if (shape.ll && algo == PeerAlgo::kOneShot) return 2ull * world * LLLines(count * esize) * 16;
   if (!shape.push || algo == PeerAlgo::kAllGather) return 0;
   // The slots the kernels address: two-shot's per-rank segment, else the whole message.
-  const std::uint64_t slot = algo == PeerAlgo::kTwoShot ? SegmentCount(count, world, esize)
-                                                        : PaddedCount(count, esize);
+  const std::uint64_t slot =
+      algo == PeerAlgo::kTwoShot ? SegmentCount(count, world, esize) : PaddedCount(count, esize);
   return 2ull * world * slot * esize;
 }
 

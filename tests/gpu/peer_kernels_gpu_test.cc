@@ -1,17 +1,16 @@
-// The reducing peer kernels (core/kernels/peer_kernels.h) on one GPU, in one process: `world`
-// ranks are simulated on the same device, each with its own signals, epochs, buffers and
-// non-blocking stream, so every rank's kernel runs concurrently with the others' and the
-// peer pointers are plain device pointers. Each case runs a few launches (epochs and the
-// staging parity move on), refills the inputs, runs the checked launch, and compares every
-// rank's output with the independent reference (LaunchExpected) within
-// core::VerifyTolerance; all-reduce outputs must also be bit-identical to rank 0's.
-// Covers one-shot (pull, push, LL, pull in place), two-shot (pull, push), the
-// reduce-scatter half (pull, push), and the pull one-shot and two-shot staged inside their
-// launch (a slot no rank vouches for; the program's buffers in place, apart, and not
-// 16-byte aligned); worlds 2, 3 and 4; fp32, bf16 and fp16; sum, max, min
-// and avg (sum kernels whose stores are scaled by 1/world); counts of whole vectors and an
-// odd one. Multi-GPU runs (nccl_choices_gpu_test) check the same
-// kernels over NVLink against NCCL; this one needs a single GPU. Skips without a GPU.
+// The peer kernels (core/kernels/peer_kernels.h) on one GPU, in one process: `world` ranks are
+// simulated on the same device, each with its own signals, epochs, buffers and non-blocking stream,
+// so every rank's kernel runs concurrently with the others' and the peer pointers are plain device
+// pointers. Each case runs a few launches (epochs and the staging parity move on), refills the
+// inputs, runs the checked launch, and compares every rank's output with the independent reference
+// (LaunchExpected) within core::VerifyTolerance; all-reduce outputs must also be bit-identical to
+// rank 0's. Covers one-shot (pull, push, LL, pull in place), two-shot (pull, push), the reduce-
+// scatter half (pull, push), the all-gather (pull, push), and every pull kernel staged inside its
+// launch (the all-reduces with a slot no rank vouches for; the program's buffers in place, apart,
+// and not 16-byte aligned); worlds 2, 3 and 4; fp32, bf16 and fp16; sum, max, min and avg (sum
+// kernels whose stores are scaled by 1/world); counts of whole vectors and an odd one. Multi-GPU
+// runs (nccl_choices_gpu_test) check the same kernels over NVLink against NCCL; this one needs a
+// single GPU. Skips without a GPU.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
@@ -70,6 +69,14 @@ constexpr Variant kVariants[] = {
     {"twoshot_staged", PeerAlgo::kTwoShot, false, false, false, 2, true},
     {"twoshot_staged_inplace", PeerAlgo::kTwoShot, false, false, true, 1, true},
     {"twoshot_staged_unaligned", PeerAlgo::kTwoShot, false, false, false, 1, true, 1},
+    {"reducescatter_staged", PeerAlgo::kReduceScatter, false, false, false, 2, true},
+    {"reducescatter_staged_inplace", PeerAlgo::kReduceScatter, false, false, true, 1, true},
+    {"reducescatter_staged_unaligned", PeerAlgo::kReduceScatter, false, false, false, 1, true, 1},
+    {"allgather_pull", PeerAlgo::kAllGather, false, false, false, 2},
+    {"allgather_push", PeerAlgo::kAllGather, true, false, false, 1},
+    {"allgather_staged", PeerAlgo::kAllGather, false, false, false, 2, true},
+    {"allgather_staged_inplace", PeerAlgo::kAllGather, false, false, true, 1, true},
+    {"allgather_staged_unaligned", PeerAlgo::kAllGather, false, false, false, 1, true, 1},
 };
 
 struct PeerCase {
@@ -79,8 +86,17 @@ struct PeerCase {
   RedOp redop;
   std::uint64_t count;  // core::ElementCount: all-reduce's elements, reduce-scatter's per rank
   core::Op op() const {
-    return v.algo == PeerAlgo::kReduceScatter ? core::Op::kReduceScatter : core::Op::kAllReduce;
+    switch (v.algo) {
+      case PeerAlgo::kReduceScatter:
+        return core::Op::kReduceScatter;
+      case PeerAlgo::kAllGather:
+        return core::Op::kAllGather;
+      default:
+        return core::Op::kAllReduce;
+    }
   }
+  // The all-reduces stage in the kernel through direct mode's kernels and a slot.
+  bool slot() const { return v.in_kernel && op() == core::Op::kAllReduce; }
 };
 
 std::string CaseName(const ::testing::TestParamInfo<PeerCase>& info) {
@@ -94,7 +110,10 @@ std::vector<PeerCase> AllCases() {
   for (const Variant& v : kVariants) {
     for (int world : {2, 3, 4}) {
       for (Dtype d : {Dtype::kFp32, Dtype::kBf16, Dtype::kFp16}) {
-        for (RedOp r : {RedOp::kSum, RedOp::kMax, RedOp::kMin, RedOp::kAvg}) {
+        const bool gathers = v.algo == PeerAlgo::kAllGather;
+        for (RedOp r :
+             gathers ? std::vector<RedOp>{RedOp::kNone}
+                     : std::vector<RedOp>{RedOp::kSum, RedOp::kMax, RedOp::kMin, RedOp::kAvg}) {
           // Whole 16-byte vectors, and an odd count (a tail; reduce-scatter's segments then
           // start unaligned, so it takes the element-wise path).
           for (std::uint64_t n : {4096, 12296, 1003}) out.push_back({v, world, d, r, n});
@@ -147,11 +166,13 @@ class SimWorld {
     }
     for (int r = 0; r < c_.world; ++r) {
       PeerOperands mine = ops;
-      if (c_.v.in_kernel) {
+      if (c_.slot()) {
         mine.direct = static_cast<const kernels::DirectSlot*>(unvouched_.get());
-        mine.own_in = Input(r);
         mine.own_out = Output(r);
+      } else if (c_.v.in_kernel) {
+        mine.out[r] = Output(r);  // only this rank writes it
       }
+      if (c_.v.in_kernel) mine.own_in = Input(r);
       const cudaError_t e = kernels::LaunchPeerCollective(
           c_.v.algo, Team(r), mine, c_.count, c_.dtype, c_.redop, shape_, rank(r).stream.get());
       if (e != cudaSuccess) return e;
@@ -170,10 +191,17 @@ class SimWorld {
   }
 
   // Where rank r's input and result are: the program's buffers when staged in the kernel.
-  void* Input(int r) { return c_.v.in_kernel ? Own(rank(r).own_in) : rank(r).in.get(); }
+  // In place as programs pass it: reduce-scatter's output is the input's block `r`, and
+  // all-gather's input is the output's block `r`.
+  void* Input(int r) {
+    if (!c_.v.in_kernel) return rank(r).in.get();
+    if (c_.v.in_place && c_.op() == core::Op::kAllGather) return Block(Own(rank(r).own_out), r);
+    return Own(rank(r).own_in);
+  }
   void* Output(int r) {
-    if (c_.v.in_place) return Input(r);
-    return c_.v.in_kernel ? Own(rank(r).own_out) : rank(r).out.get();
+    if (!c_.v.in_kernel) return c_.v.in_place ? rank(r).in.get() : rank(r).out.get();
+    if (!c_.v.in_place || c_.op() == core::Op::kAllGather) return Own(rank(r).own_out);
+    return c_.op() == core::Op::kReduceScatter ? Block(Input(r), r) : Input(r);
   }
 
  private:
@@ -192,6 +220,9 @@ class SimWorld {
 
   void* Own(const DeviceMem& m) const {
     return static_cast<char*>(m.get()) + c_.v.own_offset * core::DtypeSize(c_.dtype);
+  }
+  void* Block(void* base, int r) const {
+    return static_cast<char*>(base) + r * c_.count * core::DtypeSize(c_.dtype);
   }
 
   bool Allocate() {

@@ -1,6 +1,7 @@
-// What a staged pull all-reduce costs the host to issue (apply::StagesInKernel): the copy
-// in, the kernel and the copy out as three stream operations, against the one launch that
-// copies inside itself (the direct-mode kernel with a slot no rank vouches for). Eager
+// What a staged pull kernel costs the host to issue (apply::StagesInKernel): the copy in,
+// the kernel and (two-shot all-reduce) the copy out as separate stream operations, against
+// the one launch that copies inside itself (the all-reduces: the direct-mode kernel with a
+// slot no rank vouches for). Eager
 // programs are host-bound, so the issue cost decides whether a staged winner can pay off.
 // Ranks are simulated on one GPU (sim_device.h): the host side is a real rank's, the GPU
 // time is not NVLink's and is printed only to show both variants ran.
@@ -67,7 +68,15 @@ struct World {
   }
 };
 
-// One call on rank r: three operations, or one launch that copies itself.
+// The op an algorithm runs; `count` is core::ElementCount's (per rank for the split ops).
+core::Op OpOf(kernels::PeerAlgo algo) {
+  return algo == kernels::PeerAlgo::kReduceScatter ? core::Op::kReduceScatter
+         : algo == kernels::PeerAlgo::kAllGather   ? core::Op::kAllGather
+                                                   : core::Op::kAllReduce;
+}
+
+// One call on rank r: the copies around the kernel, or one launch that copies itself (the
+// all-reduces through direct mode's kernel and a slot no rank vouches for).
 cudaError_t Issue(World& w, int r, kernels::PeerAlgo algo, std::uint64_t count, bool in_kernel) {
   kernels::PeerOperands ops;
   for (int q = 0; q < kWorld; ++q) {
@@ -75,28 +84,35 @@ cudaError_t Issue(World& w, int r, kernels::PeerAlgo algo, std::uint64_t count, 
     ops.out[q] = w.ranks[q].out.get();
   }
   Rank& me = w.ranks[r];
-  const std::uint64_t bytes = count * core::DtypeSize(kDtype);
+  const core::Op op = OpOf(algo);
+  const std::uint64_t in_bytes = kernels::SendElements(op, count, kWorld) * core::DtypeSize(kDtype);
+  const std::uint64_t out_bytes =
+      kernels::RecvElements(op, count, kWorld) * core::DtypeSize(kDtype);
+  const core::RedOp redop = op == core::Op::kAllGather ? core::RedOp::kNone : core::RedOp::kSum;
   kernels::PeerShape shape;
   shape.blocks = 32;
   shape.threads = 512;
   shape.unroll = 2;
   cudaStream_t s = me.stream.get();
-  if (in_kernel) {
-    ops.direct = static_cast<const kernels::DirectSlot*>(w.unvouched.get());
-    ops.own_in = me.own_in.get();
-    ops.own_out = me.own_out.get();
-    return kernels::LaunchPeerCollective(algo, w.Team(r), ops, count, kDtype, core::RedOp::kSum,
-                                         shape, s);
-  }
   const bool copy_out = algo == kernels::PeerAlgo::kTwoShot;
+  if (in_kernel) {
+    ops.own_in = me.own_in.get();
+    if (op == core::Op::kAllReduce) {
+      ops.direct = static_cast<const kernels::DirectSlot*>(w.unvouched.get());
+      ops.own_out = me.own_out.get();
+    } else {
+      ops.out[r] = me.own_out.get();
+    }
+    return kernels::LaunchPeerCollective(algo, w.Team(r), ops, count, kDtype, redop, shape, s);
+  }
   if (!copy_out) ops.out[r] = me.own_out.get();
-  cudaError_t e = cudaMemcpyAsync(me.in.get(), me.own_in.get(), bytes, cudaMemcpyDeviceToDevice, s);
+  cudaError_t e =
+      cudaMemcpyAsync(me.in.get(), me.own_in.get(), in_bytes, cudaMemcpyDeviceToDevice, s);
   if (e == cudaSuccess) {
-    e = kernels::LaunchPeerCollective(algo, w.Team(r), ops, count, kDtype, core::RedOp::kSum, shape,
-                                      s);
+    e = kernels::LaunchPeerCollective(algo, w.Team(r), ops, count, kDtype, redop, shape, s);
   }
   if (e == cudaSuccess && copy_out) {
-    e = cudaMemcpyAsync(me.own_out.get(), me.out.get(), bytes, cudaMemcpyDeviceToDevice, s);
+    e = cudaMemcpyAsync(me.own_out.get(), me.out.get(), out_bytes, cudaMemcpyDeviceToDevice, s);
   }
   return e;
 }
@@ -161,15 +177,18 @@ int Run(int iters) {
       "ratio | GPU us around / inside (simulated) |\n|---|---|---|---|---|---|\n");
   const std::pair<kernels::PeerAlgo, const char*> algos[] = {
       {kernels::PeerAlgo::kOneShot, "one-shot pull"},
-      {kernels::PeerAlgo::kTwoShot, "two-shot pull"}};
+      {kernels::PeerAlgo::kTwoShot, "two-shot pull"},
+      {kernels::PeerAlgo::kReduceScatter, "reduce-scatter pull"},
+      {kernels::PeerAlgo::kAllGather, "all-gather pull (p2p)"}};
   for (const auto& [algo, name] : algos) {
     for (std::uint64_t bytes : {std::uint64_t{256} << 10, std::uint64_t{2} << 20}) {
       World w;
-      if (!w.Allocate(bytes)) {
+      if (!w.Allocate(bytes)) {  // every buffer the size of the whole message
         std::printf("allocation failed\n");
         return 1;
       }
-      const std::uint64_t count = bytes / core::DtypeSize(kDtype);
+      // The message's elements (nccl-tests' size), per rank for the split ops.
+      const std::uint64_t count = core::ElementCount(OpOf(algo), kDtype, bytes, kWorld);
       Figures around{}, inside{};
       // Interleaved, twice each, keeping the second: both variants see the same warm state.
       for (int pass = 0; pass < 2; ++pass) {

@@ -22,7 +22,7 @@ core::Result<std::unique_ptr<StagedBuffers>> StagedBuffers::Create(const BufferL
   CCLTUNE_ASSIGN_OR_RETURN(s->app_, BufferSet::CreatePlain(layout));
   s->copies_ = copies;
   s->peer_rank_ = peer_rank;
-  if (copies.in_kernel) {
+  if (copies.slot) {
     CCLTUNE_ASSIGN_OR_RETURN(s->unvouched_, gpu::UnvouchedDirectSlot(stream));
   }
   s->drop_output_ =
@@ -35,11 +35,16 @@ core::Status StagedBuffers::Enqueue(const BufferSet& peers, int slice, cudaStrea
   const BufferLayout& l = app_->layout();
   if (copies_.in_kernel) {
     // The peers' slices stay the kernel's staged layout; it copies our input into ours and
-    // its result into the program's output (or, test only, back over its own staging).
+    // its result into the program's output (or, test only, into its own staging).
     kernels::PeerOperands ops = peers.Operands(slice);
-    ops.direct = static_cast<const kernels::DirectSlot*>(unvouched_.data());
     ops.own_in = app_->send(slice);
-    ops.own_out = drop_output_ ? peers.recv(slice) : app_->recv(slice);
+    void* out = drop_output_ ? peers.recv(slice) : app_->recv(slice);
+    if (copies_.slot) {
+      ops.direct = static_cast<const kernels::DirectSlot*>(unvouched_.data());
+      ops.own_out = out;
+    } else {
+      ops.out[peer_rank_] = out;  // only this rank writes it
+    }
     return kernel(ops);
   }
   if (copies_.in) {

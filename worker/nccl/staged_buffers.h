@@ -33,7 +33,8 @@ class StagedBuffers {
   // program's input copied into the peers' send slice, `kernel` on the peers' operands with
   // this rank's output the program's own where only this rank writes it, and the output
   // copied out of peer memory where the peers share it. In-kernel (apply::StagesInKernel):
-  // `kernel` alone, given the program's buffers and a slot no rank vouches for, copies.
+  // `kernel` alone copies, given the program's buffers (and, all-reduce, a slot no rank
+  // vouches for).
   core::Status Enqueue(const BufferSet& peers, int slice, cudaStream_t stream,
                        const Kernel& kernel) const;
 
@@ -43,7 +44,7 @@ class StagedBuffers {
   std::unique_ptr<BufferSet> app_;
   apply::StagedCopies copies_;
   int peer_rank_ = 0;
-  gpu::DeviceBuffer unvouched_;  // in-kernel copies: the direct slot no rank vouches for
+  gpu::DeviceBuffer unvouched_;  // copies_.slot: the direct slot no rank vouches for
   // Test only (CCLTUNE_TEST_STAGED_DROP_OUTPUT=1 with CCLTUNE_ENABLE_TEST_CHOICES=1): the
   // kernel's output never reaches the program's buffer, so a GPU test sees Verify catch it.
   bool drop_output_ = false;

@@ -202,7 +202,8 @@ std::string ParseError(const std::string& name) {
 }
 
 // staged=1 (issue 43): what is copied, exactly, per kernel and op, and which kernels copy
-// inside their own launch (the pull all-reduces, which direct mode's kernels run).
+// inside their own launch (every pull kernel; the all-reduces through direct mode's kernels,
+// with a slot).
 TEST_F(AnyBufferRule, StagedCopiesTheInputAndTheOutputOnlyWhereThePeersShareIt) {
   struct Want {
     const char* name;
@@ -212,8 +213,8 @@ TEST_F(AnyBufferRule, StagedCopiesTheInputAndTheOutputOnlyWhereThePeersShareIt) 
       {"oneshot:mode=pull,staged=1", Op::kAllReduce, true, false, true},
       {"twoshot:mode=pull,staged=1", Op::kAllReduce, true, true, true},
       {"twoshot:mode=push,staged=1", Op::kAllReduce, true, true, false},
-      {"twoshot:mode=pull,staged=1", Op::kReduceScatter, true, false, false},
-      {"p2p:mode=pull,staged=1", Op::kAllGather, true, false, false},
+      {"twoshot:mode=pull,staged=1", Op::kReduceScatter, true, false, true},
+      {"p2p:mode=pull,staged=1", Op::kAllGather, true, false, true},
       {"p2p:mode=push,staged=1", Op::kAllGather, true, true, false},
       {"oneshot:mode=pull", Op::kAllReduce, false, false, false},
       {"nccl", Op::kAllReduce, false, false, false},
@@ -223,6 +224,7 @@ TEST_F(AnyBufferRule, StagedCopiesTheInputAndTheOutputOnlyWhereThePeersShareIt) 
     EXPECT_EQ(c.in, w.in) << w.name;
     EXPECT_EQ(c.out, w.out) << w.name;
     EXPECT_EQ(c.in_kernel, w.in_kernel) << w.name;
+    EXPECT_EQ(c.slot, w.in_kernel && w.op == Op::kAllReduce) << w.name;
   }
 }
 
