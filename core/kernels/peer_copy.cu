@@ -8,27 +8,32 @@
 namespace ccltune::kernels {
 namespace {
 
+// Words [0, words) of `src` to `dst`, this thread's share of the grid's walk: the same
+// share on every rank, so a peer's thread reads exactly what ours wrote.
+template <class W, int U>
+__device__ inline void CopyShare(const W* src, W* dst, std::uint64_t words) {
+  W v[U];
+  StridedSteps<U>(
+      FlatThread(), words, FlatStride(), [&](int u, std::uint64_t w) { v[u] = __ldcg(src + w); },
+      [&](int u, std::uint64_t w) { __stcg(dst + w, v[u]); });
+}
+
 // Both directions end with a barrier: pull so nobody overwrites an input a peer still
-// reads, push so our writes into the peers are complete everywhere. Push also starts with one, so a
-// peer's output is not overwritten before the peer is done with its previous contents. Staged in
-// the kernel (pull with ops.own_in set): each thread first copies the words of the program's input
-// that the same thread of every peer will read (the walk below) into in[rank], and the first
-// barrier carries those writes.
+// reads, push so our writes into the peers are complete everywhere. Push also starts with
+// one, so a peer's output is not overwritten before the peer is done with its previous
+// contents. Staged in the kernel (pull with ops.own_in set): each thread first copies its
+// share of the program's input into in[rank] (what the same thread of every peer reads),
+// and the first barrier carries those writes.
 template <class W, int U>
 __global__ void __launch_bounds__(1024)
     AllGatherKernel(PeerTeam team, PeerOperands ops, std::uint64_t words, bool push) {
   __shared__ BlockSync s;
   if (!BeginBlock(team, &s)) return;
-  const std::uint64_t tid = FlatThread(), stride = FlatStride();
   const bool stage = !push && ops.own_in != nullptr;
   if (stage) {
-    const W* from = static_cast<const W*>(ops.own_in);
     // in[rank] is this rank's staging region here: ours to write.
-    W* to = static_cast<W*>(const_cast<void*>(Pick(ops.in, team.rank)));
-    W v[U];
-    StridedSteps<U>(
-        tid, words, stride, [&](int u, std::uint64_t w) { v[u] = __ldcg(from + w); },
-        [&](int u, std::uint64_t w) { __stcg(to + w, v[u]); });
+    CopyShare<W, U>(static_cast<const W*>(ops.own_in),
+                    static_cast<W*>(const_cast<void*>(Pick(ops.in, team.rank))), words);
   }
   const bool ready = stage ? PeerBarrier<Carries::kWrites>(team, &s, 1)
                            : PeerBarrier<Carries::kArrival>(team, &s, 1);
@@ -37,10 +42,7 @@ __global__ void __launch_bounds__(1024)
     const int r = (team.rank + d) % team.world;  // spread the traffic over the peers
     const W* src = static_cast<const W*>(Pick(ops.in, push ? team.rank : r));
     W* dst = static_cast<W*>(Pick(ops.out, push ? r : team.rank)) + (push ? team.rank : r) * words;
-    W v[U];
-    StridedSteps<U>(
-        tid, words, stride, [&](int u, std::uint64_t w) { v[u] = __ldcg(src + w); },
-        [&](int u, std::uint64_t w) { __stcg(dst + w, v[u]); });
+    CopyShare<W, U>(src, dst, words);
   }
   // Push wrote into the peers; pull read them and wrote only our own output.
   const bool done = push ? PeerBarrier<Carries::kWrites>(team, &s, 2)
