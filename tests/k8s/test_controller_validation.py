@@ -37,7 +37,7 @@ INVALID = [
     ('no-collectives', mutate('collectives', []), 'collectives'),
     ('bad-op', mutate('collectives[0].op', 'allreduce'), 'op'),
     ('bad-dtype', mutate('collectives[0].dtypes', ['fp64']), 'dtypes'),
-    ('bad-redop', mutate('collectives[0].reduceOp', 'avg'), 'reduceOp'),
+    ('bad-redop', mutate('collectives[0].reduceOp', 'mean'), 'reduceOp'),
     ('decimal-unit', mutate('collectives[0].sizes', ['1KB']), 'sizes'),
     ('zero-size', mutate('collectives[0].sizes', [0]), 'sizes'),
     ('min-over-max', mutate('collectives[0].sizes', {'min': '1MiB', 'max': '1KiB', 'factor': 2}), 'sizes'),
