@@ -3,7 +3,7 @@
 # decode step, with and without the library preloaded, on winners tuned in the same call
 # with the NCCL those programs load (PyTorch's own; nccl-tests are pointed at it too).
 #   bash tests/gpu/nccl_shim_multi_on_device.sh N [tune] [nccltests] [decode] [onepro] [symm]
-#       [symmab] [symmrep] [correct] [walls] [train] [trial]
+#       [symmab] [symmrep] [correct] [walls] [train] [trial] [kernels]
 # symm (issue 43): torch_symm_bench.py (unmodified dist.all_reduce, and PyTorch's own
 # symmetric-memory kernels) plain, then preloaded with the graph and with the eager winners;
 # preload_table.py compares them; then (SYMM_REGISTER=1, the default) plain and the graph
@@ -238,6 +238,19 @@ section_correct() {
     --gtest_filter='RuntimeGpu.MatchesNcclOnEveryPath' >"$D/runtime-gpu-test-hold.txt" 2>&1
   echo "runtime_gpu_test, CCLTUNE_HOLD_IN_PLACE=$CORRECT_HOLD: exit $?; $(grep -c WRONG "$D/runtime-gpu-test-hold.txt") WRONG lines"
   tail -3 "$D/runtime-gpu-test-hold.txt"
+}
+
+# kernels: our kernels over NVLink against the reference, as the worker runs them: every
+# reduction (avg too) and dtype at odd sizes, and the staged choices (copies inside the pull
+# kernels' launch) on the program's own buffers; then the one-GPU simulated-rank test.
+section_kernels() {
+  timeout -k 5 500 "$(gpu_file nccl_choices_gpu_test)" \
+    --gtest_filter='NcclChoicesGpu.PeerKernelsEveryRedOpDtypeOddSize:NcclChoicesGpu.Staged*' \
+    >"$D/choices-kernels.txt" 2>&1
+  echo "nccl_choices_gpu_test kernels: exit $?"
+  grep -h "OK \]\|FAILED \]\|SKIPPED \]\|Failure" "$D/choices-kernels.txt" | head -10
+  timeout -k 5 120 "$(gpu_file peer_kernels_gpu_test)" --gtest_brief=1 >"$D/peer-kernels.txt" 2>&1
+  echo "peer_kernels_gpu_test: exit $?; $(tail -1 "$D/peer-kernels.txt")"
 }
 
 # trial: the runtime's in-program trial (CCLTUNE_CONFIRM_CALLS). runtime_gpu_test's trial tests
