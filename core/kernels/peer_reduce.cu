@@ -86,10 +86,6 @@ template <class T>
 __device__ inline T* Out(const PeerOperands& ops, int r) {
   return static_cast<T*>(Pick(ops.out, r));
 }
-// Direct mode's fallback (PeerOperands::direct): segment p of the program's input (`len(p)`
-// elements at p * stride; one segment for one-shot) copied into our in[rank], each block its
-// share by the same walk the readers' reduce takes, so that the next barrier (carrying
-// writes) hands block b of every peer exactly what its block b reads.
 // [0, len) of `src` to `dst` by the walk of CopyInto<T, VEC, U>, whatever the pointers'
 // alignment: the walk (which thread copies which elements) depends on VEC alone, so the
 // peers' readers, which take the same walk, read exactly what this block copied; only the
@@ -117,10 +113,11 @@ __device__ inline void CopyAnyAlignment(const T* src, T* dst, std::uint64_t len)
       [&](std::uint64_t i) { dst[i] = src[i]; });
 }
 
-// Direct mode's fallback (PeerOperands::direct): segment p of the program's input (`len(p)`
-// elements at p * stride; one segment for one-shot) copied into our in[rank], each block its
-// share by the same walk the readers' reduce takes, so that the next barrier (carrying
-// writes) hands block b of every peer exactly what its block b reads.
+// Staged in the kernel (direct mode's fallback, the pull reduce-scatter's own_in): segment p
+// of the program's input (`len(p)` elements at p * stride; one segment for one-shot) copied
+// into our in[rank], each block its share by the same walk the readers' reduce takes, so
+// that the next barrier (carrying writes) hands block b of every peer exactly what its
+// block b reads.
 template <class T, bool VEC, int U, class Len>
 __device__ inline void CopyOwnInput(const PeerTeam& team, const PeerOperands& ops,
                                     std::uint64_t stride, int segments, Len len) {
