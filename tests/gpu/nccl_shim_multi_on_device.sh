@@ -17,13 +17,15 @@
 # reduceScatter with avg (FSDP2's gradients), then
 # train_steps_program.py (unmodified DDP and FSDP2 steps) plain and preloaded.
 # TRAIN_SHIM_ENV ("VAR=VALUE ...") adds variables to the preloaded run only (e.g.
-# CCLTUNE_CONFIRM_CALLS=8: the runtime's in-program trial).
+# CCLTUNE_CONFIRM_CALLS=8: the runtime's in-program trial). kernels: our kernels with every
+# reduction and the staged choices over NVLink against the reference, then the one-GPU test.
 # onepro (issue 34): every rank in one process: all_reduce, all_gather, reduce_scatter,
 # broadcast and alltoall _perf in -t N -g 1 and -t 1 -g N modes, eager and -G 20, -c 1,
 # plain and preloaded, each run's wall time; nccl_onepro_table.py makes the tables.
 # On the GPU machine, from the repository root (a bundle instead of build/: device_env.sh):
 #   make build        (or: cmake --build build --target ccltune ccltune_inproc_tuner \
-#                      ccltune_runtime ccltune_nccl_shim runtime_bench)
+#                      ccltune_runtime ccltune_nccl_shim runtime_bench; correct and trial:
+#                      runtime_gpu_test; kernels: nccl_choices_gpu_test peer_kernels_gpu_test)
 #   bash tests/gpu/nccl_shim_multi_on_device.sh 4 tune nccltests decode
 # nccltests and onepro need nccl-tests binaries in $NCCL_TESTS_BIN, built on that machine
 # outside the repository (no build script for them lives here).
