@@ -154,7 +154,8 @@ TEST(NcclChoiceSpec, PeerChoicesParseAndSayWhereTheyApply) {
             std::string::npos);
   core::Problem prod = Prob(core::Op::kAllReduce);
   prod.redop = core::RedOp::kProd;
-  EXPECT_NE(SkipReason({"twoshot", {}}, prod, ctx).find("sum, max, min and avg"), std::string::npos);
+  EXPECT_NE(SkipReason({"twoshot", {}}, prod, ctx).find("sum, max, min and avg"),
+            std::string::npos);
   core::Problem ints = Prob(core::Op::kAllReduce);
   ints.dtype = core::Dtype::kInt32;
   EXPECT_NE(SkipReason({"twoshot", {}}, ints, ctx).find("fp32, fp16 and bf16"), std::string::npos);
