@@ -104,9 +104,9 @@ RuntimeComm::Chosen RuntimeComm::Choose(const Call& call) const {
   if (call.count == 0) return c.Not("empty");
   const std::size_t esize = core::DtypeSize(*call.dtype);
   const std::uint64_t bytes = RecordBytes(call, world_);
-  if (table_.Lookup(call.op, *call.dtype, *call.redop, bytes) == nullptr) {
-    return c.Not(kNoRecords);
-  }
+  // One lookup serves every run below: the buffer class's, direct mode's, plain buffers'.
+  const TableEntry* entry = table_.Lookup(call.op, *call.dtype, *call.redop, bytes);
+  if (entry == nullptr) return c.Not(kNoRecords);
   c.cls = GroupBuffers(call)
               ? BufferClass::kPooled
               : ClassOf(call, SendElems(call.op, call.count, world_) * esize,
@@ -119,15 +119,13 @@ RuntimeComm::Chosen RuntimeComm::Choose(const Call& call) const {
                                 config_.hold_in_place,
                                 caps_.span.ranks_per_node,
                                 HierScratch()};
-  c.run = &table_.Choose(call.op, *call.dtype, *call.redop, bytes, c.cls);
+  c.run = &entry->For(c.cls);
   // Captured on the program's own buffers (multi-process, direct mode on every rank): the
   // entry's direct run where direct mode runs this call, else plain buffers' run where it does
   // (a staged pull; dispatch_staged.cc). Decided by what every rank shares (the call, the
   // table, direct mode), never by one rank's registrations.
   if (c.cls == BufferClass::kPlain && DirectCapture(call)) {
-    if (const AppliedRun* run = FirstDirectable(
-            call, shape_of_call,
-            {&table_.ChooseDirect(call.op, *call.dtype, *call.redop, bytes), c.run})) {
+    if (const AppliedRun* run = FirstDirectable(call, shape_of_call, {&entry->direct, c.run})) {
       c.run = run;
       c.direct = true;
       return c;
@@ -136,7 +134,7 @@ RuntimeComm::Chosen RuntimeComm::Choose(const Call& call) const {
   // What the exact call rules out (one-shot pull in place, say) gives way to the plain
   // buffers' choice, which needs nothing shared, then to NCCL.
   if (!WhyNotForCall(c.run->spec, shape_of_call, c.cls).empty() && c.cls == BufferClass::kPooled) {
-    c.run = &table_.Choose(call.op, *call.dtype, *call.redop, bytes, BufferClass::kPlain);
+    c.run = &entry->plain;
   }
   if (!WhyNotForCall(c.run->spec, shape_of_call, c.cls).empty()) {
     return c.Not("the tuned choice cannot run this call (in place, say)");

@@ -149,8 +149,7 @@ const AppliedRun& DispatchTable::Choose(core::Op op, core::Dtype dtype, core::Re
                                         std::uint64_t bytes, BufferClass cls,
                                         const core::Epilogue& epilogue) const {
   const TableEntry* e = Lookup(op, dtype, redop, bytes, epilogue);
-  if (e == nullptr) return kNccl;
-  return cls == BufferClass::kPooled ? e->pooled : e->plain;
+  return e == nullptr ? kNccl : e->For(cls);
 }
 
 const AppliedRun& DispatchTable::ChooseDirect(core::Op op, core::Dtype dtype, core::RedOp redop,

@@ -48,6 +48,10 @@ struct TableEntry {
   // fastest of what plain buffers run and of the pull kernels direct mode runs on registered
   // tensors (apply::RunsDirect), which the adaptive search measures in full for this reason.
   AppliedRun direct;
+  // The run for buffers of class `cls`: pooled or plain.
+  const AppliedRun& For(BufferClass cls) const {
+    return cls == BufferClass::kPooled ? pooled : plain;
+  }
 };
 
 // op, dtype, redop, epilogue kind, hidden (0 for none).
