@@ -115,10 +115,10 @@ struct PeerOperands {
   void* out[kMaxPeers] = {};       // each rank's receive buffer
   void* staging[kMaxPeers] = {};   // each rank's staging area (push modes), see StagingBytes
   // Direct mode (issue 43), honoured only by pull one-shot (not LL) and pull two-shot
-  // allReduce. The pull reduce-scatter and pull all-gather read own_in alone: set, they copy
-  // it into in[rank] inside the launch (staged in the kernel, apply::StagesInKernel) and
-  // write out[rank], which the host sets to the program's output. Every other kernel ignores
-  // these three. Non-null `direct`: when every rank
+  // allReduce. The other pull kernels (one-shot without `direct`, reduce-scatter,
+  // all-gather) read own_in alone: set, they copy it into in[rank] inside the launch (staged
+  // in the kernel, apply::StagesInKernel) and write out[rank], which the host sets to the
+  // program's output. Every other kernel ignores these three. Non-null `direct`: when every rank
   // vouches, the kernel reads and writes the program buffers of the table; else every rank
   // falls back to staging inside the kernel: it copies own_in into in[rank], pulls from the
   // in[r] as a staged call does, and (two-shot) copies out[rank] to own_out at the end. So

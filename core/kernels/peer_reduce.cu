@@ -199,6 +199,9 @@ __device__ inline void StagedSources(const PeerTeam& team, const PeerOperands& o
 // whole message for one-shot (stride 0), our segment for the reduce-scatter half (stride
 // count). Pull reads the peers' inputs between two arrival barriers; push writes our
 // segment for peer p into slot `rank` of p's staging, then reduces from our own staging.
+// Pull staged in the kernel (ops.own_in set): every segment of the program's input is first
+// copied into in[rank] by the walk its reader takes (CopyOwnInput), and the first barrier
+// carries those writes; out[rank] is then the program's output, which only this rank writes.
 template <class T, core::RedOp OP, bool VEC, int U>
 __device__ inline void ReduceOwnSegment(const PeerTeam& team, const PeerOperands& ops, BlockSync* s,
                                         std::uint64_t count, std::uint64_t stride, bool push) {
@@ -206,7 +209,15 @@ __device__ inline void ReduceOwnSegment(const PeerTeam& team, const PeerOperands
   const T* src[kMaxPeers];
   T* dst[1] = {Out<T>(ops, team.rank)};
   if (!push) {
-    if (!PeerBarrier<Carries::kArrival>(team, s, 1)) return;  // every input is ready
+    const bool stage = ops.own_in != nullptr;
+    if (stage) {
+      CopyOwnInput<T, VEC, U>(team, ops, stride, stride == 0 ? 1 : team.world,
+                              [&](int) { return count; });
+    }
+    // Every input (or its staged copy) is ready.
+    const bool ready = stage ? PeerBarrier<Carries::kWrites>(team, s, 1)
+                             : PeerBarrier<Carries::kArrival>(team, s, 1);
+    if (!ready) return;
 #pragma unroll
     for (int r = 0; r < kMaxPeers; ++r) {
       if (r < team.world) src[r] = In<T>(ops, r) + mine;
@@ -509,31 +520,12 @@ __global__ void __launch_bounds__(kMaxReduceThreads)
   EndBlock(team, &s, 2);
 }
 
-// Staged in the kernel (pull with ops.own_in set): every segment of the program's input is
-// first copied into in[rank] by the walk its reader takes (CopyOwnInput), and the first
-// barrier carries those writes; then the pull as ReduceOwnSegment's, into out[rank] (the
-// program's output, which only this rank writes).
 template <class T, core::RedOp OP, bool VEC, int U>
 __global__ void __launch_bounds__(kMaxReduceThreads)
     ReduceScatterKernel(PeerTeam team, PeerOperands ops, std::uint64_t count, bool push) {
   __shared__ BlockSync s;
   if (!BeginBlock(team, &s)) return;
-  if (push || ops.own_in == nullptr) {
-    ReduceOwnSegment<T, OP, VEC, U>(team, ops, &s, count, count, push);
-    return;
-  }
-  CopyOwnInput<T, VEC, U>(team, ops, count, team.world, [&](int) { return count; });
-  if (!PeerBarrier<Carries::kWrites>(team, &s, 1)) return;  // every staged input is ready
-  const std::uint64_t mine = static_cast<std::uint64_t>(team.rank) * count;
-  const T* src[kMaxPeers];
-#pragma unroll
-  for (int r = 0; r < kMaxPeers; ++r) {
-    if (r < team.world) src[r] = In<T>(ops, r) + mine;
-  }
-  T* dst[1] = {Out<T>(ops, team.rank)};
-  ReduceInto<T, OP, VEC, U>(src, team.world, dst, 1, count, ops.scale);
-  if (!PeerBarrier<Carries::kArrival>(team, &s, 2)) return;  // nobody reads our staging
-  EndBlock(team, &s, 2);
+  ReduceOwnSegment<T, OP, VEC, U>(team, ops, &s, count, count, push);
 }
 
 template <class T, core::RedOp OP, bool VEC, int U>
