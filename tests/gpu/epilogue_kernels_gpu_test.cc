@@ -78,15 +78,7 @@ class SimWorld {
   const void* weight() const { return weight_.get(); }
 
   PeerTeam Team(int r, unsigned long long bound_ns) {
-    PeerTeam t;
-    t.rank = r;
-    t.world = l_.world;
-    for (int q = 0; q < l_.world; ++q) {
-      t.signals[q] = static_cast<kernels::PeerSignals*>(rank(q).signals.get());
-    }
-    t.epochs = static_cast<unsigned int*>(rank(r).epochs.get());
-    t.timed_out = static_cast<int*>(rank(r).timed_out.get());
-    t.timeout_ns = bound_ns;
+    PeerTeam t = SimTeam(ranks_, r, bound_ns);
     t.fail_stop = fail_stop_ ? 1 : 0;
     return t;
   }

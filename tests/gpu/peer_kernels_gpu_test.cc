@@ -205,18 +205,7 @@ class SimWorld {
   }
 
  private:
-  PeerTeam Team(int r) {
-    PeerTeam t;
-    t.rank = r;
-    t.world = c_.world;
-    for (int q = 0; q < c_.world; ++q) {
-      t.signals[q] = static_cast<kernels::PeerSignals*>(rank(q).signals.get());
-    }
-    t.epochs = static_cast<unsigned int*>(rank(r).epochs.get());
-    t.timed_out = static_cast<int*>(rank(r).timed_out.get());
-    t.timeout_ns = kBoundNs;
-    return t;
-  }
+  PeerTeam Team(int r) const { return SimTeam(ranks_, r, kBoundNs); }
 
   void* Own(const DeviceMem& m) const {
     return static_cast<char*>(m.get()) + c_.v.own_offset * core::DtypeSize(c_.dtype);

@@ -1,7 +1,8 @@
 // TEST HELPER: what the one-GPU kernel tests share, where `world` ranks are simulated on one
 // device (each with its own buffers and non-blocking stream, peers reached by plain device
 // pointers): whether a GPU is there (and a test base that skips without one), owned device,
-// mapped-host and stream handles, and the first difference between two device buffers.
+// mapped-host and stream handles, a simulated rank's team, and the first difference between
+// two device buffers.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -11,8 +12,10 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/kernels/kernels.h"
+#include "core/kernels/peer_kernels.h"
 #include "core/plan/types.h"
 
 namespace ccltune::testing {
@@ -73,6 +76,22 @@ inline Stream NonBlockingStream() {
   cudaStream_t s = nullptr;
   if (cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) != cudaSuccess) return nullptr;
   return Stream(s);
+}
+
+// Rank r's team over simulated ranks, each with its own `signals`, `epochs` (device) and
+// `timed_out` (mapped host) memory; waits bounded by `bound_ns`.
+template <class Rank>
+kernels::PeerTeam SimTeam(const std::vector<Rank>& ranks, int r, unsigned long long bound_ns) {
+  kernels::PeerTeam t;
+  t.rank = r;
+  t.world = static_cast<int>(ranks.size());
+  for (int q = 0; q < t.world; ++q) {
+    t.signals[q] = static_cast<kernels::PeerSignals*>(ranks[q].signals.get());
+  }
+  t.epochs = static_cast<unsigned int*>(ranks[r].epochs.get());
+  t.timed_out = static_cast<int*>(ranks[r].timed_out.get());
+  t.timeout_ns = bound_ns;
+  return t;
 }
 
 // Empty when `got` matches `want` within `tol` (LaunchCompare), else where and how it first

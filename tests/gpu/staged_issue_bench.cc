@@ -54,18 +54,7 @@ struct World {
     }
     return ok;
   }
-  kernels::PeerTeam Team(int r) {
-    kernels::PeerTeam t;
-    t.rank = r;
-    t.world = kWorld;
-    for (int q = 0; q < kWorld; ++q) {
-      t.signals[q] = static_cast<kernels::PeerSignals*>(ranks[q].signals.get());
-    }
-    t.epochs = static_cast<unsigned int*>(ranks[r].epochs.get());
-    t.timed_out = static_cast<int*>(ranks[r].timed_out.get());
-    t.timeout_ns = 2'000'000'000ull;
-    return t;
-  }
+  kernels::PeerTeam Team(int r) const { return SimTeam(ranks, r, 2'000'000'000ull); }
 };
 
 // The op an algorithm runs; `count` is core::ElementCount's (per rank for the split ops).
