@@ -7,6 +7,13 @@
 #           the served and forwarded counts from CCLTUNE_NCCL_DEBUG=1
 #   faults  an unreachable cache, another fingerprint's winners: one line each, bitwise equal
 #   bench   nccl_shim_bench gpu: host time per call, NCCL direct vs through the shim
+#   train   train_steps_program.py (unmodified DDP and FSDP2 steps) with 2 ranks sharing the
+#           GPU as two emulated nodes (--share-gpu: NCCL over sockets, no peer memory),
+#           plain, then preloaded with the 2-rank test winners (rs+ag and NCCL on its own
+#           communicator are what two nodes of one rank run) and CCLTUNE_CONFIRM_CALLS
+#           (TRAIN_CONFIRM, default 4): the in-program trial's verdicts, the served and
+#           forwarded counts, the final weights against plain. Correctness and machinery
+#           only: no time from it is NVLink's or a real node's
 #
 # On the GPU machine, from the repository root (a bundle instead of build/: device_env.sh):
 #   make build        (or: cmake --build build --target ccltune ccltune_nccl_shim \
@@ -70,6 +77,23 @@ section_bench() {
   LD_PRELOAD="$SHIM" CCLTUNE_LOG=quiet "$(gpu_file nccl_shim_bench)" gpu
   echo "== served by winners (4 KiB: nccl:ctas=4 on 1 rank)"
   env LD_PRELOAD="$SHIM" CCLTUNE_LOG=quiet "${served_env[@]}" "$(gpu_file nccl_shim_bench)" gpu
+}
+
+section_train() {
+  local winners2=/tmp/ccltune-shim-winners-2.json
+  "$(gpu_file runtime_winners_file)" 2 "$winners2" >/dev/null
+  local prog=(python3 tests/gpu/train_steps_program.py --gpus 2 --share-gpu --blocks 2
+    --tokens 1024 --warmup 2 --rounds 3 --steps 2 --profile-steps 1 --timeout-s 170)
+  timeout -k 5 180 "${torch_env[@]}" "${prog[@]}" --json "$OUT/train-plain.json" \
+    >"$OUT/train-plain.log" 2>&1
+  echo "train plain: exit $?"
+  timeout -k 5 180 "${torch_env[@]}" LD_PRELOAD="$SHIM" CCLTUNE_RESULTS_FILE="$winners2" \
+    CCLTUNE_FINGERPRINT=runtime-gpu-test CCLTUNE_CONFIRM_CALLS="${TRAIN_CONFIRM:-4}" \
+    "${prog[@]}" --json "$OUT/train-shim.json" >"$OUT/train-shim.log" 2>&1
+  echo "train preloaded (CCLTUNE_CONFIRM_CALLS=${TRAIN_CONFIRM:-4}): exit $?"
+  grep -h "ccltune-nccl\|ccltune: " "$OUT/train-shim.log" | head -40
+  "${torch_env[@]}" python3 tests/gpu/train_steps_table.py "$OUT/train-plain.json" \
+    "$OUT/train-shim.json"
 }
 
 sections=${*:-check torch faults bench}

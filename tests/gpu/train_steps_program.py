@@ -20,7 +20,13 @@ runs can be compared. Each rank runs on an even share of the cores local to its 
 --no-pin is given (gpu_affinity.py says why). Past --timeout-s (default 300) the ranks are
 killed and the exit status is 3; 1 when a rank failed.
 
+--share-gpu puts every rank on GPU 0, each rank its own emulated node (NCCL_HOSTID and
+CCLTUNE_NODE_NAME "share-gpu-RANK": NCCL refuses one GPU twice on one host, and across hosts
+it talks over sockets). That checks correctness and the library's machinery on a one-GPU
+machine; its times say nothing of NVLink or of a real node.
+
     python3 tests/gpu/train_steps_program.py --gpus 4 --json OUT.json
+    python3 tests/gpu/train_steps_program.py --gpus 2 --share-gpu --blocks 2 --json OUT.json
 """
 import argparse
 import json
@@ -37,7 +43,10 @@ HIDDEN, INTER = 2048, 8192
 
 def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--gpus", type=int, default=None)
+    p.add_argument("--gpus", type=int, default=None,
+                   help="ranks, one per GPU (default: every GPU); with --share-gpu, ranks on GPU 0")
+    p.add_argument("--share-gpu", action="store_true",
+                   help="every rank on GPU 0 as its own emulated node (correctness only)")
     p.add_argument("--programs", default="ddp,fsdp2", help="ddp, fsdp2 or both")
     p.add_argument("--blocks", type=int, default=12)
     p.add_argument("--tokens", type=int, default=4096)
@@ -53,6 +62,10 @@ def parse_args(argv):
     a.programs = [x for x in ("ddp", "fsdp2") if x in a.programs.split(",")]
     if not a.programs:
         p.error("--programs: name ddp, fsdp2 or both")
+    if a.share_gpu and (a.gpus is None or a.gpus < 2):
+        p.error("--share-gpu: give --gpus, the number of ranks (2 or more)")
+    if a.share_gpu:
+        a.no_pin = True  # ranks beyond the first have no GPU of their own to be near
     return a
 
 
@@ -65,9 +78,9 @@ def make_model(torch, blocks):
     return torch.nn.Sequential(*layers).cuda()
 
 
-def wrap(torch, model, program, rank):
+def wrap(torch, model, program, device):
     if program == "ddp":
-        return torch.nn.parallel.DistributedDataParallel(model, device_ids=[rank])
+        return torch.nn.parallel.DistributedDataParallel(model, device_ids=[device])
     from torch.distributed.fsdp import fully_shard
     for block in model:
         fully_shard(block)
@@ -76,7 +89,7 @@ def wrap(torch, model, program, rank):
 
 
 def run_program(torch, dist, program, rank, args):
-    model = wrap(torch, make_model(torch, args.blocks), program, rank)
+    model = wrap(torch, make_model(torch, args.blocks), program, torch.cuda.current_device())
     opt = torch.optim.SGD(model.parameters(), lr=1e-3)
     gen = torch.Generator(device="cuda").manual_seed(11 + rank)
     x = torch.randn(args.tokens, HIDDEN, device="cuda", generator=gen)
@@ -146,12 +159,15 @@ def profile_steps(torch, step, steps):
 
 def rank_main(rank, world, args, tmp, cores):
     os.environ.update(rank_processes.MULTICAST_OFF)
+    if args.share_gpu:
+        os.environ["NCCL_HOSTID"] = os.environ["CCLTUNE_NODE_NAME"] = "share-gpu-%d" % rank
     gpu_affinity.pin(cores, rank)
     import torch
     import torch.distributed as dist
-    torch.cuda.set_device(rank)
+    device = 0 if args.share_gpu else rank
+    torch.cuda.set_device(device)
     dist.init_process_group("nccl", init_method="file://" + os.path.join(tmp, "pg"), rank=rank,
-                            world_size=world, device_id=torch.device("cuda", rank))
+                            world_size=world, device_id=torch.device("cuda", device))
     results = [run_program(torch, dist, prog, rank, args) for prog in args.programs]
     if rank == 0:
         for r in results:
@@ -162,6 +178,7 @@ def rank_main(rank, world, args, tmp, cores):
         if args.json:
             with open(args.json, "w") as f:
                 json.dump({"worldSize": world, "gpu": torch.cuda.get_device_name(0),
+                           "sharedGpu": args.share_gpu,
                            "torchVersion": torch.__version__, "blocks": args.blocks,
                            "tokens": args.tokens, "results": results,
                            "cores": gpu_affinity.describe_all(cores)}, f, indent=1)
