@@ -139,6 +139,10 @@ RuntimeComm::Chosen RuntimeComm::Choose(const Call& call) const {
   if (!WhyNotForCall(c.run->spec, shape_of_call, c.cls).empty()) {
     return c.Not("the tuned choice cannot run this call (in place, say)");
   }
+  if (config_.confirm_calls > 0 && c.run == &entry->plain && entry->plain_next.name != "nccl" &&
+      WhyNotForCall(entry->plain_next.spec, shape_of_call, c.cls).empty()) {
+    c.next = &entry->plain_next;
+  }
   return c;
 }
 
@@ -364,10 +368,12 @@ std::string RuntimeComm::ChoiceFor(core::Op op, core::Dtype dtype, core::RedOp r
   std::lock_guard<std::mutex> lock(mu_);
   const BufferClass cls = pooled ? BufferClass::kPooled : BufferClass::kPlain;
   const AppliedRun& run = table_.Choose(op, dtype, redop, bytes, cls, epilogue);
-  // An in-program trial that found it slower than NCCL's own (dispatch_confirm.cc).
+  // An in-program trial's verdict (dispatch_confirm.cc): NCCL's own, or the runner-up (for the
+  // calls it can run, as their shapes allow).
   const auto trial = trials_.find(&run);
-  if (trial != trials_.end() && trial->second.Lost()) return "nccl";
-  return run.name;
+  if (trial == trials_.end() || !trial->second.verdict) return run.name;
+  if (trial->second.Lost()) return "nccl";
+  return trial->second.candidates[static_cast<std::size_t>(trial->second.verdict->pick)]->name;
 }
 
 core::Result<void*> RuntimeComm::MemAlloc(std::size_t bytes) {

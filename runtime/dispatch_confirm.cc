@@ -1,9 +1,10 @@
-// The in-program trial (confirm/trial_rule.h): the first 2 x N eager calls of a tuned size on
-// a program's own buffers alternate between the table's choice and NCCL's own, each between
-// two events on the call's stream; the next call of that size collects the times, the ranks
-// exchange their medians (one NcclDirectory exchange on the application's communicator, which
-// every rank makes at the same call: collectives are issued in one order) and the winner rule
-// decides, alike on every rank, what that size runs from then on.
+// The in-program trial (confirm/trial_rule.h): the first eager calls of a tuned size on a
+// program's own buffers go round the table's choice, its runner-up where it has one, and
+// NCCL's own, N calls each, each between two events on the call's stream; the next call of
+// that size collects the times, the ranks exchange their medians (one NcclDirectory exchange
+// on the application's communicator, which every rank makes at the same call: collectives
+// are issued in one order) and the winner rule decides, alike on every rank, what that size
+// runs from then on.
 //
 // Waiting: the verdict's call waits for its own trial's events and for the exchange, bounded
 // by the runtime's timeout, under this communicator's lock; once per tuned size, never again.
@@ -47,56 +48,86 @@ bool RuntimeComm::InTrial(const Call& call, const Chosen& c) const {
 
 core::Result<RuntimeComm::Served> RuntimeComm::ServeTrial(const Call& call, const Chosen& c) {
   Trial& t = trials_[c.run];
-  if (!t.verdict) {
-    if (const std::optional<TrialSide> side = TrialSideOf(t.calls, config_.confirm_calls))
-      return TimeTrialCall(call, c, t, *side);
-    CCLTUNE_RETURN_IF_ERROR(DecideTrial(t, call, *c.run));
+  if (t.candidates.empty()) {
+    t.candidates.push_back(c.run);
+    if (c.next != nullptr) t.candidates.push_back(c.next);
+    t.events.resize(t.candidates.size() + 1);
   }
-  if (!t.Lost()) return ServeChosen(call, c);
-  if (timing_) timing_->Forwarded(kSlowerHere);
-  return Served{false, t.verdict->line, true};
+  if (!t.verdict) {
+    const int candidates = static_cast<int>(t.candidates.size());
+    if (const std::optional<int> arm = TrialArmOf(t.calls, config_.confirm_calls, candidates))
+      return TimeTrialCall(call, c, t, *arm);
+    CCLTUNE_RETURN_IF_ERROR(DecideTrial(t, call));
+  }
+  if (t.Lost()) {
+    if (timing_) timing_->Forwarded(kSlowerHere);
+    return Served{false, t.verdict->line, true};
+  }
+  // The runner-up where it won and this call can run it; else the size's choice.
+  Chosen picked = c;
+  const AppliedRun* winner = t.candidates[static_cast<std::size_t>(t.verdict->pick)];
+  if (winner == c.next) picked.run = winner;
+  return ServeChosen(call, picked);
 }
 
 core::Result<RuntimeComm::Served> RuntimeComm::TimeTrialCall(const Call& call, const Chosen& c,
-                                                             Trial& t, TrialSide side) {
+                                                             Trial& t, int arm) {
+  const bool nccl_arm = arm == static_cast<int>(t.candidates.size());
+  const AppliedRun* run = nccl_arm ? nullptr : t.candidates[static_cast<std::size_t>(arm)];
+  // The runner-up's turn on a call it cannot run (in place, say; alike on every rank): the
+  // size's choice runs it, untimed, and the turn passes to the next call.
+  if (run != nullptr && run != c.run && run != c.next) return ServeChosen(call, c);
   CCLTUNE_ASSIGN_OR_RETURN(gpu::Event start, gpu::Event::Create());
   CCLTUNE_ASSIGN_OR_RETURN(gpu::Event end, gpu::Event::Create());
   CCLTUNE_CUDA_TRY(cudaEventRecord(start.get(), call.stream));
-  if (side == TrialSide::kNccl) {
+  if (nccl_arm) {
     CCLTUNE_RETURN_IF_ERROR(RunNccl(call, nccl_));
   } else {
     CCLTUNE_ASSIGN_OR_RETURN(const bool enqueued,
-                             RunChoice(call, *c.run, c.cls, c.send_off, c.recv_off, c.direct));
+                             RunChoice(call, *run, c.cls, c.send_off, c.recv_off, c.direct));
+    if (!enqueued && arm > 0) {
+      // No staging for the runner-up (the same on every rank: partitions go in call order):
+      // the trial starts again without it, and the size's choice runs this call, untimed.
+      t.candidates.resize(1);
+      t.events.clear();
+      t.events.resize(2);
+      t.calls = 0;
+      return ServeChosen(call, c);
+    }
     if (!enqueued) {
-      // No staging for it (the same on every rank: partitions go in call order): the size
-      // runs NCCL's own, as it would untried, with no exchange.
-      t.verdict = TrialVerdict{false, 0, 0, std::string(kStagingFull)};
+      // No staging for the choice: the size runs NCCL's own, as it would untried, with no
+      // exchange.
+      t.verdict = TrialVerdict{-1, {}, std::string(kStagingFull)};
       if (timing_) timing_->Forwarded(kStagingFull);
       return Served{false, kStagingFull};
     }
   }
   CCLTUNE_CUDA_TRY(cudaEventRecord(end.get(), call.stream));
-  std::vector<gpu::Event>& events = side == TrialSide::kNccl ? t.nccl_events : t.choice_events;
+  std::vector<gpu::Event>& events = t.events[static_cast<std::size_t>(arm)];
   events.push_back(std::move(start));
   events.push_back(std::move(end));
   ++t.calls;
-  return Served{true, side == TrialSide::kNccl ? kTrialNccl : std::string_view(c.run->name)};
+  return Served{true, nccl_arm ? kTrialNccl : std::string_view(run->name)};
 }
 
-core::Status RuntimeComm::DecideTrial(Trial& t, const Call& call, const AppliedRun& run) {
+core::Status RuntimeComm::DecideTrial(Trial& t, const Call& call) {
   const core::Deadline deadline = core::Clock::now() + config_.timeout;
-  CCLTUNE_ASSIGN_OR_RETURN(const double choice_us, MedianUs(t.choice_events, nccl_, deadline));
-  CCLTUNE_ASSIGN_OR_RETURN(const double nccl_us, MedianUs(t.nccl_events, nccl_, deadline));
-  CCLTUNE_ASSIGN_OR_RETURN(const std::vector<std::string> all,
-                           dir_->AllGather("trial", EncodeMedians(choice_us, nccl_us), deadline));
-  std::vector<std::pair<double, double>> medians;
-  for (const std::string& text : all) {
-    CCLTUNE_ASSIGN_OR_RETURN(const auto m, DecodeMedians(text));
-    medians.push_back(m);
+  std::vector<double> mine;
+  for (const std::vector<gpu::Event>& events : t.events) {
+    CCLTUNE_ASSIGN_OR_RETURN(const double us, MedianUs(events, nccl_, deadline));
+    mine.push_back(us);
   }
-  t.verdict = JudgeTrial(run.name, medians, config_.confirm_calls, apply::kNoiseThresholdPercent);
-  t.choice_events.clear();
-  t.nccl_events.clear();
+  CCLTUNE_ASSIGN_OR_RETURN(const std::vector<std::string> all,
+                           dir_->AllGather("trial", EncodeMedians(mine), deadline));
+  std::vector<std::vector<double>> medians;
+  for (const std::string& text : all) {
+    CCLTUNE_ASSIGN_OR_RETURN(std::vector<double> m, DecodeMedians(text, mine.size()));
+    medians.push_back(std::move(m));
+  }
+  std::vector<std::string> names;
+  for (const AppliedRun* run : t.candidates) names.push_back(run->name);
+  t.verdict = JudgeTrial(names, medians, config_.confirm_calls, apply::kNoiseThresholdPercent);
+  t.events.clear();
   if (rank_ == 0) {
     Note(std::string(core::OpName(call.op)) + " " + core::DtypeName(*call.dtype) + " " +
          core::FormatSize(RecordBytes(call, world_)) + ": " + t.verdict->line);

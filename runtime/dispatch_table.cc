@@ -97,6 +97,26 @@ AppliedRun ApplyFor(const apply::WinnerRecord& r, const WhyNotFn& why_not) {
   return Named(o.name, o.time_us, "winner " + r.winner + ": " + why + "; " + o.reason);
 }
 
+// Plain buffers' runner-up (TableEntry::plain_next): the rule again without `first`, and
+// without the choices whose communicators init makes only for the runs entries apply.
+AppliedRun RunnerUp(const apply::WinnerRecord& r, const AppliedRun& first, const WhyNotFn& plain) {
+  if (first.name == "nccl") return Named("nccl", 0, "plain buffers run NCCL's own");
+  const apply::RuleOutcome o = apply::FastestRunnable(
+      r.measured,
+      [&](const std::string& n) -> std::string {
+        if (n == first.name) return "the size's choice";
+        std::string why = plain(n);
+        if (!why.empty()) return why;
+        const apply::ChoiceSpec s = ParseRuntimeChoice(n).value();
+        if (s.ctas > 0 || s.compose == apply::Composition::kHierarchical)
+          return "it needs a communicator of its own";
+        return "";
+      },
+      "runnable");
+  if (!o.found) return Named("nccl", 0, "the record has no nccl time");
+  return Named(o.name, o.time_us, "runner-up: " + o.reason);
+}
+
 }  // namespace
 
 DispatchTable DispatchTable::Build(const std::vector<apply::WinnerRecord>& records,
@@ -120,9 +140,12 @@ DispatchTable DispatchTable::Build(const std::vector<apply::WinnerRecord>& recor
       std::string why = WhyNot(n, problem, caps, BufferClass::kPlain);
       return why.empty() ? apply::WhyNotToIssue(r.measured, n) : why;
     };
+    AppliedRun plain_run = ApplyFor(r, plain);
+    AppliedRun plain_next = RunnerUp(r, plain_run, plain);
     entries.push_back(
-        {r.bytes, r.winner, ApplyFor(r, plain), ApplyFor(r, by_class(BufferClass::kPooled)),
-         ApplyFor(r, [&](const std::string& n) { return WhyNotDirect(n, problem, caps); })});
+        {r.bytes, r.winner, std::move(plain_run), ApplyFor(r, by_class(BufferClass::kPooled)),
+         ApplyFor(r, [&](const std::string& n) { return WhyNotDirect(n, problem, caps); }),
+         std::move(plain_next)});
   }
   for (auto& [key, entries] : t.slices_) {
     std::sort(entries.begin(), entries.end(),
@@ -210,7 +233,7 @@ std::string DispatchTable::Digest() const {
     out += SliceName(key) + "\n";
     for (const auto& e : entries)
       out += std::to_string(e.bytes) + " " + e.plain.name + " " + e.pooled.name + " " +
-             e.direct.name + "\n";
+             e.direct.name + " " + e.plain_next.name + "\n";
   }
   return out;
 }

@@ -48,6 +48,11 @@ struct TableEntry {
   // fastest of what plain buffers run and of the pull kernels direct mode runs on registered
   // tensors (apply::RunsDirect), which the adaptive search measures in full for this reason.
   AppliedRun direct;
+  // Plain buffers' runner-up: the fastest other choice they run that beats `nccl` by more than
+  // the noise threshold and needs no communicator of its own (no ctas=N, no hier), else
+  // `nccl`. The in-program trial (confirm/trial_rule.h) tries it beside `plain`: a choice
+  // that lost alone by a little can win beside the program's own kernels.
+  AppliedRun plain_next;
   // The run for buffers of class `cls`: pooled or plain.
   const AppliedRun& For(BufferClass cls) const {
     return cls == BufferClass::kPooled ? pooled : plain;

@@ -226,6 +226,9 @@ class RuntimeComm {
     BufferClass cls = BufferClass::kPlain;
     std::size_t send_off = 0, recv_off = 0;
     bool direct = false;  // the entry's direct run on the program's buffers (DirectCapture)
+    // Plain buffers' runner-up (TableEntry::plain_next) where `run` is the entry's plain run
+    // and the runner-up can run this call too; else none. What an in-program trial tries next.
+    const AppliedRun* next = nullptr;
     Chosen& Not(std::string_view reason) {
       run = nullptr;
       why = reason;
@@ -238,11 +241,14 @@ class RuntimeComm {
   // dispatch_confirm.cc: the in-program trial of each tuned size's choice for a program's own
   // buffers, eager (confirm/trial_rule.h), keyed by the entry's plain run.
   struct Trial {
-    int calls = 0;                                       // timed calls so far, both sides
-    std::vector<gpu::Event> choice_events, nccl_events;  // start and end of each
-    std::optional<TrialVerdict> verdict;                 // once the ranks agreed
-    // Decided against the choice: NCCL's own runs that size from then on.
-    bool Lost() const { return verdict && !verdict->keep; }
+    int calls = 0;  // timed calls so far, every arm
+    // The choice, then its runner-up where the first call could run it (the same on every
+    // rank: the agreed table and the call decide).
+    std::vector<const AppliedRun*> candidates;
+    std::vector<std::vector<gpu::Event>> events;  // per arm, NCCL's own last: start and end
+    std::optional<TrialVerdict> verdict;          // once the ranks agreed
+    // Decided against both: NCCL's own runs that size from then on.
+    bool Lost() const { return verdict && !verdict->keep(); }
   };
   // Ranks one per process, more than one: where a trial can run at all.
   bool TrialApplies() const;
@@ -250,8 +256,8 @@ class RuntimeComm {
   // choice is plain buffers' eager one and not NCCL's own, and the stream is not captured.
   bool InTrial(const Call& call, const Chosen& c) const;
   core::Result<Served> ServeTrial(const Call& call, const Chosen& c);
-  core::Result<Served> TimeTrialCall(const Call& call, const Chosen& c, Trial& t, TrialSide side);
-  core::Status DecideTrial(Trial& t, const Call& call, const AppliedRun& run);
+  core::Result<Served> TimeTrialCall(const Call& call, const Chosen& c, Trial& t, int arm);
+  core::Status DecideTrial(Trial& t, const Call& call);
   core::Status AgreeOnConfirm(core::Deadline deadline);
   std::string TrialNote() const;
   // The call carries every rank's buffers and they can be used as they are.

@@ -15,47 +15,65 @@ std::string Us(double us) {
   return buf;
 }
 
-}  // namespace
-
-std::optional<TrialSide> TrialSideOf(int k, int per_side) {
-  if (k < 0 || k >= 2 * per_side) return std::nullopt;
-  return k % 2 == 0 ? TrialSide::kChoice : TrialSide::kNccl;
+// Below `than` by more than the threshold (the winner rule, core::PickWinner).
+bool Beats(double us, double than, double noise_threshold_percent) {
+  return us < than * (1 - noise_threshold_percent / 100);
 }
 
-TrialVerdict JudgeTrial(std::string_view choice,
-                        const std::vector<std::pair<double, double>>& medians_by_rank, int per_side,
+}  // namespace
+
+std::optional<int> TrialArmOf(int k, int per_arm, int candidates) {
+  const int arms = candidates + 1;
+  if (k < 0 || candidates < 1 || k >= arms * per_arm) return std::nullopt;
+  return k % arms;
+}
+
+TrialVerdict JudgeTrial(const std::vector<std::string>& candidates,
+                        const std::vector<std::vector<double>>& medians_by_rank, int per_arm,
                         double noise_threshold_percent) {
   TrialVerdict v;
-  for (const auto& [c, n] : medians_by_rank) {
-    v.choice_us = std::max(v.choice_us, c);
-    v.nccl_us = std::max(v.nccl_us, n);
-  }
-  // The winner rule (core::PickWinner): NCCL's own stays unless beaten by more than the noise.
-  v.keep = v.choice_us < v.nccl_us * (1 - noise_threshold_percent / 100);
-  v.line = std::string(choice) + " " + Us(v.choice_us) +
-           " a call in this program against NCCL's own " + Us(v.nccl_us) + " (median of " +
-           std::to_string(per_side) + " calls each, max of " +
-           std::to_string(medians_by_rank.size()) +
-           " ranks): " + (v.keep ? "kept" : "NCCL's own from now on");
+  v.us.assign(candidates.size() + 1, 0);
+  for (const std::vector<double>& m : medians_by_rank)
+    for (std::size_t a = 0; a < v.us.size() && a < m.size(); ++a) v.us[a] = std::max(v.us[a], m[a]);
+  const double nccl_us = v.us.back();
+  // The table's choice unless its runner-up beats it by more than the noise.
+  int best = 0;
+  for (int a = 1; a < static_cast<int>(candidates.size()); ++a)
+    if (Beats(v.us[a], v.us[best], noise_threshold_percent)) best = a;
+  v.pick = Beats(v.us[best], nccl_us, noise_threshold_percent) ? best : -1;
+  std::string times;
+  for (std::size_t a = 0; a < candidates.size(); ++a)
+    times += (a == 0 ? "" : ", ") + candidates[a] + " " + Us(v.us[a]);
+  v.line = times + " a call in this program against NCCL's own " + Us(nccl_us) + " (median of " +
+           std::to_string(per_arm) + " calls each, max of " +
+           std::to_string(medians_by_rank.size()) + " ranks): " +
+           (v.pick == 0  ? "kept"
+            : v.pick > 0 ? candidates[v.pick] + " from now on"
+                         : "NCCL's own from now on");
   return v;
 }
 
-std::string EncodeMedians(double choice_us, double nccl_us) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.17g %.17g", choice_us, nccl_us);
-  return buf;
+std::string EncodeMedians(const std::vector<double>& us) {
+  std::string out;
+  for (double x : us) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.17g", x);
+    out += (out.empty() ? "" : " ") + std::string(buf);
+  }
+  return out;
 }
 
-core::Result<std::pair<double, double>> DecodeMedians(std::string_view text) {
+core::Result<std::vector<double>> DecodeMedians(std::string_view text, std::size_t arms) {
   std::istringstream in{std::string(text)};
-  double c = 0, n = 0;
+  std::vector<double> us(arms);
+  bool ok = arms > 0;
+  for (double& x : us) ok = ok && (in >> x) && std::isfinite(x) && x > 0;
   std::string rest;
-  if (!(in >> c >> n) || (in >> rest) || !std::isfinite(c) || !std::isfinite(n) || c <= 0 ||
-      n <= 0) {
-    return core::DataLoss("trial medians '" + std::string(text) +
-                          "': expected two positive numbers (choice us, NCCL us)");
+  if (!ok || (in >> rest)) {
+    return core::DataLoss("trial medians '" + std::string(text) + "': expected " +
+                          std::to_string(arms) + " positive numbers (us per arm, NCCL's own last)");
   }
-  return std::make_pair(c, n);
+  return us;
 }
 
 }  // namespace ccltune::runtime

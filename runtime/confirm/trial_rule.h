@@ -1,49 +1,53 @@
 // The in-program trial of a tuned choice (CCLTUNE_CONFIRM_CALLS, docs/winners.md): what the
 // tune measured alone is not always what a program gets. An eager program's calls overlap its
 // own kernels and wait on its host; there a choice that won alone can run slower than NCCL's
-// own (a DDP step's all-reduces on a 32-CTA communicator: 0.70x per call). So where the
-// setting is on, the first 2 x N eager calls of each tuned size on a program's own buffers
-// alternate between the choice and NCCL's own, each timed on the GPU with events around it;
-// then the ranks agree on the medians (max across ranks, as the tune reduces) and the choice
-// stays only where it beats NCCL's own by more than the noise threshold, the winner rule.
-// This file is the rule, without the GPU: which side a call runs, and the verdict.
+// own (a DDP step's all-reduces on a 32-CTA communicator: 0.70x per call), and a lighter
+// choice that lost alone by a little can be the faster one. So where the setting is on, the
+// first eager calls of each tuned size on a program's own buffers go round the trial's arms:
+// the size's choice, its runner-up (the next fastest choice plain buffers run, where the
+// record has one), then NCCL's own, N calls each, each timed on the GPU with events around
+// it; then the ranks agree on the medians (max across ranks, as the tune reduces). The
+// runner-up replaces the choice only where it beats it by more than the noise threshold, and
+// the one left stays only where it beats NCCL's own by more than the threshold: the winner
+// rule. This file is the rule, without the GPU: which arm a call runs, and the verdict.
 #pragma once
 
 #include <optional>
 #include <string>
 #include <string_view>
-#include <utility>
 #include <vector>
 
 #include "core/base/status.h"
 
 namespace ccltune::runtime {
 
-// CCLTUNE_CONFIRM_CALLS: timed calls per side of a trial, 0 (off, the default) .. this.
+// CCLTUNE_CONFIRM_CALLS: timed calls per arm of a trial, 0 (off, the default) .. this.
 inline constexpr int kMaxConfirmCalls = 64;
+// The candidates a trial tries before NCCL's own: the choice and its runner-up.
+inline constexpr int kMaxTrialCandidates = 2;
 
-enum class TrialSide { kChoice, kNccl };
-
-// The side of an entry's call number `k` (0-based, the same on every rank: collectives are
-// issued in one order): the choice first, then NCCL's own, alternating, so drift in the
-// program's load falls on both alike; nullopt once both sides had `per_side` calls.
-std::optional<TrialSide> TrialSideOf(int k, int per_side);
+// The arm of an entry's call number `k` (0-based, the same on every rank: collectives are
+// issued in one order) in a trial of `candidates` choices: 0 .. candidates - 1 the choices,
+// `candidates` NCCL's own, in turn (the choice first), so drift in the program's load falls on
+// every arm alike; nullopt once every arm had `per_arm` calls.
+std::optional<int> TrialArmOf(int k, int per_arm, int candidates);
 
 struct TrialVerdict {
-  bool keep = false;
-  double choice_us = 0;  // the median per call, max across ranks
-  double nccl_us = 0;
-  std::string line;  // one line for the log: both times and what runs from now on
+  int pick = -1;           // the candidate that runs from now on; -1: NCCL's own
+  std::vector<double> us;  // per arm, the median per call, max across ranks (NCCL's last)
+  std::string line;        // one line for the log: every arm's time and what runs from now on
+  bool keep() const { return pick >= 0; }
 };
 
-// From every rank's medians (choice, NCCL's own), by rank. `choice` names the choice.
-TrialVerdict JudgeTrial(std::string_view choice,
-                        const std::vector<std::pair<double, double>>& medians_by_rank, int per_side,
+// From every rank's medians (one per arm, NCCL's own last), by rank. `candidates` names the
+// choices (1 or kMaxTrialCandidates), the table's first.
+TrialVerdict JudgeTrial(const std::vector<std::string>& candidates,
+                        const std::vector<std::vector<double>>& medians_by_rank, int per_arm,
                         double noise_threshold_percent);
 
-// One rank's medians as the ranks exchange them ("choice_us nccl_us"), and back. DataLoss when
-// the text is not two positive finite numbers.
-std::string EncodeMedians(double choice_us, double nccl_us);
-core::Result<std::pair<double, double>> DecodeMedians(std::string_view text);
+// One rank's medians as the ranks exchange them (space-separated, NCCL's own last), and back.
+// DataLoss when the text is not `arms` positive finite numbers.
+std::string EncodeMedians(const std::vector<double>& us);
+core::Result<std::vector<double>> DecodeMedians(std::string_view text, std::size_t arms);
 
 }  // namespace ccltune::runtime

@@ -256,7 +256,7 @@ section_kernels() {
 }
 
 # trial: the runtime's in-program trial (CCLTUNE_CONFIRM_CALLS). runtime_gpu_test's trial tests
-# on the N GPUs, then symmrep with TRIAL_CALLS (default 8) calls a side in the preloaded runs
+# on the N GPUs, then symmrep with TRIAL_CALLS (default 8) calls an arm in the preloaded runs
 # and the same eager winners without the trial as REP_THIRD, interleaved (run tune first).
 section_trial() {
   timeout -k 5 300 "$(gpu_file runtime_gpu_test)" --gtest_filter='RuntimeGpu.*Trial*' \

@@ -313,9 +313,10 @@ TEST(RuntimeGpu, AFullStagingAreaLeavesTheCallsToNccl) {
 }
 
 // CCLTUNE_CONFIRM_CALLS (runtime/confirm/trial_rule.h): every eager case on plain buffers runs
-// five times, checked each time against NCCL: with 2 calls a side, two timed calls a side,
-// then the call that decides. The ranks must decide alike: each writes what plain buffers run
-// per case after its trial, and the files must match. `calls`: this rank's setting.
+// seven times, checked each time against NCCL: with 2 calls an arm, two timed calls for each
+// of up to three arms (the choice, its runner-up, NCCL's own), then the call that decides. The
+// ranks must decide alike: each writes what plain buffers run per case after its trial, and the
+// files must match. `calls`: this rank's setting.
 int TrialRank(const std::string& dir, int rank, int world, int calls) {
   ::setenv("CCLTUNE_CONFIRM_CALLS", std::to_string(calls).c_str(), 1);
   ncclComm_t nccl = nullptr;
@@ -329,7 +330,7 @@ int TrialRank(const std::string& dir, int rank, int world, int calls) {
   std::ofstream verdicts(dir + "/trial-" + std::to_string(rank) + ".txt");
   for (const Case& c : Cases(world)) {
     if (c.pooled || c.graph) continue;
-    for (int call = 0; call < 5; ++call, ++total) wrong += runner.Run(c, &ran);
+    for (int call = 0; call < 7; ++call, ++total) wrong += runner.Run(c, &ran);
     char name[256] = {};
     RT_CHECK(ccltuneGetChoice(rt, CcltuneOf(c.op), NcclOf(c.dtype), NcclOf(c.redop), c.bytes, 0,
                               name, sizeof(name)) == ccltuneSuccess);
@@ -368,7 +369,7 @@ std::string RunTrialWorld(const std::string& tag, const std::function<int(int)>&
 TEST(RuntimeGpu, InProgramTrialsStayRightAndDecideAlikeOnEveryRank) {
   if (GpuWorldOrZero(2) == 0) GTEST_SKIP() << "needs 2 GPUs";
   const std::string log = RunTrialWorld("runtime-trial", [](int) { return 2; });
-  EXPECT_NE(log.find("in-program trial of 2 calls a side"), std::string::npos) << log;
+  EXPECT_NE(log.find("in-program trial of 2 calls an arm"), std::string::npos) << log;
   // Rank 0 names each tried size's verdict: the trial ran, and decided.
   EXPECT_NE(log.find(" a call in this program against NCCL's own "), std::string::npos) << log;
 }

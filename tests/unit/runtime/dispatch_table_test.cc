@@ -116,6 +116,37 @@ TEST(DispatchTable, PlainBuffersRunAStagedVariantWhereItIsTheFastestTheyCanRun) 
   EXPECT_DOUBLE_EQ(e->plain.time_us, 9.0);
 }
 
+// The in-program trial's runner-up (TableEntry::plain_next): the fastest other choice plain
+// buffers run that beats NCCL by more than the noise, never one needing a communicator of its
+// own (ctas=N; hier), which init splits only for the runs entries apply.
+TEST(DispatchTable, PlainBuffersRunnerUpIsTheNextChoiceTheyRunThatBeatsNccl) {
+  constexpr const char* kPushOneShot = "oneshot:blocks=32,threads=256,mode=push";
+  constexpr const char* kStaged128 = "oneshot:blocks=128,mode=pull,staged=1,threads=256,unroll=2";
+  const std::vector<apply::WinnerRecord> records{
+      MakeRecord(Op::kAllReduce, 262144, 4,
+                 {{"nccl", 14.0},
+                  {kPull, 7.5},
+                  {kPullStaged, 9.0},
+                  {"nccl:ctas=32", 9.5},
+                  {kStaged128, 10.0},
+                  {kPushOneShot, 11.0}}),
+      // The runner-up must beat NCCL too: 13.8 is within 3 % of 14.0.
+      MakeRecord(Op::kAllReduce, 1 << 20, 4, {{"nccl", 14.0}, {kPullStaged, 9.0}, {kLL, 13.8}}),
+      MakeRecord(Op::kAllReduce, 4 << 20, 4, {{"nccl", 42.2}, {"rs+ag", 44.0}}),
+  };
+  const DispatchTable t = DispatchTable::Build(records, PeersOn(4));
+  const TableEntry* e = t.Lookup(Op::kAllReduce, Dtype::kBf16, RedOp::kSum, 262144);
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->plain.name, kPullStaged);
+  EXPECT_EQ(e->plain_next.name, kStaged128);  // not kPull (pooled only), not ctas=32
+  EXPECT_DOUBLE_EQ(e->plain_next.time_us, 10.0);
+  EXPECT_EQ(t.Lookup(Op::kAllReduce, Dtype::kBf16, RedOp::kSum, 1 << 20)->plain_next.name, "nccl");
+  // Plain buffers run NCCL's own: nothing to try beside it.
+  EXPECT_EQ(t.Lookup(Op::kAllReduce, Dtype::kBf16, RedOp::kSum, 4 << 20)->plain_next.name, "nccl");
+  // Every rank must try the same arms.
+  EXPECT_NE(t.Digest().find(std::string(kStaged128) + "\n"), std::string::npos) << t.Digest();
+}
+
 // Issue 43, eager: where the records carry the host's cost to issue each choice (an eager
 // tune), a program's own buffers run no choice dearer to issue than NCCL's own beyond the
 // noise threshold; 4x H200's eager picks at 2 MiB and 4 MiB were 1.19x faster on the GPU and
