@@ -75,8 +75,8 @@ core::Result<RuntimeComm::Served> RuntimeComm::TimeTrialCall(const Call& call, c
   const bool nccl_arm = arm == static_cast<int>(t.candidates.size());
   const AppliedRun* run = nccl_arm ? nullptr : t.candidates[static_cast<std::size_t>(arm)];
   // The runner-up's turn on a call it cannot run (in place, say; alike on every rank): the
-  // size's choice runs it, untimed, and the turn passes to the next call.
-  if (run != nullptr && run != c.run && run != c.next) return ServeChosen(call, c);
+  // trial starts again without it, and the size's choice runs this call, untimed.
+  if (run != nullptr && run != c.run && run != c.next) return DropRunnerUp(call, c, t);
   CCLTUNE_ASSIGN_OR_RETURN(gpu::Event start, gpu::Event::Create());
   CCLTUNE_ASSIGN_OR_RETURN(gpu::Event end, gpu::Event::Create());
   CCLTUNE_CUDA_TRY(cudaEventRecord(start.get(), call.stream));
@@ -85,15 +85,8 @@ core::Result<RuntimeComm::Served> RuntimeComm::TimeTrialCall(const Call& call, c
   } else {
     CCLTUNE_ASSIGN_OR_RETURN(const bool enqueued,
                              RunChoice(call, *run, c.cls, c.send_off, c.recv_off, c.direct));
-    if (!enqueued && arm > 0) {
-      // No staging for the runner-up (the same on every rank: partitions go in call order):
-      // the trial starts again without it, and the size's choice runs this call, untimed.
-      t.candidates.resize(1);
-      t.events.clear();
-      t.events.resize(2);
-      t.calls = 0;
-      return ServeChosen(call, c);
-    }
+    // No staging for the runner-up (the same on every rank: partitions go in call order).
+    if (!enqueued && arm > 0) return DropRunnerUp(call, c, t);
     if (!enqueued) {
       // No staging for the choice: the size runs NCCL's own, as it would untried, with no
       // exchange.
@@ -108,6 +101,15 @@ core::Result<RuntimeComm::Served> RuntimeComm::TimeTrialCall(const Call& call, c
   events.push_back(std::move(end));
   ++t.calls;
   return Served{true, nccl_arm ? kTrialNccl : std::string_view(run->name)};
+}
+
+core::Result<RuntimeComm::Served> RuntimeComm::DropRunnerUp(const Call& call, const Chosen& c,
+                                                            Trial& t) {
+  t.candidates.resize(1);
+  t.events.clear();
+  t.events.resize(2);
+  t.calls = 0;
+  return ServeChosen(call, c);
 }
 
 core::Status RuntimeComm::DecideTrial(Trial& t, const Call& call) {

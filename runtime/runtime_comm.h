@@ -257,6 +257,9 @@ class RuntimeComm {
   bool InTrial(const Call& call, const Chosen& c) const;
   core::Result<Served> ServeTrial(const Call& call, const Chosen& c);
   core::Result<Served> TimeTrialCall(const Call& call, const Chosen& c, Trial& t, int arm);
+  // The trial starts again without its runner-up, which this call cannot run (alike on every
+  // rank); the size's choice runs the call, untimed.
+  core::Result<Served> DropRunnerUp(const Call& call, const Chosen& c, Trial& t);
   core::Status DecideTrial(Trial& t, const Call& call);
   core::Status AgreeOnConfirm(core::Deadline deadline);
   std::string TrialNote() const;
