@@ -74,7 +74,7 @@ core::Result<RuntimeComm::Served> RuntimeComm::TimeTrialCall(const Call& call, c
                                                              Trial& t, int arm) {
   const bool nccl_arm = arm == static_cast<int>(t.candidates.size());
   const AppliedRun* run = nccl_arm ? nullptr : t.candidates[static_cast<std::size_t>(arm)];
-  // The runner-up's turn on a call it cannot run (in place, say; alike on every rank): the
+  // The runner-up's turn on a call it cannot run (its count, say; alike on every rank): the
   // trial starts again without it, and the size's choice runs this call, untimed.
   if (run != nullptr && run != c.run && run != c.next) return DropRunnerUp(call, c, t);
   CCLTUNE_ASSIGN_OR_RETURN(gpu::Event start, gpu::Event::Create());

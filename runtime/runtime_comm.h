@@ -227,7 +227,7 @@ class RuntimeComm {
     std::size_t send_off = 0, recv_off = 0;
     bool direct = false;  // the entry's direct run on the program's buffers (DirectCapture)
     // Plain buffers' runner-up (TableEntry::plain_next) where `run` is the entry's plain run
-    // and the runner-up can run this call too; else none. What an in-program trial tries next.
+    // and the runner-up can run this call too (its count and type decide); else none. What an in-program trial tries next.
     const AppliedRun* next = nullptr;
     Chosen& Not(std::string_view reason) {
       run = nullptr;
