@@ -1,10 +1,10 @@
 // The in-program trial (confirm/trial_rule.h): the first eager calls of a tuned size on a
 // program's own buffers go round the table's choice, its runner-up where it has one, and
-// NCCL's own, N calls each, each between two events on the call's stream; the next call of
-// that size collects the times, the ranks exchange their medians (one NcclDirectory exchange
-// on the application's communicator, which every rank makes at the same call: collectives
-// are issued in one order) and the winner rule decides, alike on every rank, what that size
-// runs from then on.
+// NCCL's own, an untimed round then N timed ones, each timed call between two events on the
+// call's stream; the next call of that size collects the times, the ranks exchange their
+// medians (one NcclDirectory exchange on the application's communicator, which every rank
+// makes at the same call: collectives are issued in one order) and the winner rule decides,
+// alike on every rank, what that size runs from then on.
 //
 // Waiting: the verdict's call waits for its own trial's events and for the exchange, bounded
 // by the runtime's timeout, under this communicator's lock; once per tuned size, never again.
@@ -77,9 +77,10 @@ core::Result<RuntimeComm::Served> RuntimeComm::TimeTrialCall(const Call& call, c
   // The runner-up's turn on a call it cannot run (its count, say; alike on every rank): the
   // trial starts again without it, and the size's choice runs this call, untimed.
   if (run != nullptr && run != c.run && run != c.next) return DropRunnerUp(call, c, t);
+  const bool timed = TrialCallTimed(t.calls, static_cast<int>(t.candidates.size()));
   CCLTUNE_ASSIGN_OR_RETURN(gpu::Event start, gpu::Event::Create());
   CCLTUNE_ASSIGN_OR_RETURN(gpu::Event end, gpu::Event::Create());
-  CCLTUNE_CUDA_TRY(cudaEventRecord(start.get(), call.stream));
+  if (timed) CCLTUNE_CUDA_TRY(cudaEventRecord(start.get(), call.stream));
   if (nccl_arm) {
     CCLTUNE_RETURN_IF_ERROR(RunNccl(call, nccl_));
   } else {
@@ -95,10 +96,12 @@ core::Result<RuntimeComm::Served> RuntimeComm::TimeTrialCall(const Call& call, c
       return Served{false, kStagingFull};
     }
   }
-  CCLTUNE_CUDA_TRY(cudaEventRecord(end.get(), call.stream));
-  std::vector<gpu::Event>& events = t.events[static_cast<std::size_t>(arm)];
-  events.push_back(std::move(start));
-  events.push_back(std::move(end));
+  if (timed) {
+    CCLTUNE_CUDA_TRY(cudaEventRecord(end.get(), call.stream));
+    std::vector<gpu::Event>& events = t.events[static_cast<std::size_t>(arm)];
+    events.push_back(std::move(start));
+    events.push_back(std::move(end));
+  }
   ++t.calls;
   return Served{true, nccl_arm ? kTrialNccl : std::string_view(run->name)};
 }

@@ -24,9 +24,11 @@ bool Beats(double us, double than, double noise_threshold_percent) {
 
 std::optional<int> TrialArmOf(int k, int per_arm, int candidates) {
   const int arms = candidates + 1;
-  if (k < 0 || candidates < 1 || k >= arms * per_arm) return std::nullopt;
+  if (k < 0 || candidates < 1 || per_arm < 1 || k >= arms * (per_arm + 1)) return std::nullopt;
   return k % arms;
 }
+
+bool TrialCallTimed(int k, int candidates) { return k >= candidates + 1; }
 
 TrialVerdict JudgeTrial(const std::vector<std::string>& candidates,
                         const std::vector<std::vector<double>>& medians_by_rank, int per_arm,

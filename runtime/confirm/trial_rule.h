@@ -5,11 +5,11 @@
 // choice that lost alone by a little can be the faster one. So where the setting is on, the
 // first eager calls of each tuned size on a program's own buffers go round the trial's arms:
 // the size's choice, its runner-up (the next fastest choice plain buffers run, where the
-// record has one), then NCCL's own, N calls each, each timed on the GPU with events around
-// it; then the ranks agree on the medians (max across ranks, as the tune reduces). The
-// runner-up replaces the choice only where it beats it by more than the noise threshold, and
-// the one left stays only where it beats NCCL's own by more than the threshold: the winner
-// rule. This file is the rule, without the GPU: which arm a call runs, and the verdict.
+// record has one), then NCCL's own, an untimed round then N timed ones, each call timed on the
+// GPU with events around it; then the ranks agree on the medians (max across ranks, as the tune
+// reduces). The runner-up replaces the choice only where it beats it by more than the noise
+// threshold, and the one left stays only where it beats NCCL's own by more than the threshold: the
+// winner rule. This file is the rule, without the GPU: which arm a call runs, and the verdict.
 #pragma once
 
 #include <optional>
@@ -29,8 +29,14 @@ inline constexpr int kMaxTrialCandidates = 2;
 // The arm of an entry's call number `k` (0-based, the same on every rank: collectives are
 // issued in one order) in a trial of `candidates` choices: 0 .. candidates - 1 the choices,
 // `candidates` NCCL's own, in turn (the choice first), so drift in the program's load falls on
-// every arm alike; nullopt once every arm had `per_arm` calls.
+// every arm alike. A first round is untimed (TrialCallTimed), then `per_arm` timed rounds;
+// nullopt after them.
 std::optional<int> TrialArmOf(int k, int per_arm, int candidates);
+// Whether call `k` is timed: each arm's first call is not, for it pays what a first call pays
+// (a communicator's connections: over sockets, a fresh 8-CTA communicator's first two calls
+// had a median of 79.7 ms where later ones took 3.8 ms), which would outweigh the median when
+// N is small.
+bool TrialCallTimed(int k, int candidates);
 
 struct TrialVerdict {
   int pick = -1;           // the candidate that runs from now on; -1: NCCL's own

@@ -75,6 +75,29 @@ int GpuWorldOrZero(int min_gpus) {
   return 0;
 }
 
+int SharedGpuRanks() {
+  const char* env = std::getenv("CCLTUNE_GPU_TEST_SHARE_GPU");
+  if (env == nullptr || *env == '\0') return 0;
+  const int n = std::atoi(env);
+  if (n >= 2 && n <= 8) return n;
+  std::printf("CCLTUNE_GPU_TEST_SHARE_GPU=%s: 2 to 8 ranks on GPU 0; not sharing\n", env);
+  return 0;
+}
+
+int SharedOrGpuWorldOrZero(int min_gpus) {
+  const int shared = SharedGpuRanks();
+  if (shared < min_gpus) return GpuWorldOrZero(min_gpus);
+  return GpuWorldOrZero(1) > 0 ? shared : 0;
+}
+
+int EnterRankDevice(int rank) {
+  if (SharedGpuRanks() == 0) return rank;
+  const std::string node = "share-gpu-" + std::to_string(rank);
+  ::setenv("NCCL_HOSTID", node.c_str(), 1);
+  ::setenv("CCLTUNE_NODE_NAME", node.c_str(), 1);
+  return 0;
+}
+
 std::vector<RankOutcome> RunRanks(int world, const std::string& dir, double timeout_s,
                                   const std::function<int(int rank)>& body) {
   std::fflush(nullptr);

@@ -22,6 +22,18 @@ int TestWorld(int visible);
 int GpuWorldOrZero(int min_gpus);
 inline int MultiGpuWorldOrZero() { return GpuWorldOrZero(2); }
 
+// $CCLTUNE_GPU_TEST_SHARE_GPU=N (2..8): the tests that can share one GPU (they ask the three
+// helpers below) run N ranks on GPU 0, each rank its own emulated node: NCCL refuses one GPU
+// twice on one host, and across hosts it talks over sockets. So a one-GPU machine checks what
+// needs no peer memory (the runtime's in-program trial, rs+ag, NCCL on communicators of its
+// own); no time from it is NVLink's. 0 when unset; a value out of range is 0 with a line.
+int SharedGpuRanks();
+// SharedGpuRanks() when set (and a GPU is visible), else GpuWorldOrZero(min_gpus).
+int SharedOrGpuWorldOrZero(int min_gpus);
+// In rank r's process, before NCCL's first call: its CUDA device (0 when sharing, else r),
+// and when sharing its emulated node (NCCL_HOSTID and CCLTUNE_NODE_NAME "share-gpu-R").
+int EnterRankDevice(int rank);
+
 struct RankOutcome {
   int exit_code = -1;      // the body's return value; 128+N when killed by signal N
   bool timed_out = false;  // the harness killed it at the deadline

@@ -239,7 +239,7 @@ std::vector<Case> Cases(int world) { return CasesOf(RuntimeTestSizes(), world, f
 bool StartRank(const std::string& dir, int rank, int world, bool winners, int peer_memory,
                ncclComm_t* nccl, ccltuneComm_t* rt, int timeout_ms = 20000,
                const std::string& results = "", std::size_t staging_bytes = 0) {
-  if (cudaSetDevice(rank) != cudaSuccess) return false;
+  if (cudaSetDevice(EnterRankDevice(rank)) != cudaSuccess) return false;
   *nccl = SharedNcclComm(dir, rank, world);
   if (*nccl == nullptr) return false;
   const std::string file = dir + "/winners-" + std::to_string(rank) + ".json";
@@ -313,8 +313,9 @@ TEST(RuntimeGpu, AFullStagingAreaLeavesTheCallsToNccl) {
 }
 
 // CCLTUNE_CONFIRM_CALLS (runtime/confirm/trial_rule.h): every eager case on plain buffers runs
-// seven times, checked each time against NCCL: with 2 calls an arm, two timed calls for each
-// of up to three arms (the choice, its runner-up, NCCL's own), then the call that decides. The
+// ten times, checked each time against NCCL: with 2 calls an arm, an untimed round and two
+// timed ones of up to three arms (the choice, its runner-up, NCCL's own), then the call that
+// decides. The
 // ranks must decide alike: each writes what plain buffers run per case after its trial, and the
 // files must match. `calls`: this rank's setting.
 int TrialRank(const std::string& dir, int rank, int world, int calls) {
@@ -330,7 +331,7 @@ int TrialRank(const std::string& dir, int rank, int world, int calls) {
   std::ofstream verdicts(dir + "/trial-" + std::to_string(rank) + ".txt");
   for (const Case& c : Cases(world)) {
     if (c.pooled || c.graph) continue;
-    for (int call = 0; call < 7; ++call, ++total) wrong += runner.Run(c, &ran);
+    for (int call = 0; call < 10; ++call, ++total) wrong += runner.Run(c, &ran);
     char name[256] = {};
     RT_CHECK(ccltuneGetChoice(rt, CcltuneOf(c.op), NcclOf(c.dtype), NcclOf(c.redop), c.bytes, 0,
                               name, sizeof(name)) == ccltuneSuccess);
@@ -350,7 +351,7 @@ std::string ReadText(const std::string& path) {
 
 // Runs TrialRank on every rank with `calls_of(rank)`; every rank right, and alike. Rank 0's log.
 std::string RunTrialWorld(const std::string& tag, const std::function<int(int)>& calls_of) {
-  const int world = GpuWorldOrZero(2);
+  const int world = SharedOrGpuWorldOrZero(2);
   GpuTestDir dir(tag);
   const auto outcomes = RunRanks(
       world, dir.path(), 900, [&](int r) { return TrialRank(dir.path(), r, world, calls_of(r)); });
@@ -367,7 +368,7 @@ std::string RunTrialWorld(const std::string& tag, const std::function<int(int)>&
 }
 
 TEST(RuntimeGpu, InProgramTrialsStayRightAndDecideAlikeOnEveryRank) {
-  if (GpuWorldOrZero(2) == 0) GTEST_SKIP() << "needs 2 GPUs";
+  if (SharedOrGpuWorldOrZero(2) == 0) GTEST_SKIP() << "needs 2 GPUs, or one shared";
   const std::string log = RunTrialWorld("runtime-trial", [](int) { return 2; });
   EXPECT_NE(log.find("in-program trial of 2 calls an arm"), std::string::npos) << log;
   // Rank 0 names each tried size's verdict: the trial ran, and decided.
@@ -375,7 +376,7 @@ TEST(RuntimeGpu, InProgramTrialsStayRightAndDecideAlikeOnEveryRank) {
 }
 
 TEST(RuntimeGpu, AnInProgramTrialSettingThatDiffersBetweenRanksIsOffOnEvery) {
-  if (GpuWorldOrZero(2) == 0) GTEST_SKIP() << "needs 2 GPUs";
+  if (SharedOrGpuWorldOrZero(2) == 0) GTEST_SKIP() << "needs 2 GPUs, or one shared";
   const std::string log = RunTrialWorld("runtime-trial-differs", [](int r) { return 2 + r; });
   EXPECT_NE(log.find("CCLTUNE_CONFIRM_CALLS differs between ranks (2, 3): no in-program trial"),
             std::string::npos)

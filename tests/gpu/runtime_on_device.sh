@@ -13,6 +13,9 @@
 #              $OUT/graphs.txt (each graph before and after the pass)
 #   compileN   N GPUs: compile_pass_multi.py, enable()'s pooled slots across N ranks with the
 #              runtime test's winners (needs runtime_winners_file)
+#   trialshare runtime_gpu_test's in-program trial tests with 2 ranks sharing GPU 0 as two
+#              emulated nodes (CCLTUNE_GPU_TEST_SHARE_GPU=2): every eager case against NCCL,
+#              the verdicts alike on both ranks; NCCL over sockets, no peer memory (one GPU)
 #
 # On the GPU machine, from the repository root (a bundle instead of build/: device_env.sh):
 #   make build        (or: cmake --build build --target ccltune runtime_gpu_test \
@@ -103,12 +106,21 @@ section_compile_multi() {  # compileN
       --out "$OUT/compile-multi" 2>&1 | tee "$OUT/compile-multi.log" | grep "^rank\|SKIP"
 }
 
+section_trialshare() {
+  CUDA_VISIBLE_DEVICES=0 CCLTUNE_GPU_TEST_SHARE_GPU=2 timeout -k 5 "$(left)" \
+    "$(gpu_file runtime_gpu_test)" --gtest_filter='*InProgramTrial*' 2>&1 |
+    tee "$OUT/runtime-trialshare.log" | grep -v "^WRONG" | tail -40
+  local rc=${PIPESTATUS[0]}
+  grep -c "^WRONG" "$OUT/runtime-trialshare.log" | sed 's/^/wrong cases (all ranks): /'
+  return "$rc"
+}
+
 [ $# -eq 0 ] && set -- gpu torch
 status=0  # nonzero when a section's test failed (so run_all_on_device.sh's steps say so)
 for s in "$@"; do
   echo "=== $s ($(left) s left)"
   case $s in
-    gpu | torch | compile) "section_$s" ;;
+    gpu | torch | compile | trialshare) "section_$s" ;;
     compile[0-9]*) section_compile_multi "${s#compile}" ;;
     bench*) section_bench "${s#bench}" ;;
     decode*) section_decode "${s#decode}" ;;

@@ -15,14 +15,23 @@ std::vector<int> Arms(int per_arm, int candidates) {
 }
 
 TEST(TrialRule, CallsGoRoundTheArmsFromTheChoiceToNcclThenStop) {
-  // One candidate: the choice (0), then NCCL's own (1), alternating.
-  EXPECT_EQ(Arms(3, 1), (std::vector<int>{0, 1, 0, 1, 0, 1}));
+  // One candidate: the choice (0), then NCCL's own (1), alternating; an untimed first round,
+  // then 3 timed ones.
+  EXPECT_EQ(Arms(3, 1), (std::vector<int>{0, 1, 0, 1, 0, 1, 0, 1}));
   // With its runner-up (1), NCCL's own is arm 2.
-  EXPECT_EQ(Arms(2, 2), (std::vector<int>{0, 1, 2, 0, 1, 2}));
-  EXPECT_FALSE(TrialArmOf(6, 3, 1).has_value());
+  EXPECT_EQ(Arms(2, 2), (std::vector<int>{0, 1, 2, 0, 1, 2, 0, 1, 2}));
+  EXPECT_FALSE(TrialArmOf(8, 3, 1).has_value());
   EXPECT_FALSE(TrialArmOf(-1, 3, 1).has_value());
   EXPECT_FALSE(TrialArmOf(0, 0, 1).has_value());  // off: no call is a trial's
   EXPECT_FALSE(TrialArmOf(0, 3, 0).has_value());  // nothing to try
+}
+
+TEST(TrialRule, EachArmsFirstCallIsUntimed) {
+  std::vector<bool> timed;
+  for (int k = 0; TrialArmOf(k, 2, 2).has_value(); ++k) timed.push_back(TrialCallTimed(k, 2));
+  EXPECT_EQ(timed, (std::vector<bool>{false, false, false, true, true, true, true, true, true}));
+  EXPECT_FALSE(TrialCallTimed(1, 1));
+  EXPECT_TRUE(TrialCallTimed(2, 1));
 }
 
 // Max across ranks per arm, then the winner rule: the choice must beat NCCL's own by more
