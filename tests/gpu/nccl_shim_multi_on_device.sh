@@ -17,7 +17,8 @@
 # reduceScatter with avg (FSDP2's gradients), then
 # train_steps_program.py (unmodified DDP and FSDP2 steps) plain and preloaded.
 # TRAIN_SHIM_ENV ("VAR=VALUE ...") adds variables to the preloaded run only (e.g.
-# CCLTUNE_CONFIRM_CALLS=8: the runtime's in-program trial). kernels: our kernels with every
+# CCLTUNE_CONFIRM_CALLS=8: the runtime's in-program trial); TRAIN_CONFIRM=N adds a third run,
+# preloaded with CCLTUNE_CONFIRM_CALLS=N, and its table against plain. kernels: our kernels with every
 # reduction and the staged choices over NVLink against the reference, then the one-GPU test.
 # onepro (issue 34): every rank in one process: all_reduce, all_gather, reduce_scatter,
 # broadcast and alltoall _perf in -t N -g 1 and -t 1 -g N modes, eager and -G 20, -c 1,
@@ -301,6 +302,13 @@ section_train() {
   echo "train preloaded${TRAIN_SHIM_ENV:+ ($TRAIN_SHIM_ENV)}: exit $?"
   grep -h "ccltune-nccl\|ccltune: " "$D/train-shim.log" | grep -v "^$" | head -40
   python3 tests/gpu/train_steps_table.py "$D/train-plain.json" "$D/train-shim.json"
+  [ "${TRAIN_CONFIRM:-0}" -gt 0 ] || return 0
+  env LD_PRELOAD="$SHIM" CCLTUNE_RESULTS_FILE="$D/winners-train.json" \
+    CCLTUNE_CONFIRM_CALLS="$TRAIN_CONFIRM" timeout -k 5 200 "${prog[@]}" \
+    --json "$D/train-trial.json" >"$D/train-trial.log" 2>&1
+  echo "train preloaded (CCLTUNE_CONFIRM_CALLS=$TRAIN_CONFIRM): exit $?"
+  grep -h "ccltune: .* a call in this program\|destroyed" "$D/train-trial.log" | head -40
+  python3 tests/gpu/train_steps_table.py "$D/train-plain.json" "$D/train-trial.json"
 }
 
 for s in ${*:-tune nccltests decode}; do
