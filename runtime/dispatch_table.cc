@@ -211,6 +211,13 @@ bool DispatchTable::HierNeeded() const {
   return false;
 }
 
+std::size_t DispatchTable::RunnersUp() const {
+  std::size_t n = 0;
+  for (const auto& [key, entries] : slices_)
+    for (const auto& e : entries) n += e.plain_next.name != "nccl";
+  return n;
+}
+
 std::string DispatchTable::Describe() const {
   std::string out;
   for (const auto& [key, entries] : slices_) {

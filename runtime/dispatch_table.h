@@ -93,6 +93,9 @@ class DispatchTable {
   std::set<int> CtasNeeded() const;
   // Whether some entry applies the hierarchical all-reduce: the node team to build.
   bool HierNeeded() const;
+  // How many entries have a runner-up for plain buffers (TableEntry::plain_next): the sizes
+  // an in-program trial tries with three arms.
+  std::size_t RunnersUp() const;
   // "allReduce bf16/sum: 17 sizes, 12 not NCCL's own (9 for plain buffers)", per slice;
   // an epilogue slice reads "allReduce bf16/sum+residualRmsNorm,hidden=4096: ...".
   std::string Describe() const;

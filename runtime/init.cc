@@ -294,7 +294,8 @@ std::string RuntimeComm::TrialNote() const {
   if (config_.confirm_calls == 0) return "";
   if (!TrialApplies()) return "; no in-program trial (ranks share a process)";
   return "; in-program trial of " + std::to_string(config_.confirm_calls) +
-         " calls an arm for plain buffers' eager choices";
+         " calls an arm for plain buffers' eager choices (" + std::to_string(table_.RunnersUp()) +
+         " sizes with a runner-up)";
 }
 
 void RuntimeComm::LogSummary(const std::string& fingerprint, const std::string& records_note) {

@@ -145,6 +145,7 @@ TEST(DispatchTable, PlainBuffersRunnerUpIsTheNextChoiceTheyRunThatBeatsNccl) {
   EXPECT_EQ(t.Lookup(Op::kAllReduce, Dtype::kBf16, RedOp::kSum, 4 << 20)->plain_next.name, "nccl");
   // Every rank must try the same arms.
   EXPECT_NE(t.Digest().find(std::string(kStaged128) + "\n"), std::string::npos) << t.Digest();
+  EXPECT_EQ(t.RunnersUp(), 1u);  // init's summary counts them
 }
 
 // Issue 43, eager: where the records carry the host's cost to issue each choice (an eager
