@@ -60,7 +60,10 @@ core::Result<RuntimeComm::Served> RuntimeComm::ServeTrial(const Call& call, cons
     CCLTUNE_RETURN_IF_ERROR(DecideTrial(t, call));
   }
   if (t.Lost()) {
-    if (timing_) timing_->Forwarded(kSlowerHere);
+    // A choice that found no staging was never judged: its size's calls say so, not "slower".
+    const bool no_staging = t.verdict->line == kStagingFull;
+    if (timing_) timing_->Forwarded(no_staging ? kStagingFull : kSlowerHere);
+    if (no_staging) return Served{false, kStagingFull};
     return Served{false, t.verdict->line, true};
   }
   // The runner-up where it won and this call can run it; else the size's choice.
