@@ -81,9 +81,12 @@ core::Result<RuntimeComm::Served> RuntimeComm::TimeTrialCall(const Call& call, c
   // trial starts again without it, and the size's choice runs this call, untimed.
   if (run != nullptr && run != c.run && run != c.next) return DropRunnerUp(call, c, t);
   const bool timed = TrialCallTimed(t.calls, static_cast<int>(t.candidates.size()));
-  CCLTUNE_ASSIGN_OR_RETURN(gpu::Event start, gpu::Event::Create());
-  CCLTUNE_ASSIGN_OR_RETURN(gpu::Event end, gpu::Event::Create());
-  if (timed) CCLTUNE_CUDA_TRY(cudaEventRecord(start.get(), call.stream));
+  gpu::Event start, end;  // only a timed call makes its two
+  if (timed) {
+    CCLTUNE_ASSIGN_OR_RETURN(start, gpu::Event::Create());
+    CCLTUNE_ASSIGN_OR_RETURN(end, gpu::Event::Create());
+    CCLTUNE_CUDA_TRY(cudaEventRecord(start.get(), call.stream));
+  }
   if (nccl_arm) {
     CCLTUNE_RETURN_IF_ERROR(RunNccl(call, nccl_));
   } else {
