@@ -1,15 +1,8 @@
 // RuntimeComm's per-call dispatch and its peer memory (runtime_comm.h): the table's choice
 // for the call's buffers and size, checked against the exact call, then NCCL (the
-// application's communicator or a ctas one), rs+ag, or our kernels.
-//
-// Staging partitions: our push and LL kernels write into the peers' staging and rely on
-// two invariants the worker's measurements had, one choice at a time: between two launches
-// of one signature (choice, op, dtype, count) the staging layout is the same, and a staged
-// line's LL flag only grows. So each signature gets its own partition, zeroed on every rank
-// and followed by a barrier of the ranks at its first use, and never shared: stale flags
-// are then always older, and a launch never writes where a peer still reads another
-// signature's data. Partitions come from the staging area in call order, which is the same
-// on every rank; a signature that no longer fits runs NCCL (one log line).
+// application's communicator or a ctas one), rs+ag, or our kernels. Where a launch's staging
+// lives, and why push and pull launches differ there: staging_plan.h. A launch that no
+// longer fits runs NCCL (one log line).
 #include <cstdio>
 
 #include "core/gpu/cuda_check.h"
@@ -21,7 +14,6 @@
 namespace ccltune::runtime {
 namespace {
 
-constexpr std::size_t kMaxSignatures = 4096;
 constexpr std::size_t kMaxEnqueuers = 256;
 
 bool InPlace(const Call& c, std::size_t esize, int rank) {
@@ -282,10 +274,10 @@ core::Status RuntimeComm::LaunchPeer(const Call& call, const AppliedRun& run,
 }
 
 core::Result<std::size_t> RuntimeComm::StagingFor(const std::string& signature, std::uint64_t bytes,
-                                                  cudaStream_t stream, bool* fits) {
-  if (auto it = staging_.find(signature); it != staging_.end()) return it->second;
-  const std::size_t size = PartitionAligned(bytes);
-  if (staging_used_ + size > config_.staging_bytes || staging_.size() >= kMaxSignatures) {
+                                                  cudaStream_t stream, bool* fits, bool shared) {
+  const std::optional<StagingPlan::Place> place =
+      shared ? staging_.Shared(bytes) : staging_.Own(signature, bytes);
+  if (!place) {
     if (!logged_staging_full_ && rank_ == 0) {
       std::fprintf(stderr,
                    "ccltune: staging area (%zu bytes) full at %s: NCCL runs it; raise "
@@ -296,14 +288,13 @@ core::Result<std::size_t> RuntimeComm::StagingFor(const std::string& signature, 
     *fits = false;
     return std::size_t{0};
   }
-  const std::size_t at = staging_used_;
-  staging_used_ += size;
-  staging_[signature] = at;
-  CCLTUNE_CUDA_TRY(cudaMemsetAsync(peers_->Data(rank_, at), 0, size, stream));
+  if (!place->fresh) return place->at;
+  const std::size_t size = PartitionAligned(bytes);
+  CCLTUNE_CUDA_TRY(cudaMemsetAsync(peers_->Data(rank_, place->at), 0, size, stream));
   CCLTUNE_RETURN_IF_ERROR(OrderPeerLaunch(stream, /*before=*/true));
   CCLTUNE_CUDA_TRY(kernels::LaunchPeerBarrier(KernelTeam(), stream));
   CCLTUNE_RETURN_IF_ERROR(OrderPeerLaunch(stream, /*before=*/false));
-  return at;
+  return place->at;
 }
 
 // Our kernels share one signal area: two may never run at once. Eager launches from

@@ -1,16 +1,17 @@
 // Staged peer kernels (staged=1, core/apply/staged.h; issue 43): a kernel that reads or
 // writes the peers' buffers runs on any buffer of the program, eager or captured in a CUDA
 // graph, by copying the call's input into a region of peer memory first and, where the
-// peers share the kernel's output, the result out of it after. The region is the call
-// signature's staging partition (dispatch.cc: the same offset on every rank, zeroed and met
-// at first use), laid out [input | output (copies.out) | push staging (push modes)]. The
-// worker measured exactly these copies around the same kernel, so the tuned time holds.
+// peers share the kernel's output, the result out of it after. The region (staging_plan.h:
+// the same offset on every rank) is laid out [input | output (copies.out) | push staging
+// (push modes)]: a push kernel's is its signature's own partition, zeroed and met at first
+// use; a pull kernel's is the partition every pull launch shares. The worker measured
+// exactly these copies around the same kernel, so the tuned time holds.
 //
-// Reuse: the next call of the signature copies into the region again only after
-// OrderPeerLaunch ordered it behind this call's kernel (LaunchPeer), and that kernel's last
-// barrier means no peer reads this rank's region any more (pull), or its first barrier of
-// the next launch guards the push staging (peer_reduce.cu). Inside a graph the graph's order
-// holds.
+// Reuse: the next launch copies into the region again only after OrderPeerLaunch ordered it
+// behind this call's kernel (LaunchPeer), and that kernel's last barrier means no peer reads
+// this rank's region any more (pull: so the next pull launch may be of any shape), or its
+// first barrier of the next launch of the signature guards the push staging
+// (peer_reduce.cu). Inside a graph the graph's order holds.
 //
 // A staged pull kernel (apply::StagesInKernel) copies in and out inside its own launch: the
 // reduce-scatter and all-gather given the call's input (PeerOperands::own_in), the
@@ -148,9 +149,10 @@ core::Result<bool> RuntimeComm::RunStaged(const Call& call, const AppliedRun& ru
   const std::uint64_t push_bytes =
       kernels::StagingBytes(gpu::PeerAlgoFor(run.spec, call.op), gpu::PeerShapeOf(run.spec),
                             call.count, *call.dtype, world_);
+  // A pull launch (no push staging) takes the partition all of them share (staging_plan.h).
   bool fits = true;
-  CCLTUNE_ASSIGN_OR_RETURN(const std::size_t at,
-                           StagingFor(signature, push_at + push_bytes, call.stream, &fits));
+  CCLTUNE_ASSIGN_OR_RETURN(const std::size_t at, StagingFor(signature, push_at + push_bytes,
+                                                            call.stream, &fits, push_bytes == 0));
   if (!fits) return false;
   kernels::PeerOperands ops;
   for (int r = 0; r < world_; ++r) {

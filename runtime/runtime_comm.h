@@ -31,6 +31,7 @@
 #include "runtime/node_team_plan.h"
 #include "runtime/pool_allocator.h"
 #include "runtime/runtime_config.h"
+#include "runtime/staging_plan.h"
 #include "runtime/telemetry/call_timing.h"
 
 namespace ccltune::runtime {
@@ -71,11 +72,6 @@ struct PeerCopy {
   std::uint64_t bytes = 0;
 };
 
-// Staging partitions and the regions inside them start on 256-byte boundaries.
-inline std::uint64_t PartitionAligned(std::uint64_t bytes) {
-  constexpr std::uint64_t kAlignment = 256;
-  return (bytes + kAlignment - 1) / kAlignment * kAlignment;
-}
 // The whole message, as records count it (allGather's and reduceScatter's total).
 inline std::uint64_t RecordBytes(const Call& c, int world) {
   return (c.op == core::Op::kAllReduce ? c.count : c.count * static_cast<std::uint64_t>(world)) *
@@ -227,7 +223,8 @@ class RuntimeComm {
     std::size_t send_off = 0, recv_off = 0;
     bool direct = false;  // the entry's direct run on the program's buffers (DirectCapture)
     // Plain buffers' runner-up (TableEntry::plain_next) where `run` is the entry's plain run
-    // and the runner-up can run this call too (its count and type decide); else none. What an in-program trial tries next.
+    // and the runner-up can run this call too (its count and type decide); else none. What an
+    // in-program trial tries next.
     const AppliedRun* next = nullptr;
     Chosen& Not(std::string_view reason) {
       run = nullptr;
@@ -283,8 +280,11 @@ class RuntimeComm {
   core::Result<bool> RunPeer(const Call& call, const AppliedRun& run, const gpu::OpShape& shape,
                              BufferClass cls, std::size_t send_off, std::size_t recv_off,
                              bool direct);
+  // The staging a launch uses (staging_plan.h): the signature's own partition, or with
+  // `shared` (a pull-mode staged launch) the partition all of those share. *fits false: none
+  // left, NCCL runs the call.
   core::Result<std::size_t> StagingFor(const std::string& signature, std::uint64_t bytes,
-                                       cudaStream_t stream, bool* fits);
+                                       cudaStream_t stream, bool* fits, bool shared = false);
   // The one timed launch of `run` with `ops`, ordered among our kernels, with the copies a
   // staged call makes around it inside that order.
   core::Status LaunchPeer(const Call& call, const AppliedRun& run, const gpu::OpShape& shape,
@@ -372,8 +372,7 @@ class RuntimeComm {
   std::optional<PoolAllocator> pool_;
   bool pool_shared_ = false;
   gpu::DeviceBuffer local_pool_;
-  std::size_t staging_used_ = 0;                // bump offset in the staging area
-  std::map<std::string, std::size_t> staging_;  // launch signature → its staging partition
+  StagingPlan staging_{config_.staging_bytes, kMaxStagingSignatures};  // after config_
   // A direct slot no rank vouches for: staged pull all-reduces copy inside their launch with
   // it (apply::StagesInKernel). Made with the peer memory, since nothing may be allocated
   // while a program captures.

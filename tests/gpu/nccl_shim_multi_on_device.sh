@@ -26,7 +26,8 @@
 # On the GPU machine, from the repository root (a bundle instead of build/: device_env.sh):
 #   make build        (or: cmake --build build --target ccltune ccltune_inproc_tuner \
 #                      ccltune_runtime ccltune_nccl_shim runtime_bench; correct and trial:
-#                      runtime_gpu_test; kernels: nccl_choices_gpu_test peer_kernels_gpu_test)
+#                      runtime_gpu_test; kernels: nccl_choices_gpu_test peer_kernels_gpu_test
+#                      shared_staging_gpu_test)
 #   bash tests/gpu/nccl_shim_multi_on_device.sh 4 tune nccltests decode
 # nccltests and onepro need nccl-tests binaries in $NCCL_TESTS_BIN, built on that machine
 # outside the repository (no build script for them lives here).
@@ -245,7 +246,7 @@ section_correct() {
 
 # kernels: our kernels over NVLink against the reference, as the worker runs them: every
 # reduction (avg too) and dtype at odd sizes, and the staged choices (copies inside the pull
-# kernels' launch) on the program's own buffers; then the one-GPU simulated-rank test.
+# kernels' launch) on the program's own buffers; then the one-GPU simulated-rank tests.
 section_kernels() {
   timeout -k 5 500 "$(gpu_file nccl_choices_gpu_test)" \
     --gtest_filter='NcclChoicesGpu.PeerKernelsEveryRedOpDtypeOddSize:NcclChoicesGpu.Staged*' \
@@ -254,6 +255,8 @@ section_kernels() {
   grep -h "OK \]\|FAILED \]\|SKIPPED \]\|Failure" "$D/choices-kernels.txt" | head -10
   timeout -k 5 120 "$(gpu_file peer_kernels_gpu_test)" --gtest_brief=1 >"$D/peer-kernels.txt" 2>&1
   echo "peer_kernels_gpu_test: exit $?; $(tail -1 "$D/peer-kernels.txt")"
+  timeout -k 5 120 "$(gpu_file shared_staging_gpu_test)" --gtest_brief=1 >"$D/shared-staging.txt" 2>&1
+  echo "shared_staging_gpu_test: exit $?; $(tail -1 "$D/shared-staging.txt")"
 }
 
 # trial: the runtime's in-program trial (CCLTUNE_CONFIRM_CALLS). runtime_gpu_test's trial tests
