@@ -62,13 +62,21 @@ core::Result<RuntimeComm::Served> RuntimeComm::Serve(const Call& call) {
 }
 
 core::Result<RuntimeComm::Served> RuntimeComm::ServeChosen(const Call& call, const Chosen& c) {
-  CCLTUNE_ASSIGN_OR_RETURN(const bool enqueued,
+  CCLTUNE_ASSIGN_OR_RETURN(bool enqueued,
                            RunChoice(call, *c.run, c.cls, c.send_off, c.recv_off, c.direct));
+  const AppliedRun* ran = c.run;
+  // No staging left for the choice (alike on every rank: partitions go in call order): the
+  // size's runner-up where this call runs one (it too beat NCCL's own in the tune).
+  if (!enqueued && c.next != nullptr && c.next != c.run) {
+    CCLTUNE_ASSIGN_OR_RETURN(enqueued,
+                             RunChoice(call, *c.next, c.cls, c.send_off, c.recv_off, false));
+    ran = c.next;
+  }
   if (!enqueued) {
     if (timing_) timing_->Forwarded(kStagingFull);
     return Served{false, kStagingFull};  // nothing was enqueued: the caller runs NCCL
   }
-  return Served{true, c.run->name};
+  return Served{true, ran->name};
 }
 
 std::string_view RuntimeComm::OwnKernelFor(const Call& call) const {
@@ -131,7 +139,7 @@ RuntimeComm::Chosen RuntimeComm::Choose(const Call& call) const {
   if (!WhyNotForCall(c.run->spec, shape_of_call, c.cls).empty()) {
     return c.Not("the tuned choice cannot run this call (in place, say)");
   }
-  if (config_.confirm_calls > 0 && c.run == &entry->plain && entry->plain_next.name != "nccl" &&
+  if (c.run == &entry->plain && entry->plain_next.name != "nccl" &&
       WhyNotForCall(entry->plain_next.spec, shape_of_call, c.cls).empty()) {
     c.next = &entry->plain_next;
   }
@@ -280,7 +288,8 @@ core::Result<std::size_t> RuntimeComm::StagingFor(const std::string& signature, 
   if (!place) {
     if (!logged_staging_full_ && rank_ == 0) {
       std::fprintf(stderr,
-                   "ccltune: staging area (%zu bytes) full at %s: NCCL runs it; raise "
+                   "ccltune: staging area (%zu bytes) full at %s: the size's runner-up or NCCL "
+                   "runs it; raise "
                    "ccltuneConfig_t.stagingBytes or CCLTUNE_STAGING_BYTES\n",
                    config_.staging_bytes, signature.c_str());
     }

@@ -94,9 +94,11 @@ core::Result<RuntimeComm::Served> RuntimeComm::TimeTrialCall(const Call& call, c
                              RunChoice(call, *run, c.cls, c.send_off, c.recv_off, c.direct));
     // No staging for the runner-up (the same on every rank: partitions go in call order).
     if (!enqueued && arm > 0) return DropRunnerUp(call, c, t);
+    if (!enqueued && t.candidates.size() > 1) return DropChoice(call, c, t);
     if (!enqueued) {
-      // No staging for the choice: the size runs NCCL's own, as it would untried, with no
-      // exchange.
+      // No staging for the choice, nor a runner-up to try instead (or the runner-up that
+      // replaced it found none either): the size runs NCCL's own, as it would untried, with
+      // no exchange.
       t.verdict = TrialVerdict{-1, {}, std::string(kStagingFull)};
       if (timing_) timing_->Forwarded(kStagingFull);
       return Served{false, kStagingFull};
@@ -119,6 +121,15 @@ core::Result<RuntimeComm::Served> RuntimeComm::DropRunnerUp(const Call& call, co
   t.events.resize(2);
   t.calls = 0;
   return ServeChosen(call, c);
+}
+
+core::Result<RuntimeComm::Served> RuntimeComm::DropChoice(const Call& call, const Chosen& c,
+                                                          Trial& t) {
+  t.candidates.erase(t.candidates.begin());
+  t.events.clear();
+  t.events.resize(2);
+  t.calls = 0;
+  return ServeChosen(call, c);  // the choice finds no staging again: its runner-up runs
 }
 
 core::Status RuntimeComm::DecideTrial(Trial& t, const Call& call) {

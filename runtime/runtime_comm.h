@@ -224,7 +224,7 @@ class RuntimeComm {
     bool direct = false;  // the entry's direct run on the program's buffers (DirectCapture)
     // Plain buffers' runner-up (TableEntry::plain_next) where `run` is the entry's plain run
     // and the runner-up can run this call too (its count and type decide); else none. What an
-    // in-program trial tries next.
+    // in-program trial tries next, and what runs where the choice finds no staging.
     const AppliedRun* next = nullptr;
     Chosen& Not(std::string_view reason) {
       run = nullptr;
@@ -240,7 +240,8 @@ class RuntimeComm {
   struct Trial {
     int calls = 0;  // timed calls so far, every arm
     // The choice, then its runner-up where the first call could run it (the same on every
-    // rank: the agreed table and the call decide).
+    // rank: the agreed table and the call decide); the runner-up alone once the choice found
+    // no staging.
     std::vector<const AppliedRun*> candidates;
     std::vector<std::vector<gpu::Event>> events;  // per arm, NCCL's own last: start and end
     std::optional<TrialVerdict> verdict;          // once the ranks agreed
@@ -257,6 +258,9 @@ class RuntimeComm {
   // The trial starts again without its runner-up, which this call cannot run (alike on every
   // rank); the size's choice runs the call, untimed.
   core::Result<Served> DropRunnerUp(const Call& call, const Chosen& c, Trial& t);
+  // The trial starts again without the choice, which found no staging (alike on every rank):
+  // the runner-up is its first arm now, and runs this call, untimed.
+  core::Result<Served> DropChoice(const Call& call, const Chosen& c, Trial& t);
   core::Status DecideTrial(Trial& t, const Call& call);
   core::Status AgreeOnConfirm(core::Deadline deadline);
   std::string TrialNote() const;
