@@ -1,7 +1,7 @@
 // What a staged peer kernel (staged=1, choice_spec.h) copies, so that the worker measures
 // and the runtime runs the same thing. A staged call runs the pooled kernel on a region of
 // the runtime's peer memory at the same offset on every rank (the worker's peer buffers, the
-// runtime's staging partition of the call's signature):
+// runtime's staging: runtime/staging_plan.h):
 //   in   the call's input is copied into the region first (always: the kernel's peers read
 //        it, or it is the source of what this rank writes into theirs);
 //   out  the kernel's output is the region's, copied to the call's output afterwards, only
