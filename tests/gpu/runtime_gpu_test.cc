@@ -300,8 +300,9 @@ TEST(RuntimeGpu, MatchesNcclOnEveryPath) {
 }
 
 // A staging area too small for the larger push, LL and staged signatures: those calls find no
-// room, are handed back to the caller (the C API runs NCCL) and are still right.
-TEST(RuntimeGpu, AFullStagingAreaLeavesTheCallsToNccl) {
+// room and run their size's runner-up where it fits, else are handed back to the caller (the
+// C API runs NCCL); every one is still right.
+TEST(RuntimeGpu, AFullStagingAreaFallsBackAndStaysRight) {
   const int world = GpuWorldOrZero(2);
   if (world == 0) GTEST_SKIP() << "needs 2 GPUs";
   RunWorld(
