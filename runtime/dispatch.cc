@@ -2,7 +2,7 @@
 // for the call's buffers and size, checked against the exact call, then NCCL (the
 // application's communicator or a ctas one), rs+ag, or our kernels. Where a launch's staging
 // lives, and why push and pull launches differ there: staging_plan.h. A launch that no
-// longer fits runs NCCL (one log line).
+// longer fits runs its size's runner-up where that fits, else NCCL (one log line).
 #include <cstdio>
 
 #include "core/gpu/cuda_check.h"
@@ -289,8 +289,7 @@ core::Result<std::size_t> RuntimeComm::StagingFor(const std::string& signature, 
     if (!logged_staging_full_ && rank_ == 0) {
       std::fprintf(stderr,
                    "ccltune: staging area (%zu bytes) full at %s: the size's runner-up or NCCL "
-                   "runs it; raise "
-                   "ccltuneConfig_t.stagingBytes or CCLTUNE_STAGING_BYTES\n",
+                   "runs it; raise ccltuneConfig_t.stagingBytes or CCLTUNE_STAGING_BYTES\n",
                    config_.staging_bytes, signature.c_str());
     }
     logged_staging_full_ = true;
