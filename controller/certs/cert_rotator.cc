@@ -78,8 +78,8 @@ core::Result<Json> CertRotator::EnsureSecret() {
   return updated;
 }
 
-core::Status CertRotator::EnsureCaBundle(const std::string& bundle_b64) {
-  if (!config_.manage || config_.webhook_config.empty()) return core::Status::Ok();
+core::Result<bool> CertRotator::EnsureCaBundle(const std::string& bundle_b64) {
+  if (!config_.manage || config_.webhook_config.empty()) return true;
   const std::string path = "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/" +
                            config_.webhook_config;
   CCLTUNE_ASSIGN_OR_RETURN(Json cfg, kube_.Get(path));
@@ -91,21 +91,31 @@ core::Status CertRotator::EnsureCaBundle(const std::string& bundle_b64) {
       changed = true;
     }
   }
-  if (!changed) return core::Status::Ok();
+  if (!changed) return true;
   auto r = kube_.Update(path, cfg);  // a Conflict is retried on the next pass
-  if (r.ok()) core::LogInfo("caBundle of " + config_.webhook_config + " updated");
-  return r.status();
+  if (!r.ok()) return r.status();
+  core::LogInfo("caBundle of " + config_.webhook_config + " updated");
+  return false;
 }
 
+// The caBundle first, the certificate after: the API server must trust the new CA before this
+// replica presents a certificate it signed. A bundle written moments ago (by this pass or
+// another replica's) reaches the API server's webhook clients a little later, so a new
+// certificate waits until this replica has seen the same bundle in place on two passes, one
+// check period apart; the previous certificate stays trusted meanwhile (ca.crt keeps its CA)
+// and has a third of its life left. Before any certificate is served there is nothing to
+// wait for.
 core::Status CertRotator::SyncOnce() {
   CCLTUNE_ASSIGN_OR_RETURN(Json secret, EnsureSecret());
-  const std::string cert = Data(secret, "tls.crt");
-  if (cert != serving_.cert_pem()) {
-    CCLTUNE_RETURN_IF_ERROR(
-        serving_.Set(cert, Data(secret, "tls.key")).WithContext("Secret " + config_.secret_name));
-  }
   const Json& data = secret.value("data", Json::object());
-  return EnsureCaBundle(data.value("ca.crt", ""));
+  const std::string bundle = data.value("ca.crt", "");
+  CCLTUNE_ASSIGN_OR_RETURN(const bool in_place, EnsureCaBundle(bundle));
+  const bool settled = in_place && bundle == bundle_seen_;
+  bundle_seen_ = in_place ? bundle : "";
+  const std::string cert = Data(secret, "tls.crt");
+  const std::string serving = serving_.cert_pem();
+  if (cert == serving || (!settled && !serving.empty())) return core::Status::Ok();
+  return serving_.Set(cert, Data(secret, "tls.key")).WithContext("Secret " + config_.secret_name);
 }
 
 void CertRotator::Run(const std::atomic<bool>& stop) {

@@ -6,7 +6,9 @@
 // two replicas renewing at once converge on one (the loser gets a Conflict and reloads).
 // Renewal, once two thirds of the serving certificate's life have passed, makes a new CA and a
 // new certificate; ca.crt holds the new CA and the previous one, so a replica still presenting
-// the previous certificate stays trusted until it reloads (within one check period).
+// the previous certificate stays trusted until it reloads. A replica presents a renewed
+// certificate only once the caBundle has held its CA for a check period, so no handshake
+// meets a certificate the API server cannot verify yet.
 // With `manage` false (cert-manager writes the Secret and its cainjector the caBundle) it only
 // loads the Secret.
 #pragma once
@@ -37,19 +39,23 @@ class CertRotator {
   CertRotator(KubeClient& kube, CertRotatorConfig config, ServingCertificate& serving)
       : kube_(kube), config_(std::move(config)), serving_(serving) {}
 
-  // One pass: create or renew the Secret if due (manage), load it, bring the caBundle in line.
-  // Blocks for at most a few API calls.
+  // One pass: create or renew the Secret if due (manage), bring the caBundle in line, then
+  // present the Secret's certificate (a renewed one only once the caBundle has held its CA
+  // since the last pass). Blocks for at most a few API calls.
   core::Status SyncOnce();
   // SyncOnce every check_every (errors logged, retried after a second) until `stop`.
   void Run(const std::atomic<bool>& stop);
 
  private:
   core::Result<Json> EnsureSecret();
-  core::Status EnsureCaBundle(const std::string& bundle_b64);
+  // Whether the caBundle already held `bundle_b64` (or is not ours to keep); false when this
+  // call wrote it.
+  core::Result<bool> EnsureCaBundle(const std::string& bundle_b64);
 
   KubeClient& kube_;
   CertRotatorConfig config_;
   ServingCertificate& serving_;
+  std::string bundle_seen_;  // the caBundle found in place at the last pass (SyncOnce)
 };
 
 }  // namespace ccltune::controller

@@ -5,7 +5,8 @@ and put in the caBundle of manifests/webhook's MutatingWebhookConfiguration.
 Shown: each variant on a labelled pod; an unlabelled pod and a pod in a namespace that did not
 opt in untouched; reinvocation after a later webhook adds a container adds nothing twice; the
 user's own LD_PRELOAD and NCCL_TUNER_PLUGIN kept; the webhook down: the pod still created, the
-failure recorded; certificate rotation while pods are created; the patched specs pass
+failure recorded; certificate rotation while pods are created (every pod injected, the renewed
+certificate presented once the caBundle holds its CA); the patched specs pass
 `kubectl apply --dry-run=client`; bad requests (malformed, another kind, huge, deep, slow) get a
 400/413/408 or an allow-without-change, and the controller stays up.
 """
@@ -203,8 +204,19 @@ class RotationTest(unittest.TestCase):
         self.assertNotEqual(self.env.secret()['data']['tls.crt'], first)
         wait_until(self.env.ca_bundle_current, 10, 'caBundle to follow the renewed Secret')
         self.assertEqual(len(cert_pems(self.env.ca_bundle())), 2)   # new CA + the previous one
+        # The webhook presents the renewed certificate (it waits until the caBundle held its CA).
+        wait_until(self.presents_secret_cert, 10, 'the webhook to present the renewed certificate')
         self.assertFalse([r for r in self.env.admission_records() if 'error' in r])
         self.assertGreater(n, 50)
+
+    def presents_secret_cert(self):
+        ctx = ssl.create_default_context()
+        ctx.check_hostname, ctx.verify_mode = False, ssl.CERT_NONE  # compared below, not trusted
+        with socket.create_connection(('127.0.0.1', self.env.port), timeout=5) as raw:
+            with ctx.wrap_socket(raw) as tls:
+                presented = tls.getpeercert(binary_form=True)
+        want = base64.b64decode(self.env.secret()['data']['tls.crt']).decode()
+        return presented == ssl.PEM_cert_to_DER_cert(want)
 
 
 class InjectAbuseTest(unittest.TestCase):
