@@ -79,7 +79,7 @@ core::Result<RuntimeComm::Served> RuntimeComm::TimeTrialCall(const Call& call, c
   const AppliedRun* run = nccl_arm ? nullptr : t.candidates[static_cast<std::size_t>(arm)];
   // The runner-up's turn on a call it cannot run (its count, say; alike on every rank): the
   // trial starts again without it, and the size's choice runs this call, untimed.
-  if (run != nullptr && run != c.run && run != c.next) return DropRunnerUp(call, c, t);
+  if (run != nullptr && run != c.run && run != c.next) return RestartTrial(call, c, t, 0);
   const bool timed = TrialCallTimed(t.calls, static_cast<int>(t.candidates.size()));
   gpu::Event start, end;  // only a timed call makes its two
   if (timed) {
@@ -93,8 +93,8 @@ core::Result<RuntimeComm::Served> RuntimeComm::TimeTrialCall(const Call& call, c
     CCLTUNE_ASSIGN_OR_RETURN(const bool enqueued,
                              RunChoice(call, *run, c.cls, c.send_off, c.recv_off, c.direct));
     // No staging for the runner-up (the same on every rank: partitions go in call order).
-    if (!enqueued && arm > 0) return DropRunnerUp(call, c, t);
-    if (!enqueued && t.candidates.size() > 1) return DropChoice(call, c, t);
+    if (!enqueued && arm > 0) return RestartTrial(call, c, t, 0);
+    if (!enqueued && t.candidates.size() > 1) return RestartTrial(call, c, t, 1);
     if (!enqueued) {
       // No staging for the choice, nor a runner-up to try instead (or the runner-up that
       // replaced it found none either): the size runs NCCL's own, as it would untried, with
@@ -114,22 +114,15 @@ core::Result<RuntimeComm::Served> RuntimeComm::TimeTrialCall(const Call& call, c
   return Served{true, nccl_arm ? kTrialNccl : std::string_view(run->name)};
 }
 
-core::Result<RuntimeComm::Served> RuntimeComm::DropRunnerUp(const Call& call, const Chosen& c,
-                                                            Trial& t) {
-  t.candidates.resize(1);
+core::Result<RuntimeComm::Served> RuntimeComm::RestartTrial(const Call& call, const Chosen& c,
+                                                            Trial& t, int keep) {
+  const AppliedRun* kept = t.candidates[static_cast<std::size_t>(keep)];
+  t.candidates.assign(1, kept);
   t.events.clear();
-  t.events.resize(2);
+  t.events.resize(2);  // the one candidate's, then NCCL's own
   t.calls = 0;
+  // The size's choice where it runs this call; where it found no staging, its runner-up.
   return ServeChosen(call, c);
-}
-
-core::Result<RuntimeComm::Served> RuntimeComm::DropChoice(const Call& call, const Chosen& c,
-                                                          Trial& t) {
-  t.candidates.erase(t.candidates.begin());
-  t.events.clear();
-  t.events.resize(2);
-  t.calls = 0;
-  return ServeChosen(call, c);  // the choice finds no staging again: its runner-up runs
 }
 
 core::Status RuntimeComm::DecideTrial(Trial& t, const Call& call) {

@@ -255,12 +255,11 @@ class RuntimeComm {
   bool InTrial(const Call& call, const Chosen& c) const;
   core::Result<Served> ServeTrial(const Call& call, const Chosen& c);
   core::Result<Served> TimeTrialCall(const Call& call, const Chosen& c, Trial& t, int arm);
-  // The trial starts again without its runner-up, which this call cannot run (alike on every
-  // rank); the size's choice runs the call, untimed.
-  core::Result<Served> DropRunnerUp(const Call& call, const Chosen& c, Trial& t);
-  // The trial starts again without the choice, which found no staging (alike on every rank):
-  // the runner-up is its first arm now, and runs this call, untimed.
-  core::Result<Served> DropChoice(const Call& call, const Chosen& c, Trial& t);
+  // The trial starts again with candidate `keep` alone (alike on every rank): 0 drops the
+  // runner-up, which this call cannot run or which found no staging; 1 drops the choice,
+  // which found no staging, and the runner-up becomes the first arm. This call runs untimed
+  // (ServeChosen: the choice, or its runner-up where the choice finds no staging).
+  core::Result<Served> RestartTrial(const Call& call, const Chosen& c, Trial& t, int keep);
   core::Status DecideTrial(Trial& t, const Call& call);
   core::Status AgreeOnConfirm(core::Deadline deadline);
   std::string TrialNote() const;
