@@ -47,8 +47,6 @@ constexpr std::uint64_t kGeneration = 7;
 constexpr int kWarmLaunches = 3;  // before the checked one: epochs and LL parity move on
 constexpr unsigned long long kBoundNs = 500'000'000ull;  // a hang fails in 0.5 s
 
-#define CUDA_ASSERT(expr) ASSERT_EQ(cudaSuccess, (expr)) << #expr
-
 struct Layout {
   int world;
   std::uint64_t tokens;

@@ -38,8 +38,6 @@ constexpr int kWarmLaunches = 3;
 constexpr unsigned long long kBoundNs = 500'000'000ull;  // a hang fails in 0.5 s
 constexpr std::uint64_t kPadBytes = 256;                 // LL reads whole lines past a slice's end
 
-#define CUDA_ASSERT(expr) ASSERT_EQ(cudaSuccess, (expr)) << #expr
-
 struct Variant {
   const char* name;
   PeerAlgo algo;

@@ -35,8 +35,6 @@ constexpr unsigned long long kBoundNs = 2'000'000'000ull;  // a hang fails in 2 
 constexpr std::uint64_t kPadBytes = 256;
 constexpr int kRounds = 4;
 
-#define CUDA_ASSERT(expr) ASSERT_EQ(cudaSuccess, (expr)) << #expr
-
 // One launch of the sequence. count is core::ElementCount (reduce-scatter's and all-gather's
 // per rank).
 struct Step {

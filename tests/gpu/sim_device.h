@@ -18,6 +18,9 @@
 #include "core/kernels/peer_kernels.h"
 #include "core/plan/types.h"
 
+// A CUDA call in a test body that must succeed, naming the call where it did not.
+#define CUDA_ASSERT(expr) ASSERT_EQ(cudaSuccess, (expr)) << #expr
+
 namespace ccltune::testing {
 
 // Empty when a CUDA device is usable, else why not (the tests skip with it).
