@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The figures of README.md and docs/ against the results files they come from (issue 37).
+"""The figures of README.md and docs/ against the results files they come from.
 
 Annotation convention (HTML comments, which GitHub does not render):
 
@@ -23,7 +23,7 @@ units and "x"/"×" suffixes are dropped. A README figure matches a file figure t
 it at the README's precision (197 matches 197.4, 0.03 matches 0.026), one 1000 times smaller
 or larger (0.87 µs matches 867.8 ns), a size in KiB/MiB/GiB given in bytes (64 MiB matches
 67108864), and `time`'s 0m16.630s as 16.630. Versions (2.28.3) must occur as written. Not
-figures: numbers in link targets, after "§" or "issue", after a comparison sign (≥ 95 %,
+figures: numbers in link targets, after "§", after a comparison sign (≥ 95 %,
 < 100 µs: bars and thresholds), and in `code spans` (commands, choice names) except their
 decimals in an annotated block (sample output). Fenced code is checked only where annotated.
 
@@ -41,6 +41,12 @@ except the sections it names, on a line of its own, in
 whose run kept no results file). A name that matches no heading of the page is an error.
 
   python3 tests/readme/readme_figures.py [--write] [--root DIR] [PAGE|FOLDER ...]
+
+Citations: a page names what it means, never a tracker's number or who ran something when. A
+line that cites an issue ("issue 45", "issues 44 and 46", "(#45)", a link anchor "...-issue-16")
+or speaks of a session ("this session", "other sessions' builds") fails, named file:line: link
+the design section or the results file instead, and say when and where by date and machine.
+The check reads every line, fenced code and HTML comments included.
 
 Pages default to README.md and docs/ of this repository; a folder means every .md file under
 it. ctest runs it so (tests/readme/CMakeLists.txt, test readme_figures).
@@ -381,6 +387,34 @@ def check_region(lines, region, sources, write):
     return errs, None
 
 
+# "issue 45", "Issues 44 and 46", "issue-16" (a link anchor), "issue #45"; not the verb: "to
+# issue 20 ops", "it issues 20 of them" (a plural is a citation only before "#" or a list).
+ISSUE_CITATION = re.compile(r"(?<!\bto )\bissue[ _-]?#?\d+|\bissues[ _-]?(?:#\d+|\d+(?:,\s*\d+)*"
+                            r",?\s+and\s+\d+)", re.I)
+# "(#45)" in prose: a number after "#" that is neither a heading's anchor ("#6-crd"), a link
+# target's ("design.md#6"), nor part of a word.
+HASH_CITATION = re.compile(r"(?<![\w/.#&])#\d+(?![\w-])")
+SESSION = re.compile(r"\bsessions?\b", re.I)
+
+
+def citation_errors(lines):
+    """Lines that cite an issue number or speak of sessions (see the module's "Citations")."""
+    errors, fenced = [], False
+    for n, line in enumerate(lines, 1):
+        if FENCE.match(line):
+            fenced = not fenced
+        found = ISSUE_CITATION.findall(line)
+        if not fenced:
+            found += HASH_CITATION.findall(re.sub(r"`[^`]*`", " ", COMMENT.sub(" ", line)))
+        for cite in found:
+            errors.append("line %d: cites %r: no tracker is kept with the repository; link the "
+                          "design section or the results file it means" % (n, cite))
+        for word in SESSION.findall(line):
+            errors.append("line %d: speaks of %r: say when and where by date and machine" % (
+                n, word))
+    return errors
+
+
 def run(page, root, write=False, name=None):
     """Checks one page; returns (errors, blocks, generated regions). `name` is the page's path
     relative to the root, which decides its coverage (default: where `page` lies)."""
@@ -389,6 +423,7 @@ def run(page, root, write=False, name=None):
     if name is None:
         name = os.path.relpath(os.path.abspath(page), os.path.abspath(root))
     blocks, regions, errors = parse(lines)
+    errors += citation_errors(lines)
     covered = Coverage(name.replace(os.sep, "/"), lines)
     errors += covered.errors
     sources = Sources(root)
@@ -427,14 +462,18 @@ def check_pages(paths, root, write=False, out=sys.stdout):
         except OSError as e:
             errors, nblocks, nregions = [str(e)], 0, 0
         for e in errors:
-            print("%s: %s" % (shown, e), file=out)
+            # "line N: ..." prints as "PAGE:N: ...", which editors and terminals open at N.
+            at = re.match(r"line (\d+): ", e)
+            print("%s:%s: %s" % (shown, at.group(1), e[at.end():]) if at else
+                  "%s: %s" % (shown, e), file=out)
         if errors:
             failed.append(shown)
         else:
             print("OK: %s: %d blocks, %d generated regions, every figure in its source" % (
                 shown, nblocks, nregions), file=out)
     if failed:
-        print("FAILED: %s: figures not in their files (lines above)" % ", ".join(failed),
+        print("FAILED: %s: figures not in their files, or citations (lines above)" %
+              ", ".join(failed),
               file=out)
         return 1
     return 0

@@ -194,11 +194,55 @@ class DocsPages(unittest.TestCase):
         repo.page("docs/results/c.md", readme("NCCL took 9.14 µs."))
         rc, out = repo.main("README.md", "docs")
         self.assertEqual(rc, 1, out)
-        self.assertIn("docs/results/c.md: line 5: figures 9.14 have no source", out)
+        self.assertIn("docs/results/c.md:5: figures 9.14 have no source", out)
         self.assertIn("FAILED: docs/results/c.md:", out)
         rc, out = repo.main("docs/a.md", "docs/gone.md")
         self.assertEqual(rc, 1, out)
         self.assertIn("docs/gone.md: ", out)
+
+
+class Citations(unittest.TestCase):
+    """A page names what it means: no tracker's issue number, no sessions."""
+
+    def failures(self, body):
+        repo = Repo(readme("9.98 µs <!-- figures: results/run.md -->"))
+        self.addCleanup(repo.close)
+        repo.page("docs/guide.md", "# Guide\n\n" + body)
+        return repo.main("README.md", "docs")
+
+    def test_an_issue_number_fails_naming_file_and_line(self):
+        rc, out = self.failures("Direct mode\n(issue 43) runs on the tensors.\n")
+        self.assertEqual(rc, 1, out)
+        self.assertIn("docs/guide.md:4: cites 'issue 43'", out)
+        self.assertIn("FAILED: docs/guide.md", out)
+        self.assertIn("OK: README.md:", out)
+
+    def test_every_form_of_an_issue_citation_fails(self):
+        for text, cite in (("With Issues 44 and 46 done.", "Issues 44 and 46"),
+                           ("Issues 8, 16, and 25.", "Issues 8, 16, and 25"),
+                           ("See [it](../runtime/README.md#a-peer-that-dies-issue-36).",
+                            "issue-36"),
+                           ("Fixed (#45).", "#45"),
+                           ("Text. <!-- issue 37 -->", "issue 37")):
+            rc, out = self.failures(text + "\n")
+            self.assertEqual(rc, 1, (text, out))
+            self.assertIn("docs/guide.md:3: cites %r" % cite, out)
+        rc, out = self.failures("```sh\nccltune tune   # issue #7\n```\n")
+        self.assertIn("docs/guide.md:4: cites 'issue #7'", out)
+
+    def test_sessions_fail_naming_file_and_line(self):
+        for text in ("Fixed in this session.", "Other sessions' builds ran beside it.",
+                     "The third Session's run."):
+            rc, out = self.failures("First line.\n" + text + "\n")
+            self.assertEqual(rc, 1, (text, out))
+            self.assertRegex(out, r"docs/guide.md:4: speaks of '[Ss]essions?'")
+
+    def test_sections_anchors_and_the_verb_pass(self):
+        rc, out = self.failures(
+            "[CRD](design.md#6-collectivetuningjob), [§13](design.md#13-program-telemetry), "
+            "[top](#1-layout): the host's cost to issue 20 ops; it issues 20 of them.\n\n"
+            "```\n 1/98 Test  #1: core_sizes_test ... Passed\n```\n")
+        self.assertEqual(rc, 0, out)
 
 
 def real_pages():
