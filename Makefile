@@ -2,11 +2,11 @@
 #   make run    install what the run needs, build the `ccltune` binary only, run a local
 #               4-rank tuning job (host backend)
 #   make test   install what the suite needs too, build everything, run the whole ctest suite
-# Both use $(BUILD). `make run` configures it (when it is not yet) without the tests, the
-# controller and CUDA: the host backend needs none of them, and the CUDA kernels alone take
-# minutes to compile on 2 cores. `make test` (re)configures it with all three (CUDA where a
-# toolkit is found) and debug info, so after `make run` it compiles everything again (about
-# as long as `make test` alone); `make run` after `make test` reuses that tree.
+# Both use $(BUILD) with the same compiler flags. `make run` configures it (when it is not yet)
+# without the tests, the controller and CUDA: the host backend needs none of them, and the CUDA
+# kernels alone take minutes to compile on 2 cores. `make test` turns the three on in the same
+# tree, so it compiles only what `make run` did not (the worker's backend factory is the one
+# file of the run that the CUDA build changes); `make run` after `make test` reuses that tree.
 BUILD ?= build
 JOBS ?= $(shell nproc)
 RANKS ?= 4
@@ -24,19 +24,28 @@ IMAGE_PACKAGES := mmdebstrap umoci runc
 TEST_PACKAGES := libcpprest-dev prometheus prometheus-pushgateway python3-kubernetes \
   libgtest-dev libgmock-dev zlib1g-dev clang-14 libclang-rt-14-dev chromium $(IMAGE_PACKAGES)
 DEB_PACKAGES := $(RUN_PACKAGES) $(TEST_PACKAGES)
-# The run's tree also compiles without -g (same -O2): debug info made its compile 40 % slower
-# (CLI11's templates), and a first run needs none. `make test` puts -g back (-U: CMake's default).
-NO_DEBUG_INFO := -DCMAKE_C_FLAGS_RELWITHDEBINFO='-O2 -DNDEBUG' -DCMAKE_CXX_FLAGS_RELWITHDEBINFO='-O2 -DNDEBUG'
+# Both trees compile -O2 without debug info: debug info made the compile about 40 % slower
+# (CLI11's and cpprestsdk's templates), and one set of flags lets `make test` reuse what `make
+# run` compiled. DEBUG=1 puts -g back (on a tree configured anew, or by `make reconfigure`).
+DEBUG ?= 0
+OPT_FLAGS := $(if $(filter 1,$(DEBUG)),-O2 -g -DNDEBUG,-O2 -DNDEBUG)
+COMMON_CMAKE_FLAGS := -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_FLAGS_RELWITHDEBINFO='$(OPT_FLAGS)' \
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO='$(OPT_FLAGS)' -DCMAKE_CUDA_FLAGS_RELWITHDEBINFO='$(OPT_FLAGS)'
 RUN_CMAKE_FLAGS := -DCCLTUNE_BUILD_TESTS=OFF -DCCLTUNE_BUILD_CONTROLLER=OFF -DCCLTUNE_WITH_CUDA=OFF \
-  $(NO_DEBUG_INFO)
+  $(COMMON_CMAKE_FLAGS)
 FULL_CMAKE_FLAGS := -DCCLTUNE_BUILD_TESTS=ON -DCCLTUNE_BUILD_CONTROLLER=ON -DCCLTUNE_WITH_CUDA=ON \
-  -UCMAKE_C_FLAGS_RELWITHDEBINFO -UCMAKE_CXX_FLAGS_RELWITHDEBINFO
+  $(COMMON_CMAKE_FLAGS)
+# ctest's parallel jobs: most tests wait on processes, sockets and deadlines rather than
+# compute, so twice the cores keeps both busy; the CPU-heavy ones claim more (PROCESSORS in
+# their CMakeLists.txt) and the controller tests share a resource group (tests/CMakeLists.txt).
+TEST_JOBS ?= $(shell echo $$(( $(JOBS) * 2 )))
+PREFIX ?= /usr/local
 # `make image` packs $(BUILD) as it is: the cuda variant where a CUDA toolkit was found (as on
 # the machines here), host otherwise. VARIANT=host builds a CUDA-off tree in $(BUILD)-host.
 VARIANT ?=
 IMAGE_BUILD := $(if $(filter host,$(VARIANT)),$(BUILD)-host,$(BUILD))
 
-.PHONY: deps deps-run configure configure-run build run test image clean
+.PHONY: deps deps-run configure configure-run reconfigure build run test install image clean
 
 # install-missing PACKAGES: apt-get install those of PACKAGES not installed yet.
 define install-missing
@@ -59,12 +68,16 @@ deps:
 
 # A tree configured by `make test` (or by hand) is kept as it is.
 configure-run: deps-run
-	@[ -f $(BUILD)/CMakeCache.txt ] || cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(RUN_CMAKE_FLAGS)
+	@[ -f $(BUILD)/CMakeCache.txt ] || cmake -S . -B $(BUILD) $(RUN_CMAKE_FLAGS)
 
-# Reconfigures a tree that `make run` configured (tests off).
+# Turns on the tests, the controller and CUDA in a tree that `make run` configured.
 configure: deps
 	@grep -q '^CCLTUNE_BUILD_TESTS:BOOL=ON$$' $(BUILD)/CMakeCache.txt 2>/dev/null || \
-	  cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(FULL_CMAKE_FLAGS)
+	  cmake -S . -B $(BUILD) $(FULL_CMAKE_FLAGS)
+
+# Configures the full tree anew with this Makefile's flags (DEBUG=1: with -g).
+reconfigure: deps
+	cmake -S . -B $(BUILD) $(FULL_CMAKE_FLAGS)
 
 build: configure
 	cmake --build $(BUILD) -j $(JOBS)
@@ -74,11 +87,19 @@ run: configure-run
 	$(BUILD)/worker/ccltune tune --ranks $(RANKS) --backend host
 
 test: build
-	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 600
+	cd $(BUILD) && ctest --output-on-failure -j $(TEST_JOBS) --timeout 600 \
+	  --resource-spec-file $(CURDIR)/tests/ctest-resources.json
+
+# `ccltune`, the libraries and (where built) the controller under $(PREFIX): after `make run`
+# the docs' bare `ccltune` is `$(BUILD)/worker/ccltune`, or this. Builds the tree's every
+# target first (cmake --install needs them all).
+install: configure-run
+	cmake --build $(BUILD) -j $(JOBS)
+	cmake --install $(BUILD) --prefix $(PREFIX)
 
 image: $(if $(filter host,$(VARIANT)),deps,build)
 ifeq ($(VARIANT),host)
-	cmake -S . -B $(IMAGE_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCCLTUNE_WITH_CUDA=OFF \
+	cmake -S . -B $(IMAGE_BUILD) $(COMMON_CMAKE_FLAGS) -DCCLTUNE_WITH_CUDA=OFF \
 	  -DCCLTUNE_BUILD_TESTS=OFF
 	cmake --build $(IMAGE_BUILD) -j $(JOBS)
 else ifneq ($(VARIANT),)

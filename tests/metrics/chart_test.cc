@@ -1,4 +1,5 @@
-// The Helm chart: `helm lint` / `helm template` when helm is on PATH (else skipped, said so),
+// The Helm chart: `helm lint` / `helm template` when helm is on PATH (the ChartHelm cases,
+// ctest's metrics_chart_helm: Skipped where helm is not installed, as on Debian 12),
 // the programs' PodMonitor off by default and selecting what the webhook adds,
 // CRDs byte-identical to manifests/crds/, dashboards identical to dashboards/, RBAC rules equal
 // to manifests/rbac/, optional parts gated on their value, the probes on their own port (chart
@@ -89,7 +90,7 @@ bool Referenced(const std::string& templates, const std::string& path) {
   }
 }
 
-TEST(Chart, HelmLintAndTemplateWhenHelmIsAvailable) {
+TEST(ChartHelm, LintAndTemplate) {
   if (!OnPath("helm")) GTEST_SKIP() << "helm is not on PATH: helm lint/template skipped";
   auto lint = RunCommand({"helm", "lint", "--strict", Chart().string()}, "", 120s);
   ASSERT_TRUE(lint.ok()) << lint.status().ToString();
@@ -257,7 +258,7 @@ YAML::Node ProgramsPodMonitor(const std::string& rendered) {
 
 // The programs' PodMonitor (issue 45): absent by default; on, it selects the pods the webhook
 // labels, on the port it adds, one endpoint per local rank (port + r), in the namespaces named.
-TEST(Chart, ProgramsPodMonitorOffByDefaultAndOnSelectsTelemetryPods) {
+TEST(ChartHelm, ProgramsPodMonitorOffByDefaultAndOnSelectsTelemetryPods) {
   if (!OnPath("helm")) GTEST_SKIP() << "helm is not on PATH: helm template skipped";
   EXPECT_FALSE(ProgramsPodMonitor(HelmTemplate("")));
   YAML::Node pm = ProgramsPodMonitor(
