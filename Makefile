@@ -12,7 +12,7 @@ JOBS ?= $(shell nproc)
 RANKS ?= 4
 # What building and running `ccltune tune --backend host` needs: the compiler and cmake, the
 # libraries the root CMakeLists.txt finds, and redis-server (its private cache).
-RUN_PACKAGES := build-essential cmake pkg-config libhiredis-dev redis-server libssl-dev \
+RUN_PACKAGES := build-essential cmake ninja-build pkg-config libhiredis-dev redis-server libssl-dev \
   prometheus-cpp-dev nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libspdlog-dev libfmt-dev
 # `make image` and the `image` tests (manifests/image/build-image.sh): Debian rootfs, OCI
 # packing, OCI runtime. In TEST_PACKAGES because `make test` runs the image test; defined
@@ -38,6 +38,10 @@ FULL_CMAKE_FLAGS := -DCCLTUNE_BUILD_TESTS=ON -DCCLTUNE_BUILD_CONTROLLER=ON -DCCL
 # ctest's parallel jobs: most tests wait on processes, sockets and deadlines rather than
 # compute, so twice the cores keeps both busy; the CPU-heavy ones claim more (PROCESSORS in
 # their CMakeLists.txt) and the controller tests share a resource group (tests/CMakeLists.txt).
+# A new tree is configured for Ninja: it starts a target's compiles before the targets it links
+# are linked, which keeps both cores busy behind the long CUDA and cpprestsdk compiles. A tree
+# configured before (by hand, or for Make) keeps its generator.
+NEW_TREE_FLAGS = $(if $(wildcard $(BUILD)/CMakeCache.txt),,-G Ninja)
 TEST_JOBS ?= $(shell echo $$(( $(JOBS) * 2 )))
 PREFIX ?= /usr/local
 # `make image` packs $(BUILD) as it is: the cuda variant where a CUDA toolkit was found (as on
@@ -68,16 +72,16 @@ deps:
 
 # A tree configured by `make test` (or by hand) is kept as it is.
 configure-run: deps-run
-	@[ -f $(BUILD)/CMakeCache.txt ] || cmake -S . -B $(BUILD) $(RUN_CMAKE_FLAGS)
+	@[ -f $(BUILD)/CMakeCache.txt ] || cmake -S . -B $(BUILD) $(NEW_TREE_FLAGS) $(RUN_CMAKE_FLAGS)
 
 # Turns on the tests, the controller and CUDA in a tree that `make run` configured.
 configure: deps
 	@grep -q '^CCLTUNE_BUILD_TESTS:BOOL=ON$$' $(BUILD)/CMakeCache.txt 2>/dev/null || \
-	  cmake -S . -B $(BUILD) $(FULL_CMAKE_FLAGS)
+	  cmake -S . -B $(BUILD) $(NEW_TREE_FLAGS) $(FULL_CMAKE_FLAGS)
 
 # Configures the full tree anew with this Makefile's flags (DEBUG=1: with -g).
 reconfigure: deps
-	cmake -S . -B $(BUILD) $(FULL_CMAKE_FLAGS)
+	cmake -S . -B $(BUILD) $(NEW_TREE_FLAGS) $(FULL_CMAKE_FLAGS)
 
 build: configure
 	cmake --build $(BUILD) -j $(JOBS)
@@ -99,7 +103,7 @@ install: configure-run
 
 image: $(if $(filter host,$(VARIANT)),deps,build)
 ifeq ($(VARIANT),host)
-	cmake -S . -B $(IMAGE_BUILD) $(COMMON_CMAKE_FLAGS) -DCCLTUNE_WITH_CUDA=OFF \
+	cmake -S . -B $(IMAGE_BUILD) $(if $(wildcard $(IMAGE_BUILD)/CMakeCache.txt),,-G Ninja) $(COMMON_CMAKE_FLAGS) -DCCLTUNE_WITH_CUDA=OFF \
 	  -DCCLTUNE_BUILD_TESTS=OFF
 	cmake --build $(IMAGE_BUILD) -j $(JOBS)
 else ifneq ($(VARIANT),)
