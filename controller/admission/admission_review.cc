@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "controller/admission/pod_injection.h"
+#include "controller/admission/review_shape.h"
 #include "controller/kube/base64.h"
 
 namespace ccltune::controller {
@@ -13,8 +14,10 @@ using Json = nlohmann::json;
 
 constexpr char kApiVersion[] = "admission.k8s.io/v1";
 
+// One line naming the field; `why` may quote the sender's text, hence the lenient dump.
 AdmissionAnswer BadRequest(const std::string& why) {
-  return {400, Json{{"error", why}}.dump(), "rejected: " + why};
+  return {400, Json{{"error", why}}.dump(-1, ' ', false, Json::error_handler_t::replace),
+          "rejected: " + why};
 }
 
 Json Allowed(const std::string& uid) {
@@ -23,11 +26,12 @@ Json Allowed(const std::string& uid) {
           {"response", {{"uid", uid}, {"allowed", true}}}};
 }
 
+// The types of request.kind and operation are checked (review_shape.h) before this reads them.
 bool IsPodCreate(const Json& req) {
   const Json& kind = req.value("kind", Json());
-  return kind.is_object() && kind.value("group", "") == "" && kind.value("version", "") == "v1" &&
-         kind.value("kind", "") == "Pod" && req.value("operation", "") == "CREATE" &&
-         req.value("object", Json()).is_object();
+  return kind.is_object() && kind.value("group", Json("")) == "" &&
+         kind.value("version", Json()) == "v1" && kind.value("kind", Json()) == "Pod" &&
+         req.value("operation", Json()) == "CREATE";
 }
 
 // nlohmann's parser recurses once per nesting level: a body of a million '[' would exhaust
@@ -62,6 +66,7 @@ AdmissionAnswer ReviewAdmission(const std::string& body, const InjectConfig& con
   if (TooDeep(body)) return BadRequest("body nests deeper than 64 levels");
   Json review = Json::parse(body, nullptr, /*allow_exceptions=*/false);
   if (review.is_discarded() || !review.is_object()) return BadRequest("body is not a JSON object");
+  if (core::Status s = CheckReviewShape(review); !s.ok()) return BadRequest(s.message());
   if (review.value("apiVersion", Json()) != kApiVersion)
     return BadRequest(std::string("apiVersion: expected ") + kApiVersion);
   if (review.value("kind", Json()) != "AdmissionReview")
@@ -71,8 +76,13 @@ AdmissionAnswer ReviewAdmission(const std::string& body, const InjectConfig& con
   const Json& uid = req.value("uid", Json());
   if (!uid.is_string() || uid.get<std::string>().empty()) return BadRequest("request.uid: missing");
   Json out = Allowed(uid);
-  if (!IsPodCreate(req)) return {200, out.dump(), "not a Pod CREATE: allowed unchanged"};
-  Injection inj = InjectPod(req["object"], config);
+  const Json& pod = req.value("object", Json());
+  if (!IsPodCreate(req) || pod.is_null())
+    return {200, out.dump(), "not a Pod CREATE: allowed unchanged"};
+  if (!pod.is_object()) return BadRequest("request.object: expected an object");
+  if (core::Status s = CheckPodShape(pod, "request.object"); !s.ok())
+    return BadRequest(s.message());
+  Injection inj = InjectPod(pod, config);
   if (!inj.patch.empty()) {
     out["response"]["patchType"] = "JSONPatch";
     out["response"]["patch"] = Base64Encode(inj.patch.dump());

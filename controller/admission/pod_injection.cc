@@ -162,8 +162,7 @@ void EnsureContainer(Json& ops, const Json& container, size_t i, Plan& plan,
                      const InjectConfig& c) {
   const std::string path = "/spec/containers/" + std::to_string(i);
   if (!plan.libs.empty() && !HasNamed(container.value("volumeMounts", Json()), kInjectVolume)) {
-    AddToList(ops, container, path, "volumeMounts",
-              {{"name", kInjectVolume}, {"mountPath", c.mount_path}, {"readOnly", true}});
+    AddToList(ops, container, path, "volumeMounts", MakeLibraryMount(c));
   }
   EnsureEnv(ops, container, path, plan, c);
   if (i == 0 && plan.Has(Feature::kTelemetry) &&
@@ -174,31 +173,19 @@ void EnsureContainer(Json& ops, const Json& container, size_t i, Plan& plan,
   }
 }
 
-Json InitContainer(const Plan& plan, const InjectConfig& c) {
-  Json cmd = {"cp", "-L"};
-  for (const auto& lib : plan.libs) cmd.push_back(c.source_dir + "/" + lib);
-  cmd.push_back(c.mount_path + "/");
-  return {{"name", kInjectInitName},
-          {"image", c.image},
-          {"imagePullPolicy", "IfNotPresent"},
-          {"command", cmd},
-          {"volumeMounts", {{{"name", kInjectVolume}, {"mountPath", c.mount_path}}}},
-          {"resources",
-           {{"requests", {{"cpu", "10m"}, {"memory", "16Mi"}}}, {"limits", {{"memory", "64Mi"}}}}},
-          {"securityContext",
-           {{"allowPrivilegeEscalation", false},
-            {"readOnlyRootFilesystem", true},
-            {"capabilities", {{"drop", {"ALL"}}}}}}};
-}
-
+// FindNameCollision has ruled out a pod's own parts of our names: those present are ours.
 void EnsureLibraries(Json& ops, const Json& spec, const Plan& plan, const InjectConfig& c) {
   if (plan.libs.empty()) return;
   if (!HasNamed(spec.value("volumes", Json()), kInjectVolume)) {
-    AddToList(ops, spec, "/spec", "volumes",
-              {{"name", kInjectVolume}, {"emptyDir", {{"sizeLimit", "64Mi"}}}});
+    AddToList(ops, spec, "/spec", "volumes", MakeLibraryVolume());
   }
-  if (!HasNamed(spec.value("initContainers", Json()), kInjectInitName)) {
-    AddToList(ops, spec, "/spec", "initContainers", InitContainer(plan, c));
+  const Json& inits = spec.value("initContainers", Json());
+  const Json* ours = FindNamed(inits, kInjectInitName);
+  if (ours == nullptr) {
+    AddToList(ops, spec, "/spec", "initContainers", MakeInitContainer(plan.libs, c));
+  } else if (auto cmd = CatchUpCopyCommand(*ours, plan.libs, c)) {
+    const std::string at = "/spec/initContainers/" + std::to_string(ours - &inits[0]);
+    ops.push_back({{"op", "replace"}, {"path", at + "/command"}, {"value", std::move(*cmd)}});
   }
 }
 
@@ -281,6 +268,7 @@ Injection InjectPod(const Json& pod, const InjectConfig& config) {
   auto features = ParseInjectLabel(label.is_string() ? label.get<std::string>() : "");
   if (!features.ok()) return Refuse(md, features.status().message());
   Plan plan = MakePlan(std::move(features).value(), config);
+  if (auto why = FindNameCollision(spec, config)) return Refuse(md, *why);
   Injection out;
   EnsureLibraries(out.patch, spec, plan, config);
   const Json& containers = spec["containers"];

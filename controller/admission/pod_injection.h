@@ -6,8 +6,9 @@
 // '.' ("preload.telemetry"; a label value cannot hold a comma). It gets what docs/inject.md
 // lists. Rules: a variable the user set keeps the user's value, except LD_PRELOAD, to which our
 // library is appended; what is already there is not added again, so a second call (the API
-// server's reinvocation) returns an empty patch. The annotation ccltune.io/injected says what
-// was injected, or why nothing was.
+// server's reinvocation) returns an empty patch. A pod whose own parts take the names or path
+// of ours (injected_parts.h) is not injected. The annotation ccltune.io/injected says what was
+// injected, or why nothing was.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "controller/admission/inject_config.h"
+#include "controller/admission/injected_parts.h"
 #include "core/base/status.h"
 
 namespace ccltune::controller {
@@ -22,8 +24,6 @@ namespace ccltune::controller {
 inline constexpr char kInjectLabel[] = "ccltune.io/inject";
 inline constexpr char kInjectedAnnotation[] = "ccltune.io/injected";
 inline constexpr char kMetricsLabel[] = "ccltune.io/metrics";  // what the PodMonitor selects
-inline constexpr char kInjectInitName[] = "ccltune-inject";
-inline constexpr char kInjectVolume[] = "ccltune-lib";
 
 enum class Feature { kPlugin, kPreload, kTelemetry };
 
@@ -37,7 +37,8 @@ struct Injection {
 };
 
 // Never fails: a pod it cannot inject gets only the annotation saying why (or, when even that
-// cannot be written, an empty patch and the reason in `summary`).
+// cannot be written, an empty patch and the reason in `summary`). The pod's field types must
+// have been checked (CheckPodShape, review_shape.h).
 Injection InjectPod(const nlohmann::json& pod, const InjectConfig& config);
 
 }  // namespace ccltune::controller

@@ -52,13 +52,18 @@ core::Result<JobDefaults> MakeDefaults(const ControllerOptions& o) {
   return d;
 }
 
+core::Result<BindAddress> ApiAddress(const ControllerOptions& o) {
+  return ListenAddress("--metrics-bind-address", o.metrics_bind_address, o.metrics_port);
+}
+
 // The probes' own port: never the API port, whose load must not reach them.
-core::Result<BindAddress> ProbeAddress(const ControllerOptions& o) {
+core::Result<BindAddress> ProbeAddress(const ControllerOptions& o, const BindAddress& api) {
   const std::string flag = "--health-probe-bind-address";
   CCLTUNE_ASSIGN_OR_RETURN(BindAddress at, ParseBindAddress(flag, o.health_probe_bind_address));
-  if (at.port != 0 && at.port == o.metrics_port) {
+  if (at.port != 0 && at.port == api.port) {
     return core::InvalidArgument(flag + ": port " + std::to_string(at.port) +
-                                 " is --metrics-port's too; the probes need a port of their own");
+                                 " is the API's too (--metrics-port or --metrics-bind-address); "
+                                 "the probes need a port of their own");
   }
   return at;
 }
@@ -148,7 +153,9 @@ void WorkerLoop(App& app, const std::atomic<bool>& stop) {
 }  // namespace
 
 core::Status RunController(const ControllerOptions& options, const std::atomic<bool>& stop) {
-  CCLTUNE_ASSIGN_OR_RETURN(BindAddress probe_at, ProbeAddress(options));
+  CCLTUNE_ASSIGN_OR_RETURN(BindAddress api_at, ApiAddress(options));
+  CCLTUNE_ASSIGN_OR_RETURN(BindAddress probe_at, ProbeAddress(options, api_at));
+  CCLTUNE_RETURN_IF_ERROR(CheckWebhookFlags(options));
   CCLTUNE_ASSIGN_OR_RETURN(KubeConfig config, options.kubeconfig.empty()
                                                   ? InClusterConfig()
                                                   : LoadKubeconfig(options.kubeconfig));
@@ -173,11 +180,10 @@ core::Status RunController(const ControllerOptions& options, const std::atomic<b
                            StartWebhook(options, config.default_namespace, *app->kube, stop));
   CCLTUNE_ASSIGN_OR_RETURN(
       auto probes, HttpServer::Start(probe_at, HttpServer::kProbeThreads, MakeProbeHandler(*app)));
-  CCLTUNE_ASSIGN_OR_RETURN(
-      auto http,
-      HttpServer::Start({"", options.metrics_port}, HttpServer::kThreads, MakeApiHandler(*app)));
-  core::LogInfo("serving /metrics /api/v1 on port " + std::to_string(http->port()) +
-                ", /healthz /readyz on port " + std::to_string(probes->port()));
+  CCLTUNE_ASSIGN_OR_RETURN(auto http,
+                           HttpServer::Start(api_at, HttpServer::kThreads, MakeApiHandler(*app)));
+  core::LogInfo("serving /metrics /api/v1 on " + api_at.host + ":" + std::to_string(http->port()) +
+                ", /healthz /readyz on " + probe_at.host + ":" + std::to_string(probes->port()));
   std::vector<std::thread> threads;
   // Informer threads block inside watch reads; they end with the process, not joined.
   App* raw = app.get();

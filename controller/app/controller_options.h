@@ -6,9 +6,10 @@
 
 namespace ccltune::controller {
 
-// The pod-injection webhook (docs/inject.md): off while port is 0.
+// The pod-injection webhook (docs/inject.md): off while port is 0 and bind_address empty.
 struct WebhookOptions {
   int port = 0;                                // HTTPS, e.g. 9443
+  std::string bind_address;                    // [HOST]:PORT; empty: every interface, `port`
   std::string ns;                              // of the Secret; empty: the config's
   std::string secret = "ccltune-webhook-tls";  // tls.crt, tls.key, ca.crt
   std::string config_name = "ccltune-inject";  // MutatingWebhookConfiguration
@@ -34,6 +35,7 @@ struct ControllerOptions {
   double renew_deadline_seconds = 10;
   double retry_period_seconds = 2;
   int metrics_port = 8080;                          // /metrics and the results API
+  std::string metrics_bind_address;  // [HOST]:PORT; empty: every interface, metrics_port
   std::string health_probe_bind_address = ":8081";  // /healthz, /readyz: [HOST]:PORT
   std::string worker_image;
   std::string ccltune_command = "ccltune";

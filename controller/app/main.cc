@@ -6,16 +6,22 @@
 #include <iostream>
 
 #include "controller/admission/pod_injection.h"
+#include "controller/admission/review_shape.h"
 #include "controller/app/controller_app.h"
+#include "controller/http/bind_address.h"
 #include "core/base/log.h"
 
 namespace {
 std::atomic<bool> g_stop{false};
 
-// The pod-injection webhook's flags (docs/inject.md).
-void AddWebhookFlags(CLI::App& cli, ccltune::controller::WebhookOptions& w) {
-  cli.add_option("--webhook-port", w.port, "HTTPS port of the pod-injection webhook (0: off)")
-      ->check(CLI::Range(0, 65535));
+// The pod-injection webhook's flags (docs/inject.md); returns --webhook-port's.
+CLI::Option* AddWebhookFlags(CLI::App& cli, ccltune::controller::WebhookOptions& w) {
+  auto* port = cli.add_option("--webhook-port", w.port,
+                              "HTTPS port of the pod-injection webhook on every interface (0: off)")
+                   ->check(CLI::Range(0, 65535));
+  cli.add_option("--webhook-bind-address", w.bind_address,
+                 "[HOST]:PORT of the webhook, HOST an IPv4 address (default: every interface, "
+                 "--webhook-port)");
   cli.add_option("--webhook-namespace", w.ns, "namespace of its Secret (default: the config's)");
   cli.add_option("--webhook-secret", w.secret, "Secret holding tls.crt, tls.key, ca.crt");
   cli.add_option("--webhook-config", w.config_name,
@@ -40,6 +46,19 @@ void AddWebhookFlags(CLI::App& cli, ccltune::controller::WebhookOptions& w) {
                  "NAME/KEY, in the pod's namespace, of the ccltune-telemetry password");
   cli.add_option("--inject-metrics-port", w.metrics_port, "programs' metrics port")
       ->check(CLI::Range(1, 65535));
+  return port;
+}
+
+// A port flag and its bind-address flag both given (a manifest's --webhook-port, an overlay's
+// --webhook-bind-address) must name one port. A malformed address is RunController's to name.
+ccltune::core::Status SamePort(const CLI::Option* port_flag, int port, const std::string& bind_flag,
+                               const std::string& bind) {
+  if (port_flag->count() == 0 || bind.empty()) return ccltune::core::Status::Ok();
+  auto at = ccltune::controller::ParseBindAddress(bind_flag, bind);
+  if (!at.ok() || at->port == port) return ccltune::core::Status::Ok();
+  return ccltune::core::InvalidArgument(bind_flag + " " + bind + " and its port flag's " +
+                                        std::to_string(port) +
+                                        " name different ports: give one, or the same port");
 }
 extern "C" void OnSignal(int) { g_stop = true; }
 // `ccltune-controller inject-pod [--redis-url URL] [--image IMAGE] < pod.json`: the pod as the
@@ -49,6 +68,10 @@ int InjectPodCommand(const ccltune::controller::InjectConfig& config) {
   nlohmann::json pod = nlohmann::json::parse(std::cin, nullptr, false);
   if (pod.is_discarded()) {
     std::cerr << "inject-pod: stdin is not a JSON pod\n";
+    return 2;
+  }
+  if (ccltune::core::Status s = ccltune::controller::CheckPodShape(pod, ""); !s.ok()) {
+    std::cerr << "inject-pod: " << s.message() << "\n";
     return 2;
   }
   ccltune::controller::Injection inj = ccltune::controller::InjectPod(pod, config);
@@ -78,8 +101,12 @@ int main(int argc, char** argv) {
   cli.add_option("--leader-elect-retry-period", o.retry_period_seconds,
                  "seconds between acquire/renew attempts")
       ->check(CLI::Range(0.1, 3600.0));
-  cli.add_option("--metrics-port", o.metrics_port, "port of /metrics and /api/v1")
-      ->check(CLI::Range(0, 65535));
+  auto* metrics_port = cli.add_option("--metrics-port", o.metrics_port,
+                                      "port of /metrics and /api/v1, every interface")
+                           ->check(CLI::Range(0, 65535));
+  cli.add_option("--metrics-bind-address", o.metrics_bind_address,
+                 "[HOST]:PORT of /metrics and /api/v1, HOST an IPv4 address (default: every "
+                 "interface, --metrics-port)");
   cli.add_option("--health-probe-bind-address", o.health_probe_bind_address,
                  "[HOST]:PORT of /healthz and /readyz, their own listener (default :8081)");
   cli.add_option("--worker-image", o.worker_image, "image for jobs without spec.template.image");
@@ -92,7 +119,7 @@ int main(int argc, char** argv) {
   cli.add_option("--watch-timeout", o.watch_timeout_seconds, "watch timeoutSeconds")
       ->check(CLI::Range(1, 3600));
   cli.add_option("--identity", o.identity, "leader-election identity (default: host-random)");
-  AddWebhookFlags(cli, o.webhook);
+  CLI::Option* webhook_port = AddWebhookFlags(cli, o.webhook);
   ccltune::controller::InjectConfig inject;
   auto* inject_cmd =
       cli.add_subcommand("inject-pod", "Print the pod on stdin as the webhook patches it");
@@ -104,6 +131,14 @@ int main(int argc, char** argv) {
     return cli.exit(e) == 0 ? 0 : 2;
   }
   if (inject_cmd->parsed()) return InjectPodCommand(inject);
+  for (const ccltune::core::Status& s :
+       {SamePort(metrics_port, o.metrics_port, "--metrics-bind-address", o.metrics_bind_address),
+        SamePort(webhook_port, o.webhook.port, "--webhook-bind-address", o.webhook.bind_address)}) {
+    if (!s.ok()) {
+      std::cerr << "ccltune-controller: " << s.message() << "\n";
+      return 2;
+    }
+  }
   ccltune::core::InitLogging("controller");
   std::signal(SIGTERM, OnSignal);
   std::signal(SIGINT, OnSignal);

@@ -30,11 +30,21 @@ std::vector<std::string> Hosts(const WebhookOptions& w, const std::string& ns) {
   return out;
 }
 
+// The API server calls a fixed port: --webhook-bind-address needs one (0 is not "any free").
+core::Result<BindAddress> WebhookAddress(const WebhookOptions& w) {
+  const std::string flag = "--webhook-bind-address";
+  CCLTUNE_ASSIGN_OR_RETURN(BindAddress at, ListenAddress(flag, w.bind_address, w.port));
+  if (!w.bind_address.empty() && at.port == 0)
+    return core::InvalidArgument(flag + ": port 0; the webhook needs a fixed port (leave both " +
+                                 "--webhook-bind-address and --webhook-port out to turn it off)");
+  return at;
+}
+
 core::Result<InjectConfig> MakeInjectConfig(const ControllerOptions& o) {
   InjectConfig c;
   c.image = o.webhook.image.empty() ? o.worker_image : o.webhook.image;
   if (c.image.empty())
-    return core::InvalidArgument("--webhook-port needs --inject-image or --worker-image");
+    return core::InvalidArgument("the webhook needs --inject-image or --worker-image");
   c.redis_url = o.webhook.redis_url.empty() ? o.redis_url : o.webhook.redis_url;
   c.metrics_port = o.webhook.metrics_port;
   CCLTUNE_ASSIGN_OR_RETURN(
@@ -54,13 +64,22 @@ HttpHandler MakeHandler(const InjectConfig& inject) {
   };
 }
 
+bool WebhookOn(const WebhookOptions& w) { return w.port != 0 || !w.bind_address.empty(); }
+
 }  // namespace
+
+core::Status CheckWebhookFlags(const ControllerOptions& o) {
+  if (!WebhookOn(o.webhook)) return core::Status::Ok();
+  CCLTUNE_RETURN_IF_ERROR(WebhookAddress(o.webhook).status());
+  return MakeInjectConfig(o).status();
+}
 
 core::Result<std::unique_ptr<Webhook>> StartWebhook(const ControllerOptions& o,
                                                     const std::string& default_namespace,
                                                     KubeClient& kube,
                                                     const std::atomic<bool>& stop) {
-  if (o.webhook.port == 0) return std::unique_ptr<Webhook>();
+  if (!WebhookOn(o.webhook)) return std::unique_ptr<Webhook>();
+  CCLTUNE_ASSIGN_OR_RETURN(BindAddress at, WebhookAddress(o.webhook));
   auto hook = std::make_unique<Webhook>();
   CCLTUNE_ASSIGN_OR_RETURN(hook->inject, MakeInjectConfig(o));
   CertRotatorConfig rc;
@@ -81,11 +100,10 @@ core::Result<std::unique_ptr<Webhook>> StartWebhook(const ControllerOptions& o,
   so.threads = HttpServer::kThreads;
   so.tls = &hook->cert;
   so.max_body = kMaxReviewBytes;
-  CCLTUNE_ASSIGN_OR_RETURN(hook->server,
-                           HttpServer::Start({"", o.webhook.port}, so, MakeHandler(hook->inject)));
+  CCLTUNE_ASSIGN_OR_RETURN(hook->server, HttpServer::Start(at, so, MakeHandler(hook->inject)));
   CertRotator* r = hook->rotator.get();
   std::thread([r, &stop] { r->Run(stop); }).detach();  // ends with the process, as informers
-  core::LogInfo("serving the injection webhook (HTTPS) on port " +
+  core::LogInfo("serving the injection webhook (HTTPS) on " + at.host + ":" +
                 std::to_string(hook->server->port()));
   return hook;
 }

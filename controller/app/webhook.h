@@ -27,7 +27,12 @@ struct Webhook {
 // once (CREATE has no oldObject), plus envelope.
 inline constexpr size_t kMaxReviewBytes = 3 * 1024 * 1024;
 
-// Nothing (nullptr) while options.webhook.port is 0. The rotator thread runs until `stop`.
+// The webhook's flags, checked before the controller reaches out to anything: InvalidArgument
+// naming the flag (a bad --webhook-bind-address, no image for the init container).
+core::Status CheckWebhookFlags(const ControllerOptions& options);
+
+// Nothing (nullptr) while options.webhook has neither a port nor a bind address; it listens on
+// the bind address when set, else on every interface. The rotator thread runs until `stop`.
 core::Result<std::unique_ptr<Webhook>> StartWebhook(const ControllerOptions& options,
                                                     const std::string& default_namespace,
                                                     KubeClient& kube,

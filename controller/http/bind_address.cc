@@ -33,4 +33,10 @@ core::Result<BindAddress> ParseBindAddress(const std::string& flag, const std::s
   return out;
 }
 
+core::Result<BindAddress> ListenAddress(const std::string& bind_flag, const std::string& bind,
+                                        int port) {
+  if (bind.empty()) return BindAddress{"", port};
+  return ParseBindAddress(bind_flag, bind);
+}
+
 }  // namespace ccltune::controller

@@ -21,4 +21,10 @@ struct BindAddress {
 // out of range, a host name, IPv6).
 core::Result<BindAddress> ParseBindAddress(const std::string& flag, const std::string& value);
 
+// A listener that has a port flag and a bind-address flag (--metrics-port and
+// --metrics-bind-address; main.cc checks that both, when given, name one port): `bind` parsed
+// as above when set, else every interface on `port`, as before the bind-address flags existed.
+core::Result<BindAddress> ListenAddress(const std::string& bind_flag, const std::string& bind,
+                                        int port);
+
 }  // namespace ccltune::controller

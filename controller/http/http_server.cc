@@ -9,6 +9,7 @@
 #include <string>
 
 #include "controller/certs/serving_certificate.h"
+#include "core/base/log.h"
 
 namespace ccltune::controller {
 namespace {
@@ -24,12 +25,14 @@ void Send(mg_connection* conn, const HttpResponse& r, bool with_body) {
   mg_write(conn, out.data(), out.size());
 }
 
-// The edge between civetweb's C threads and our C++: an exception must not cross it.
+// The edge between civetweb's C threads and our C++: an exception must not cross it. Its text
+// goes to the log, not to the client: it may quote what the client sent or name our internals.
 HttpResponse Handle(const HttpHandler& handler, const HttpRequest& req) {
   try {
     return handler(req);
   } catch (const std::exception& e) {
-    return {500, "text/plain", std::string("internal error: ") + e.what() + "\n"};
+    core::LogError(req.method + " " + req.path + ": " + e.what());
+    return {500, "text/plain", "internal error\n"};
   }
 }
 

@@ -66,7 +66,11 @@ def env_of(p, name, container=0):
 
 
 class InjectEnv:
-    def __init__(self, controller_args=(), register=True):
+    """bind_host: the controller's webhook and API listeners bind that address only
+    (--webhook-bind-address, --metrics-bind-address, with the same ports as the port flags
+    beside them); None: every interface (the port flags alone)."""
+
+    def __init__(self, controller_args=(), register=True, bind_host=None):
         if not CONTROLLER_BIN or not os.access(CONTROLLER_BIN, os.X_OK):
             raise RuntimeError('CCLTUNE_CONTROLLER_BIN is not an executable: %r' % CONTROLLER_BIN)
         self.dir = tempfile.mkdtemp(prefix='ccltune-injecttest-')
@@ -75,30 +79,47 @@ class InjectEnv:
         for ns, labels in ((SYSTEM_NS, {}), (OPTED_NS, {'ccltune.io/inject-enabled': 'true'}), (PLAIN_NS, {})):
             self.api('POST', '/api/v1/namespaces', {'apiVersion': 'v1', 'kind': 'Namespace',
                                                     'metadata': {'name': ns, 'labels': labels}})
-        self.port = free_port()
+        self.port, self.metrics_port, self.bind_host = free_port(), free_port(), bind_host
         self.url = 'https://127.0.0.1:%d/mutate-pods' % self.port
         if register:   # without caBundle: the controller fills it in
             self.check(self.api('POST', HOOKS, webhook_config(self.url)), 201)
         self.controller_args = list(controller_args)
-        self.proc = None
+        self.proc, self.log = None, None
         self.log_path = os.path.join(self.dir, 'controller.log')
-        self.start_controller()
+        try:
+            self.start_controller()
+        except BaseException:
+            self.close(failed=True)   # the test's cleanup is not registered yet
+            raise
 
     def start_controller(self):
+        listeners = ['--metrics-port', str(self.metrics_port), '--webhook-port', str(self.port)]
+        if self.bind_host is not None:   # beside the port flags, as an overlay adds them
+            listeners += ['--metrics-bind-address', '%s:%d' % (self.bind_host, self.metrics_port),
+                          '--webhook-bind-address', '%s:%d' % (self.bind_host, self.port)]
         args = [CONTROLLER_BIN, '--kubeconfig', self.sim.kubeconfig, '--redis-url', self.redis.url,
-                '--metrics-port', str(free_port()), '--health-probe-bind-address', '127.0.0.1:%d' % free_port(),
-                '--worker-image', 'ghcr.io/ccltune/ccltune:0.1.0-cuda', '--webhook-port', str(self.port),
+                '--health-probe-bind-address', '127.0.0.1:%d' % free_port(),
+                '--worker-image', 'ghcr.io/ccltune/ccltune:0.1.0-cuda',
                 '--webhook-namespace', SYSTEM_NS, '--webhook-hosts', '127.0.0.1,localhost',
-                '--inject-redis-url', 'redis://ccltune-redis.ccltune-system:6379/0'] + self.controller_args
+                '--inject-redis-url', 'redis://ccltune-redis.ccltune-system:6379/0'] + listeners + self.controller_args
         self.log = open(self.log_path, 'a')
         self.proc = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT)
-        wait_until(self.ca_bundle_current, 30, 'the controller to write its certificate and the caBundle')
+        wait_until(lambda: self.ca_bundle_current() or self.proc.poll() is not None, 30,
+                   'the controller to write its certificate and the caBundle')
+        if self.proc.poll() is not None:
+            raise AssertionError('the controller exited (%d): %s' % (self.proc.returncode, self.log_tail()))
+
+    def log_tail(self):
+        self.log.flush()
+        with open(self.log_path, errors='replace') as f:
+            return f.read()[-3000:]
 
     def stop_controller(self):
         if self.proc and self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
             self.proc.wait(timeout=20)
-        self.log.close()
+        if self.log:
+            self.log.close()
 
     def secret(self):
         code, s = self.api('GET', '/api/v1/namespaces/%s/secrets/ccltune-webhook-tls' % SYSTEM_NS)

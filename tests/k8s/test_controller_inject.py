@@ -5,10 +5,14 @@ and put in the caBundle of manifests/webhook's MutatingWebhookConfiguration.
 Shown: each variant on a labelled pod; an unlabelled pod and a pod in a namespace that did not
 opt in untouched; reinvocation after a later webhook adds a container adds nothing twice; the
 user's own LD_PRELOAD and NCCL_TUNER_PLUGIN kept; the webhook down: the pod still created, the
-failure recorded; certificate rotation while pods are created (every pod injected, the renewed
-certificate presented once the caBundle holds its CA); the patched specs pass
-`kubectl apply --dry-run=client`; bad requests (malformed, another kind, huge, deep, slow) get a
-400/413/408 or an allow-without-change, and the controller stays up.
+failure recorded, the pod not annotated, as the manifests' comments say; a pod's own init
+container, volume or mount under ccltune's names or path left uninjected, its annotation saying
+why; certificate rotation while pods are created (every pod injected, the renewed certificate
+presented once the caBundle holds its CA); the patched specs pass `kubectl apply
+--dry-run=client`; bad requests (malformed, fields of the wrong JSON type, another kind, huge,
+deep, slow) get a 400 naming the field, 413, 408 or an allow-without-change, and the controller
+stays up; --webhook-bind-address and --metrics-bind-address narrow the listeners to one address
+(every interface without them).
 """
 
 import base64
@@ -23,16 +27,33 @@ import tempfile
 import threading
 import time
 import unittest
+import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, 'sim'))
 from apiserver import make_cert  # noqa: E402
-from inject_fixture import (HOOKS, OPTED_NS, PLAIN_NS, InjectEnv, cert_pems, env_of, pod,  # noqa: E402
-                            webhook_config)
+from inject_fixture import (CONTROLLER_BIN, HOOKS, OPTED_NS, PLAIN_NS, SOURCE_DIR, InjectEnv,  # noqa: E402
+                            cert_pems, env_of, pod, webhook_config)
 from test_controller_common import free_port, test_failed, wait_until  # noqa: E402
 
 LIB = '/opt/ccltune/lib/'
+# Loopback too, but another address than 127.0.0.1: a listener bound to 127.0.0.1 refuses it.
+OTHER_LOOPBACK = '127.0.0.2'
+
+
+def connects(host, port):
+    try:
+        with socket.create_connection((host, port), timeout=5):
+            return True
+    except ConnectionRefusedError:
+        return False
+
+
+def comment_text(path):
+    """The comments of a YAML file, joined into one text."""
+    with open(path) as f:
+        return ' '.join(line.split('#', 1)[1].strip() for line in f if line.lstrip().startswith('#'))
 
 
 class SidecarWebhook:
@@ -167,12 +188,49 @@ class InjectTest(unittest.TestCase):
         self.assertEqual(env_of(p, 'NCCL_TUNER_PLUGIN'), '/opt/mine/libtuner.so')
         self.assertIn('keeps its own NCCL_TUNER_PLUGIN', p['metadata']['annotations']['ccltune.io/injected'])
 
+    def test_a_pods_own_parts_under_ccltunes_names_are_not_merged_and_the_annotation_says_why(self):
+        own_init = pod('own-init', inject='preload')
+        own_init['spec']['initContainers'] = [{'name': 'ccltune-inject', 'image': 'busybox',
+                                               'command': ['sh', '-c', 'echo hi']}]
+        own_volume = pod('own-volume', inject='plugin')
+        own_volume['spec']['volumes'] = [{'name': 'ccltune-lib', 'configMap': {'name': 'app-config'}}]
+        own_volume['spec']['containers'][0]['volumeMounts'] = [{'name': 'ccltune-lib', 'mountPath': '/etc/app'}]
+        own_path = pod('own-path', inject='preload')
+        own_path['spec']['volumes'] = [{'name': 'cache', 'emptyDir': {}}]
+        own_path['spec']['containers'][0]['volumeMounts'] = [{'name': 'cache', 'mountPath': '/opt/ccltune/lib'}]
+        for p, why in ((own_init, "none: init container ccltune-inject is the pod's own, not ccltune's: "
+                                  "rename it, ccltune needs that name"),
+                       (own_volume, "none: volume ccltune-lib is the pod's own (configMap), not ccltune's: "
+                                    "rename it, ccltune needs that name"),
+                       (own_path, "none: container main mounts volume cache at /opt/ccltune/lib: move it, "
+                                  "ccltune needs that path")):
+            got = self.env.create(p)
+            self.assertEqual(got['metadata']['annotations']['ccltune.io/injected'], why)
+            spec, asked = got['spec'], p['spec']
+            self.assertIsNone(spec['containers'][0].get('env'), p['metadata']['name'])
+            self.assertEqual([c['name'] for c in spec.get('initContainers') or []],
+                             [c['name'] for c in asked.get('initContainers') or []])
+            self.assertEqual([v['name'] for v in spec.get('volumes') or []],
+                             [v['name'] for v in asked.get('volumes') or []])
+            self.assertEqual(spec['containers'][0].get('volumeMounts'), asked['containers'][0].get('volumeMounts'))
+
+    def test_listeners_bind_every_interface_by_default(self):
+        for port in (self.env.port, self.env.metrics_port):
+            self.assertTrue(connects(OTHER_LOOPBACK, port), port)
+
     def test_webhook_down_the_pod_is_created_and_the_reason_recorded(self):
         self.env.stop_controller()
         t0 = time.monotonic()
         p = self.env.create(pod('while-down', inject='preload'))
         self.assertLess(time.monotonic() - t0, 5)
         self.assertNotIn('initContainers', p['spec'])
+        # No annotation either: nothing of ccltune's ran. The manifests' comments say so.
+        self.assertNotIn('annotations', p['metadata'])
+        for path in (('manifests', 'webhook', 'mutatingwebhookconfiguration.yaml'),
+                     ('charts', 'ccltune', 'values.yaml')):
+            said = comment_text(os.path.join(SOURCE_DIR, *path))
+            self.assertNotRegex(said, r'annotates|is annotated', path)
+            self.assertIn('no ccltune.io/injected annotation', said, path)
         failed = [r for r in self.env.admission_records() if r.get('name') == 'while-down']
         self.assertEqual(len(failed), 1, failed)
         self.assertEqual(failed[0]['annotation'], 'failed-open.mutation.webhook.admission.k8s.io/round_0_index_0')
@@ -249,7 +307,7 @@ class InjectAbuseTest(unittest.TestCase):
         code, body = self.post(self.review({'metadata': {'name': 's'}}, kind='Service'))
         self.assertEqual((code, 'patch' in json.loads(body)['response']), (200, False))
         code, body = self.post(self.review({'metadata': 5, 'spec': []}))
-        self.assertEqual((code, json.loads(body)['response']['allowed']), (200, True))
+        self.assertEqual((code, json.loads(body)), (400, {'error': 'request.object.metadata: expected an object'}))
         huge = pod('huge', inject='preload')
         huge['metadata']['annotations'] = {'blob': 'x' * (2 * 1024 * 1024)}
         code, body = self.post(self.review(huge))
@@ -281,6 +339,59 @@ class InjectAbuseTest(unittest.TestCase):
         idle.close()
         self.assertIsNone(self.env.proc.poll(), 'controller exited')
         self.assertEqual(self.env.create(pod('after', inject='plugin'))['metadata']['annotations']['ccltune.io/injected'], 'plugin')
+
+
+    def test_fields_of_the_wrong_type_get_400_naming_the_field(self):
+        cases = (
+            ('/request/object/metadata/name', 5, 'request.object.metadata.name: expected a string'),
+            ('/request/operation', 5, 'request.operation: expected a string'),
+            ('/request/kind', 'Pod', 'request.kind: expected an object'),
+            ('/request/uid', 7, 'request.uid: expected a string'),
+            ('/request/object/metadata/labels', ['x'], 'request.object.metadata.labels: expected an object'),
+            ('/request/object/spec/containers', {}, 'request.object.spec.containers: expected an array'),
+            ('/request/object/spec/containers/0/name', 1, 'request.object.spec.containers[0].name: expected a string'),
+            ('/request/object/spec/containers/0/env', {'A': '1'}, 'request.object.spec.containers[0].env: expected an array'),
+            ('/request/object/spec/containers/0/env', [{'name': 1}], 'request.object.spec.containers[0].env[0].name: expected a string'),
+            ('/request/object/spec/containers/0/ports', [{'containerPort': '9464'}],
+             'request.object.spec.containers[0].ports[0].containerPort: expected an integer'),
+        )
+        for pointer, value, error in cases:
+            review = json.loads(self.review(pod('typed', inject='preload')))
+            *parents, last = pointer.strip('/').split('/')
+            at = review
+            for key in parents:
+                at = at[int(key)] if isinstance(at, list) else at[key]
+            at[int(last) if isinstance(at, list) else last] = value
+            code, body = self.post(json.dumps(review).encode())
+            self.assertEqual((code, body), (400, json.dumps({'error': error}, separators=(',', ':')).encode()), pointer)
+        self.assertIsNone(self.env.proc.poll(), 'controller exited')
+
+
+class BindAddressTest(unittest.TestCase):
+    """--webhook-bind-address and --metrics-bind-address: the listeners on one address."""
+
+    def test_bind_addresses_narrow_the_webhook_and_api_listeners_to_one_address(self):
+        env = InjectEnv(bind_host='127.0.0.1')
+        self.addCleanup(lambda: env.close(failed=test_failed(self)))
+        # The API server (the simulator, calling 127.0.0.1) still reaches the webhook.
+        got = env.create(pod('bound', inject='plugin'))
+        self.assertEqual(got['metadata']['annotations']['ccltune.io/injected'], 'plugin')
+        with urllib.request.urlopen('http://127.0.0.1:%d/metrics' % env.metrics_port, timeout=10) as r:
+            self.assertEqual(r.status, 200)
+        for port in (env.port, env.metrics_port):
+            self.assertTrue(connects('127.0.0.1', port), port)
+            self.assertFalse(connects(OTHER_LOOPBACK, port), port)
+
+    def test_a_bad_or_doubled_bind_address_stops_the_controller_naming_the_flag(self):
+        for args, named in ((['--metrics-port', '8080', '--metrics-bind-address', '127.0.0.1:9090'], '--metrics-bind-address'),
+                            (['--webhook-port', '9443', '--webhook-bind-address', ':9444'], '--webhook-bind-address'),
+                            (['--webhook-bind-address', 'localhost:9443'], '--webhook-bind-address'),
+                            (['--webhook-bind-address', '127.0.0.1:0'], '--webhook-bind-address'),
+                            (['--metrics-bind-address', '127.0.0.1'], '--metrics-bind-address')):
+            r = subprocess.run([CONTROLLER_BIN, '--kubeconfig', '/nonexistent'] + args,
+                               capture_output=True, text=True, timeout=30)
+            self.assertEqual(r.returncode, 2, (args, r.stderr))
+            self.assertIn(named, r.stderr, args)
 
 
 if __name__ == '__main__':
