@@ -6,6 +6,7 @@
 #include <regex>
 #include <set>
 
+#include "core/metrics/push_group.h"
 #include "tests/metrics/child_process.h"
 #include "tests/metrics/prom_servers.h"
 #include "tests/metrics/synthetic_run.h"
@@ -241,10 +242,18 @@ TEST(Pushgateway, ReportsRefusalsTimeoutsAndBadUrls) {
   // prometheus::Gateway pushes to <host>:<port>/metrics/job/ccltune/<grouping labels>.
   EXPECT_EQ(prefixed->host + ":" + prefixed->port, "http://pgw:9091/gw");
   EXPECT_EQ(ParseGatewayUrl("https://pgw")->port, "443");
+}
+
+// The group a rank pushes to is the one the controller deletes (core/metrics/push_group.h).
+TEST(Pushgateway, GroupingLabelsAndPathOfATuningRank) {
   using Label = std::pair<std::string, std::string>;
-  EXPECT_EQ(GroupingLabel("ccltune_job", "uid-1"), Label("ccltune_job", "uid-1"));
-  EXPECT_EQ(GroupingLabel("ccltune_job", ""), Label("ccltune_job@base64", "="));
-  EXPECT_EQ(GroupingLabel("ccltune_job", "a/b"), Label("ccltune_job@base64", "YS9i"));
+  EXPECT_EQ(core::GroupingLabel("ccltune_job", "uid-1"), Label("ccltune_job", "uid-1"));
+  EXPECT_EQ(core::GroupingLabel("ccltune_job", ""), Label("ccltune_job@base64", "="));
+  EXPECT_EQ(core::GroupingLabel("ccltune_job", "a/b"), Label("ccltune_job@base64", "YS9i"));
+  EXPECT_EQ(core::TuningPushGroupPath("3f1c-uid", 7),
+            "/metrics/job/ccltune/ccltune_job/3f1c-uid/rank/7");
+  EXPECT_EQ(core::TuningPushGroupPath("a/b", 0),
+            "/metrics/job/ccltune/ccltune_job@base64/YS9i/rank/0");
 }
 
 }  // namespace

@@ -1,44 +1,16 @@
 #include "worker/metrics/metrics_push.h"
 
 #include <curl/curl.h>
-#include <openssl/evp.h>
 
 #include <chrono>
 #include <future>
 #include <memory>
 #include <thread>
 
+#include "core/metrics/push_group.h"
 #include "prometheus/gateway.h"
 
 namespace ccltune::worker {
-namespace {
-
-bool IsPlainSegmentChar(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-         c == '.' || c == '-';
-}
-
-// URL-safe base64 (RFC 4648 §5), as the Pushgateway decodes `@base64` values.
-std::string Base64Url(const std::string& in) {
-  if (in.empty()) return "=";  // the Pushgateway's spelling of an empty value
-  std::string out(4 * ((in.size() + 2) / 3) + 1, '\0');
-  int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                          reinterpret_cast<const unsigned char*>(in.data()),
-                          static_cast<int>(in.size()));
-  out.resize(static_cast<std::size_t>(n));
-  for (char& c : out) c = c == '+' ? '-' : c == '/' ? '_' : c;
-  return out;
-}
-
-}  // namespace
-
-std::pair<std::string, std::string> GroupingLabel(const std::string& name,
-                                                  const std::string& value) {
-  bool plain = !value.empty();
-  for (char c : value) plain = plain && IsPlainSegmentChar(c);
-  if (plain) return {name, value};
-  return {name + "@base64", Base64Url(value)};
-}
 
 core::Result<GatewayAddress> ParseGatewayUrl(const std::string& url) {
   std::unique_ptr<CURLU, decltype(&curl_url_cleanup)> parsed(curl_url(), curl_url_cleanup);
@@ -65,10 +37,10 @@ core::Result<GatewayAddress> ParseGatewayUrl(const std::string& url) {
 core::Status PushMetrics(const std::string& url, const std::string& job_id, int rank,
                          const core::Registry& registry, double timeout_seconds) {
   CCLTUNE_ASSIGN_OR_RETURN(GatewayAddress address, ParseGatewayUrl(url));
-  auto gateway = std::make_shared<prometheus::Gateway>(
-      address.host, address.port, "ccltune",
-      prometheus::Labels{GroupingLabel("ccltune_job", job_id),
-                         GroupingLabel("rank", std::to_string(rank))});
+  prometheus::Labels grouping;
+  for (const auto& [name, value] : core::TuningPushGrouping(job_id, rank)) grouping[name] = value;
+  auto gateway = std::make_shared<prometheus::Gateway>(address.host, address.port,
+                                                       core::kTuningPushJob, grouping);
   gateway->RegisterCollectable(registry.collectable());
   std::future<int> pushed = gateway->AsyncPush();
   if (pushed.wait_for(std::chrono::duration<double>(timeout_seconds)) !=

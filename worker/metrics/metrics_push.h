@@ -1,11 +1,9 @@
 // PushMetrics: a rank's end-of-job push of its Registry to a Prometheus Pushgateway, so the
 // figures outlive the pod (docs/design.md §7), through prometheus-cpp's Gateway (libcurl).
-// The group
+// The group (core/metrics/push_group.h, which the controller deletes with the job)
 //   {url}/metrics/job/ccltune/ccltune_job/<jobId>/rank/<rank>
 // is one per rank of each job; a retry of the same rank replaces its families (the Gateway's
 // Push is an HTTP POST, which replaces every family it carries, and a rank always carries all).
-// Grouping values outside [A-Za-z0-9_.-] go in the Pushgateway's `@base64` form, which
-// prometheus-cpp 1.0.1 does not apply itself.
 //
 // Blocking, for at most `timeout_seconds`: prometheus-cpp 1.0.1 sets no curl timeout, so the
 // push runs on the Gateway's own thread and is abandoned at the deadline (that thread ends
@@ -14,7 +12,6 @@
 #pragma once
 
 #include <string>
-#include <utility>
 
 #include "core/base/status.h"
 #include "core/metrics/metrics.h"
@@ -35,11 +32,5 @@ core::Result<GatewayAddress> ParseGatewayUrl(const std::string& url);
 // Unavailable for a connection failure or a non-2xx answer; Timeout at the deadline.
 core::Status PushMetrics(const std::string& url, const std::string& job_id, int rank,
                          const core::Registry& registry, double timeout_seconds);
-
-// One grouping label as the Pushgateway's path takes it: {name, value}, or
-// {name + "@base64", url-safe base64 of value} when the value is empty or has characters
-// a path segment cannot carry.
-std::pair<std::string, std::string> GroupingLabel(const std::string& name,
-                                                  const std::string& value);
 
 }  // namespace ccltune::worker
