@@ -17,6 +17,7 @@
 #include "controller/machinery/leader_elector.h"
 #include "controller/machinery/work_queue.h"
 #include "controller/metrics/metrics.h"
+#include "controller/metrics/push_groups.h"
 #include "controller/reconcile/reconciler.h"
 
 namespace ccltune::controller {
@@ -27,6 +28,7 @@ struct App {
   std::unique_ptr<KubeClient> kube;    // informers, the elector: reads and the Lease
   std::unique_ptr<KubeClient> writer;  // the reconciler's: writes fenced by the elector
   ControllerMetrics metrics;
+  PushGroups push_groups;  // deleted jobs' groups on the Pushgateway (finalizer)
   std::unique_ptr<JobRedis> redis;
   WorkQueue queue;
   std::unique_ptr<Informer> jobs, pods;

@@ -15,6 +15,7 @@
 #include "controller/http/bind_address.h"
 #include "controller/http/http_server.h"
 #include "controller/http/results_api.h"
+#include "controller/job/pushgateway_url.h"
 #include "controller/kube/kube_client.h"
 #include "controller/kube/kube_paths.h"
 #include "controller/machinery/fenced_kube_client.h"
@@ -40,7 +41,11 @@ std::string DefaultIdentity() {
 }
 
 core::Result<JobDefaults> MakeDefaults(const ControllerOptions& o) {
-  JobDefaults d{o.worker_image, o.redis_url, std::nullopt};
+  JobDefaults d{o.worker_image, o.redis_url, std::nullopt, o.pushgateway_url,
+                o.metrics_linger_seconds};
+  if (!o.pushgateway_url.empty()) {
+    CCLTUNE_RETURN_IF_ERROR(CheckPushgatewayUrl(o.pushgateway_url, "--pushgateway-url"));
+  }
   if (!o.redis_password_secret.empty()) {
     auto slash = o.redis_password_secret.find('/');
     if (slash == std::string::npos || slash == 0 || slash + 1 == o.redis_password_secret.size()) {
@@ -173,8 +178,9 @@ core::Status RunController(const ControllerOptions& options, const std::atomic<b
   const char* pw = std::getenv("CCLTUNE_REDIS_PASSWORD");
   app->redis = std::make_unique<JobRedis>(pw ? pw : "");
   app->results = std::make_unique<ResultsApi>(options.redis_url, pw ? pw : "");
-  app->reconciler = std::make_unique<JobReconciler>(
-      ReconcilerDeps{*app->writer, *app->redis, app->metrics, defaults, options.ccltune_command});
+  app->reconciler = std::make_unique<JobReconciler>(ReconcilerDeps{
+      *app->writer, *app->redis, app->metrics, app->push_groups, defaults, options.ccltune_command,
+      std::chrono::seconds(options.pushgateway_cleanup_timeout_seconds)});
   MakeInformers(*app);  // before the servers: their handlers read app->jobs and app->pods
   CCLTUNE_ASSIGN_OR_RETURN(app->webhook,
                            StartWebhook(options, config.default_namespace, *app->kube, stop));

@@ -41,6 +41,10 @@ struct ControllerOptions {
   std::string ccltune_command = "ccltune";
   std::string redis_url = "redis://ccltune-redis:6379/0";
   std::string redis_password_secret;  // "name/key" given to pods of jobs without one
+  // Tuning pods' metrics at the end of a job (docs/metrics.md), for jobs without spec.metrics.
+  std::string pushgateway_url;                    // empty: no push
+  int metrics_linger_seconds = 0;                 // /metrics kept up after the end
+  int pushgateway_cleanup_timeout_seconds = 300;  // a deleted job waits this long for its groups
   int workers = 1;
   int watch_timeout_seconds = 300;
   std::string identity;  // empty: hostname + random suffix

@@ -9,6 +9,7 @@
 #include "controller/admission/review_shape.h"
 #include "controller/app/controller_app.h"
 #include "controller/http/bind_address.h"
+#include "controller/job/job_spec.h"
 #include "core/base/log.h"
 
 namespace {
@@ -59,6 +60,19 @@ ccltune::core::Status SamePort(const CLI::Option* port_flag, int port, const std
   return ccltune::core::InvalidArgument(bind_flag + " " + bind + " and its port flag's " +
                                         std::to_string(port) +
                                         " name different ports: give one, or the same port");
+}
+// Where tuning pods' metrics go at the end of a job (docs/metrics.md); spec.metrics overrides.
+void AddWorkerMetricsFlags(CLI::App& cli, ccltune::controller::ControllerOptions& o) {
+  cli.add_option("--pushgateway-url", o.pushgateway_url,
+                 "http[s]://host[:port][/path] of the Pushgateway tuning pods push to at the end "
+                 "(jobs without spec.metrics.pushgateway; default: none)");
+  cli.add_option("--metrics-linger", o.metrics_linger_seconds,
+                 "seconds tuning pods keep /metrics up after the end, for a last scrape (jobs "
+                 "without spec.metrics.lingerSeconds)")
+      ->check(CLI::Range(0, ccltune::controller::kMaxMetricsLingerSeconds));
+  cli.add_option("--pushgateway-cleanup-timeout", o.pushgateway_cleanup_timeout_seconds,
+                 "seconds a deleted job waits for its Pushgateway groups to be deleted")
+      ->check(CLI::Range(0, 86400));
 }
 extern "C" void OnSignal(int) { g_stop = true; }
 // `ccltune-controller inject-pod [--redis-url URL] [--image IMAGE] < pod.json`: the pod as the
@@ -115,6 +129,7 @@ int main(int argc, char** argv) {
   cli.add_option("--redis-password-secret", o.redis_password_secret,
                  "NAME/KEY of the Secret holding the default Redis's password (given to pods "
                  "by reference; the controller reads its own from env CCLTUNE_REDIS_PASSWORD)");
+  AddWorkerMetricsFlags(cli, o);
   cli.add_option("--workers", o.workers, "reconcile worker threads")->check(CLI::Range(1, 64));
   cli.add_option("--watch-timeout", o.watch_timeout_seconds, "watch timeoutSeconds")
       ->check(CLI::Range(1, 3600));

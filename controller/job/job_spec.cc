@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "controller/job/pushgateway_url.h"
 #include "core/node/node_name.h"
 #include "core/redis/redis_client.h"
 
@@ -113,6 +114,22 @@ Status ParseCache(const Json& spec, const JobDefaults& defaults, JobSpec& out) {
   return Status::Ok();
 }
 
+// Where the pods' metrics go at the end (docs/design.md §6): the job's own values override
+// the controller's; an empty pushgateway turns the controller's off for this job.
+Status ParseMetrics(const Json& spec, const JobDefaults& defaults, JobSpec& out) {
+  const std::string p = "spec.metrics.";
+  Json m = spec.value("metrics", Json::object());
+  if (!m.is_object()) return InvalidArgument("spec.metrics: must be an object");
+  CCLTUNE_RETURN_IF_ERROR(OnlyKnownFields(m, {"pushgateway", "lingerSeconds"}, p));
+  CCLTUNE_RETURN_IF_ERROR(CheckType(m, "pushgateway", p, Json::value_t::string, "a string"));
+  out.pushgateway = m.value("pushgateway", defaults.pushgateway);
+  if (!out.pushgateway.empty()) {
+    CCLTUNE_RETURN_IF_ERROR(CheckPushgatewayUrl(out.pushgateway, p + "pushgateway"));
+  }
+  out.metrics_linger_seconds = defaults.metrics_linger_seconds;
+  return IntField(m, "lingerSeconds", p, 0, kMaxMetricsLingerSeconds, &out.metrics_linger_seconds);
+}
+
 Status ParseShape(const Json& spec, JobSpec& out) {
   const std::string p = "spec.";
   if (!spec.contains("worldSize")) return InvalidArgument("spec.worldSize: required");
@@ -167,13 +184,14 @@ Result<JobSpec> ParseJobSpec(const Json& spec, const JobDefaults& defaults) {
       OnlyKnownFields(spec,
                       {"worldSize", "gpusPerPod", "backend", "template", "collectives", "benchmark",
                        "search", "emulatedNodes", "cache", "backoffLimit", "activeDeadlineSeconds",
-                       "ttlSecondsAfterFinished", "suspend"},
+                       "ttlSecondsAfterFinished", "suspend", "metrics"},
                       "spec."));
   CCLTUNE_RETURN_IF_ERROR(ParseShape(spec, out));
   CCLTUNE_RETURN_IF_ERROR(ParseTemplate(spec, defaults, out));
   CCLTUNE_RETURN_IF_ERROR(ParsePlanPart(spec, out));
   CCLTUNE_RETURN_IF_ERROR(ParseCache(spec, defaults, out));
   CCLTUNE_RETURN_IF_ERROR(ParseLifecycle(spec, out));
+  CCLTUNE_RETURN_IF_ERROR(ParseMetrics(spec, defaults, out));
   return out;
 }
 

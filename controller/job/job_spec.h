@@ -30,6 +30,8 @@ struct JobSpec {
   std::optional<int> active_deadline_seconds;
   std::optional<int> ttl_seconds_after_finished;
   bool suspend = false;
+  std::string pushgateway;         // spec.metrics.pushgateway or the default; empty: no push
+  int metrics_linger_seconds = 0;  // spec.metrics.lingerSeconds or the default
 
   int pods() const { return world_size / gpus_per_pod; }
 };
@@ -39,7 +41,12 @@ struct JobDefaults {
   std::string image;                         // --worker-image
   std::string redis_url;                     // --redis-url
   std::optional<SecretKeyRef> password_ref;  // --redis-password-secret name/key
+  std::string pushgateway;                   // --pushgateway-url (checked at start-up)
+  int metrics_linger_seconds = 0;            // --metrics-linger
 };
+
+// Bounds of spec.metrics.lingerSeconds and --metrics-linger: the worker's --metrics-linger.
+inline constexpr int kMaxMetricsLingerSeconds = 600;
 
 core::Result<JobSpec> ParseJobSpec(const nlohmann::json& spec, const JobDefaults& defaults);
 

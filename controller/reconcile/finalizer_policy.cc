@@ -1,11 +1,13 @@
-// Finalizer policy: the job's rendezvous keys live in Redis, outside the owner-reference
-// garbage collector's reach, so deletion waits until they are gone (bounded: after
-// kCleanupGiveUp a dead Redis no longer blocks deletion; the keys' own TTL remains).
+// Finalizer policy: the job's rendezvous keys live in Redis and its ranks' figures on a
+// Pushgateway, outside the owner-reference garbage collector's reach, so deletion waits until
+// they are gone (bounded: after kCleanupGiveUp a dead Redis no longer blocks deletion, the
+// keys' own TTL remains; the Pushgateway's bound is push_cleanup_policy.cc's).
 #include <algorithm>
 
 #include "controller/cache/job_redis.h"
 #include "controller/kube/kube_client.h"
 #include "controller/kube/kube_paths.h"
+#include "controller/metrics/metrics.h"
 #include "controller/reconcile/job_password.h"
 #include "controller/reconcile/policies.h"
 #include "core/base/log.h"
@@ -64,8 +66,11 @@ core::Result<Step> EnsureFinalizer(ReconcilerDeps& deps, JobContext& ctx) {
 }
 
 core::Status FinalizeDeletedJob(ReconcilerDeps& deps, JobContext& ctx) {
+  // A job being deleted has no pre-sync wait to show any more, finalizer or not.
+  deps.metrics.ForgetJob(ctx.ns(), ctx.name());
   if (!HasFinalizer(ctx.job)) return core::Status::Ok();
   CCLTUNE_RETURN_IF_ERROR(CleanupRedis(deps, ctx));
+  if (!CleanupPushGroups(deps, ctx)) return core::Status::Ok();  // requeued: the finalizer stays
   Json job = ctx.job;
   for (int tries = 0; tries < 5; ++tries) {
     auto& fins = job["metadata"]["finalizers"];

@@ -57,6 +57,9 @@ Json WorkerEnv(const JobContext& ctx, int attempt, int pod_index) {
        EnvVar("CCLTUNE_REDIS_URL", s.redis_url), EnvVar("CCLTUNE_BACKEND", s.backend),
        EnvVar("CCLTUNE_PLAN_FILE", std::string(kPlanMountDir) + "/" + kPlanKey),
        EnvVar("CCLTUNE_METRICS_PORT", std::to_string(kMetricsPort))});
+  // The worker pushes its figures there at the end, so they outlive a job shorter than a
+  // scrape interval (docs/metrics.md).
+  if (!s.pushgateway.empty()) env.push_back(EnvVar("CCLTUNE_PUSHGATEWAY", s.pushgateway));
   if (s.password_ref) {
     env.push_back(
         {{"name", "CCLTUNE_REDIS_PASSWORD"},
@@ -81,6 +84,18 @@ Json MetricsPorts(int ranks_per_pod) {
   return ports;
 }
 
+// The worker's flags that have no variable of their own.
+Json WorkerArgs(const JobSpec& s) {
+  Json args = Json::array();
+  if (!s.publish) args.push_back("--no-publish");
+  // Keeps /metrics up after the end, for a last scrape (the pod holds its GPUs meanwhile).
+  if (s.metrics_linger_seconds > 0) {
+    args.push_back("--metrics-linger");
+    args.push_back(std::to_string(s.metrics_linger_seconds));
+  }
+  return args;
+}
+
 Json Container(const JobContext& ctx, const std::string& command, int attempt, int pod_index) {
   const Json& t = ctx.spec.pod_template;
   Json c = {{"name", "worker"},
@@ -88,7 +103,7 @@ Json Container(const JobContext& ctx, const std::string& command, int attempt, i
             {"imagePullPolicy", t.value("imagePullPolicy", "IfNotPresent")},
             {"command", Json::array({command, "worker"})},
             {"env", WorkerEnv(ctx, attempt, pod_index)},
-            {"args", ctx.spec.publish ? Json::array() : Json::array({"--no-publish"})},
+            {"args", WorkerArgs(ctx.spec)},
             {"ports", MetricsPorts(ctx.spec.gpus_per_pod)},
             {"volumeMounts",
              Json::array({{{"name", "plan"}, {"mountPath", kPlanMountDir}, {"readOnly", true}}})},

@@ -14,8 +14,13 @@ enum class Step { kContinue, kStop };
 
 // finalizer_policy.cc
 core::Result<Step> EnsureFinalizer(ReconcilerDeps& deps, JobContext& ctx);
-// Runs for a job being deleted: Redis cleanup (bounded), then the finalizer goes.
+// Runs for a job being deleted: its controller series go, Redis and Pushgateway cleanup
+// (each bounded), then the finalizer goes. A cleanup still being retried leaves the finalizer
+// and sets ctx.requeue_after.
 core::Status FinalizeDeletedJob(ReconcilerDeps& deps, JobContext& ctx);
+// push_cleanup_policy.cc: deletes the job's Pushgateway groups; false while a failed delete is
+// still being retried (ctx.requeue_after set), true once done or given up.
+bool CleanupPushGroups(ReconcilerDeps& deps, JobContext& ctx);
 // validation_policy.cc
 core::Result<Step> ValidateSpec(ReconcilerDeps& deps, JobContext& ctx);
 // ttl_policy.cc: finished jobs stop here (deleted after ttlSecondsAfterFinished).

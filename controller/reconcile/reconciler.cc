@@ -22,7 +22,7 @@ core::Result<ReconcileResult> JobReconciler::Reconcile(const std::string& key) {
   ctx.status = ctx.job.value("status", nlohmann::json::object());
   if (ctx.job["metadata"].contains("deletionTimestamp")) {
     CCLTUNE_RETURN_IF_ERROR(FinalizeDeletedJob(deps_, ctx));
-    return ReconcileResult{};
+    return ReconcileResult{ctx.requeue_after};  // set while a cleanup is being retried
   }
   core::Status steps = reconcile(ctx);
   // Whatever the steps decided before an error is still written: it happened (pods exist).

@@ -1,4 +1,4 @@
-"""22 invalid CollectiveTuningJob specs. With the real CRD each is rejected either by the
+"""24 invalid CollectiveTuningJob specs. With the real CRD each is rejected either by the
 API server's schema (enums, minimums, CEL) or by the controller (Validated=False), always with
 a message naming the field. With a permissive CRD (schema accepts anything) the controller
 alone must reject every one: its validation does not depend on the schema."""
@@ -52,6 +52,8 @@ INVALID = [
     ('negative-backoff', mutate('backoffLimit', -1), 'backoffLimit'),
     ('bad-search', mutate('search', 'greedy'), 'search'),
     ('emulated-nodes-not-dividing', mutate('emulatedNodes', 3), 'emulatedNodes'),
+    ('ftp-pushgateway', mutate('metrics.pushgateway', 'ftp://pgw:9091'), 'pushgateway'),
+    ('linger-over-600', mutate('metrics.lingerSeconds', 601), 'lingerSeconds'),
 ]
 
 
@@ -77,8 +79,8 @@ class ValidationTest(unittest.TestCase):
         self.assertIn('spec.', cond['message'], name)
         return cond['message']
 
-    def test_controller_rejects_all_22_without_help_from_the_schema(self):
-        self.assertEqual(len(INVALID), 22)
+    def test_controller_rejects_all_24_without_help_from_the_schema(self):
+        self.assertEqual(len(INVALID), 24)
         crd = os.path.join(self.env.dir, 'permissive-crd.json')
         permissive_crd(crd)
         self.env.install_crd(crd)
@@ -106,7 +108,7 @@ class ValidationTest(unittest.TestCase):
                 self.wait_rejected(name, field)
                 by_controller += 1
         print('rejected by the CRD schema: %d, by the controller: %d' % (by_schema, by_controller))
-        self.assertEqual(by_schema + by_controller, 22)
+        self.assertEqual(by_schema + by_controller, 24)
         self.assertGreater(by_controller, 0)
         self.assertNotIn('hunter2', ctl.logs())
 
