@@ -163,7 +163,11 @@ TEST(Chart, OptionalPartsAreGatedOnTheirValues) {
       {"servicemonitor.yaml", ".Values.metrics.serviceMonitor.enabled"},
       {"podmonitor.yaml", ".Values.metrics.podMonitor.enabled"},
       {"programs-podmonitor.yaml", ".Values.programs.podMonitor.enabled"},
-      {"dashboards-configmap.yaml", ".Values.dashboards.enabled"}};
+      {"dashboards-configmap.yaml", ".Values.dashboards.enabled"},
+      {"pushgateway-deployment.yaml", ".Values.metrics.pushgateway.enabled"},
+      {"pushgateway-service.yaml", ".Values.metrics.pushgateway.enabled"},
+      {"pushgateway-servicemonitor.yaml",
+       "and .Values.metrics.pushgateway.enabled .Values.metrics.serviceMonitor.enabled"}};
   for (const auto& [file, gate] : gates) {
     std::string text = ReadFile(Chart() / "templates" / file);
     EXPECT_EQ(text.rfind("{{- if " + gate + " }}\n", 0), 0u) << file << " must start with the gate";
@@ -203,6 +207,39 @@ TEST(Chart, ProbesUseTheirOwnPortInManifestsAndChart) {
   }
   YAML::Node values = YAML::LoadFile((Chart() / "values.yaml").string())["controller"];
   EXPECT_NE(values["port"].as<int>(), values["probePort"].as<int>());
+}
+
+// Tuning pods' metrics (docs/metrics.md): the controller gets the chart's Pushgateway (its
+// Service's name and port) or the external URL, and the linger; the Pushgateway is scraped
+// with its pushed labels kept and runs with least privilege.
+TEST(Chart, ControllerPointsTuningPodsAtThePushgateway) {
+  const std::string deployment = ReadFile(Chart() / "templates/deployment.yaml");
+  for (const std::string want :
+       {"{{- with include \"ccltune.pushgatewayURL\" . }}\n", "- --pushgateway-url={{ . }}\n",
+        "{{- if .Values.metrics.workerLingerSeconds }}\n",
+        "- --metrics-linger={{ .Values.metrics.workerLingerSeconds }}\n"}) {
+    EXPECT_NE(deployment.find(want), std::string::npos) << "chart deployment lacks: " << want;
+  }
+  const std::string helpers = ReadFile(Chart() / "templates/_helpers.tpl");
+  EXPECT_NE(helpers.find("\"http://%s-pushgateway.%s.svc:9091\""), std::string::npos) << helpers;
+  EXPECT_NE(helpers.find(".Values.metrics.pushgateway.externalURL"), std::string::npos);
+  const std::string service = ReadFile(Chart() / "templates/pushgateway-service.yaml");
+  EXPECT_NE(service.find("name: {{ include \"ccltune.fullname\" . }}-pushgateway\n"),
+            std::string::npos);
+  EXPECT_NE(service.find("- {name: http, port: 9091, targetPort: http}"), std::string::npos);
+  const std::string monitor = ReadFile(Chart() / "templates/pushgateway-servicemonitor.yaml");
+  EXPECT_NE(monitor.find("honorLabels: true"), std::string::npos);
+  const std::string pod = ReadFile(Chart() / "templates/pushgateway-deployment.yaml");
+  for (const std::string want :
+       {"automountServiceAccountToken: false", "runAsNonRoot: true", "readOnlyRootFilesystem: true",
+        "allowPrivilegeEscalation: false", "capabilities: {drop: [ALL]}"}) {
+    EXPECT_NE(pod.find(want), std::string::npos) << "Pushgateway pod lacks: " << want;
+  }
+  YAML::Node values = YAML::LoadFile((Chart() / "values.yaml").string())["metrics"];
+  EXPECT_FALSE(values["pushgateway"]["enabled"].as<bool>());
+  EXPECT_NE(values["pushgateway"]["image"].as<std::string>().find(":v"), std::string::npos);
+  const int linger = values["workerLingerSeconds"].as<int>();
+  EXPECT_TRUE(linger >= 0 && linger <= 600) << linger;
 }
 
 TEST(Chart, EveryValueIsReferencedAndDocumented) {

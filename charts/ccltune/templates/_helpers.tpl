@@ -81,3 +81,26 @@ app.kubernetes.io/component: redis
 {{- required "redis.externalURL is required when redis.enabled is false" .Values.redis.externalURL }}
 {{- end }}
 {{- end }}
+
+{{/* The Pushgateway tuning pods push to, unless their spec names one; empty: none. */}}
+{{- define "ccltune.pushgatewayURL" -}}
+{{- if .Values.metrics.pushgateway.enabled }}
+{{- printf "http://%s-pushgateway.%s.svc:9091" (include "ccltune.fullname" .) .Release.Namespace }}
+{{- else }}
+{{- .Values.metrics.pushgateway.externalURL }}
+{{- end }}
+{{- end }}
+
+{{/* Labels on the Pushgateway objects: like ccltune.labels, but the pushgateway component. */}}
+{{- define "ccltune.pushgatewayLabels" -}}
+helm.sh/chart: {{ include "ccltune.chart" . }}
+{{ include "ccltune.pushgatewaySelectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end }}
+
+{{- define "ccltune.pushgatewaySelectorLabels" -}}
+app.kubernetes.io/name: {{ include "ccltune.name" . }}-pushgateway
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: pushgateway
+{{- end }}
