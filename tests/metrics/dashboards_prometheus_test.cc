@@ -86,25 +86,33 @@ core::Result<TuneProcess> StartTune(const std::string& job_id, int port_base,
   return t;
 }
 
-// The controller's /metrics, for the panels over controller metrics (ccltune_jobs).
+// The controller's /metrics, for the panels over controller metrics (ccltune_jobs and the
+// per-job ccltune_job_presync_wait_seconds; a real controller feeds them in
+// tests/k8s/test_controller_metrics.py).
 class ControllerExposition {
  public:
   core::Result<int> Start() {
 #ifdef CCLTUNE_TEST_HAVE_CONTROLLER
     std::fprintf(stderr,
                  "controller panels: real ControllerMetrics families "
-                 "(controller/metrics/metrics.cc), phase counts set by this test; no running "
-                 "controller\n");
+                 "(controller/metrics/metrics.cc), phase counts and one job's pre-sync wait set "
+                 "by this test; no running controller\n");
     metrics_.SetJobsByPhase({{"Running", 1}, {"Succeeded", 3}});
+    metrics_.SetJobPreSyncWait(kNamespace, kTuneJob, 0.0012);
     const core::Registry& registry = metrics_.registry();
 #else
     std::fprintf(stderr,
-                 "controller panels: STAND-IN exposition of ccltune_jobs{phase} "
-                 "(ccltune-controller is not built); replace with the real controller\n");
+                 "controller panels: STAND-IN exposition of ccltune_jobs{phase} and "
+                 "ccltune_job_presync_wait_seconds{namespace,job} (ccltune-controller is not "
+                 "built); replace with the real controller\n");
     auto jobs = registry_.AddGauge({"ccltune_jobs", "Jobs by phase (stand-in)", {"phase"}});
     if (!jobs.ok()) return jobs.status();
     (*jobs)->WithLabels({"Running"}).Set(1);
     (*jobs)->WithLabels({"Succeeded"}).Set(3);
+    auto wait = registry_.AddGauge(
+        {"ccltune_job_presync_wait_seconds", "Pre-sync wait (stand-in)", {"namespace", "job"}});
+    if (!wait.ok()) return wait.status();
+    (*wait)->WithLabels({kNamespace, kTuneJob}).Set(0.0012);
     const core::Registry& registry = registry_;
 #endif
     CCLTUNE_ASSIGN_OR_RETURN(server_, worker::MetricsExposer::Start(registry, {"127.0.0.1", 0}));
@@ -140,7 +148,9 @@ class SyntheticEpilogueRank {
 
 // The scrape configuration the dashboards assume (also in docs/metrics.md): workers scraped
 // directly with a `namespace` target label (Kubernetes SD/PodMonitor adds it), the Pushgateway
-// with honor_labels so pushed `job="ccltune"`, `ccltune_job` and `rank` survive.
+// with honor_labels so pushed `job="ccltune"`, `ccltune_job` and `rank` survive, and the
+// controller with honor_labels (its ServiceMonitor's honorLabels) so that its per-job gauge
+// keeps the job's `namespace` and `job`.
 std::string PrometheusConfig(const std::vector<int>& workers, int pushgateway, int controller) {
   std::string targets;
   for (int p : workers)
@@ -158,6 +168,7 @@ std::string PrometheusConfig(const std::vector<int>& workers, int pushgateway, i
          std::to_string(pushgateway) +
          "']}]\n"
          "- job_name: ccltune-controller\n"
+         "  honor_labels: true\n"
          "  static_configs: [{targets: ['127.0.0.1:" +
          std::to_string(controller) + "']}]\n";
 }
