@@ -39,6 +39,15 @@ struct BenchmarkSpec {
   double noise_threshold_percent = 3;
 };
 
+// What a CollectiveTuningJob file says beyond the plan, for `ccltune tune --plan job.yaml`:
+// spec.backend ("" when absent) and spec.worldSize (0 when absent); both empty for a bare
+// plan. PlanToJson leaves them out (the controller reads them from the resource itself).
+struct JobTarget {
+  bool from_job = false;  // the file was a CollectiveTuningJob (its fields under spec.)
+  std::string backend;
+  int world_size = 0;
+};
+
 struct Plan {
   std::vector<CollectiveSpec> collectives;
   BenchmarkSpec benchmark;
@@ -49,6 +58,7 @@ struct Plan {
   // them with its network transport over this machine's loopback. 0 = off. It must divide
   // the world size, which the plan does not know: checked where that is known.
   int emulated_nodes = 0;
+  JobTarget job;  // from a CollectiveTuningJob's spec only
 };
 
 // Bounds on user input, so a plan cannot ask for unbounded memory or time.

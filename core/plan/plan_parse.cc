@@ -2,10 +2,9 @@
 // known, every value of the right kind); plan_validate.cc checks ranges and rules, so a
 // plan built in code gets the same checks.
 #include <algorithm>
-#include <fstream>
-#include <sstream>
 
 #include "core/base/sizes.h"
+#include "core/base/text_file.h"
 #include "core/base/yaml_fields.h"
 #include "core/plan/choice.h"
 #include "core/plan/plan.h"
@@ -261,11 +260,23 @@ Status EmulatedNodesField(const YAML::Node& node, const std::string& path, int& 
   return Status::Ok();
 }
 
+// spec.worldSize of a job: 1..4096, as the resource's schema has it (docs/design.md §6).
+Status WorldSizeField(const YAML::Node& node, const std::string& path, int& out) {
+  if (!node) return Status::Ok();
+  CCLTUNE_ASSIGN_OR_RETURN(long long v, yaml::Integer(node, path));
+  if (v < 1 || v > 4096) {
+    return FieldError(path, node.Scalar() + " is not allowed (must be an integer 1..4096)");
+  }
+  out = static_cast<int>(v);
+  return Status::Ok();
+}
+
 // A whole CollectiveTuningJob: the plan is spec.collectives, spec.benchmark, spec.search and
 // spec.emulatedNodes; the other spec fields belong to the controller and are not checked
-// here. spec.backend, when present, restricts the choice names.
+// here, but spec.backend and spec.worldSize (`ccltune tune` runs them) are read into
+// `job`. spec.backend, when present, restricts the choice names.
 Status UnwrapJob(const YAML::Node& root, const std::string& prefix, YAML::Node& body,
-                 std::string& path, std::string& backend) {
+                 std::string& path, JobTarget& job) {
   if (root["kind"]) {
     CCLTUNE_ASSIGN_OR_RETURN(std::string kind, yaml::String(root["kind"], prefix + "kind"));
     if (kind != "CollectiveTuningJob") {
@@ -273,16 +284,17 @@ Status UnwrapJob(const YAML::Node& root, const std::string& prefix, YAML::Node& 
                         "'" + kind + "' is not allowed (must be CollectiveTuningJob)");
     }
   }
+  job.from_job = true;
   path = prefix + "spec.";
   body = root["spec"];
   if (!body || !body.IsMap()) return FieldError(prefix + "spec", "is required (a mapping)");
   if (body["backend"]) {
-    CCLTUNE_ASSIGN_OR_RETURN(backend, yaml::String(body["backend"], path + "backend"));
-    if (backend != "nccl" && backend != "host") {
-      return FieldError(path + "backend", "'" + backend + "' is not one of nccl, host");
+    CCLTUNE_ASSIGN_OR_RETURN(job.backend, yaml::String(body["backend"], path + "backend"));
+    if (job.backend != "nccl" && job.backend != "host") {
+      return FieldError(path + "backend", "'" + job.backend + "' is not one of nccl, host");
     }
   }
-  return Status::Ok();
+  return WorldSizeField(body["worldSize"], path + "worldSize", job.world_size);
 }
 
 }  // namespace
@@ -292,9 +304,9 @@ Result<Plan> ParsePlan(std::string_view text, const PlanLimits& limits,
   CCLTUNE_ASSIGN_OR_RETURN(const YAML::Node root, yaml::Load(text));
   YAML::Node body = root;
   std::string path = field_prefix;
-  std::string backend;
+  JobTarget job;
   if (root.IsMap() && (root["apiVersion"] || root["kind"] || root["spec"])) {
-    CCLTUNE_RETURN_IF_ERROR(UnwrapJob(root, field_prefix, body, path, backend));
+    CCLTUNE_RETURN_IF_ERROR(UnwrapJob(root, field_prefix, body, path, job));
   } else {
     CCLTUNE_RETURN_IF_ERROR(yaml::CheckKeys(
         root, field_prefix, {"collectives", "benchmark", "search", "emulatedNodes"}));
@@ -304,7 +316,9 @@ Result<Plan> ParsePlan(std::string_view text, const PlanLimits& limits,
   if (!list || !list.IsSequence() || list.size() == 0) {
     return FieldError(lpath, "must be a non-empty list of collectives");
   }
+  const std::string& backend = job.backend;
   Plan plan;
+  plan.job = job;
   for (std::size_t i = 0; i < list.size() && i <= limits.max_collectives; ++i) {
     CCLTUNE_ASSIGN_OR_RETURN(auto c, Collective(list[i], Index(lpath, i), limits, backend));
     plan.collectives.push_back(std::move(c));
@@ -317,12 +331,14 @@ Result<Plan> ParsePlan(std::string_view text, const PlanLimits& limits,
   return plan;
 }
 
+// A plan, even a whole CollectiveTuningJob, is a few KiB; the cap keeps a device or a huge
+// file named by mistake from being read without end.
+constexpr std::size_t kMaxPlanFileBytes = 16u << 20;
+
 Result<Plan> LoadPlanFile(const std::string& path, const PlanLimits& limits) {
-  std::ifstream in(path);
-  if (!in) return InvalidArgument("plan file '" + path + "': cannot be read");
-  std::stringstream text;
-  text << in.rdbuf();
-  auto plan = ParsePlan(text.str(), limits);
+  auto text = ReadTextFile(path, kMaxPlanFileBytes);
+  if (!text.ok()) return InvalidArgument("plan file: " + text.status().message());
+  auto plan = ParsePlan(*text, limits);
   if (!plan.ok()) return plan.status().WithContext(path);
   return plan;
 }

@@ -11,12 +11,20 @@ namespace {
 using nlohmann::json;
 
 json Time(double us) { return std::isfinite(us) ? json(us) : json(nullptr); }
+// No time, no bandwidth: null beside a null time (a pruned, skipped, failed or timed-out
+// choice), where a 0 would read as a measured figure.
+json BusBw(double gbs, double time_us) {
+  return std::isfinite(time_us) ? json(gbs) : json(nullptr);
+}
 
 json ChoiceToJson(const ChoiceResult& c) {
-  json j{
-      {"name", c.name},          {"params", c.params},      {"timeUs", Time(c.time_us)},
-      {"minUs", Time(c.min_us)}, {"maxUs", Time(c.max_us)}, {"status", ChoiceStatusName(c.status)},
-      {"busbwGBs", c.busbw_gbs}};
+  json j{{"name", c.name},
+         {"params", c.params},
+         {"timeUs", Time(c.time_us)},
+         {"minUs", Time(c.min_us)},
+         {"maxUs", Time(c.max_us)},
+         {"status", ChoiceStatusName(c.status)},
+         {"busbwGBs", BusBw(c.busbw_gbs, c.time_us)}};
   if (c.host_us) j["hostUs"] = *c.host_us;
   if (!c.reason.empty()) j["reason"] = c.reason;
   return j;
@@ -67,6 +75,18 @@ class Reader {
       Fail(key, null_is_inf ? "must be a number or null" : "must be a number");
     }
   }
+  // A bandwidth: null (no time to have one; records before it wrote 0) reads as 0.
+  void BusBw(const char* key, double& out) {
+    const json* f = Field(key);
+    if (f == nullptr) return;
+    if (f->is_null()) {
+      out = 0;
+    } else if (f->is_number()) {
+      out = f->get<double>();
+    } else {
+      Fail(key, "must be a number or null");
+    }
+  }
   void Object(const char* key, json& out) {
     const json* f = Field(key);
     if (f == nullptr) return;
@@ -95,7 +115,7 @@ Result<ChoiceResult> ChoiceFromJson(const json& j, const std::string& path) {
   r.Num("maxUs", c.max_us, true);
   r.Str("status", status);
   r.Str("reason", c.reason, false);
-  r.Num("busbwGBs", c.busbw_gbs);
+  r.BusBw("busbwGBs", c.busbw_gbs);
   if (j.contains("hostUs")) {
     double host = 0;
     r.Num("hostUs", host);
@@ -201,7 +221,7 @@ nlohmann::json ToJson(const ResultRecord& r) {
          {"timeUs", Time(r.time_us)},
          {"defaultTimeUs", Time(r.default_time_us)},
          {"speedupVsDefault", r.speedup_vs_default},
-         {"busbwGBs", r.busbw_gbs},
+         {"busbwGBs", BusBw(r.busbw_gbs, r.time_us)},
          {"choices", choices},
          {"worldSize", r.world_size},
          {"tunedAt", r.tuned_at},
@@ -234,7 +254,7 @@ Result<ResultRecord> ResultFromJson(const nlohmann::json& j) {
   r.Num("timeUs", rec.time_us, true);
   r.Num("defaultTimeUs", rec.default_time_us, true);
   r.Num("speedupVsDefault", rec.speedup_vs_default);
-  r.Num("busbwGBs", rec.busbw_gbs);
+  r.BusBw("busbwGBs", rec.busbw_gbs);
   r.Int("worldSize", rec.world_size);
   r.Str("tunedAt", rec.tuned_at);
   r.Str("jobId", rec.job_id);

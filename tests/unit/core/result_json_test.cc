@@ -111,6 +111,30 @@ TEST(ResultJson, SearchAndPrunedChoicesRoundTripAndOldRecordsStillRead) {
             std::string::npos);
 }
 
+// A choice without a time has no bandwidth: null beside the null time, not a 0 that reads as
+// a measured figure; records written before (0 there) read the same.
+TEST(ResultJson, ABandwidthIsNullWhereTheTimeIs) {
+  ResultRecord in = Sample();
+  in.choices[1].status = ChoiceStatus::kPruned;
+  const auto j = ToJson(in);
+  EXPECT_TRUE(j["choices"][1]["timeUs"].is_null());
+  EXPECT_TRUE(j["choices"][1]["busbwGBs"].is_null()) << j["choices"][1].dump();
+  EXPECT_FALSE(j["choices"][0]["busbwGBs"].is_null());
+  EXPECT_FALSE(j["busbwGBs"].is_null());
+  auto read = ResultFromJson(j);
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_EQ(read->choices[1].busbw_gbs, 0);
+  EXPECT_EQ(ToJson(*read), j);
+  auto old = j;
+  old["choices"][1]["busbwGBs"] = 0.0;
+  read = ResultFromJson(old);
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_EQ(ToJson(*read), j);
+  old["choices"][1]["busbwGBs"] = "fast";
+  EXPECT_NE(ResultFromJson(old).status().message().find("busbwGBs must be a number or null"),
+            std::string::npos);
+}
+
 TEST(ResultJson, RejectsOtherSchemasAndBadFields) {
   auto j = ToJson(Sample());
   j["schema"] = 2;
