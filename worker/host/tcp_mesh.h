@@ -132,6 +132,7 @@ class TcpMesh {
   FrameKind FinalControlFrame(const Link& link) const;
   core::Status PeerEnded(int peer, FrameKind kind, const StepLabel& label) const;
   core::Status LostPeer(int peer, const std::string& why, const StepLabel& label) const;
+  core::Status AbortOrLost(core::Status status, const WaitSpec& wait) const;
   core::Status Fail(core::Status status);
   void SendControlAndClose(FrameKind kind);
 

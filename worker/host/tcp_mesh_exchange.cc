@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <thread>
 
 #include "worker/host/socket_util.h"
 #include "worker/host/tcp_mesh.h"
@@ -14,13 +15,17 @@ namespace {
 
 constexpr std::size_t kHeader = sizeof(FrameHeader);
 constexpr int kPollSliceMs = 50;
+// Four polls of the abort flag by JobControl's watcher (every 0.25 s).
+constexpr double kAbortGraceSeconds = 1.0;
 
 bool Finished(const TcpMesh::Transfer& t) { return t.done == kHeader + t.bytes; }
 
-std::string Seconds(double s) {
+// " (no data from rank 1 for 2.5 s in this step)", or nothing for a wait too short to tell.
+std::string Silence(const std::string& what, double seconds) {
+  if (seconds < 0.1) return "";
   char buf[32];
-  std::snprintf(buf, sizeof(buf), "%.1f s", s);
-  return buf;
+  std::snprintf(buf, sizeof(buf), "%.1f s", seconds);
+  return " (" + what + " for " + buf + " in this step)";
 }
 
 }  // namespace
@@ -38,11 +43,11 @@ core::Status TcpMesh::Exchange(std::span<const SendOp> sends, std::span<const Re
     bool progressed = false;
     bool done = false;
     core::Status st = Pass(wait, seq, step, progressed, done);
-    if (!st.ok()) return Fail(st);
+    if (!st.ok()) return Fail(AbortOrLost(st, wait));
     if (done) return core::Status::Ok();
     if (!progressed) {
       st = PollOnce(wait);
-      if (!st.ok()) return Fail(st);
+      if (!st.ok()) return Fail(AbortOrLost(st, wait));
     }
     st = CheckWait(wait, start);
     if (!st.ok()) return Fail(st);
@@ -82,13 +87,15 @@ core::Status TcpMesh::Pass(const WaitSpec& wait, std::uint32_t seq, std::uint32_
   std::fill(receiving_.begin(), receiving_.end(), 0);
   done = true;
   for (Transfer& t : sends_) {
-    if (!Finished(t) && !sending_[t.peer]) CCLTUNE_RETURN_IF_ERROR(PumpSend(t, wait.label, progressed));
+    if (!Finished(t) && !sending_[t.peer])
+      CCLTUNE_RETURN_IF_ERROR(PumpSend(t, wait.label, progressed));
     if (Finished(t)) continue;
     done = false;
     sending_[t.peer] = 1;  // later transfers to this peer wait their turn
   }
   for (Transfer& t : recvs_) {
-    if (!Finished(t) && !receiving_[t.peer]) CCLTUNE_RETURN_IF_ERROR(PumpRecv(t, seq, step, wait.label, progressed));
+    if (!Finished(t) && !receiving_[t.peer])
+      CCLTUNE_RETURN_IF_ERROR(PumpRecv(t, seq, step, wait.label, progressed));
     if (Finished(t)) continue;
     done = false;
     receiving_[t.peer] = 1;  // later transfers to this peer wait their turn
@@ -125,6 +132,25 @@ core::Status TcpMesh::PollOnce(const WaitSpec& wait) {
   return core::Status::Ok();
 }
 
+// A peer that closed without its control frame may be one whose choice timed out and that
+// dropped the mesh mid-transfer: its kRecovering frame is lost when it closes with our data
+// still unread (the close then sends a reset). It raised the epoch's abort flag first, which
+// this rank's token shows within a watcher poll; so wait that long before calling the peer
+// lost, and a choice timeout stays a timeout (the job goes on) instead of failing the job.
+core::Status TcpMesh::AbortOrLost(core::Status status, const WaitSpec& wait) const {
+  if (status.code() != core::StatusCode::kPeerLost || wait.cancel == nullptr) return status;
+  const Deadline until = DeadlineIn(kAbortGraceSeconds);
+  while (!Expired(until)) {
+    const core::Status st = wait.cancel->Check();
+    if (!st.ok()) {
+      return core::Status(
+          st.code(), Who(rank_) + ": stopped in " + wait.label.ToString() + ": " + st.message());
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return status;
+}
+
 core::Status TcpMesh::CheckWait(const WaitSpec& wait, Clock::time_point start) const {
   if (wait.cancel != nullptr) {
     const core::Status st = wait.cancel->Check();
@@ -134,21 +160,24 @@ core::Status TcpMesh::CheckWait(const WaitSpec& wait, Clock::time_point start) c
     }
   }
   if (!Expired(wait.deadline)) return core::Status::Ok();
+  // The deadline is the caller's (a whole choice's, often) and may pass just as a step began:
+  // a silence is told only when there was one, and as this step's.
   const Clock::time_point now = Clock::now();
+  const std::string passed = Who(rank_) + ": deadline passed in " + wait.label.ToString();
   for (int p = 0; p < world_size(); ++p) {
     if (!receiving_[p]) continue;
     const double idle =
         std::chrono::duration<double>(now - std::max(start, last_heard_[p])).count();
-    return core::TimeoutError(Who(rank_) + ": no data from " + Who(p) + " for " + Seconds(idle) +
-                              " in " + wait.label.ToString());
+    return core::TimeoutError(passed + " while waiting for data from " + Who(p) +
+                              Silence("no data from " + Who(p), idle));
   }
   for (int p = 0; p < world_size(); ++p) {
     if (!sending_[p]) continue;
-    return core::TimeoutError(Who(rank_) + ": " + Who(p) + " took no data for " +
-                              Seconds(std::chrono::duration<double>(now - start).count()) + " in " +
-                              wait.label.ToString());
+    return core::TimeoutError(
+        passed + " while sending to " + Who(p) +
+        Silence("sending", std::chrono::duration<double>(now - start).count()));
   }
-  return core::TimeoutError(Who(rank_) + ": deadline passed in " + wait.label.ToString());
+  return core::TimeoutError(passed);
 }
 
 core::Status TcpMesh::PumpSend(Transfer& t, const StepLabel& label, bool& progressed) {

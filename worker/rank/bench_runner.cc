@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <optional>
 #include <set>
@@ -22,6 +23,18 @@ using core::StatusCode;
 
 double Since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// A wait that timed out only says where it stood; where the deadline was the choice's, the
+// reason leads with that bound and the time the choice really ran. (A timeout before it, a
+// Redis call's say, keeps its own words.)
+Status ChoiceTimeout(const Status& why, double seconds, double timeout_seconds) {
+  if (seconds < timeout_seconds * 0.99) return why;
+  char head[128];
+  std::snprintf(head, sizeof head,
+                "choice timeout: still running after %.1f s, past choiceTimeoutSeconds %g s",
+                seconds, timeout_seconds);
+  return why.WithContext(head);
 }
 
 nlohmann::json ParamsJson(const core::ChoiceName& name) {
@@ -164,6 +177,7 @@ Result<ChoiceResult> BenchRunner::MeasureChoice(const core::Problem& problem,
     }
   }
   note_scope_ = problem.Key() + "/" + result.name + "/" + std::to_string(epoch_);
+  const auto started = Clock::now();
   auto measured = Measure(problem, candidate, screen, references, reference_us);
   if (measured.ok()) {
     measured->name = result.name;
@@ -173,8 +187,10 @@ Result<ChoiceResult> BenchRunner::MeasureChoice(const core::Problem& problem,
   const Status& why = measured.status();
   CCLTUNE_RETURN_IF_ERROR(control_.Fatal());
   if (why.code() == StatusCode::kPeerLost) return why;
-  if (why.code() == StatusCode::kTimeout || why.code() == StatusCode::kAborted)
-    return HandleTimeout(why, std::move(result));
+  if (why.code() == StatusCode::kTimeout)
+    return HandleTimeout(ChoiceTimeout(why, Since(started), bench_.choice_timeout_seconds),
+                         std::move(result));
+  if (why.code() == StatusCode::kAborted) return HandleTimeout(why, std::move(result));
   // Unsupported comes only from the ranks' agreement in PrepareEverywhere, so every rank
   // remembers it alike.
   if (why.code() == StatusCode::kUnsupported && search_ == core::Search::kAdaptive)
