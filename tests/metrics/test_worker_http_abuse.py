@@ -139,9 +139,11 @@ class WorkerMetricsHttpAbuseTest(unittest.TestCase):
                                   samples(body, 'ccltune_choice_failures_total')))
         self.assertEqual(self.tune.wait(timeout=HANG_S + 120), 0, self.tune_log()[-3000:])
         log = self.tune_log()
-        self.assertRegex(log, r'1 problems, 1 published')
-        self.assertRegex(log, r'\[rank 1\] test-hang: Timeout: rank 1: test-hang blocked')
-        sys.stderr.write('  the job: ' + re.search(r'\d+ problems, \d+ published', log).group(0) +
+        self.assertRegex(log, r'1 problem, 1 published')
+        self.assertRegex(log, r'\[rank 1\] test-hang: Timeout: choice timeout: still running '
+                              r'after [0-9.]+ s, past choiceTimeoutSeconds [0-9.]+ s: rank 1: '
+                              r'test-hang blocked')
+        sys.stderr.write('  the job: ' + re.search(r'\d+ problems?, \d+ published', log).group(0) +
                          ', test-hang timed out, exit 0\n')
 
 

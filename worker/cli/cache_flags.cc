@@ -15,7 +15,8 @@ core::Result<FingerprintRecords> LoadFingerprintRecords(const CacheFlags& flags)
   FingerprintRecords out;
   CCLTUNE_ASSIGN_OR_RETURN(out.source, exporting::CacheSource::Open(flags.redis, flags.cache_dir));
   core::ResultStore& store = out.source->store();
-  CCLTUNE_ASSIGN_OR_RETURN(out.fingerprint, exporting::PickFingerprint(store, flags.fingerprint));
+  CCLTUNE_ASSIGN_OR_RETURN(
+      out.fingerprint, exporting::PickFingerprint(store, flags.fingerprint, out.source->where()));
   CCLTUNE_ASSIGN_OR_RETURN(out.records, store.List(out.fingerprint));
   return out;
 }

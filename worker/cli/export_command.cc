@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "core/apply/applied_choice.h"
+#include "core/base/counted.h"
 #include "core/results/result_store.h"
 #include "worker/cli/cache_flags.h"
 #include "worker/cli/commands.h"
@@ -87,7 +88,17 @@ core::Result<ExportSettings> CheckFlags(const ExportFlags& f) {
   return s;
 }
 
-int WriteOut(const std::string& path, const std::string& text) {
+std::string Records(std::size_t n) { return core::Counted(static_cast<long long>(n), "record"); }
+
+// Records the file holds: all for json; the plugin's formats leave out epilogue records.
+std::size_t ExportedRecords(const ExportFlags& f, const ExportInput& in) {
+  if (f.format == "json") return in.records.size();
+  return in.records.size() - exporting::CountEpilogueRecords(in.records);
+}
+
+// To stdout, or to a file with one line on stderr saying what was written there.
+int WriteOut(const ExportFlags& f, const ExportInput& in, const std::string& text) {
+  const std::string& path = f.output;
   if (path.empty() || path == "-") {
     std::fwrite(text.data(), 1, text.size(), stdout);
     return 0;
@@ -96,6 +107,8 @@ int WriteOut(const std::string& path, const std::string& text) {
   out << text;
   out.close();
   if (!out) return UsageError("--output " + path + ": cannot write the file");
+  std::fprintf(stderr, "ccltune export: wrote %s (%s, %s of fingerprint %s)\n", path.c_str(),
+               f.format.c_str(), Records(ExportedRecords(f, in)).c_str(), in.fingerprint.c_str());
   return 0;
 }
 
@@ -109,8 +122,6 @@ std::string Render(const ExportFlags& f, const ExportSettings& s, const ExportIn
   for (const auto& r : in.records) array.push_back(core::ToJson(r));
   return array.dump(2) + "\n";
 }
-
-std::string Records(std::size_t n) { return std::to_string(n) + (n == 1 ? " record" : " records"); }
 
 // "2 measured with the host backend (...), 3 with an epilogue (...)": the reasons that apply.
 std::string LeftOutReasons(std::size_t host, std::size_t epilogue) {
@@ -168,7 +179,7 @@ int RunExport(const ExportFlags& f) {
     const core::Status selected = SelectPluginRecords(f, *input);
     if (!selected.ok()) return UsageError(selected.message());
   }
-  return WriteOut(f.output, Render(f, *settings, *input));
+  return WriteOut(f, *input, Render(f, *settings, *input));
 }
 
 }  // namespace

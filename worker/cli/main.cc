@@ -2,7 +2,8 @@
 // shared cache), export (winners for the NCCL tuner plugins), report (an HTML page),
 // check-plugin (load the NCCL tuner plugin as NCCL would), check-nccl (load libccltune-nccl
 // as a program would).
-// Bad flags: one line naming the problem, exit code 2. `--version`: "ccltune <project version>".
+// Bad flags: one line naming the problem, exit code 2 (no command: one line pointing to
+// --help). `--version`: "ccltune <project version>".
 #include <cstdio>
 
 #include "worker/cli/commands.h"
@@ -21,7 +22,7 @@ int UsageError(const std::string& message) {
 int main(int argc, char** argv) {
   namespace cli = ccltune::worker::cli;
   CLI::App app{"ccltune: autotune collective communication and share the winners"};
-  app.require_subcommand(1);
+  app.require_subcommand(0, 1);  // none: one line pointing to --help (below), not CLI11's
   // CCLTUNE_VERSION is the CMake project version, the one records carry as toolVersion.
   app.set_version_flag("--version", std::string("ccltune ") + CCLTUNE_VERSION,
                        "Print the version and exit");
@@ -42,10 +43,14 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {  // a ParseError too: caught before that branch
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    return cli::UsageError(e.what());
+    std::string help = "ccltune --help";
+    for (auto& [sub, runner] : commands)
+      if (sub->parsed()) help = "ccltune " + sub->get_name() + " --help";
+    return cli::UsageError(std::string(e.what()) + " (`" + help + "` lists the flags)");
   }
   for (auto& [sub, runner] : commands)
     if (sub->parsed()) return runner();
   return cli::UsageError(
-      "no command given (tune, worker, results, export, report, check-plugin, check-nccl)");
+      "no command given: one of tune, worker, results, export, report, check-plugin, "
+      "check-nccl (`ccltune --help` lists them, `ccltune tune --help` a command's flags)");
 }

@@ -296,16 +296,15 @@ Result<core::Epilogue> ParseEpilogueFlag(const std::string& text) {
   return e;
 }
 
-Result<core::Plan> BuildPlan(const PlanFlags& f, const std::string& backend,
-                             const core::PlanLimits& limits) {
-  core::Plan plan;
-  if (!f.plan_file.empty()) {
-    auto loaded = core::LoadPlanFile(f.plan_file, limits);
-    if (!loaded.ok()) return loaded.status();  // it names the file
-    plan = *loaded;
-  } else {
-    plan = core::DefaultPlan(backend);
-  }
+Result<std::optional<core::Plan>> LoadPlanFlag(const PlanFlags& f, const core::PlanLimits& limits) {
+  if (f.plan_file.empty()) return std::optional<core::Plan>();
+  CCLTUNE_ASSIGN_OR_RETURN(core::Plan plan, core::LoadPlanFile(f.plan_file, limits));
+  return std::optional<core::Plan>(std::move(plan));
+}
+
+Result<core::Plan> BuildPlan(const PlanFlags& f, const std::optional<core::Plan>& base,
+                             const std::string& backend, const core::PlanLimits& limits) {
+  core::Plan plan = base ? *base : core::DefaultPlan(backend);
   CCLTUNE_RETURN_IF_ERROR(ApplyCollectiveFlags(f, backend, limits, plan));
   CCLTUNE_RETURN_IF_ERROR(ApplyEpilogueFlag(f, plan));
   CCLTUNE_RETURN_IF_ERROR(ApplyTokensFlag(f, limits, plan));

@@ -38,7 +38,12 @@ inline constexpr std::uint64_t kDefaultEpilogueTokens[] = {1, 8, 32, 128, 512, 2
 // The --epilogue value; the error names the flag and the allowed form.
 core::Result<core::Epilogue> ParseEpilogueFlag(const std::string& text);
 
-core::Result<core::Plan> BuildPlan(const PlanFlags& flags, const std::string& backend,
-                                   const core::PlanLimits& limits);
+// The --plan file's plan (it names the file in its errors), or none without --plan.
+core::Result<std::optional<core::Plan>> LoadPlanFlag(const PlanFlags& flags,
+                                                     const core::PlanLimits& limits);
+
+// `base` (LoadPlanFlag's) or the backend's default plan, with the other flags applied.
+core::Result<core::Plan> BuildPlan(const PlanFlags& flags, const std::optional<core::Plan>& base,
+                                   const std::string& backend, const core::PlanLimits& limits);
 
 }  // namespace ccltune::worker::cli

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <memory>
 
+#include "core/base/counted.h"
 #include "worker/cli/cache_flags.h"
 #include "worker/cli/commands.h"
 #include "worker/report/html_report.h"
@@ -29,8 +30,9 @@ int RunReport(const ReportFlags& f) {
   out << page;
   out.close();
   if (!out) return UsageError("--html " + f.html + ": cannot write the file");
-  std::fprintf(stderr, "ccltune report: wrote %s (%zu problems, fingerprint %s)\n", f.html.c_str(),
-               records.size(), fp.c_str());
+  std::fprintf(stderr, "ccltune report: wrote %s (%s, fingerprint %s)\n", f.html.c_str(),
+               core::Counted(static_cast<long long>(records.size()), "problem").c_str(),
+               fp.c_str());
   return 0;
 }
 

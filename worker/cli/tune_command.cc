@@ -7,10 +7,10 @@
 #include "core/plan/plan.h"
 #include "worker/cli/commands.h"
 #include "worker/cli/plan_flags.h"
+#include "worker/cli/tune_target.h"
 #include "worker/env_switches.h"
 #include "worker/launcher/launcher.h"
 #include "worker/launcher/local_redis.h"
-#include "worker/rank/backend_factory.h"
 
 namespace ccltune::worker::cli {
 namespace {
@@ -24,34 +24,36 @@ struct TuneFlags {
   TuneOptions options;
 };
 
-int RunTuneCommand(TuneFlags& f) {
-  std::string why;
-  std::string backend = f.backend;
-  if (backend == "auto") backend = AutoBackend(&why);
-  if (backend != "host" && backend != "nccl")
-    return UsageError("--backend: '" + f.backend + "' is not one of auto, nccl, host");
-  if (auto st = CheckEnvSwitches(); !st.ok()) return UsageError(st.message());
-  if (backend == "nccl" && VisibleGpuCount() == 0)
-    return UsageError("--backend nccl: no GPU is visible to this process");
+TuneAsked Asked(const TuneFlags& f) {
+  return TuneAsked{f.backend, f.ranks, f.plan.cuda_graph, f.plan.plan_file};
+}
+
+// The plan with every flag applied, and the backend and ranks it runs on (tune_target.h).
+core::Status ResolvePlan(const TuneFlags& f, TuneOptions& o) {
   core::PlanLimits limits;
   auto cap = core::ParseSize(f.max_bytes);
-  if (!cap.ok()) return UsageError("--max-bytes: " + cap.status().message());
+  if (!cap.ok()) return cap.status().WithContext("--max-bytes");
   limits.max_bytes = *cap;
-  auto plan = BuildPlan(f.plan, backend, limits);
-  if (!plan.ok()) return UsageError(plan.status().message());
+  CCLTUNE_ASSIGN_OR_RETURN(auto base, LoadPlanFlag(f.plan, limits));
+  const core::JobTarget job = base ? base->job : core::JobTarget{};
+  std::string why_host;
+  CCLTUNE_ASSIGN_OR_RETURN(o.backend, ResolveBackend(Asked(f), job, &why_host));
+  CCLTUNE_ASSIGN_OR_RETURN(o.plan, BuildPlan(f.plan, base, o.backend, limits));
+  CCLTUNE_RETURN_IF_ERROR(CheckCudaGraph(Asked(f), o.plan, o.backend, why_host));
+  CCLTUNE_ASSIGN_OR_RETURN(o.ranks, ResolveRanks(Asked(f), job, o.backend));
+  return core::Status::Ok();
+}
+
+int RunTuneCommand(TuneFlags& f) {
+  if (auto st = CheckEnvSwitches(); !st.ok()) return UsageError(st.message());
   TuneOptions o = f.options;
+  if (auto st = ResolvePlan(f, o); !st.ok()) return UsageError(st.message());
   if (!BufferRotationOn()) {  // the ranks see it too, and publish nothing
     std::fprintf(stderr,
                  "ccltune tune: %s=0: measuring from one cached buffer set; nothing "
                  "is published\n",
                  kBufferRotationEnv);
   }
-  o.backend = backend;
-  o.plan = *plan;
-  o.ranks = f.ranks > 0 ? f.ranks : (backend == "nccl" ? VisibleGpuCount() : 4);
-  if (backend == "nccl" && o.ranks > VisibleGpuCount())
-    return UsageError("--ranks: " + std::to_string(o.ranks) + " ranks but only " +
-                      std::to_string(VisibleGpuCount()) + " GPUs are visible");
   // The ranks check both too; here each is one line before any rank starts, naming its source.
   if (auto node = core::LocalNodeName(); !node.ok()) return UsageError(node.status().message());
   if (auto st = core::CheckEmulatedNodes(
@@ -73,9 +75,13 @@ int RunTuneCommand(TuneFlags& f) {
 Runner AddTuneCommand(CLI::App& app) {
   auto f = std::make_shared<TuneFlags>();
   auto* c = app.add_subcommand("tune", "Run a whole tuning job on this machine");
-  c->add_option("--ranks", f->ranks, "Rank processes (default: GPUs for nccl, 4 for host)")
-      ->check(CLI::Range(1, 1024));
-  c->add_option("--backend", f->backend, "auto | nccl | host");
+  c->add_option("--ranks", f->ranks,
+                "Rank processes (default: a job file's spec.worldSize, else GPUs for nccl, 4 for "
+                "host)")
+      ->check(CLI::Range(1, kMaxLocalRanks));
+  c->add_option("--backend", f->backend,
+                "auto | nccl | host (default auto: a job file's spec.backend, else nccl where "
+                "GPUs and NCCL are, else host)");
   c->add_option("--plan", f->plan.plan_file, "Plan file (YAML or JSON; a CollectiveTuningJob too)");
   c->add_option("--op", f->plan.ops, "Collectives, comma-separated (allReduce,allGather,...)");
   c->add_option("--dtypes", f->plan.dtypes, "Element types, comma-separated (fp32,bf16,...)");

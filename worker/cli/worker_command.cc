@@ -63,6 +63,7 @@ int RunPodRanks(const WorkerFlags& f, const core::RedisEndpoint& ep, const core:
   RankLaunch l{f.job_id,         f.attempt,   f.world_size,   f.backend,     no_password.ToString(),
                ep.password,      f.plan_file, f.metrics_port, f.pushgateway, !f.no_publish,
                f.metrics_linger, f.node_name};
+  l.metrics_port_flag = "--metrics-port (CCLTUNE_METRICS_PORT)";
   auto children = SpawnRanks(l, ranks, f.report_file);
   if (!children.ok()) return UsageError(children.status().message());
   return SuperviseRanks(*children, ranks, plan.benchmark.choice_timeout_seconds + 10, nullptr);

@@ -4,11 +4,13 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <random>
 #include <thread>
 
+#include "core/base/counted.h"
 #include "core/base/log.h"
 #include "core/node/nccl_init_log.h"
 #include "core/node/node_name.h"
@@ -16,7 +18,9 @@
 #include "core/results/result.h"
 #include "worker/launcher/cancel_signals.h"
 #include "worker/launcher/local_redis.h"
+#include "worker/launcher/redis_login.h"
 #include "worker/launcher/report_table.h"
+#include "worker/metrics/port_probe.h"
 #include "worker/rendezvous/job_control.h"
 
 namespace ccltune::worker {
@@ -75,7 +79,7 @@ class ProgressLine {
     if (latest_.empty()) return "running the ranks (no progress read yet)";
     int done = 0, total = 0;
     std::sscanf(latest_.c_str(), "%d %d", &done, &total);
-    return "tuning (" + std::to_string(done) + " of " + std::to_string(total) + " problems done)";
+    return "tuning (" + std::to_string(done) + " of " + core::Counted(total, "problem") + " done)";
   }
   core::RedisClient& redis() { return *redis_; }
 
@@ -120,10 +124,10 @@ void PrintSearchLine(const nlohmann::json& summary) {
   const auto& t = summary.at("timing");
   const nlohmann::json none = nlohmann::json::object();
   const auto& s = summary.contains("screening") ? summary.at("screening") : none;
-  std::printf(
-      "# search %s: screening %.2f s (%d choices screened, %d pruned), full measurements %.2f s\n",
-      summary.value("search", "exhaustive").c_str(), t.value("screeningS", 0.0),
-      s.value("screened", 0), s.value("pruned", 0), t.value("fullS", 0.0));
+  std::printf("# search %s: screening %.2f s (%s screened, %d pruned), full measurements %.2f s\n",
+              summary.value("search", "exhaustive").c_str(), t.value("screeningS", 0.0),
+              core::Counted(s.value("screened", 0), "choice").c_str(), s.value("pruned", 0),
+              t.value("fullS", 0.0));
 }
 
 // What NCCL's log says about the communicators (attempt_summary's ncclTopology).
@@ -138,7 +142,7 @@ void PrintNodesLine(const nlohmann::json& summary) {
   const nlohmann::json none = nlohmann::json::object();
   const auto& fp = summary.contains("fingerprintInfo") ? summary.at("fingerprintInfo") : none;
   std::string line = "# nodes " + std::to_string(fp.value("nodes", 0)) + ", " +
-                     std::to_string(fp.value("gpusPerNode", 0)) + " ranks per node";
+                     core::Counted(fp.value("gpusPerNode", 0), "rank") + " per node";
   if (summary.contains("ncclTopology")) line += "; " + NcclView(summary.at("ncclTopology"));
   std::printf("%s\n", line.c_str());
 }
@@ -174,9 +178,10 @@ int PrintSummary(core::RedisClient& redis, const core::JobKeys& keys, const Tune
   PrintResultsTable(stdout, records, o.verbose);
   const auto& ps = summary.at("presync");
   const auto& b = summary.at("barrier");
-  std::printf("\n# %s: %d ranks, backend %s, fingerprint %s, %zu problems, %d published\n",
-              keys.job_id().c_str(), o.ranks, o.backend.c_str(),
-              summary.value("fingerprint", "").c_str(), records.size(),
+  std::printf("\n# %s: %s, backend %s, fingerprint %s, %s, %d published\n", keys.job_id().c_str(),
+              core::Counted(o.ranks, "rank").c_str(), o.backend.c_str(),
+              summary.value("fingerprint", "").c_str(),
+              core::Counted(static_cast<long long>(records.size()), "problem").c_str(),
               summary.value("published", 0));
   std::printf(
       "# pre-sync wait %.3f ms median, %.3f ms max over ranks; skew %.3f ms; "
@@ -200,6 +205,21 @@ std::string RandomJobId() {
   return buf;
 }
 
+namespace {
+
+// The ranks serve /metrics on 0.0.0.0 (the worker's --metrics-bind default). Checked here,
+// where the flag that gave the port is known, so the one line names it.
+bool MetricsPortFree(const RankLaunch& l, int index, int rank) {
+  const int port = l.metrics_port_base + index;
+  const core::Status free = CheckPortFree("0.0.0.0", port);
+  if (free.ok()) return true;
+  std::fprintf(stderr, "ccltune: %s %d: %s; rank %d serves no /metrics\n",
+               l.metrics_port_flag.c_str(), l.metrics_port_base, free.message().c_str(), rank);
+  return false;
+}
+
+}  // namespace
+
 core::Result<std::vector<ChildProcess>> SpawnRanks(const RankLaunch& l,
                                                    const std::vector<int>& ranks,
                                                    const std::string& report_file) {
@@ -214,7 +234,7 @@ core::Result<std::vector<ChildProcess>> SpawnRanks(const RankLaunch& l,
     if (ranks[i] == 0 && !report_file.empty()) argv.insert(argv.end(), {"--report", report_file});
     // By index in `ranks`: a pod's ranks use the ports the controller declared for it;
     // for `ccltune tune` the index is the rank.
-    if (l.metrics_port_base >= 0)
+    if (l.metrics_port_base >= 0 && MetricsPortFree(l, static_cast<int>(i), ranks[i]))
       argv.insert(argv.end(), {"--metrics-port", std::to_string(l.metrics_port_base + i)});
     if (!l.pushgateway.empty()) argv.insert(argv.end(), {"--pushgateway", l.pushgateway});
     if (!l.publish) argv.push_back("--no-publish");
@@ -223,6 +243,8 @@ core::Result<std::vector<ChildProcess>> SpawnRanks(const RankLaunch& l,
     std::map<std::string, std::string> env;
     if (!l.redis_password.empty()) env["CCLTUNE_REDIS_PASSWORD"] = l.redis_password;
     if (!l.node_name.empty()) env[core::kNodeNameEnv] = l.node_name;
+    if (l.debug_log && std::getenv("CCLTUNE_LOG_LEVEL") == nullptr)
+      env["CCLTUNE_LOG_LEVEL"] = "debug";
     // SIGKILL when the launcher goes, even by kill -9: a rank without its launcher must not
     // go on and publish a job nobody waits for.
     CCLTUNE_ASSIGN_OR_RETURN(auto child,
@@ -283,8 +305,9 @@ void MarkCancelled(ProgressLine& watch, const core::JobKeys& keys, int sig) {
 int Cancelled(ProgressLine& watch, const core::JobKeys& keys, int sig, int ranks, bool local) {
   auto published = watch.redis().Command({"EXISTS", keys.Published()});
   const bool none = published.ok() && published->integer == 0;
-  std::fprintf(stderr, "ccltune tune: cancelled by %s: stopped %d ranks%s; %s\n",
-               CancelSignals::Name(sig).c_str(), ranks, local ? " and the private Redis" : "",
+  std::fprintf(stderr, "ccltune tune: cancelled by %s: stopped %s%s; %s\n",
+               CancelSignals::Name(sig).c_str(), core::Counted(ranks, "rank").c_str(),
+               local ? " and the private Redis" : "",
                none ? "nothing was published"
                     : (published.ok() ? "the job had published its winners before the signal"
                                       : "whether it published is unknown (Redis unreachable)"));
@@ -332,7 +355,7 @@ int RunTune(const TuneOptions& o) {
     local = std::move(started).value();
     ep = local->endpoint();
   }
-  auto redis = core::RedisClient::Connect(ep);
+  auto redis = ConnectCache(ep);
   if (!redis.ok()) return Fail(redis.status().message());
   auto fast = core::RedisClient::Connect(ep, ProgressLine::FastOptions());
   if (!fast.ok()) return Fail(fast.status().message());
@@ -352,10 +375,11 @@ int RunTune(const TuneOptions& o) {
                     o.pushgateway,
                     o.publish,
                     o.metrics_linger_seconds};
+  launch.debug_log = o.verbose;
   std::vector<int> ranks(o.ranks);
   for (int r = 0; r < o.ranks; ++r) ranks[r] = r;
-  std::fprintf(stderr, "ccltune tune: job %s, %d ranks, backend %s, Redis %s\n", job_id.c_str(),
-               o.ranks, o.backend.c_str(), ep.ToString().c_str());
+  std::fprintf(stderr, "ccltune tune: job %s, %s, backend %s, Redis %s\n", job_id.c_str(),
+               core::Counted(o.ranks, "rank").c_str(), o.backend.c_str(), ep.ToString().c_str());
   ProgressLine watch(std::move(fast).value(), keys);
   if (int sig = signals.received(); sig != 0)
     return Cancelled(watch, keys, sig, 0, local != nullptr);

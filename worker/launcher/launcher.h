@@ -25,7 +25,7 @@ struct TuneOptions {
   std::string cache_dir;                     // private Redis data and job files
   std::string json_file;
   std::string job_id;  // empty: a random one
-  bool verbose = false;
+  bool verbose = false;  // every choice under each size, and the ranks' debug lines
   bool publish = true;
   int metrics_port_base = -1;         // rank r serves /metrics on base + r
   double metrics_linger_seconds = 0;  // ranks keep /metrics up this long at the end
@@ -49,9 +49,15 @@ struct RankLaunch {
   bool publish = true;
   double metrics_linger_seconds = 0;
   std::string node_name;  // CCLTUNE_NODE_NAME for the ranks; empty: inherited
+  // The flag that gave metrics_port_base, named when a rank's port is taken.
+  std::string metrics_port_flag = "--metrics-port-base";
+  // The ranks log their debug lines too (CCLTUNE_LOG_LEVEL=debug, unless the user set it).
+  bool debug_log = false;
 };
 
-// Spawns `ccltune worker` for the given ranks (local_rank = index in `ranks`).
+// Spawns `ccltune worker` for the given ranks (local_rank = index in `ranks`). A rank whose
+// /metrics port is taken gets none, with one line on stderr naming the flag, the port and the
+// rank: /metrics is ancillary, the tuning goes on.
 core::Result<std::vector<ChildProcess>> SpawnRanks(const RankLaunch& launch,
                                                    const std::vector<int>& ranks,
                                                    const std::string& report_file);

@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <thread>
@@ -66,7 +67,14 @@ core::Result<int> LockDataDir(const std::string& dir, double wait_seconds) {
   const int fd = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0) return core::Unavailable("cannot open " + lock);
   const Deadline deadline = DeadlineIn(wait_seconds);
-  while (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+  for (bool said = false; ::flock(fd, LOCK_EX | LOCK_NB) != 0; said = true) {
+    // A wait of seconds, so it is said before it starts, with its bound.
+    if (!said) {
+      std::fprintf(stderr,
+                   "ccltune: the private Redis in %s is in use by %s; waiting up to %.0f s for "
+                   "it to end\n",
+                   dir.c_str(), LockHolder(fd).c_str(), wait_seconds);
+    }
     if (Expired(deadline)) {
       const std::string holder = LockHolder(fd);
       ::close(fd);

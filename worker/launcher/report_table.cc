@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <string>
 
+#include "core/base/counted.h"
 #include "core/plan/choice.h"
 #include "core/plan/types.h"
 
@@ -32,7 +33,8 @@ double AlgBw(const core::ResultRecord& r, double time_us) {
 }
 
 void PrintHeader(std::FILE* out, const core::ResultRecord& r) {
-  std::fprintf(out, "\n# %s, %d ranks%s%s\n", r.Group().c_str(), r.world_size,
+  std::fprintf(out, "\n# %s, %s%s%s\n", r.Group().c_str(),
+               core::Counted(r.world_size, "rank").c_str(),
                r.fingerprint.empty() ? "" : ", fingerprint ", r.fingerprint.c_str());
   std::fprintf(out, "#%11s%s %10s %6s %6s %12s  %-24s %10s %12s %12s %8s  %s\n", "size",
                TokensHeader(r).c_str(), "count", "type", "redop", "default(us)", "winner",
@@ -58,11 +60,15 @@ void PrintChoices(std::FILE* out, const core::ResultRecord& r) {
     // An eager tune's cost to issue it (docs/design.md §4 hostUs), where measured.
     char host[48] = "";
     if (c.host_us) std::snprintf(host, sizeof host, " (host %.2f us a call)", *c.host_us);
-    std::fprintf(out, "%*s  %-24s %10s %12s %12s  %s%s%s%s\n", indent, "", c.name.c_str(),
-                 ok ? std::to_string(c.time_us).substr(0, 9).c_str() : "-",
-                 ok ? std::to_string(AlgBw(r, c.time_us)).substr(0, 8).c_str() : "-",
-                 ok ? std::to_string(c.busbw_gbs).substr(0, 8).c_str() : "-",
-                 core::ChoiceStatusName(c.status), host, c.reason.empty() ? "" : ": ",
+    // The winner row's precision: us to 0.01, GB/s to 0.001.
+    char time[32] = "-", algbw[32] = "-", busbw[32] = "-";
+    if (ok) {
+      std::snprintf(time, sizeof time, "%.2f", c.time_us);
+      std::snprintf(algbw, sizeof algbw, "%.3f", AlgBw(r, c.time_us));
+      std::snprintf(busbw, sizeof busbw, "%.3f", c.busbw_gbs);
+    }
+    std::fprintf(out, "%*s  %-24s %10s %12s %12s  %s%s%s%s\n", indent, "", c.name.c_str(), time,
+                 algbw, busbw, core::ChoiceStatusName(c.status), host, c.reason.empty() ? "" : ": ",
                  c.reason.substr(0, 120).c_str());
   }
 }

@@ -5,6 +5,7 @@
 #include <exception>
 
 #include "prometheus/exposer.h"
+#include "worker/metrics/port_probe.h"
 
 namespace ccltune::worker {
 namespace {
@@ -27,10 +28,12 @@ std::vector<std::string> CivetOptions(const MetricsExposer::Options& o) {
 core::Result<std::unique_ptr<MetricsExposer>> MetricsExposer::Start(const core::Registry& registry,
                                                                     const Options& options) {
   in_addr parsed{};
-  // civetweb reports a bad address and a taken port alike; tell them apart first.
+  // civetweb reports a bad address and a taken port alike, in words of its own; tell them
+  // apart first, and name the port.
   if (inet_pton(AF_INET, options.bind_address.c_str(), &parsed) != 1)
     return core::InvalidArgument("metrics bind address '" + options.bind_address +
                                  "' is not an IPv4 address");
+  if (options.port != 0) CCLTUNE_RETURN_IF_ERROR(CheckPortFree(options.bind_address, options.port));
   std::unique_ptr<prometheus::Exposer> exposer;
   try {
     exposer = std::make_unique<prometheus::Exposer>(CivetOptions(options));

@@ -40,7 +40,8 @@ class MetricsExposer {
   };
 
   // Listens before returning, so a scrape right after Start() succeeds. Errors: a bind
-  // address that is not IPv4 (InvalidArgument), a port that cannot be bound (Unavailable).
+  // address that is not IPv4 (InvalidArgument), a port that cannot be bound (Unavailable,
+  // "port 9400 on 0.0.0.0 is in use (Address already in use)").
   static core::Result<std::unique_ptr<MetricsExposer>> Start(const core::Registry& registry,
                                                              const Options& options);
   ~MetricsExposer();

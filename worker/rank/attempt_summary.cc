@@ -1,6 +1,7 @@
 #include "worker/rank/attempt_summary.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "core/base/median.h"
 #include "core/node/nccl_init_log.h"
@@ -40,6 +41,14 @@ nlohmann::json NcclTopologyJson(const std::vector<RankStats>& ranks,
   return core::ClassifyLinks(merged, node_of_rank).ToJson();
 }
 
+namespace {
+
+// Three decimals: ms to the microsecond of Redis TIME, us to the nanosecond of the clocks.
+// The summary is what a job's status shows (preSync.waitMs), so no 16-digit float there.
+double Thousandths(double v) { return std::round(v * 1e3) / 1e3; }
+
+}  // namespace
+
 nlohmann::json PresyncAndBarrierJson(const std::vector<RankStats>& ranks) {
   std::vector<double> waits, barriers;
   double skew = 0;
@@ -52,12 +61,12 @@ nlohmann::json PresyncAndBarrierJson(const std::vector<RankStats>& ranks) {
   const double max_barrier =
       barriers.empty() ? 0 : *std::max_element(barriers.begin(), barriers.end());
   return {{"presync",
-           {{"waitMs", max_wait * 1e3},
-            {"waitMsMedian", core::Median(waits) * 1e3},
-            {"skewMs", skew * 1e3}}},
+           {{"waitMs", Thousandths(max_wait * 1e3)},
+            {"waitMsMedian", Thousandths(core::Median(waits) * 1e3)},
+            {"skewMs", Thousandths(skew * 1e3)}}},
           {"barrier",
-           {{"medianUs", core::Median(barriers) * 1e6},
-            {"maxUs", max_barrier * 1e6},
+           {{"medianUs", Thousandths(core::Median(barriers) * 1e6)},
+            {"maxUs", Thousandths(max_barrier * 1e6)},
             {"count", barriers.size()}}}};
 }
 

@@ -15,6 +15,7 @@
 #include "core/redis/job_keys.h"
 #include "core/results/result_store.h"
 #include "worker/env_switches.h"
+#include "worker/launcher/redis_login.h"
 #include "worker/metrics/metrics_exposer.h"
 #include "worker/metrics/metrics_push.h"
 #include "worker/metrics/worker_metrics.h"
@@ -138,7 +139,8 @@ core::Result<std::unique_ptr<RankMetrics>> StartMetrics(const RankConfig& cfg) {
     } else if (server.status().code() == core::StatusCode::kUnavailable) {
       // A taken port costs this rank its /metrics, not the tuning job; a Pushgateway push
       // (when configured) still carries the figures.
-      core::LogWarn(server.status().message() + ": this rank serves no /metrics");
+      core::LogWarn("--metrics-port " + std::to_string(cfg.metrics_port) + ": " +
+                    server.status().message() + "; this rank serves no /metrics");
     } else {
       return server.status();
     }
@@ -345,7 +347,7 @@ int RunRank(const RankConfig& config) {
   }
   auto node = SetUpRankNode({cfg.node_name, cfg.plan.emulated_nodes, cfg.rank, cfg.world_size});
   if (!node.ok()) return fail(node.status());
-  auto redis = core::RedisClient::Connect(cfg.redis);
+  auto redis = ConnectCache(cfg.redis);
   if (!redis.ok()) return fail(redis.status());
   core::JobKeys keys(cfg.job_id, cfg.attempt);
   auto control = JobControl::Start(cfg.redis, keys, cfg.rank, cfg.world_size);

@@ -49,11 +49,12 @@ core::Result<std::string> SetUpRankNode(const RankNodeParams& p) {
   // Both, overwriting: an emulated node replaces the base name in NCCL's eyes as well.
   setenv(core::kNodeNameEnv, node.c_str(), /*overwrite=*/1);
   setenv(core::kNcclHostIdEnv, node.c_str(), /*overwrite=*/1);
-  core::LogInfo("node " + node + " (from " + base.source +
-                (p.emulated_nodes > 0 ? ", emulated node of " + std::to_string(p.emulated_nodes) +
-                                            "; " + OwnHostName(node)
-                                      : std::string()) +
-                ")");
+  std::string how = "from " + base.source;
+  if (p.emulated_nodes > 0) {  // the host name is set here, whatever the log level
+    how += ", emulated node of " + std::to_string(p.emulated_nodes) + "; " + OwnHostName(node);
+  }
+  // Every rank, every job: a debug line (`ccltune tune -v`, CCLTUNE_LOG_LEVEL=debug), not noise.
+  core::LogDebug("node " + node + " (" + how + ")");
   return node;
 }
 

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <map>
 
+#include "core/base/counted.h"
 #include "worker/rendezvous/poll.h"
 
 namespace ccltune::worker {
@@ -79,7 +80,7 @@ Result<std::vector<RankRecord>> Rendezvous::Join(const RankRecord& self, Deadlin
       },
       [&] {
         return "rendezvous: " + std::to_string(world_ - static_cast<int>(missing.size())) + " of " +
-               std::to_string(world_) + " ranks joined before the deadline; missing " +
+               core::Counted(world_, "rank") + " joined before the deadline; missing " +
                "ranks: " + JoinRanks(missing);
       },
       {0.001, 0.1});

@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "core/base/counted.h"
 #include "worker/report/svg_plot.h"
 
 namespace ccltune::worker::report {
@@ -135,9 +136,8 @@ std::string Section(int index, const std::vector<const core::ResultRecord*>& g,
                     const std::vector<std::string>& all) {
   const auto& first = *g.front();
   const auto box = [&](Panel p) { return ReportLayout::PanelBox(index, p); };
-  std::string s =
-      Box({20, box(Panel::kLatency).y - 36, 1160, 30}, "section-title",
-          EscapeXml(first.Group()) + ", " + std::to_string(first.world_size) + " ranks");
+  std::string s = Box({20, box(Panel::kLatency).y - 36, 1160, 30}, "section-title",
+                      EscapeXml(first.Group()) + ", " + core::Counted(first.world_size, "rank"));
   PlotSpec lat{kPlotW, kPlotH};
   const bool fused = !first.epilogue.none();
   lat.title = fused ? "latency vs tokens" : "latency vs message size";
