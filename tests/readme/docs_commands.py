@@ -425,10 +425,13 @@ def report(path, cmds, results, failed, seed_s, argv):
     ran = sum(1 for c in cmds if c.key in HERE)
     text = """# The documentation's commands, run as written
 
-Produced by `%s` (ctest `docs_commands` runs the same) on %s, on %s with %d cores.
-Each page started from the quickstart's state: the build tree and `make run`'s tuning job
-(`%s`, %.1f s here) in a private cache, copied per page, `ccltune` on PATH, a temporary HOME.
-kubectl ran against the API-server simulator of `tests/k8s/sim`.
+Produced by this command (ctest `docs_commands` runs the same) on %s, on %s with %d cores:
+
+    %s
+
+Each page started from the quickstart's state: the build tree, and the winners of `make run`'s
+tuning job (`%s`, %.1f s here) in a private cache, copied per page; `ccltune` on PATH; a
+temporary HOME. kubectl ran against the API-server simulator of `tests/k8s/sim`.
 
 %d commands on the pages: %d ran, of which %d failed; %d are listed with why they cannot run
 on this machine (`ELSEWHERE` in `tests/readme/docs_commands.py`).
@@ -436,7 +439,7 @@ on this machine (`ELSEWHERE` in `tests/readme/docs_commands.py`).
 | page:line | command | result |
 |---|---|---|
 %s
-""" % (" ".join(argv), datetime.date.today().isoformat(), os_name(), os.cpu_count(),
+""" % (datetime.date.today().isoformat(), os_name(), os.cpu_count(), " ".join(argv),
        QUICKSTART_TUNE, seed_s, len(cmds), ran, len(failed), len(cmds) - ran, "\n".join(rows))
     with open(path, "w", encoding="utf-8") as f:
         f.write(text)
