@@ -25,6 +25,14 @@ void FillNodes(Json& results, const Json& summary) {
       t.contains("problem") ? "unknown: " + t.value("problem", "") : core::DescribeNcclTopology(t);
 }
 
+// The status is read by people (`kubectl get ctj`'s Speedup column, `describe`): figures at
+// the tune table's precision, not a double's 16 digits. The records keep full precision.
+// Dividing by the scale (not multiplying by its inverse) gives the double nearest the decimal,
+// which JSON then prints in its shortest form ("405.76").
+double Rounded(double v, double scale) { return std::round(v * scale) / scale; }
+constexpr double kSpeedupScale = 100;  // 3.91x
+constexpr double kTimeScaleUs = 100;   // 405.76 us
+
 }  // namespace
 
 core::Status FillResults(Json& status, const Json& summary) {
@@ -44,7 +52,8 @@ core::Status FillResults(Json& status, const Json& summary) {
     if (winners.size() < kMaxWinners) {
       Json w = {{"op", core::OpName(r->op)}, {"dtype", core::DtypeName(r->dtype)},
                 {"bytes", r->bytes},         {"choice", r->winner},
-                {"timeUs", r->time_us},      {"speedup", r->speedup_vs_default}};
+                {"timeUs", Rounded(r->time_us, kTimeScaleUs)},
+                {"speedup", Rounded(r->speedup_vs_default, kSpeedupScale)}};
       // Absent means none, as in result records: plain jobs' status stays as it was.
       if (!r->epilogue.none()) w["epilogue"] = r->epilogue.Label();
       winners.push_back(std::move(w));
@@ -56,7 +65,8 @@ core::Status FillResults(Json& status, const Json& summary) {
                        {"skewMs", presync.value("skewMs", 0.0)}};
   status["results"] = {{"problems", summary.value("problems", static_cast<int>(records.size()))},
                        {"published", summary.value("published", 0)},
-                       {"speedupGeomean", n ? std::exp(log_sum / n) : 1.0},
+                       {"speedupGeomean",
+                        Rounded(n ? std::exp(log_sum / n) : 1.0, kSpeedupScale)},
                        {"winners", winners}};
   FillNodes(status["results"], summary);
   return core::Status::Ok();

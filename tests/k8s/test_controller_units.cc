@@ -393,6 +393,26 @@ core::Epilogue RmsNorm(int hidden) {
   return e;
 }
 
+// The status carries the tune table's precision (speedups 3.91x, times 405.76 us), never a
+// double's 16 digits: `kubectl get ctj` prints the geomean as it is.
+TEST(ResultsSummary, FiguresAreRoundedForPeople) {
+  core::ResultRecord a = Record(1024, "ring");
+  a.time_us = 405.76123456789;
+  a.default_time_us = 1585.79;
+  a.speedup_vs_default = a.default_time_us / a.time_us;  // 3.908222...
+  core::ResultRecord b = Record(2048, "ring");
+  b.speedup_vs_default = 1.4631415;
+  Json summary = {{"fingerprint", "fp"},
+                  {"records", Json::array({core::ToJson(a), core::ToJson(b)})}};
+  Json status = Json::object();
+  ASSERT_TRUE(FillResults(status, summary).ok());
+  const Json& results = status["results"];
+  EXPECT_EQ(results["winners"][0]["timeUs"].dump(), "405.76");
+  EXPECT_EQ(results["winners"][0]["speedup"].dump(), "3.91");
+  EXPECT_EQ(results["winners"][1]["speedup"].dump(), "1.46");
+  EXPECT_EQ(results["speedupGeomean"].dump(), "2.39");  // sqrt(3.9082 * 1.4631)
+}
+
 TEST(ResultsSummary, EpilogueWinnersCarryTheirLabelPlainOnesNoField) {
   Json summary = {
       {"fingerprint", "fp"},
