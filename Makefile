@@ -36,8 +36,8 @@ RUN_CMAKE_FLAGS := -DCCLTUNE_BUILD_TESTS=OFF -DCCLTUNE_BUILD_CONTROLLER=OFF -DCC
 FULL_CMAKE_FLAGS := -DCCLTUNE_BUILD_TESTS=ON -DCCLTUNE_BUILD_CONTROLLER=ON -DCCLTUNE_WITH_CUDA=ON \
   $(COMMON_CMAKE_FLAGS)
 # ctest's parallel jobs: most tests wait on processes, sockets and deadlines rather than
-# compute, so twice the cores keeps both busy; the CPU-heavy ones claim more (PROCESSORS in
-# their CMakeLists.txt) and the controller tests share a resource group (tests/CMakeLists.txt).
+# compute, so twice the cores keeps both busy; of them at most two are heavy (many processes
+# against deadlines, or a compile: the `heavy` resource of tests/ctest-resources.json).
 # A new tree is configured for Ninja: it starts a target's compiles before the targets it links
 # are linked, which keeps both cores busy behind the long CUDA and cpprestsdk compiles. A tree
 # configured before (by hand, or for Make) keeps its generator.

@@ -17,14 +17,6 @@ struct BadInput {
   std::map<std::string, std::string> env = {};  // more environment for the process
 };
 
-std::vector<std::string> NonEmptyLines(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);)
-    if (!line.empty()) out.push_back(line);
-  return out;
-}
-
 class BadInputTest : public ::testing::TestWithParam<BadInput> {};
 
 TEST_P(BadInputTest, ExitsTwoWithOneLineNamingTheField) {

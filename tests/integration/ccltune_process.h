@@ -19,6 +19,8 @@ struct RunResult {
 
 std::string CcltuneBin();
 std::string ReadFile(const std::string& path);
+// The lines of a process's output that are not empty: what its one-line errors are checked by.
+std::vector<std::string> NonEmptyLines(const std::string& text);
 
 // Runs to completion or kills it after `timeout_seconds`.
 RunResult RunCcltune(const std::vector<std::string>& args,

@@ -25,14 +25,6 @@
 namespace ccltune::testing {
 namespace {
 
-std::vector<std::string> NonEmptyLines(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);)
-    if (!line.empty()) out.push_back(line);
-  return out;
-}
-
 int CountMatches(const std::string& text, const std::string& pattern) {
   const std::regex re(pattern);
   return static_cast<int>(
