@@ -41,7 +41,8 @@ FULL_CMAKE_FLAGS := -DCCLTUNE_BUILD_TESTS=ON -DCCLTUNE_BUILD_CONTROLLER=ON -DCCL
 # A new tree is configured for Ninja: it starts a target's compiles before the targets it links
 # are linked, which keeps both cores busy behind the long CUDA and cpprestsdk compiles. A tree
 # configured before (by hand, or for Make) keeps its generator.
-NEW_TREE_FLAGS = $(if $(wildcard $(BUILD)/CMakeCache.txt),,-G Ninja)
+new-tree-flags = $(if $(wildcard $(1)/CMakeCache.txt),,-G Ninja)
+NEW_TREE_FLAGS = $(call new-tree-flags,$(BUILD))
 TEST_JOBS ?= $(shell echo $$(( $(JOBS) * 2 )))
 PREFIX ?= /usr/local
 # `make image` packs $(BUILD) as it is: the cuda variant where a CUDA toolkit was found (as on
@@ -103,7 +104,7 @@ install: configure-run
 
 image: $(if $(filter host,$(VARIANT)),deps,build)
 ifeq ($(VARIANT),host)
-	cmake -S . -B $(IMAGE_BUILD) $(if $(wildcard $(IMAGE_BUILD)/CMakeCache.txt),,-G Ninja) $(COMMON_CMAKE_FLAGS) -DCCLTUNE_WITH_CUDA=OFF \
+	cmake -S . -B $(IMAGE_BUILD) $(call new-tree-flags,$(IMAGE_BUILD)) $(COMMON_CMAKE_FLAGS) -DCCLTUNE_WITH_CUDA=OFF \
 	  -DCCLTUNE_BUILD_TESTS=OFF
 	cmake --build $(IMAGE_BUILD) -j $(JOBS)
 else ifneq ($(VARIANT),)
